@@ -1,0 +1,426 @@
+//! The argument grammar (the python3 script's argv, plus opt-in options).
+//!
+//! ```text
+//! as-edit [OPTIONS] [--] PATH OLD_B64 NEW_B64 [true|false]
+//! as-edit [OPTIONS] -- PATH OLD1 NEW1 ALL1 [OLD2 NEW2 ALL2 ...]
+//! as-edit [OPTIONS] --stdin            (request as JSON on standard input)
+//! ```
+//! Hand-written rather than clap: the grammar is one page, the binary is
+//! uploaded into containers (size and start-up matter), and every error must
+//! become an `invalid_argument` result line, never a usage dump.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use base64::Engine as _;
+
+use crate::core::Edit;
+use crate::protocol::{ErrorKind, Failure};
+
+/// How line endings are written back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Eol {
+    /// Everything LF (the status quo).
+    #[default]
+    Lf,
+    /// Keep the file's dominant style (CRLF or LF).
+    Preserve,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    pub lock_timeout: Duration,
+    pub root: Option<PathBuf>,
+    pub expect_sha256: Option<[u8; 32]>,
+    pub dry_run: bool,
+    pub report: bool,
+    pub diff: bool,
+    pub eol: Eol,
+    pub fsync: bool,
+    pub stdin: bool,
+    pub max_request_bytes: u64,
+}
+
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            root: None,
+            expect_sha256: None,
+            dry_run: false,
+            report: false,
+            diff: false,
+            eol: Eol::Lf,
+            fsync: false,
+            stdin: false,
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+        }
+    }
+}
+
+/// A complete edit request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub path: PathBuf,
+    pub edits: Vec<Edit>,
+    pub options: Options,
+}
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Invocation {
+    Help,
+    Version,
+    Edit(Request),
+    /// `--stdin`: the path and edits come as JSON on standard input.
+    Stdin(Options),
+}
+
+fn invalid(detail: impl Into<String>) -> Failure {
+    Failure::new(ErrorKind::InvalidArgument, detail)
+}
+
+/// Parses argv (without the program name). `env_root` is `AS_EDIT_ROOT`.
+pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation, Failure> {
+    let mut opts = Options {
+        root: env_root.filter(|r| !r.is_empty()).map(PathBuf::from),
+        ..Options::default()
+    };
+    let mut flag_all = false;
+    let mut positionals: Vec<&OsStr> = Vec::new();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let bytes = arg.as_bytes();
+        if bytes == b"--" {
+            positionals.extend(it.by_ref().map(|a| a.as_os_str()));
+            break;
+        }
+        if !bytes.starts_with(b"-") || bytes == b"-" {
+            positionals.push(arg);
+            continue;
+        }
+        let text = arg.to_str().ok_or_else(|| {
+            invalid("unknown option (not UTF-8); put `--` before a PATH that starts with '-'")
+        })?;
+        let (name, inline) = match text.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_owned())),
+            _ => (text, None),
+        };
+        let mut value = |what: &str| -> Result<String, Failure> {
+            match &inline {
+                Some(v) => Ok(v.clone()),
+                None => it
+                    .next()
+                    .and_then(|v| v.to_str())
+                    .map(str::to_owned)
+                    .ok_or_else(|| invalid(format!("{name} needs {what}"))),
+            }
+        };
+        match name {
+            "-h" | "--help" => return Ok(Invocation::Help),
+            "-V" | "--version" => return Ok(Invocation::Version),
+            "--replace-all" => flag_all = true,
+            "--dry-run" => opts.dry_run = true,
+            "--report" => opts.report = true,
+            "--diff" => opts.diff = true,
+            "--fsync" => opts.fsync = true,
+            "--stdin" => opts.stdin = true,
+            "--lock-timeout" => {
+                let v = value("SECONDS")?;
+                let secs: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s <= 86_400.0)
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "--lock-timeout takes seconds from 0 to 86400, got {v:?}"
+                        ))
+                    })?;
+                opts.lock_timeout = Duration::from_secs_f64(secs);
+            }
+            "--root" => {
+                let v = it_value_os(&inline, &mut it).ok_or_else(|| invalid("--root needs DIR"))?;
+                if v.is_empty() {
+                    return Err(invalid("--root is empty"));
+                }
+                opts.root = Some(PathBuf::from(v));
+            }
+            "--expect-sha256" => {
+                let v = value("HEX")?;
+                opts.expect_sha256 = Some(
+                    parse_sha256(&v)
+                        .ok_or_else(|| invalid("--expect-sha256 takes 64 lowercase hex digits"))?,
+                );
+            }
+            "--eol" => {
+                opts.eol = match value("lf|preserve")?.as_str() {
+                    "lf" => Eol::Lf,
+                    "preserve" => Eol::Preserve,
+                    other => {
+                        return Err(invalid(format!(
+                            "--eol takes lf or preserve, got {other:?}"
+                        )))
+                    }
+                }
+            }
+            "--max-request-bytes" => {
+                let v = value("N")?;
+                opts.max_request_bytes = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    invalid(format!(
+                        "--max-request-bytes takes a positive integer, got {v:?}"
+                    ))
+                })?;
+            }
+            _ => {
+                return Err(invalid(format!(
+                    "unknown option {name:?}; put `--` before a PATH that starts with '-'"
+                )))
+            }
+        }
+    }
+    if opts.diff && !opts.report {
+        return Err(invalid("--diff needs --report"));
+    }
+    if opts.stdin {
+        if !positionals.is_empty() || flag_all {
+            return Err(invalid(
+                "--stdin takes the request from standard input; give no PATH or edits",
+            ));
+        }
+        return Ok(Invocation::Stdin(opts));
+    }
+    let request = positional_request(&positionals, flag_all, opts)?;
+    Ok(Invocation::Edit(request))
+}
+
+fn it_value_os(
+    inline: &Option<String>,
+    it: &mut std::slice::Iter<'_, OsString>,
+) -> Option<OsString> {
+    match inline {
+        Some(v) => Some(OsString::from(v)),
+        None => it.next().cloned(),
+    }
+}
+
+fn positional_request(
+    pos: &[&OsStr],
+    flag_all: bool,
+    options: Options,
+) -> Result<Request, Failure> {
+    let usage = "expected PATH OLD_B64 NEW_B64 [true|false], or PATH followed by OLD NEW true|false triples";
+    let (path, rest) = match pos.split_first() {
+        Some((p, rest)) => (p, rest),
+        None => return Err(invalid(format!("missing arguments: {usage}"))),
+    };
+    if path.is_empty() {
+        return Err(invalid("PATH is empty"));
+    }
+    let mut edits = Vec::new();
+    match rest.len() {
+        2 | 3 => {
+            let all = match rest.get(2) {
+                None => flag_all,
+                Some(a) => {
+                    let a = parse_bool(a, "REPLACE_ALL")?;
+                    if flag_all && !a {
+                        return Err(invalid("--replace-all contradicts REPLACE_ALL=false"));
+                    }
+                    a || flag_all
+                }
+            };
+            edits.push(decode_edit(rest[0], rest[1], all, None)?);
+        }
+        n if n >= 6 && n % 3 == 0 => {
+            if flag_all {
+                return Err(invalid("--replace-all is for a single edit; in a batch every triple carries true|false"));
+            }
+            let total = n / 3;
+            for (i, t) in rest.chunks(3).enumerate() {
+                let all = parse_bool(t[2], &format!("edit {} of {total}: REPLACE_ALL", i + 1))?;
+                edits.push(decode_edit(t[0], t[1], all, Some((i, total)))?);
+            }
+        }
+        n => {
+            return Err(invalid(format!("{} positional arguments: {usage}", n + 1)));
+        }
+    }
+    Ok(Request {
+        path: PathBuf::from(path),
+        edits,
+        options,
+    })
+}
+
+fn parse_bool(s: &OsStr, what: &str) -> Result<bool, Failure> {
+    match s.as_bytes() {
+        b"true" => Ok(true),
+        b"false" => Ok(false),
+        other => Err(invalid(format!(
+            "{what} must be exactly true or false, got {:?}",
+            String::from_utf8_lossy(other)
+        ))),
+    }
+}
+
+fn decode_edit(
+    old: &OsStr,
+    new: &OsStr,
+    all: bool,
+    batch: Option<(usize, usize)>,
+) -> Result<Edit, Failure> {
+    let prefix = match batch {
+        Some((i, n)) => format!("edit {} of {n}: ", i + 1),
+        None => String::new(),
+    };
+    let old = decode_b64(old).map_err(|e| invalid(format!("{prefix}OLD_B64 {e}")))?;
+    let new = decode_b64(new).map_err(|e| invalid(format!("{prefix}NEW_B64 {e}")))?;
+    Edit::new(&old, &new, all).map_err(|e| invalid(format!("{prefix}{e}")))
+}
+
+/// Standard base64 with canonical padding, decoding to UTF-8 text.
+pub fn decode_b64(s: &OsStr) -> Result<String, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(s.as_bytes())
+        .map_err(|e| format!("is not valid base64 ({e})"))?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "does not decode to UTF-8 (bad byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+fn parse_sha256(s: &str) -> Option<[u8; 32]> {
+    let b = s.as_bytes();
+    if b.len() != 64 {
+        return None;
+    }
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 32];
+    for (i, pair) in b.chunks(2).enumerate() {
+        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
+}
+
+/// The `--stdin` request: plain strings, no base64.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StdinRequest {
+    path: String,
+    edits: Vec<StdinEdit>,
+    #[serde(default)]
+    expect_sha256: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StdinEdit {
+    old: String,
+    new: String,
+    #[serde(default)]
+    replace_all: bool,
+}
+
+/// Builds a request from `--stdin` JSON (already bounded by the caller).
+pub fn parse_stdin_request(json: &[u8], mut options: Options) -> Result<Request, Failure> {
+    let text = std::str::from_utf8(json).map_err(|e| {
+        invalid(format!(
+            "stdin request is not UTF-8 (bad byte at offset {})",
+            e.valid_up_to()
+        ))
+    })?;
+    let req: StdinRequest =
+        serde_json::from_str(text).map_err(|e| invalid(format!("stdin request: {e}")))?;
+    if req.path.is_empty() {
+        return Err(invalid("stdin request: path is empty"));
+    }
+    if req.edits.is_empty() {
+        return Err(invalid("stdin request: edits is empty"));
+    }
+    let total = req.edits.len();
+    let mut edits = Vec::with_capacity(total);
+    for (i, e) in req.edits.iter().enumerate() {
+        let edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(|m| {
+            let prefix = if total > 1 {
+                format!("edit {} of {total}: ", i + 1)
+            } else {
+                String::new()
+            };
+            invalid(format!("{prefix}{m}"))
+        })?;
+        edits.push(edit);
+    }
+    if let Some(h) = req.expect_sha256 {
+        if options.expect_sha256.is_some() {
+            return Err(invalid(
+                "expect_sha256 given both as a flag and in the stdin request",
+            ));
+        }
+        options.expect_sha256 = Some(parse_sha256(&h).ok_or_else(|| {
+            invalid("stdin request: expect_sha256 takes 64 lowercase hex digits")
+        })?);
+    }
+    Ok(Request {
+        path: PathBuf::from(req.path),
+        edits,
+        options,
+    })
+}
+
+pub const HELP: &str = "\
+as-edit: edit one file atomically (exact-once string replacement)
+
+Usage:
+  as-edit [OPTIONS] [--] PATH OLD_B64 NEW_B64 [true|false]
+  as-edit [OPTIONS] -- PATH OLD1 NEW1 ALL1 [OLD2 NEW2 ALL2 ...]
+  as-edit [OPTIONS] --stdin
+
+OLD and NEW are standard base64 of UTF-8 text (NEW may be empty: delete).
+The file must be UTF-8; CRLF and lone CR become LF in the file, OLD and NEW.
+OLD must occur exactly once, or at least once with replace-all.
+Prints one line, __RESULT__{json}: {\"count\":N} or {\"error\":TOKEN,...}.
+Exit: 0 edited, 1 not edited, 2 invalid invocation.
+
+Options:
+  --replace-all            replace every occurrence (same as a final `true`)
+  --lock-timeout SECONDS   wait at most this long for a concurrent edit [10]
+  --root DIR               refuse targets outside DIR (env AS_EDIT_ROOT)
+  --expect-sha256 HEX      refuse with `conflict` unless the file has this SHA-256
+  --dry-run                do everything but write
+  --report                 add path, size, sha256, lines (and edits) to the result
+  --diff                   with --report: add a unified diff (max 64 KiB)
+  --stdin                  read {\"path\",\"edits\":[{\"old\",\"new\",\"replace_all\"}],
+                           \"expect_sha256\"} as JSON from standard input
+  --max-request-bytes N    bound for --stdin [67108864]
+  --eol lf|preserve        line endings written: LF, or the file's own [lf]
+  --fsync                  make the edit durable before reporting success
+  -h, --help               this text
+  -V, --version            version, protocol and target
+";
+
+/// `as-edit X.Y.Z (protocol 1; <target triple>)`.
+pub fn version_line() -> String {
+    let env = if cfg!(target_env = "musl") {
+        "musl"
+    } else {
+        "gnu"
+    };
+    format!(
+        "as-edit {} (protocol {}; {}-unknown-linux-{})\n",
+        env!("CARGO_PKG_VERSION"),
+        crate::protocol::PROTOCOL_VERSION,
+        std::env::consts::ARCH,
+        env
+    )
+}

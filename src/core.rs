@@ -1,0 +1,659 @@
+//! The pure replacement core: no I/O, no allocation proportional to the file.
+//!
+//! The file's raw bytes are fed in chunks of any size through three stages:
+//! strict UTF-8 validation, CRLF/lone-CR → LF normalization, then one matcher
+//! per edit (a batch chains them, each edit seeing the previous one's output).
+//! The output is emitted in slices as soon as it is known. [`replace`] runs the
+//! same engine over a whole buffer; the host's transfer fallback uses it, so
+//! the native helper and the fallback cannot drift.
+//!
+//! Semantics are those of the python3 script as-edit replaces: decode strictly,
+//! normalize content/OLD/NEW, count non-overlapping occurrences left to right
+//! (`str.count`), refuse 0, refuse >1 unless replace-all, replace the first (or
+//! every) occurrence.
+
+use memchr::memmem::Finder;
+
+/// One replacement, with OLD and NEW already decoded and LF-normalized.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edit {
+    old: Vec<u8>,
+    new: Vec<u8>,
+    replace_all: bool,
+}
+
+impl Edit {
+    /// Builds an edit from text; CRLF and lone CR become LF in both strings.
+    /// OLD must not be empty (it would match everywhere).
+    pub fn new(old: &str, new: &str, replace_all: bool) -> Result<Edit, &'static str> {
+        if old.is_empty() {
+            return Err("OLD is empty");
+        }
+        Ok(Edit {
+            old: normalize_eol(old.as_bytes()),
+            new: normalize_eol(new.as_bytes()),
+            replace_all,
+        })
+    }
+
+    pub fn old(&self) -> &[u8] {
+        &self.old
+    }
+    pub fn new_text(&self) -> &[u8] {
+        &self.new
+    }
+    pub fn replace_all(&self) -> bool {
+        self.replace_all
+    }
+}
+
+/// CRLF, then any lone CR, become LF (Python: `s.replace("\r\n","\n").replace("\r","\n")`).
+pub fn normalize_eol(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut n = Normalizer::default();
+    n.feed(s, &mut |b| out.extend_from_slice(b));
+    n.finish(&mut |b| out.extend_from_slice(b));
+    out
+}
+
+/// Why an edit was refused. Nothing may be written for any of these.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The file has zero bytes.
+    Empty,
+    /// The file is not valid UTF-8; `offset` is the raw byte offset of the first bad sequence.
+    InvalidUtf8 { offset: u64, reason: &'static str },
+    /// Edit `edit` (0-based) found no occurrence.
+    NotFound { edit: usize },
+    /// Edit `edit` found `count` > 1 occurrences without replace-all.
+    Multiple { edit: usize, count: u64 },
+}
+
+/// What one edit did: its count and the 1-based lines (in its own output)
+/// where each replacement starts (only when line tracking was asked for).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EditStats {
+    pub count: u64,
+    pub lines: Vec<u64>,
+}
+
+/// The outcome of a successful run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Total replacements over all edits.
+    pub count: u64,
+    pub edits: Vec<EditStats>,
+    /// Raw bytes read.
+    pub input_len: u64,
+    /// Bytes of output.
+    pub output_len: u64,
+    /// Line endings seen in the raw input: CRLF pairs, lone CRs, lone LFs.
+    pub eol: EolCounts,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EolCounts {
+    pub crlf: u64,
+    pub cr: u64,
+    pub lf: u64,
+}
+
+/// Replaces in a whole buffer: the same engine as the streaming path.
+pub fn replace(content: &[u8], edits: &[Edit]) -> Result<(Vec<u8>, Summary), Refusal> {
+    let mut out = Vec::with_capacity(content.len());
+    let mut engine = Engine::new(edits, false);
+    engine.feed(content, &mut |b| out.extend_from_slice(b));
+    let summary = engine.finish(&mut |b| out.extend_from_slice(b))?;
+    Ok((out, summary))
+}
+
+/// The streaming engine. Feed raw chunks, then `finish`.
+pub struct Engine {
+    utf8: Utf8Validator,
+    norm: Normalizer,
+    stages: Vec<Matcher>,
+    input_len: u64,
+    output_len: u64,
+}
+
+impl Engine {
+    /// `track_lines` records the line of every replacement (for `--report`).
+    pub fn new(edits: &[Edit], track_lines: bool) -> Engine {
+        Engine {
+            utf8: Utf8Validator::default(),
+            norm: Normalizer::default(),
+            stages: edits.iter().map(|e| Matcher::new(e, track_lines)).collect(),
+            input_len: 0,
+            output_len: 0,
+        }
+    }
+
+    /// True once the outcome is known to be a refusal: the caller may stop
+    /// writing output (but must keep feeding to learn the final counts,
+    /// except after invalid UTF-8, see [`Engine::invalid_utf8`]).
+    pub fn doomed(&self) -> bool {
+        self.utf8.error.is_some() || self.stages.iter().any(|s| s.doomed())
+    }
+
+    /// True once invalid UTF-8 was seen: the outcome is final, reading can stop.
+    pub fn invalid_utf8(&self) -> bool {
+        self.utf8.error.is_some()
+    }
+
+    pub fn feed(&mut self, chunk: &[u8], out: &mut dyn FnMut(&[u8])) {
+        if self.utf8.error.is_some() {
+            return;
+        }
+        self.input_len += chunk.len() as u64;
+        self.utf8.feed(chunk);
+        if self.utf8.error.is_some() {
+            return;
+        }
+        let Engine {
+            norm,
+            stages,
+            output_len,
+            ..
+        } = self;
+        let mut sink = |b: &[u8]| {
+            *output_len += b.len() as u64;
+            out(b)
+        };
+        norm.feed(chunk, &mut |b| feed_stages(stages, b, &mut sink));
+    }
+
+    pub fn finish(mut self, out: &mut dyn FnMut(&[u8])) -> Result<Summary, Refusal> {
+        if let Some((offset, reason)) = self.utf8.finish() {
+            return Err(Refusal::InvalidUtf8 { offset, reason });
+        }
+        if self.input_len == 0 {
+            return Err(Refusal::Empty);
+        }
+        let Engine {
+            norm,
+            stages,
+            output_len,
+            ..
+        } = &mut self;
+        let mut sink = |b: &[u8]| {
+            *output_len += b.len() as u64;
+            out(b)
+        };
+        norm.finish(&mut |b| feed_stages(stages, b, &mut sink));
+        finish_stages(stages, &mut sink);
+        let mut summary = Summary {
+            input_len: self.input_len,
+            output_len: self.output_len,
+            eol: self.norm.eol,
+            ..Summary::default()
+        };
+        for (i, s) in self.stages.into_iter().enumerate() {
+            if s.count == 0 {
+                return Err(Refusal::NotFound { edit: i });
+            }
+            if s.count > 1 && !s.replace_all {
+                return Err(Refusal::Multiple {
+                    edit: i,
+                    count: s.count,
+                });
+            }
+            summary.count += s.count;
+            summary.edits.push(EditStats {
+                count: s.count,
+                lines: s.lines,
+            });
+        }
+        Ok(summary)
+    }
+}
+
+fn feed_stages(stages: &mut [Matcher], data: &[u8], out: &mut dyn FnMut(&[u8])) {
+    match stages.split_first_mut() {
+        None => out(data),
+        Some((first, rest)) => first.feed(data, &mut |b| feed_stages(rest, b, out)),
+    }
+}
+
+fn finish_stages(stages: &mut [Matcher], out: &mut dyn FnMut(&[u8])) {
+    if let Some((first, rest)) = stages.split_first_mut() {
+        first.finish(&mut |b| feed_stages(rest, b, out));
+        finish_stages(rest, out);
+    }
+}
+
+/// Counts the line endings of raw bytes (for `--eol preserve`).
+#[derive(Default)]
+pub struct EolCounter {
+    norm: Normalizer,
+}
+
+impl EolCounter {
+    pub fn feed(&mut self, chunk: &[u8]) {
+        self.norm.feed(chunk, &mut |_| {});
+    }
+    pub fn finish(mut self) -> EolCounts {
+        self.norm.finish(&mut |_| {});
+        self.norm.eol
+    }
+}
+
+/// Strict UTF-8 across chunk boundaries (a sequence may be split).
+#[derive(Default)]
+struct Utf8Validator {
+    /// An incomplete sequence at the end of the previous chunk.
+    carry: [u8; 4],
+    carry_len: usize,
+    /// Raw offset of the carry's first byte, or of the next chunk.
+    offset: u64,
+    error: Option<(u64, &'static str)>,
+}
+
+impl Utf8Validator {
+    fn feed(&mut self, mut chunk: &[u8]) {
+        if self.carry_len > 0 {
+            let width = utf8_width(self.carry[0]);
+            let need = width - self.carry_len;
+            let take = need.min(chunk.len());
+            let mut tmp = [0u8; 4];
+            tmp[..self.carry_len].copy_from_slice(&self.carry[..self.carry_len]);
+            tmp[self.carry_len..self.carry_len + take].copy_from_slice(&chunk[..take]);
+            let have = self.carry_len + take;
+            match std::str::from_utf8(&tmp[..have]) {
+                Ok(_) => {
+                    self.offset += have as u64;
+                    self.carry_len = 0;
+                    chunk = &chunk[take..];
+                }
+                Err(e) if e.error_len().is_none() => {
+                    // Still incomplete: the chunk was shorter than the sequence.
+                    self.carry = tmp;
+                    self.carry_len = have;
+                    return;
+                }
+                Err(_) => {
+                    self.error = Some((self.offset, "invalid continuation byte"));
+                    return;
+                }
+            }
+        }
+        match std::str::from_utf8(chunk) {
+            Ok(_) => self.offset += chunk.len() as u64,
+            Err(e) => {
+                let at = e.valid_up_to();
+                match e.error_len() {
+                    Some(_) => {
+                        self.error = Some((self.offset + at as u64, bad_utf8_reason(chunk[at])));
+                    }
+                    None => {
+                        let rest = &chunk[at..];
+                        self.offset += at as u64;
+                        self.carry[..rest.len()].copy_from_slice(rest);
+                        self.carry_len = rest.len();
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Option<(u64, &'static str)> {
+        if self.error.is_none() && self.carry_len > 0 {
+            self.error = Some((self.offset, "unexpected end of data"));
+        }
+        self.error
+    }
+}
+
+fn utf8_width(b: u8) -> usize {
+    match b {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => 1,
+    }
+}
+
+fn bad_utf8_reason(b: u8) -> &'static str {
+    if utf8_width(b) == 1 && b >= 0x80 {
+        "invalid start byte"
+    } else {
+        "invalid continuation byte"
+    }
+}
+
+/// CRLF → LF, lone CR → LF, across chunk boundaries.
+#[derive(Default)]
+struct Normalizer {
+    /// The previous chunk ended in CR: its fate depends on the next byte.
+    pending_cr: bool,
+    scratch: Vec<u8>,
+    eol: EolCounts,
+}
+
+impl Normalizer {
+    fn feed(&mut self, mut chunk: &[u8], out: &mut dyn FnMut(&[u8])) {
+        if chunk.is_empty() {
+            return;
+        }
+        if self.pending_cr {
+            self.pending_cr = false;
+            if chunk[0] == b'\n' {
+                self.eol.crlf += 1;
+                chunk = &chunk[1..];
+            } else {
+                self.eol.cr += 1;
+            }
+            out(b"\n");
+        }
+        self.eol.lf += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        let Some(first_cr) = memchr::memchr(b'\r', chunk) else {
+            out(chunk); // the common case: no copy
+            return;
+        };
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&chunk[..first_cr]);
+        let mut i = first_cr;
+        loop {
+            // chunk[i] is a CR
+            if i + 1 == chunk.len() {
+                self.pending_cr = true;
+                break;
+            }
+            if chunk[i + 1] == b'\n' {
+                self.eol.crlf += 1;
+                self.eol.lf -= 1; // counted above as a lone LF
+                self.scratch.push(b'\n');
+                i += 2;
+            } else {
+                self.eol.cr += 1;
+                self.scratch.push(b'\n');
+                i += 1;
+            }
+            match memchr::memchr(b'\r', &chunk[i..]) {
+                Some(j) => {
+                    self.scratch.extend_from_slice(&chunk[i..i + j]);
+                    i += j;
+                }
+                None => {
+                    self.scratch.extend_from_slice(&chunk[i..]);
+                    break;
+                }
+            }
+        }
+        out(&self.scratch);
+    }
+
+    fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
+        if self.pending_cr {
+            self.pending_cr = false;
+            self.eol.cr += 1;
+            out(b"\n");
+        }
+    }
+}
+
+/// One edit over a stream: finds non-overlapping occurrences left to right,
+/// carrying at most `len(old) - 1` unresolved bytes between chunks.
+struct Matcher {
+    finder: Finder<'static>,
+    new: Vec<u8>,
+    replace_all: bool,
+    m: usize,
+    tail: Vec<u8>,
+    count: u64,
+    track_lines: bool,
+    /// Newlines emitted so far (only counted when tracking lines).
+    newlines: u64,
+    lines: Vec<u64>,
+}
+
+impl Matcher {
+    fn new(e: &Edit, track_lines: bool) -> Matcher {
+        Matcher {
+            finder: Finder::new(&e.old).into_owned(),
+            new: e.new.clone(),
+            replace_all: e.replace_all,
+            m: e.old.len(),
+            tail: Vec::with_capacity(2 * e.old.len()),
+            count: 0,
+            track_lines,
+            newlines: 0,
+            lines: Vec::new(),
+        }
+    }
+
+    fn doomed(&self) -> bool {
+        !self.replace_all && self.count > 1
+    }
+
+    fn feed(&mut self, data: &[u8], out: &mut dyn FnMut(&[u8])) {
+        if data.is_empty() {
+            return;
+        }
+        if self.tail.is_empty() {
+            let limit = data.len().saturating_sub(self.m - 1);
+            let pos = self.scan(data, limit, out);
+            self.tail.extend_from_slice(&data[pos.max(limit)..]);
+            return;
+        }
+        // The tail may start a match that ends in `data`: resolve it on a
+        // small joined window, then search `data` in place.
+        let take = data.len().min(self.m - 1);
+        let mut joined = std::mem::take(&mut self.tail);
+        let tail_len = joined.len();
+        joined.extend_from_slice(&data[..take]);
+        if take == data.len() {
+            let limit = joined.len().saturating_sub(self.m - 1);
+            let pos = self.scan(&joined, limit, out);
+            let start = pos.max(limit);
+            joined.drain(..start);
+            self.tail = joined;
+            return;
+        }
+        let pos = self.scan(&joined, tail_len, out);
+        joined.clear();
+        self.tail = joined; // keep the allocation
+        let rest = &data[pos - tail_len..];
+        let limit = rest.len().saturating_sub(self.m - 1);
+        let pos = self.scan(rest, limit, out);
+        self.tail.extend_from_slice(&rest[pos.max(limit)..]);
+    }
+
+    fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
+        let tail = std::mem::take(&mut self.tail);
+        self.scan(&tail, tail.len(), out);
+    }
+
+    /// Handles every match in `buf` that starts before `limit`, emitting
+    /// everything before it and the replacement; emits unmatched bytes up to
+    /// `limit`. Returns how far `buf` has been consumed.
+    fn scan(&mut self, buf: &[u8], limit: usize, out: &mut dyn FnMut(&[u8])) -> usize {
+        let mut pos = 0;
+        while pos < limit {
+            let Some(i) = self.finder.find(&buf[pos..]).map(|i| i + pos) else {
+                break;
+            };
+            if i >= limit {
+                break;
+            }
+            self.emit(&buf[pos..i], out);
+            self.count += 1;
+            if self.replace_all || self.count == 1 {
+                if self.track_lines {
+                    self.lines.push(self.newlines + 1);
+                }
+                let new = std::mem::take(&mut self.new);
+                self.emit(&new, out);
+                self.new = new;
+            } else {
+                // A second match without replace-all: the edit is refused,
+                // the output no longer matters.
+                self.emit(&buf[i..i + self.m], out);
+            }
+            pos = i + self.m;
+        }
+        if pos < limit {
+            self.emit(&buf[pos..limit], out);
+            pos = limit;
+        }
+        pos
+    }
+
+    fn emit(&mut self, b: &[u8], out: &mut dyn FnMut(&[u8])) {
+        if b.is_empty() {
+            return;
+        }
+        if self.track_lines {
+            self.newlines += memchr::memchr_iter(b'\n', b).count() as u64;
+        }
+        out(b);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(old: &str, new: &str, all: bool) -> Edit {
+        Edit::new(old, new, all).unwrap()
+    }
+
+    fn run(content: &[u8], edits: &[Edit]) -> Result<(Vec<u8>, u64), Refusal> {
+        replace(content, edits).map(|(b, s)| (b, s.count))
+    }
+
+    #[test]
+    fn single_replacement() {
+        assert_eq!(
+            run(b"hello world", &[e("world", "there", false)]),
+            Ok((b"hello there".to_vec(), 1))
+        );
+    }
+
+    #[test]
+    fn non_overlapping_count_like_python() {
+        assert_eq!(
+            run(b"aaaaa", &[e("aa", "b", false)]),
+            Err(Refusal::Multiple { edit: 0, count: 2 })
+        );
+        assert_eq!(
+            run(b"aaaaa", &[e("aa", "b", true)]),
+            Ok((b"bba".to_vec(), 2))
+        );
+    }
+
+    #[test]
+    fn refusals() {
+        assert_eq!(run(b"", &[e("a", "b", false)]), Err(Refusal::Empty));
+        assert_eq!(
+            run(b"abc", &[e("x", "y", false)]),
+            Err(Refusal::NotFound { edit: 0 })
+        );
+        assert_eq!(
+            run(b"ab\xffc", &[e("a", "b", false)]),
+            Err(Refusal::InvalidUtf8 {
+                offset: 2,
+                reason: "invalid start byte"
+            })
+        );
+        assert_eq!(
+            run(b"ab\xe2\x82", &[e("a", "b", false)]),
+            Err(Refusal::InvalidUtf8 {
+                offset: 2,
+                reason: "unexpected end of data"
+            })
+        );
+        assert_eq!(
+            run(b"a\xe2\x41", &[e("a", "b", false)]),
+            Err(Refusal::InvalidUtf8 {
+                offset: 1,
+                reason: "invalid continuation byte"
+            })
+        );
+    }
+
+    #[test]
+    fn crlf_and_lone_cr_normalize_everywhere() {
+        assert_eq!(
+            run(b"a\r\nb\rc\n", &[e("a\nb", "x\r\ny", false)]),
+            Ok((b"x\ny\nc\n".to_vec(), 1))
+        );
+        // The >1 guard still fires on CRLF content.
+        assert_eq!(
+            run(b"x\r\nx\r\n", &[e("x\n", "y", false)]),
+            Err(Refusal::Multiple { edit: 0, count: 2 })
+        );
+        // \r\r\n is a lone CR then a CRLF: two newlines.
+        assert_eq!(
+            run(b"a\r\r\nb", &[e("a\n\nb", "ok", false)]),
+            Ok((b"ok".to_vec(), 1))
+        );
+    }
+
+    #[test]
+    fn bom_and_nul_are_content() {
+        assert_eq!(
+            run("\u{feff}x\0y".as_bytes(), &[e("x\0", "😀", false)]),
+            Ok(("\u{feff}😀y".as_bytes().to_vec(), 1))
+        );
+    }
+
+    #[test]
+    fn empty_new_deletes() {
+        assert_eq!(
+            run(b"keep drop keep", &[e(" drop", "", false)]),
+            Ok((b"keep keep".to_vec(), 1))
+        );
+    }
+
+    #[test]
+    fn empty_old_rejected() {
+        assert!(Edit::new("", "x", false).is_err());
+    }
+
+    #[test]
+    fn batch_applies_in_order_and_reports_first_failure() {
+        let edits = [e("a", "b", false), e("b", "c", true)];
+        assert_eq!(run(b"a b", &edits), Ok((b"c c".to_vec(), 3)));
+        let edits = [e("a", "b", false), e("zz", "c", false), e("q", "r", false)];
+        assert_eq!(run(b"a", &edits), Err(Refusal::NotFound { edit: 1 }));
+    }
+
+    #[test]
+    fn split_sequences_and_crs_across_chunks() {
+        let content = "é\r\n€😀\rtail".as_bytes();
+        let edits = [e("€😀\n", "X", false)];
+        let whole = run(content, &edits).unwrap();
+        for size in 1..content.len() {
+            let mut out = Vec::new();
+            let mut engine = Engine::new(&edits, false);
+            for c in content.chunks(size) {
+                engine.feed(c, &mut |b| out.extend_from_slice(b));
+            }
+            let s = engine.finish(&mut |b| out.extend_from_slice(b)).unwrap();
+            assert_eq!((out, s.count), whole, "chunk size {size}");
+        }
+    }
+
+    #[test]
+    fn lines_are_those_of_the_output() {
+        let mut engine = Engine::new(&[e("x", "a\nb", true)], true);
+        let mut out = Vec::new();
+        engine.feed(b"x\nx\n\nx", &mut |b| out.extend_from_slice(b));
+        let s = engine.finish(&mut |b| out.extend_from_slice(b)).unwrap();
+        assert_eq!(out, b"a\nb\na\nb\n\na\nb");
+        assert_eq!(s.edits[0].lines, vec![1, 3, 6]);
+    }
+
+    #[test]
+    fn eol_counts() {
+        let (_, s) = replace(b"a\r\nb\rc\nd\r", &[e("a", "a", false)]).unwrap();
+        assert_eq!(
+            s.eol,
+            EolCounts {
+                crlf: 1,
+                cr: 2,
+                lf: 1
+            }
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Host library (see issue 4).

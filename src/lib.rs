@@ -1,0 +1,84 @@
+//! as-edit: edit one file atomically inside a sandbox, with the python3
+//! edit script's exact semantics and result line.
+//!
+//! Modules, one concern each:
+//! - [`args`]: the argument grammar (argv and `--stdin`);
+//! - [`protocol`]: tokens, the `__RESULT__` line, exit codes;
+//! - [`core`]: the pure replacement engine (no I/O; the host fallback reuses it);
+//! - [`fs`]: resolve, open, lock, write, commit;
+//! - [`host`]: the host library (command building, parsing, fallback, install).
+
+pub mod args;
+pub mod core;
+pub mod fs;
+pub mod host;
+pub mod protocol;
+
+use std::io::Read;
+
+use args::Invocation;
+use protocol::{ErrorKind, Failure};
+
+/// What the binary prints and how it exits.
+pub struct Response {
+    /// Text for stdout (the result line, or help/version text).
+    pub stdout: String,
+    pub exit_code: i32,
+}
+
+/// Runs one invocation end to end; `stdin` is read only for `--stdin`.
+pub fn run(
+    args: &[std::ffi::OsString],
+    env_root: Option<std::ffi::OsString>,
+    stdin: &mut dyn Read,
+) -> Response {
+    let request = match args::parse(args, env_root) {
+        Ok(Invocation::Help) => return text(args::HELP.to_owned()),
+        Ok(Invocation::Version) => return text(args::version_line()),
+        Ok(Invocation::Edit(r)) => Ok(r),
+        Ok(Invocation::Stdin(opts)) => read_stdin(stdin, opts.max_request_bytes)
+            .and_then(|b| args::parse_stdin_request(&b, opts)),
+        Err(f) => Err(f),
+    };
+    let (result, report) = match request {
+        Ok(req) => {
+            let o = fs::edit(&req);
+            (o.result, o.report)
+        }
+        Err(f) => (Err(f), None),
+    };
+    match result {
+        Ok(count) => Response {
+            stdout: protocol::success_line(count, report.as_ref()),
+            exit_code: protocol::EXIT_EDITED,
+        },
+        Err(f) => Response {
+            exit_code: f.kind.exit_code(),
+            stdout: protocol::failure_line(&f, report.as_ref()),
+        },
+    }
+}
+
+fn text(s: String) -> Response {
+    Response {
+        stdout: s,
+        exit_code: 0,
+    }
+}
+
+fn read_stdin(stdin: &mut dyn Read, max: u64) -> Result<Vec<u8>, Failure> {
+    let mut buf = Vec::new();
+    stdin.take(max + 1).read_to_end(&mut buf).map_err(|e| {
+        Failure::new(
+            ErrorKind::InvalidArgument,
+            format!("reading the stdin request: {e}"),
+        )
+    })?;
+    if buf.len() as u64 > max {
+        return Err(Failure::new(
+            ErrorKind::InvalidArgument,
+            format!("the stdin request exceeds {max} bytes (--max-request-bytes)"),
+        ));
+    }
+    Ok(buf)
+}

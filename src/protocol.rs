@@ -1,0 +1,250 @@
+//! The result protocol: tokens, the `__RESULT__` line and exit codes.
+//!
+//! The default line carries only `count`, `error` and `detail`: the Java host
+//! reads it into a record of exactly those fields with a strict ObjectMapper.
+//! Richer keys appear only when the caller opts in with `--report`.
+
+use serde::Serialize;
+
+/// The marker hosts search for in merged exec output.
+pub const RESULT_PREFIX: &str = "__RESULT__";
+
+/// Protocol version reported by `--version`; bumped only on incompatible change.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Exit code: the file was edited.
+pub const EXIT_EDITED: i32 = 0;
+/// Exit code: not edited; the result line says why.
+pub const EXIT_NOT_EDITED: i32 = 1;
+/// Exit code: invalid invocation (`invalid_argument`).
+pub const EXIT_INVALID: i32 = 2;
+
+/// Every error token the helper emits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    FileNotFound,
+    ReadFailed,
+    Empty,
+    StringNotFound,
+    MultipleOccurrences,
+    WriteFailed,
+    InvalidArgument,
+    InternalError,
+    PermissionDenied,
+    Busy,
+    Conflict,
+    OutsideRoot,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 12] = [
+        ErrorKind::FileNotFound,
+        ErrorKind::ReadFailed,
+        ErrorKind::Empty,
+        ErrorKind::StringNotFound,
+        ErrorKind::MultipleOccurrences,
+        ErrorKind::WriteFailed,
+        ErrorKind::InvalidArgument,
+        ErrorKind::InternalError,
+        ErrorKind::PermissionDenied,
+        ErrorKind::Busy,
+        ErrorKind::Conflict,
+        ErrorKind::OutsideRoot,
+    ];
+
+    pub fn token(self) -> &'static str {
+        match self {
+            ErrorKind::FileNotFound => "file_not_found",
+            ErrorKind::ReadFailed => "read_failed",
+            ErrorKind::Empty => "empty",
+            ErrorKind::StringNotFound => "string_not_found",
+            ErrorKind::MultipleOccurrences => "multiple_occurrences",
+            ErrorKind::WriteFailed => "write_failed",
+            ErrorKind::InvalidArgument => "invalid_argument",
+            ErrorKind::InternalError => "internal_error",
+            ErrorKind::PermissionDenied => "permission_denied",
+            ErrorKind::Busy => "busy",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::OutsideRoot => "outside_root",
+        }
+    }
+
+    pub fn from_token(s: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.token() == s)
+    }
+
+    /// Exit code for a result carrying this error.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            ErrorKind::InvalidArgument => EXIT_INVALID,
+            _ => EXIT_NOT_EDITED,
+        }
+    }
+}
+
+/// An error result: token, optional count (multiple_occurrences) and detail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    pub kind: ErrorKind,
+    pub count: Option<u64>,
+    pub detail: Option<String>,
+}
+
+impl Failure {
+    pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            count: None,
+            detail: Some(detail.into()),
+        }
+    }
+    pub fn bare(kind: ErrorKind) -> Failure {
+        Failure {
+            kind,
+            count: None,
+            detail: None,
+        }
+    }
+}
+
+/// Opt-in keys added by `--report`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Report {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sha256: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edits: Option<Vec<EditReport>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dry_run: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff_truncated: Option<bool>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EditReport {
+    pub count: u64,
+    pub lines: Vec<u64>,
+}
+
+/// The JSON object on the result line. Field order is the wire order.
+#[derive(Serialize)]
+struct Line<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<&'a str>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    report: Option<&'a Report>,
+}
+
+/// Renders `__RESULT__{...}\n` for a success.
+pub fn success_line(count: u64, report: Option<&Report>) -> String {
+    render(&Line {
+        error: None,
+        count: Some(count),
+        detail: None,
+        report,
+    })
+}
+
+/// Renders `__RESULT__{...}\n` for a failure.
+pub fn failure_line(f: &Failure, report: Option<&Report>) -> String {
+    render(&Line {
+        error: Some(f.kind.token()),
+        count: f.count,
+        detail: f.detail.as_deref(),
+        report,
+    })
+}
+
+fn render(line: &Line) -> String {
+    let mut buf = Vec::with_capacity(64);
+    buf.extend_from_slice(RESULT_PREFIX.as_bytes());
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, AsciiFormatter);
+    // Serializing plain strings and integers into a Vec cannot fail.
+    line.serialize(&mut ser).expect("result line serializes");
+    buf.push(b'\n');
+    // Only ASCII was written.
+    String::from_utf8(buf).expect("result line is ASCII")
+}
+
+/// Escapes every non-ASCII character as `\uXXXX` (surrogate pairs above the
+/// BMP), so strict decoders in any runtime accept the line.
+struct AsciiFormatter;
+
+impl serde_json::ser::Formatter for AsciiFormatter {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, ch) in fragment.char_indices() {
+            if ch.is_ascii() {
+                continue;
+            }
+            w.write_all(&fragment.as_bytes()[start..i])?;
+            let mut units = [0u16; 2];
+            for u in ch.encode_utf16(&mut units) {
+                write!(w, "\\u{:04x}", u)?;
+            }
+            start = i + ch.len_utf8();
+        }
+        w.write_all(&fragment.as_bytes()[start..])
+    }
+}
+
+/// Renders a path for a detail: lossy (invalid bytes become U+FFFD, then
+/// `\ufffd` on the wire) but never able to break the line.
+pub fn display_path(p: &std::path::Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes() {
+        assert_eq!(success_line(3, None), "__RESULT__{\"count\":3}\n");
+        let f = Failure {
+            kind: ErrorKind::MultipleOccurrences,
+            count: Some(2),
+            detail: None,
+        };
+        assert_eq!(
+            failure_line(&f, None),
+            "__RESULT__{\"error\":\"multiple_occurrences\",\"count\":2}\n"
+        );
+        assert_eq!(
+            failure_line(&Failure::bare(ErrorKind::Empty), None),
+            "__RESULT__{\"error\":\"empty\"}\n"
+        );
+    }
+
+    #[test]
+    fn non_ascii_is_escaped() {
+        let f = Failure::new(ErrorKind::FileNotFound, "é😀\n\"\u{fffd}");
+        assert_eq!(
+            failure_line(&f, None),
+            "__RESULT__{\"error\":\"file_not_found\",\"detail\":\"\\u00e9\\ud83d\\ude00\\n\\\"\\ufffd\"}\n"
+        );
+    }
+
+    #[test]
+    fn tokens_round_trip() {
+        for k in ErrorKind::ALL {
+            assert_eq!(ErrorKind::from_token(k.token()), Some(k));
+        }
+    }
+}
