@@ -1,0 +1,169 @@
+//! Helpers shared by the integration tests: run the real binary the way a
+//! host does (through `sh -c` with POSIX quoting, or as plain argv) and look
+//! at what it left behind.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use base64::Engine as _;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_as-edit");
+
+pub fn b64(s: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(s.as_bytes())
+}
+
+/// POSIX single-quote quoting: `'` becomes `'\''`.
+pub fn sh_quote(s: &[u8]) -> Vec<u8> {
+    let mut out = vec![b'\''];
+    for &b in s {
+        if b == b'\'' {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.push(b);
+        }
+    }
+    out.push(b'\'');
+    out
+}
+
+/// The command line a host sends: `'BIN' -- 'PATH' 'OLD' 'NEW' 'ALL'`.
+pub fn host_command(bin: &str, args: &[&[u8]]) -> Vec<u8> {
+    let mut cmd = sh_quote(bin.as_bytes());
+    for a in args {
+        cmd.push(b' ');
+        cmd.extend_from_slice(&sh_quote(a));
+    }
+    cmd
+}
+
+#[derive(Debug)]
+pub struct Run {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            stdout: String::from_utf8(o.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+            code: o.status.code().expect("exited, not killed"),
+        }
+    }
+}
+
+/// Runs through `sh -c` in `dir`, exactly as a host sends it.
+pub fn run_sh(dir: &Path, args: &[&[u8]]) -> Run {
+    let cmd = host_command(BIN, args);
+    Command::new("sh")
+        .arg("-c")
+        .arg(OsStr::from_bytes(&cmd))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("sh runs")
+        .into()
+}
+
+/// Runs with a plain argv (runtimes that exec without a shell).
+pub fn run_argv(dir: &Path, args: &[&[u8]]) -> Run {
+    Command::new(BIN)
+        .args(args.iter().map(|a| OsStr::from_bytes(a)))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("binary runs")
+        .into()
+}
+
+/// Asserts the one-line contract: exactly the expected line, nothing on stderr.
+pub fn assert_result(r: &Run, line: &str, code: i32) {
+    assert_eq!(
+        r.stdout,
+        format!("__RESULT__{line}\n"),
+        "stdout (stderr: {:?})",
+        r.stderr
+    );
+    assert_eq!(r.stderr, "", "stderr must stay empty");
+    assert_eq!(r.code, code, "exit code for {line}");
+}
+
+/// Names in a directory, sorted (to prove no temp was left behind).
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+pub fn inode(p: &Path) -> u64 {
+    std::fs::symlink_metadata(p).unwrap().ino()
+}
+
+pub fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().mode() & 0o7777
+}
+
+/// A scratch directory world-searchable, so dropped-privilege cases can use it.
+pub fn scratch() -> tempfile::TempDir {
+    let d = tempfile::Builder::new()
+        .prefix("as-edit-test")
+        .tempdir()
+        .unwrap();
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    d
+}
+
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// `setpriv` to drop to nobody, when we are root and it exists.
+pub fn setpriv_available() -> bool {
+    is_root()
+        && Command::new("setpriv")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+}
+
+/// Runs the binary as uid/gid 65534 with a plain argv.
+pub fn run_as_nobody(dir: &Path, args: &[&[u8]]) -> Run {
+    Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(BIN)
+        .args(args.iter().map(|a| OsStr::from_bytes(a)))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("setpriv runs")
+        .into()
+}
+
+/// A file written with given bytes and mode; returns its path.
+pub fn write_file(dir: &Path, name: impl AsRef<Path>, bytes: &[u8], mode: u32) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+    p
+}
+
+/// Prints why a case is skipped (a skip without a reason is a defect).
+pub fn skip(why: &str) {
+    eprintln!("SKIPPED: {why}");
+}
