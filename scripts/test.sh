@@ -26,5 +26,8 @@ version=$(pkg_version)
 scripts/conformance.sh "dist/as-edit-$version-x86_64-unknown-linux-musl" --arch x86_64
 scripts/conformance.sh "dist/as-edit-$version-aarch64-unknown-linux-musl" --arch aarch64
 
+step "benchmark, quick mode (proves it runs; figures come from a full run)"
+scripts/bench.sh --quick --bin "$PWD/dist/as-edit-$version-x86_64-unknown-linux-musl"
+
 echo
 echo "all checks passed"

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Side-by-side benchmark: as-edit vs the python3 status quo vs the physical
+# bounds (a full cp+mv rewrite of the file; a static no-op exec).
+# Usage: scripts/bench.sh [--quick] [--huge] [--bin PATH]
+#   --quick  tiny files and few runs: proves the benchmark works (CI)
+#   --huge   adds the 1 GiB case (time and memory only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/common.sh
+
+quick=0 huge=0 bin=""
+while (($#)); do
+  case "$1" in
+    --quick) quick=1 ;;
+    --huge) huge=1 ;;
+    --bin) bin=$2; shift ;;
+    *) die "unknown argument $1" ;;
+  esac
+  shift
+done
+apt_need hyperfine busybox-static time
+if [ -z "$bin" ]; then
+  scripts/build-static.sh x86_64-unknown-linux-musl >/dev/null
+  bin="$PWD/dist/as-edit-$(pkg_version)-x86_64-unknown-linux-musl"
+fi
+py=/usr/bin/python3
+[ -x "$py" ] || py=$(command -v python3) || die "python3 is needed for the status-quo side"
+
+work=$(mktemp -d /var/tmp/as-edit-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+b64() { printf '%s' "$1" | base64 -w0; }
+# POSIX single-quoting (what hyperfine -N and sh both parse).
+q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
+# The status quo exactly as a host sends it: the script in a quoted heredoc.
+status_quo_cmd() { # PATH OLD_B64 NEW_B64 ALL
+  printf "%s - '%s' '%s' '%s' %s >/dev/null <<'AS_EDIT_BENCH_EOF'\n%s\nAS_EDIT_BENCH_EOF" \
+    "$py" "$1" "$2" "$3" "$4" "$(cat scripts/bench/status_quo.py)"
+}
+
+runs=(--warmup 3 --min-runs 10)
+((quick)) && runs=(--warmup 1 --runs 3)
+scale=1
+((quick)) && scale=64  # quick mode: files 64x smaller
+
+# make_file NAME BYTES KIND : writes $work/NAME.orig
+make_file() {
+  local name=$1 bytes=$2 kind=$3
+  "$py" - "$work/$name.orig" "$bytes" "$kind" <<'PY'
+import sys
+path, size, kind = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+line = {"lf": "    let value = compute(alpha, beta); // some ordinary source text\n",
+        "crlf": "    let value = compute(alpha, beta); // some ordinary source text\r\n",
+        "many": "    let value = compute(alpha, beta); // tok: one short occurrence in about every hundred bytes...\n"}[kind]
+body = (line * (size // len(line) + 1))[: size - 64]
+tail = "\nneedle_near_the_end = 1\n" if kind != "many" else "\n"
+with open(path, "w", newline="") as f:
+    f.write(body + tail)
+PY
+}
+
+declare -A median
+report=()
+# bench CASE OLD NEW ALL [noop]
+bench() {
+  local case=$1 old=$2 new=$3 all=$4 noop=${5:-}
+  local f="$work/$case.txt" csv="$work/$case.csv"
+  local o n
+  o=$(b64 "$old"); n=$(b64 "$new")
+  local cmds=(
+    -n as-edit "sh -c \"'$bin' -- '$f' '$o' '$n' $all >/dev/null\""
+    -n status-quo "sh -c $(q "$(status_quo_cmd "$f" "$o" "$n" "$all")")"
+    -n copy "sh -c \"cp '$f' '$f.tmp' && mv '$f.tmp' '$f'\""
+  )
+  [ -n "$noop" ] && cmds+=(-n no-op "sh -c 'busybox true'")
+  hyperfine -N "${runs[@]}" --prepare "cp '$work/$case.orig' '$f'" --export-csv "$csv" "${cmds[@]}" >&2
+  # Check that the edit really succeeds on this input.
+  cp "$work/$case.orig" "$f"
+  local line
+  line=$("$bin" -- "$f" "$o" "$n" "$all") || die "$case: as-edit failed: $line"
+  while IFS=, read -r name mean _ med _; do
+    [ "$name" = command ] && continue
+    median[$case/$name]=$med
+  done <"$csv"
+}
+
+rss() { # CMD... -> peak RSS in KiB
+  /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1
+}
+
+make_file small $((4096)) lf
+make_file large $((64 * 1048576 / scale)) lf
+make_file many $((16 * 1048576 / scale)) many
+make_file crlf $((16 * 1048576 / scale)) crlf
+
+bench small "needle_near_the_end = 1" "needle_near_the_end = 2" false noop
+bench large "needle_near_the_end = 1" "needle_near_the_end = 2" false
+bench many "tok" "TOKEN" true
+bench crlf "needle_near_the_end = 1" "needle_near_the_end = 2" false
+
+cp "$work/large.orig" "$work/large.txt"
+rss_as_large=$(rss "$bin" -- "$work/large.txt" "$(b64 'needle_near_the_end = 1')" "$(b64 'needle_near_the_end = 2')" false)
+cp "$work/large.orig" "$work/large.txt"
+rss_py_large=$(rss "$py" scripts/bench/status_quo.py "$work/large.txt" "$(b64 'needle_near_the_end = 1')" "$(b64 'needle_near_the_end = 2')" false)
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+ms() { awk -v a="$1" 'BEGIN { printf "%.2f", a * 1000 }'; }
+
+echo
+echo "machine: $(nproc) cores, $(uname -m), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1), kernel $(uname -r), $(df -T "$work" | awk 'NR==2 {print $2}')"
+echo "files: small 4 KiB, large $((64 / scale * 1024)) KiB, many/crlf $((16 / scale * 1024)) KiB$( ((quick)) && echo ' (quick mode)')"
+echo
+printf '| case | as-edit ms | status quo ms | copy ms | no-op ms | status quo / as-edit | as-edit / copy | as-edit / no-op |\n'
+printf '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
+for c in small large many crlf; do
+  a=${median[$c/as-edit]} s=${median[$c/status-quo]} k=${median[$c/copy]} z=${median[$c/no-op]:-}
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$(ms "$a")" "$(ms "$s")" "$(ms "$k")" \
+    "${z:+$(ms "$z")}" "$(ratio "$s" "$a")" "$(ratio "$a" "$k")" "${z:+$(ratio "$a" "$z")}"
+done
+echo
+echo "peak RSS on large: as-edit ${rss_as_large} KiB, status quo ${rss_py_large} KiB"
+
+if ((huge)); then
+  make_file huge $((1024 * 1048576)) lf
+  cp "$work/huge.orig" "$work/huge.txt"
+  start=$(date +%s.%N)
+  rss_huge=$(rss "$bin" -- "$work/huge.txt" "$(b64 'needle_near_the_end = 1')" "$(b64 'needle_near_the_end = 2')" false)
+  end=$(date +%s.%N)
+  cp "$work/huge.orig" "$work/huge.copy"
+  cstart=$(date +%s.%N)
+  cp "$work/huge.txt" "$work/huge.tmp" && mv "$work/huge.tmp" "$work/huge.txt"
+  cend=$(date +%s.%N)
+  echo "huge (1 GiB, one edit): as-edit $(awk -v a="$start" -v b="$end" 'BEGIN{printf "%.2f", b-a}') s (incl. /usr/bin/time), copy $(awk -v a="$cstart" -v b="$cend" 'BEGIN{printf "%.2f", b-a}') s, as-edit peak RSS ${rss_huge} KiB"
+fi
