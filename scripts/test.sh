@@ -14,6 +14,8 @@ cargo fmt --all -- --check
 cargo clippy --quiet --all-targets --all-features -- -D warnings
 
 step "unit, property, CLI and host tests"
+# setfacl/getfacl for the ACL-preservation test (as non-root it says why it skips).
+[ "$(id -u)" = 0 ] && apt_need acl
 # Root lets the tests drop privileges and use private mount namespaces;
 # as another user those cases print why they are skipped.
 cargo test --all-features

@@ -139,6 +139,13 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
         }
     }
     let summary = engine.finish(&mut |b| sink.push(b));
+    // Test builds only: prove a panic mid-edit leaves the target and the
+    // directory as they were (release builds compile this out).
+    #[cfg(debug_assertions)]
+    if std::env::var_os("AS_EDIT_TEST_PANIC").is_some() {
+        sink.flush();
+        panic!("injected test panic");
+    }
     let in_digest: Option<[u8; 32]> = in_hash.map(|h| h.finalize().into());
 
     if let Some(expected) = opts.expect_sha256 {
@@ -383,6 +390,11 @@ fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, Failure> {
         })?),
         None => None,
     };
+    // Longer than PATH_MAX: the kernel would refuse it (ENAMETOOLONG), but
+    // realpath walks it component by component and may report ENOENT first.
+    if path.as_os_str().len() >= 4096 {
+        return Err(not_found(path, io::Error::from(Errno::NAMETOOLONG)));
+    }
     let abs = match std::fs::canonicalize(path) {
         Ok(p) => p,
         Err(e) => {
@@ -704,6 +716,11 @@ struct Temp<'d> {
 impl<'d> Temp<'d> {
     fn create(t: &'d Target) -> Result<Temp<'d>, Errno> {
         let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
+        // Test builds only: exercise the named-temp fallback on any file system.
+        #[cfg(debug_assertions)]
+        if std::env::var_os("AS_EDIT_TEST_NO_TMPFILE").is_some() {
+            return Temp::create_named(t.dir.as_fd());
+        }
         match rfs::openat(&t.dir, c".", flags, Mode::from_raw_mode(0o600)) {
             Ok(fd) => {
                 return Ok(Temp {
