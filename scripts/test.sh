@@ -8,28 +8,29 @@ step() { printf '\n==> %s\n' "$*"; }
 
 rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+# Root-only test tools: busybox (minimal-image roots), qemu (aarch64),
+# acl (ACL preservation). As another user, the tests that need them say why
+# they skip, and conformance fails with a clear message.
+[ "$(id -u)" = 0 ] && apt_need busybox-static qemu-user-static acl
 
 step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --quiet --all-targets --all-features -- -D warnings
 
-step "unit, property, CLI and host tests"
-# setfacl/getfacl for the ACL-preservation test (as non-root it says why it skips).
-[ "$(id -u)" = 0 ] && apt_need acl
-# Root lets the tests drop privileges and use private mount namespaces;
-# as another user those cases print why they are skipped.
-cargo test --all-features
-
 step "static release builds"
 scripts/build-static.sh
+version=$(pkg_version)
+export AS_EDIT_STATIC_BIN="$PWD/dist/as-edit-$version-x86_64-unknown-linux-musl"
+
+step "unit, property, CLI, reliability and host tests"
+cargo test --all-features
 
 step "conformance in a busybox-only root"
-version=$(pkg_version)
 scripts/conformance.sh "dist/as-edit-$version-x86_64-unknown-linux-musl" --arch x86_64
 scripts/conformance.sh "dist/as-edit-$version-aarch64-unknown-linux-musl" --arch aarch64
 
 step "benchmark, quick mode (proves it runs; figures come from a full run)"
-scripts/bench.sh --quick --bin "$PWD/dist/as-edit-$version-x86_64-unknown-linux-musl"
+scripts/bench.sh --quick --bin "$AS_EDIT_STATIC_BIN"
 
 echo
 echo "all checks passed"

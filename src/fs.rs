@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 
 use crate::args::{Eol, Request};
 use crate::core::{EditStats, Engine, Refusal};
-use crate::protocol::{display_path, EditReport, ErrorKind, Failure, Report};
+use crate::protocol::{display_path, refusal_failure, EditReport, ErrorKind, Failure, Report};
 
 /// Read and write buffers: bounded memory whatever the file size.
 const CHUNK: usize = 256 * 1024;
@@ -167,7 +167,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
             if !engine_refusal_before_read(&refusal) {
                 fill_current(report, &file, in_digest);
             }
-            return Err(refusal_failure(refusal, req.edits.len(), &target.path));
+            return Err(refusal_failure(refusal, req.edits.len(), &display_path(&target.path)));
         }
     };
     sink.flush();
@@ -220,36 +220,6 @@ fn fill_lines(r: &mut Report, edits: &[EditStats]) {
                 })
                 .collect(),
         );
-    }
-}
-
-fn refusal_failure(r: Refusal, total: usize, path: &Path) -> Failure {
-    let prefix = |i: usize| {
-        if total > 1 {
-            format!("edit {} of {total}: ", i + 1)
-        } else {
-            String::new()
-        }
-    };
-    match r {
-        Refusal::Empty => Failure::bare(ErrorKind::Empty),
-        Refusal::InvalidUtf8 { offset, reason } => fail(
-            ErrorKind::ReadFailed,
-            format!(
-                "{} is not valid UTF-8: {reason} at byte offset {offset}",
-                display_path(path)
-            ),
-        ),
-        Refusal::NotFound { edit } if total > 1 => fail(
-            ErrorKind::StringNotFound,
-            format!("{}OLD not found", prefix(edit)),
-        ),
-        Refusal::NotFound { .. } => Failure::bare(ErrorKind::StringNotFound),
-        Refusal::Multiple { edit, count } => Failure {
-            kind: ErrorKind::MultipleOccurrences,
-            count: Some(count),
-            detail: (total > 1).then(|| format!("{}OLD occurs {count} times", prefix(edit))),
-        },
     }
 }
 

@@ -204,6 +204,36 @@ impl serde_json::ser::Formatter for AsciiFormatter {
     }
 }
 
+/// Maps a refusal of the core to its token and detail. One function for the
+/// binary and the host's transfer fallback, so their results cannot drift.
+/// `total` is the number of edits (details name the edit in a batch).
+pub fn refusal_failure(r: crate::core::Refusal, total: usize, path: &str) -> Failure {
+    use crate::core::Refusal;
+    let prefix = |i: usize| {
+        if total > 1 {
+            format!("edit {} of {total}: ", i + 1)
+        } else {
+            String::new()
+        }
+    };
+    match r {
+        Refusal::Empty => Failure::bare(ErrorKind::Empty),
+        Refusal::InvalidUtf8 { offset, reason } => Failure::new(
+            ErrorKind::ReadFailed,
+            format!("{path} is not valid UTF-8: {reason} at byte offset {offset}"),
+        ),
+        Refusal::NotFound { edit } if total > 1 => {
+            Failure::new(ErrorKind::StringNotFound, format!("{}OLD not found", prefix(edit)))
+        }
+        Refusal::NotFound { .. } => Failure::bare(ErrorKind::StringNotFound),
+        Refusal::Multiple { edit, count } => Failure {
+            kind: ErrorKind::MultipleOccurrences,
+            count: Some(count),
+            detail: (total > 1).then(|| format!("{}OLD occurs {count} times", prefix(edit))),
+        },
+    }
+}
+
 /// Renders a path for a detail: lossy (invalid bytes become U+FFFD, then
 /// `\ufffd` on the wire) but never able to break the line.
 pub fn display_path(p: &std::path::Path) -> String {

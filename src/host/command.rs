@@ -1,0 +1,175 @@
+//! Request → command: POSIX single-quoted shell text, or an argv vector.
+//!
+//! Every argument is quoted, the helper path included. The same text serves
+//! backends that run it with `sh -c` and those that `shlex.split` it and
+//! exec without a shell: POSIX single quoting is exactly what shlex reverses.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+
+use base64::Engine as _;
+
+/// Linux caps one argv element at 128 KiB (`MAX_ARG_STRLEN`), and `sh -c CMD`
+/// makes the whole command one element; 112 KiB leaves room for wrappers.
+pub const DEFAULT_COMMAND_LIMIT: usize = 112 * 1024;
+
+/// One edit of one file, with plain (not base64) strings.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditRequest {
+    pub path: PathBuf,
+    pub old: String,
+    pub new: String,
+    pub replace_all: bool,
+}
+
+impl EditRequest {
+    pub fn new(path: impl Into<PathBuf>, old: impl Into<String>, new: impl Into<String>, replace_all: bool) -> Self {
+        EditRequest {
+            path: path.into(),
+            old: old.into(),
+            new: new.into(),
+            replace_all,
+        }
+    }
+}
+
+/// The command would not fit one argv element: nothing was sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TooLarge {
+    pub size: usize,
+    pub limit: usize,
+}
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the edit command is {} bytes, over the {} byte limit for one command; \
+             split the edit into smaller edits (or send it on stdin with --stdin)",
+            self.size, self.limit
+        )
+    }
+}
+
+impl std::error::Error for TooLarge {}
+
+/// POSIX single-quote quoting: `'` becomes `'\''`; any other byte is literal.
+pub fn sh_quote(arg: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(arg.len() + 2);
+    out.push(b'\'');
+    for &b in arg {
+        if b == b'\'' {
+            out.extend_from_slice(b"'\\''");
+        } else {
+            out.push(b);
+        }
+    }
+    out.push(b'\'');
+    out
+}
+
+/// Joins argv into one shell-quoted command line.
+pub fn join_quoted(argv: &[OsString]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, a) in argv.iter().enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        out.extend_from_slice(&sh_quote(a.as_bytes()));
+    }
+    out
+}
+
+fn b64(s: &str) -> OsString {
+    OsString::from(base64::engine::general_purpose::STANDARD.encode(s.as_bytes()))
+}
+
+/// `HELPER -- PATH OLD_B64 NEW_B64 true|false`, for backends that exec argv.
+pub fn argv(helper: &str, req: &EditRequest) -> Vec<OsString> {
+    vec![
+        OsString::from(helper),
+        OsString::from("--"),
+        req.path.clone().into_os_string(),
+        b64(&req.old),
+        b64(&req.new),
+        OsString::from(if req.replace_all { "true" } else { "false" }),
+    ]
+}
+
+/// `'HELPER' -- 'PATH' 'OLD_B64' 'NEW_B64' 'true|false'` for `sh -c`,
+/// bounded by `limit` bytes.
+pub fn shell_command(helper: &str, req: &EditRequest, limit: usize) -> Result<Vec<u8>, TooLarge> {
+    let cmd = join_quoted(&argv(helper, req));
+    if cmd.len() > limit {
+        return Err(TooLarge { size: cmd.len(), limit });
+    }
+    Ok(cmd)
+}
+
+/// The `--stdin` form for edits of any size: a short command plus a JSON
+/// body with plain strings (the path must be UTF-8 to travel in JSON).
+pub fn stdin_command(helper: &str, req: &EditRequest) -> Option<(Vec<u8>, Vec<u8>)> {
+    let path = req.path.to_str()?;
+    let body = serde_json::json!({
+        "path": path,
+        "edits": [{"old": req.old, "new": req.new, "replace_all": req.replace_all}],
+    });
+    let cmd = join_quoted(&[OsString::from(helper), OsString::from("--stdin")]);
+    Some((cmd, serde_json::to_vec(&body).expect("JSON of strings serializes")))
+}
+
+/// Reverses [`join_quoted`] for the subset it produces (and plain words):
+/// what a shlex-splitting backend does. Used by tests and by backends
+/// without a shell.
+pub fn split_quoted(cmd: &[u8]) -> Option<Vec<OsString>> {
+    let mut out = Vec::new();
+    let mut cur: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i < cmd.len() {
+        match cmd[i] {
+            b' ' | b'\t' | b'\n' => {
+                if let Some(c) = cur.take() {
+                    out.push(OsString::from_vec(c));
+                }
+            }
+            b'\'' => {
+                let end = cmd[i + 1..].iter().position(|&b| b == b'\'')? + i + 1;
+                cur.get_or_insert_with(Vec::new).extend_from_slice(&cmd[i + 1..end]);
+                i = end;
+            }
+            b'\\' if i + 1 < cmd.len() => {
+                cur.get_or_insert_with(Vec::new).push(cmd[i + 1]);
+                i += 1;
+            }
+            b => cur.get_or_insert_with(Vec::new).push(b),
+        }
+        i += 1;
+    }
+    if let Some(c) = cur {
+        out.push(OsString::from_vec(c));
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_every_argument() {
+        let req = EditRequest::new("it's $(x)", "a", "", false);
+        let cmd = shell_command("/opt/as edit", &req, DEFAULT_COMMAND_LIMIT).unwrap();
+        assert_eq!(cmd, b"'/opt/as edit' '--' 'it'\\''s $(x)' 'YQ==' '' 'false'".to_vec());
+        assert_eq!(split_quoted(&cmd).unwrap(), argv("/opt/as edit", &req));
+    }
+
+    #[test]
+    fn bound_is_enforced_with_size_and_limit() {
+        let req = EditRequest::new("f", "x".repeat(100_000), "y", false);
+        let err = shell_command("h", &req, DEFAULT_COMMAND_LIMIT).unwrap_err();
+        assert_eq!(err.limit, 112 * 1024);
+        assert!(err.size > err.limit);
+        assert!(err.to_string().contains("split the edit"));
+    }
+}

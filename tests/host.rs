@@ -1,0 +1,394 @@
+//! The host library end to end through `LocalShell`: every outcome, the
+//! fallback's parity with the helper, noisy outputs, and installing the
+//! helper over exec into a busybox-only root.
+
+mod common;
+use common::*;
+
+use as_edit::host::{
+    self, EditError, EditRequest, Edited, LocalShell, Outcome, Sandbox, Token, Via,
+};
+use as_edit::protocol::ErrorKind;
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+
+fn editor(helper: &str) -> host::Editor<LocalShell> {
+    host::Editor::new(LocalShell::new(), helper)
+}
+
+fn refused_kind(e: &EditError) -> (&str, Via) {
+    match e {
+        EditError::Refused { kind, via, .. } => (kind.as_str(), *via),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn native_edit_and_every_refusal() {
+    let d = scratch();
+    let p = write_file(d.path(), "f.txt", b"a\r\nb b\n", 0o640);
+    let mut ed = editor(BIN);
+    assert_eq!(
+        ed.edit(&EditRequest::new(&p, "a\n", "A\n", false)).unwrap(),
+        Edited {
+            count: 1,
+            via: Via::Native
+        }
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), b"A\nb b\n");
+    let e = ed.edit(&EditRequest::new(&p, "b", "c", false)).unwrap_err();
+    assert!(matches!(&e, EditError::Refused { count: Some(2), .. }));
+    assert_eq!(refused_kind(&e), ("multiple_occurrences", Via::Native));
+    assert_eq!(e.to_string(), "multiple occurrences (2)");
+    let e = ed
+        .edit(&EditRequest::new(&p, "zz", "c", false))
+        .unwrap_err();
+    assert_eq!(refused_kind(&e), ("string_not_found", Via::Native));
+    assert_eq!(e.to_string(), "string not found");
+    let e = ed
+        .edit(&EditRequest::new(d.path().join("nope"), "a", "b", false))
+        .unwrap_err();
+    assert_eq!(refused_kind(&e), ("file_not_found", Via::Native));
+    let e = ed.edit(&EditRequest::new(&p, "", "b", false)).unwrap_err();
+    assert_eq!(refused_kind(&e), ("invalid_argument", Via::Native));
+    std::fs::write(&p, b"").unwrap();
+    let e = ed.edit(&EditRequest::new(&p, "a", "b", false)).unwrap_err();
+    assert_eq!(refused_kind(&e), ("empty", Via::Native));
+    std::fs::write(&p, b"\xff").unwrap();
+    let e = ed.edit(&EditRequest::new(&p, "a", "b", false)).unwrap_err();
+    assert_eq!(refused_kind(&e), ("read_failed", Via::Native));
+    assert_eq!(listing(d.path()), vec!["f.txt"]);
+}
+
+#[test]
+fn missing_or_non_executable_helper_falls_back_to_transfer() {
+    let d = scratch();
+    let p = write_file(d.path(), "f.txt", b"x\r\ny\n", 0o644);
+    let not_exec = write_file(d.path(), "not-exec", b"#!/bin/sh\n", 0o644);
+    for helper in ["/nonexistent/as-edit", not_exec.to_str().unwrap()] {
+        std::fs::write(&p, b"x\r\ny\n").unwrap();
+        let mut ed = editor(helper);
+        assert_eq!(
+            ed.edit(&EditRequest::new(&p, "x\n", "z\n", false)).unwrap(),
+            Edited {
+                count: 1,
+                via: Via::Transfer
+            },
+            "helper {helper}"
+        );
+        assert_eq!(
+            std::fs::read(&p).unwrap(),
+            b"z\ny\n",
+            "same normalization as the helper"
+        );
+        // Refusals on the transfer path carry the same tokens.
+        let e = ed.edit(&EditRequest::new(&p, "q", "r", false)).unwrap_err();
+        assert_eq!(refused_kind(&e), ("string_not_found", Via::Transfer));
+    }
+}
+
+#[test]
+fn write_failed_falls_back_and_other_refusals_do_not() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv for a directory the helper cannot write");
+    }
+    // A sandbox whose exec runs as nobody (the helper cannot create its temp
+    // in a root-owned directory) while the transfer path can write the file.
+    struct AsNobody(LocalShell);
+    impl Sandbox for AsNobody {
+        fn exec(
+            &mut self,
+            command: &[u8],
+            stdin: Option<&[u8]>,
+        ) -> std::io::Result<host::ExecOutput> {
+            let mut c = b"setpriv --reuid=65534 --regid=65534 --clear-groups -- sh -c ".to_vec();
+            c.extend_from_slice(&host::command::sh_quote(command));
+            self.0.exec(&c, stdin)
+        }
+        fn download(&mut self, p: &Path) -> std::io::Result<Vec<u8>> {
+            self.0.download(p)
+        }
+        fn upload(&mut self, p: &Path, b: &[u8]) -> std::io::Result<()> {
+            self.0.upload(p, b)
+        }
+    }
+    let d = scratch();
+    let p = write_file(d.path(), "f.txt", b"old", 0o666);
+    let mut ed = host::Editor::new(AsNobody(LocalShell::new()), BIN);
+    assert_eq!(
+        ed.edit(&EditRequest::new(&p, "old", "new", false)).unwrap(),
+        Edited {
+            count: 1,
+            via: Via::Transfer
+        }
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), b"new");
+    let e = ed
+        .edit(&EditRequest::new(&p, "absent", "x", false))
+        .unwrap_err();
+    assert_eq!(refused_kind(&e), ("string_not_found", Via::Native));
+}
+
+#[test]
+fn oversized_edits_go_through_stdin_or_transfer() {
+    let d = scratch();
+    let old = "o".repeat(200 * 1024);
+    let content = format!("head\n{old}\ntail\n");
+    let p = write_file(d.path(), "big.txt", content.as_bytes(), 0o644);
+    // LocalShell has stdin: the helper edits natively with --stdin.
+    let mut ed = editor(BIN);
+    assert_eq!(
+        ed.edit(&EditRequest::new(&p, old.as_str(), "N", false))
+            .unwrap(),
+        Edited {
+            count: 1,
+            via: Via::Native
+        }
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), b"head\nN\ntail\n");
+    // Without stdin, nothing is sent to the helper: the transfer path edits.
+    struct NoStdin(LocalShell, usize);
+    impl Sandbox for NoStdin {
+        fn exec(&mut self, c: &[u8], s: Option<&[u8]>) -> std::io::Result<host::ExecOutput> {
+            self.1 += 1;
+            self.0.exec(c, s)
+        }
+        fn download(&mut self, p: &Path) -> std::io::Result<Vec<u8>> {
+            self.0.download(p)
+        }
+        fn upload(&mut self, p: &Path, b: &[u8]) -> std::io::Result<()> {
+            self.0.upload(p, b)
+        }
+    }
+    std::fs::write(&p, content.as_bytes()).unwrap();
+    let mut ed = host::Editor::new(NoStdin(LocalShell::new(), 0), BIN);
+    assert_eq!(
+        ed.edit(&EditRequest::new(&p, old.as_str(), "N", false))
+            .unwrap(),
+        Edited {
+            count: 1,
+            via: Via::Transfer
+        }
+    );
+    assert_eq!(ed.sandbox.1, 0, "no command was sent");
+    let err = host::command::shell_command(
+        BIN,
+        &EditRequest::new(&p, old.as_str(), "N", false),
+        112 * 1024,
+    )
+    .unwrap_err();
+    assert!(err.size > 200 * 1024 && err.limit == 112 * 1024);
+}
+
+#[test]
+fn noisy_backend_outputs() {
+    let cases: &[(&[u8], Option<i32>, Outcome)] = &[
+        (
+            b"Last login: today\n. /etc/profile: ok\n__RESULT__{\"count\":1}\n",
+            Some(0),
+            Outcome::Edited { count: 1 },
+        ),
+        (
+            b"__RESULT__{\"count\":1}\r\n\r\n[stderr] bash: warning: setlocale\r\n",
+            Some(0),
+            Outcome::Edited { count: 1 },
+        ),
+        (
+            b"echo __RESULT__{\"count\":7}\n__RESULT__{\"error\":\"string_not_found\"}\n",
+            Some(1),
+            Outcome::Refused {
+                kind: Token::Known(ErrorKind::StringNotFound),
+                detail: None,
+                count: None,
+            },
+        ),
+        (
+            b"\n[stderr] sh: 1: /opt/as-edit: not found\n",
+            Some(127),
+            Outcome::HelperUnavailable,
+        ),
+        (
+            b"sh: /opt/as-edit: cannot execute binary file: Exec format error\n",
+            Some(126),
+            Outcome::HelperUnavailable,
+        ),
+        (
+            b"Killed\n",
+            Some(137),
+            Outcome::Unexpected {
+                exit_code: Some(137),
+                excerpt: "Killed".into(),
+            },
+        ),
+    ];
+    for (out, code, want) in cases {
+        assert_eq!(
+            &host::parse_output(out, *code),
+            want,
+            "{}",
+            String::from_utf8_lossy(out)
+        );
+    }
+}
+
+fn native_vs_transfer(
+    content: &[u8],
+    old: &str,
+    new: &str,
+    all: bool,
+) -> Result<(), TestCaseError> {
+    let d = scratch();
+    let a = write_file(d.path(), "native", content, 0o644);
+    let b = write_file(d.path(), "transfer", content, 0o644);
+    let native = editor(BIN).edit(&EditRequest::new(&a, old, new, all));
+    let transfer =
+        host::transfer_edit(&mut LocalShell::new(), &EditRequest::new(&b, old, new, all));
+    let summary = |r: &Result<Edited, EditError>| match r {
+        Ok(e) => Ok(e.count),
+        Err(EditError::Refused { kind, count, .. }) => Err((kind.as_str().to_owned(), *count)),
+        Err(e) => panic!("{e}"),
+    };
+    prop_assert_eq!(summary(&native), summary(&transfer));
+    prop_assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #[test]
+    fn native_and_transfer_agree(
+        content in prop::collection::vec(prop::sample::select(vec!["a", "b", "\r\n", "\r", "\n", "é", "😀"]), 0..20).prop_map(|v| v.concat()),
+        old in prop::collection::vec(prop::sample::select(vec!["a", "b", "\r", "\n", "é"]), 1..3).prop_map(|v| v.concat()),
+        new in prop::collection::vec(prop::sample::select(vec!["x", "\r\n", "😀"]), 0..3).prop_map(|v| v.concat()),
+        all in any::<bool>(),
+        bad in any::<bool>(),
+    ) {
+        let mut bytes = content.into_bytes();
+        if bad { bytes.push(0xff); }
+        native_vs_transfer(&bytes, &old, &new, all)?;
+    }
+}
+
+/// A throw-away root with only a static busybox: the image of a sandbox with
+/// nothing but `sh`.
+fn busybox_root(with_base64: bool) -> Option<tempfile::TempDir> {
+    if !is_root() {
+        skip("chroot needs root");
+        return None;
+    }
+    if !Path::new("/bin/busybox").exists() {
+        skip("busybox-static is not installed (scripts/test.sh installs it)");
+        return None;
+    }
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(root.path().join("bin")).unwrap();
+    std::fs::create_dir_all(root.path().join("opt")).unwrap();
+    std::fs::create_dir_all(root.path().join("work")).unwrap();
+    std::fs::copy("/bin/busybox", root.path().join("bin/busybox")).unwrap();
+    let mut tools = vec!["sh", "chmod", "mv", "rm", "cat"];
+    if with_base64 {
+        tools.push("base64");
+    }
+    for t in tools {
+        std::os::unix::fs::symlink("busybox", root.path().join("bin").join(t)).unwrap();
+    }
+    Some(root)
+}
+
+fn static_binary() -> Option<PathBuf> {
+    match std::env::var_os("AS_EDIT_STATIC_BIN") {
+        Some(p) => Some(PathBuf::from(p)),
+        None => {
+            skip("AS_EDIT_STATIC_BIN is not set (scripts/test.sh builds the static binary and sets it)");
+            None
+        }
+    }
+}
+
+#[test]
+fn install_over_exec_into_a_busybox_root_then_edit() {
+    let Some(bin) = static_binary() else { return };
+    let binary = std::fs::read(&bin).unwrap();
+    for with_base64 in [false, true] {
+        let Some(root) = busybox_root(with_base64) else {
+            return;
+        };
+        let shell = LocalShell {
+            chroot: Some(root.path().to_path_buf()),
+        };
+        let mut ed = host::Editor::new(shell, "/opt/as-edit");
+        // Prove which encoding the probe picks in this root.
+        let probe = ed.sandbox.exec(host::install::BASE64_PROBE, None).unwrap();
+        assert_eq!(probe.output.starts_with(b"as-edit"), with_base64);
+        assert!(ed.ensure_helper(&binary).unwrap(), "installed");
+        assert_eq!(
+            std::fs::read(root.path().join("opt/as-edit")).unwrap(),
+            binary
+        );
+        assert_eq!(mode(&root.path().join("opt/as-edit")), 0o755);
+        assert_eq!(
+            listing(&root.path().join("opt")),
+            vec!["as-edit"],
+            "no partial file left"
+        );
+        assert!(
+            !ed.ensure_helper(&binary).unwrap(),
+            "already there: not installed again"
+        );
+        std::fs::write(root.path().join("work/f.txt"), b"a\r\nb\r\n").unwrap();
+        assert_eq!(
+            ed.edit(&EditRequest::new("/work/f.txt", "b\n", "B\n", false))
+                .unwrap(),
+            Edited {
+                count: 1,
+                via: Via::Native
+            }
+        );
+        assert_eq!(
+            std::fs::read(root.path().join("work/f.txt")).unwrap(),
+            b"a\nB\n"
+        );
+        assert!(
+            !root.path().join("usr/bin/python3").exists()
+                && !root.path().join("bin/python3").exists()
+        );
+    }
+}
+
+#[test]
+fn the_example_edits_natively_and_through_the_fallback() {
+    // cargo test builds examples beside the binary: target/<profile>/examples/host.
+    let example = Path::new(BIN).parent().unwrap().join("examples/host");
+    if !example.exists() {
+        return skip("the host example is not built (cargo test builds it by default)");
+    }
+    let d = scratch();
+    let p = write_file(d.path(), "f.txt", b"a b a\n", 0o644);
+    let run = |helper: Option<&str>, args: &[&str]| {
+        let mut c = std::process::Command::new(&example);
+        c.arg(&p).args(args);
+        match helper {
+            Some(h) => c.env("AS_EDIT_HELPER", h),
+            None => c.env("AS_EDIT_HELPER", BIN),
+        };
+        let o = c.output().unwrap();
+        (
+            String::from_utf8(o.stdout).unwrap(),
+            o.status.code().unwrap(),
+        )
+    };
+    assert_eq!(
+        run(None, &["a", "c"]),
+        ("multiple occurrences (2)\n".into(), 1)
+    );
+    assert_eq!(
+        run(None, &["a", "c", "--all"]),
+        ("edited 2 (native)\n".into(), 0)
+    );
+    assert_eq!(
+        run(Some("/nonexistent"), &["b", "B"]),
+        ("edited 1 (fallback: transfer)\n".into(), 0)
+    );
+    assert_eq!(run(None, &["zzz", "q"]), ("string not found\n".into(), 1));
+    assert_eq!(std::fs::read(&p).unwrap(), b"c B c\n");
+}
