@@ -167,7 +167,11 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
             if !engine_refusal_before_read(&refusal) {
                 fill_current(report, &file, in_digest);
             }
-            return Err(refusal_failure(refusal, req.edits.len(), &display_path(&target.path)));
+            return Err(refusal_failure(
+                refusal,
+                req.edits.len(),
+                &display_path(&target.path),
+            ));
         }
     };
     sink.flush();

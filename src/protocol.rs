@@ -222,9 +222,10 @@ pub fn refusal_failure(r: crate::core::Refusal, total: usize, path: &str) -> Fai
             ErrorKind::ReadFailed,
             format!("{path} is not valid UTF-8: {reason} at byte offset {offset}"),
         ),
-        Refusal::NotFound { edit } if total > 1 => {
-            Failure::new(ErrorKind::StringNotFound, format!("{}OLD not found", prefix(edit)))
-        }
+        Refusal::NotFound { edit } if total > 1 => Failure::new(
+            ErrorKind::StringNotFound,
+            format!("{}OLD not found", prefix(edit)),
+        ),
         Refusal::NotFound { .. } => Failure::bare(ErrorKind::StringNotFound),
         Refusal::Multiple { edit, count } => Failure {
             kind: ErrorKind::MultipleOccurrences,

@@ -24,7 +24,12 @@ pub struct EditRequest {
 }
 
 impl EditRequest {
-    pub fn new(path: impl Into<PathBuf>, old: impl Into<String>, new: impl Into<String>, replace_all: bool) -> Self {
+    pub fn new(
+        path: impl Into<PathBuf>,
+        old: impl Into<String>,
+        new: impl Into<String>,
+        replace_all: bool,
+    ) -> Self {
         EditRequest {
             path: path.into(),
             old: old.into(),
@@ -102,7 +107,10 @@ pub fn argv(helper: &str, req: &EditRequest) -> Vec<OsString> {
 pub fn shell_command(helper: &str, req: &EditRequest, limit: usize) -> Result<Vec<u8>, TooLarge> {
     let cmd = join_quoted(&argv(helper, req));
     if cmd.len() > limit {
-        return Err(TooLarge { size: cmd.len(), limit });
+        return Err(TooLarge {
+            size: cmd.len(),
+            limit,
+        });
     }
     Ok(cmd)
 }
@@ -116,7 +124,10 @@ pub fn stdin_command(helper: &str, req: &EditRequest) -> Option<(Vec<u8>, Vec<u8
         "edits": [{"old": req.old, "new": req.new, "replace_all": req.replace_all}],
     });
     let cmd = join_quoted(&[OsString::from(helper), OsString::from("--stdin")]);
-    Some((cmd, serde_json::to_vec(&body).expect("JSON of strings serializes")))
+    Some((
+        cmd,
+        serde_json::to_vec(&body).expect("JSON of strings serializes"),
+    ))
 }
 
 /// Reverses [`join_quoted`] for the subset it produces (and plain words):
@@ -135,7 +146,8 @@ pub fn split_quoted(cmd: &[u8]) -> Option<Vec<OsString>> {
             }
             b'\'' => {
                 let end = cmd[i + 1..].iter().position(|&b| b == b'\'')? + i + 1;
-                cur.get_or_insert_with(Vec::new).extend_from_slice(&cmd[i + 1..end]);
+                cur.get_or_insert_with(Vec::new)
+                    .extend_from_slice(&cmd[i + 1..end]);
                 i = end;
             }
             b'\\' if i + 1 < cmd.len() => {
@@ -160,7 +172,10 @@ mod tests {
     fn quotes_every_argument() {
         let req = EditRequest::new("it's $(x)", "a", "", false);
         let cmd = shell_command("/opt/as edit", &req, DEFAULT_COMMAND_LIMIT).unwrap();
-        assert_eq!(cmd, b"'/opt/as edit' '--' 'it'\\''s $(x)' 'YQ==' '' 'false'".to_vec());
+        assert_eq!(
+            cmd,
+            b"'/opt/as edit' '--' 'it'\\''s $(x)' 'YQ==' '' 'false'".to_vec()
+        );
         assert_eq!(split_quoted(&cmd).unwrap(), argv("/opt/as edit", &req));
     }
 

@@ -29,7 +29,13 @@ pub const BASE64_PROBE_ANSWER: &[u8] = b"as-edit";
 
 /// The ordered commands that install `binary` at `dest`. Each must exit 0;
 /// the last one prints the installed helper's `--version`.
-pub fn install_commands(binary: &[u8], dest: &str, encoding: Encoding, limit: usize, nonce: &str) -> Vec<Vec<u8>> {
+pub fn install_commands(
+    binary: &[u8],
+    dest: &str,
+    encoding: Encoding,
+    limit: usize,
+    nonce: &str,
+) -> Vec<Vec<u8>> {
     let tmp = format!("{dest}.part-{nonce}");
     let qtmp = sh_quote(tmp.as_bytes());
     let mut cmds = Vec::new();
@@ -60,7 +66,11 @@ pub fn install_commands(binary: &[u8], dest: &str, encoding: Encoding, limit: us
             let per = budget / 4 * 3;
             for part in binary.chunks(per.max(3)) {
                 let mut c = b"printf '%s' '".to_vec();
-                c.extend_from_slice(base64::engine::general_purpose::STANDARD.encode(part).as_bytes());
+                c.extend_from_slice(
+                    base64::engine::general_purpose::STANDARD
+                        .encode(part)
+                        .as_bytes(),
+                );
                 c.extend_from_slice(b"' | base64 -d >> ");
                 c.extend_from_slice(&qtmp);
                 cmds.push(c);
@@ -93,8 +103,10 @@ pub fn cleanup_command(dest: &str, nonce: &str) -> Vec<u8> {
 /// Does `--version` output name a working helper?
 pub fn is_helper_version(output: &[u8]) -> bool {
     let s = String::from_utf8_lossy(output);
-    s.lines()
-        .any(|l| l.starts_with("as-edit ") && l.contains(&format!("(protocol {};", crate::protocol::PROTOCOL_VERSION)))
+    s.lines().any(|l| {
+        l.starts_with("as-edit ")
+            && l.contains(&format!("(protocol {};", crate::protocol::PROTOCOL_VERSION))
+    })
 }
 
 /// One byte inside a single-quoted printf format: safe ASCII stays literal;
@@ -131,7 +143,10 @@ mod tests {
         let p = install_commands(&bin, "/d", Encoding::Printf, 112 * 1024, "n").len();
         let b = install_commands(&bin, "/d", Encoding::Base64, 112 * 1024, "n").len();
         // Data commands only (3 are fixed): ~3.2 vs 1.33 characters a byte.
-        assert!((p - 3) >= 2 * (b - 3), "base64 takes far fewer round trips: {b} vs {p}");
+        assert!(
+            (p - 3) >= 2 * (b - 3),
+            "base64 takes far fewer round trips: {b} vs {p}"
+        );
     }
 
     #[test]

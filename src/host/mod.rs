@@ -80,7 +80,10 @@ pub enum EditError {
         via: Via,
     },
     /// The helper ran but printed no result line.
-    Unexpected { exit_code: Option<i32>, excerpt: String },
+    Unexpected {
+        exit_code: Option<i32>,
+        excerpt: String,
+    },
     /// The backend failed (exec, download or upload).
     Backend(io::Error),
     /// Installing the helper failed.
@@ -100,7 +103,12 @@ impl EditError {
 impl std::fmt::Display for EditError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            EditError::Refused { kind, detail, count, .. } => {
+            EditError::Refused {
+                kind,
+                detail,
+                count,
+                ..
+            } => {
                 write!(f, "{}", kind.as_str().replace('_', " "))?;
                 if let Some(c) = count {
                     write!(f, " ({c})")?;
@@ -111,7 +119,10 @@ impl std::fmt::Display for EditError {
                 Ok(())
             }
             EditError::Unexpected { exit_code, excerpt } => {
-                write!(f, "unexpected helper output (exit {exit_code:?}): {excerpt}")
+                write!(
+                    f,
+                    "unexpected helper output (exit {exit_code:?}): {excerpt}"
+                )
             }
             EditError::Backend(e) => write!(f, "backend error: {e}"),
             EditError::Install(m) => write!(f, "installing the helper failed: {m}"),
@@ -164,13 +175,22 @@ impl<S: Sandbox> Editor<S> {
             let out = self.sandbox.exec(&cmd, stdin.as_deref());
             if let Ok(out) = out {
                 match parse_output(&out.output, out.exit_code) {
-                    Outcome::Edited { count } => return Ok(Edited { count, via: Via::Native }),
+                    Outcome::Edited { count } => {
+                        return Ok(Edited {
+                            count,
+                            via: Via::Native,
+                        })
+                    }
                     Outcome::Refused {
                         kind: Token::Known(ErrorKind::WriteFailed),
                         ..
                     }
                     | Outcome::HelperUnavailable => {}
-                    Outcome::Refused { kind, detail, count } => {
+                    Outcome::Refused {
+                        kind,
+                        detail,
+                        count,
+                    } => {
                         return Err(EditError::Refused {
                             kind,
                             detail,
@@ -192,23 +212,31 @@ impl<S: Sandbox> Editor<S> {
     /// Makes sure a working helper is at the helper path, installing
     /// `binary` there if not. Returns true when it installed.
     pub fn ensure_helper(&mut self, binary: &[u8]) -> Result<bool, EditError> {
-        let probe = self.sandbox.exec(&install::version_command(&self.helper), None);
-        if matches!(&probe, Ok(o) if o.exit_code == Some(0) && install::is_helper_version(&o.output)) {
+        let probe = self
+            .sandbox
+            .exec(&install::version_command(&self.helper), None);
+        if matches!(&probe, Ok(o) if o.exit_code == Some(0) && install::is_helper_version(&o.output))
+        {
             return Ok(false);
         }
         let nonce = nonce();
         if self.sandbox.has_shell() {
             let b64 = self.sandbox.exec(install::BASE64_PROBE, None);
             let encoding = match b64 {
-                Ok(o) if o.output.starts_with(install::BASE64_PROBE_ANSWER) => install::Encoding::Base64,
+                Ok(o) if o.output.starts_with(install::BASE64_PROBE_ANSWER) => {
+                    install::Encoding::Base64
+                }
                 _ => install::Encoding::Printf,
             };
-            let cmds = install::install_commands(binary, &self.helper, encoding, self.limit, &nonce);
+            let cmds =
+                install::install_commands(binary, &self.helper, encoding, self.limit, &nonce);
             let (body, verify) = cmds.split_at(cmds.len() - 1);
             for c in body {
                 let o = self.sandbox.exec(c, None).map_err(EditError::Backend)?;
                 if o.exit_code != Some(0) {
-                    let _ = self.sandbox.exec(&install::cleanup_command(&self.helper, &nonce), None);
+                    let _ = self
+                        .sandbox
+                        .exec(&install::cleanup_command(&self.helper, &nonce), None);
                     return Err(EditError::Install(format!(
                         "a step exited {:?}: {}",
                         o.exit_code,
@@ -222,8 +250,12 @@ impl<S: Sandbox> Editor<S> {
             self.sandbox
                 .upload(Path::new(&self.helper), binary)
                 .map_err(EditError::Backend)?;
-            let chmod = command::join_quoted(&["chmod".into(), "755".into(), self.helper.clone().into()]);
-            let o = self.sandbox.exec(&chmod, None).map_err(EditError::Backend)?;
+            let chmod =
+                command::join_quoted(&["chmod".into(), "755".into(), self.helper.clone().into()]);
+            let o = self
+                .sandbox
+                .exec(&chmod, None)
+                .map_err(EditError::Backend)?;
             if o.exit_code != Some(0) {
                 return Err(EditError::Install(format!(
                     "chmod exited {:?}: {}",
@@ -252,13 +284,17 @@ impl<S: Sandbox> Editor<S> {
 
 /// The transfer path: download, the same core as the helper, upload.
 /// Writes through whatever the backend's upload does with symlinks.
-pub fn transfer_edit<S: Sandbox + ?Sized>(sandbox: &mut S, req: &EditRequest) -> Result<Edited, EditError> {
-    let refused = |kind: ErrorKind, detail: Option<String>, count: Option<u64>| EditError::Refused {
-        kind: Token::Known(kind),
-        detail,
-        count,
-        via: Via::Transfer,
-    };
+pub fn transfer_edit<S: Sandbox + ?Sized>(
+    sandbox: &mut S,
+    req: &EditRequest,
+) -> Result<Edited, EditError> {
+    let refused =
+        |kind: ErrorKind, detail: Option<String>, count: Option<u64>| EditError::Refused {
+            kind: Token::Known(kind),
+            detail,
+            count,
+            via: Via::Transfer,
+        };
     let edit = Edit::new(&req.old, &req.new, req.replace_all)
         .map_err(|m| refused(ErrorKind::InvalidArgument, Some(m.to_owned()), None))?;
     let bytes = match sandbox.download(&req.path) {
@@ -282,9 +318,13 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(sandbox: &mut S, req: &EditRequest) ->
         let f = refusal_failure(r, 1, &display_path(&req.path));
         refused(f.kind, f.detail, f.count)
     })?;
-    sandbox
-        .upload(&req.path, &out)
-        .map_err(|e| refused(ErrorKind::WriteFailed, Some(format!("uploading: {e}")), None))?;
+    sandbox.upload(&req.path, &out).map_err(|e| {
+        refused(
+            ErrorKind::WriteFailed,
+            Some(format!("uploading: {e}")),
+            None,
+        )
+    })?;
     Ok(Edited {
         count: summary.count,
         via: Via::Transfer,
@@ -342,9 +382,13 @@ impl Sandbox for LocalShell {
                 c
             }
         };
-        c.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        c.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
         let mut child = c.spawn()?;
         if let (Some(data), Some(mut pipe)) = (stdin, child.stdin.take()) {
             // A helper that exits early closes the pipe: not our error.

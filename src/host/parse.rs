@@ -59,9 +59,16 @@ pub fn parse_output(output: &[u8], exit_code: Option<i32>) -> Outcome {
     }
     let lower = text.to_ascii_lowercase();
     let missing = matches!(exit_code, Some(126) | Some(127))
-        || ["not found", "no such file", "permission denied", "not executable", "exec format error", "cannot execute"]
-            .iter()
-            .any(|w| lower.contains(w));
+        || [
+            "not found",
+            "no such file",
+            "permission denied",
+            "not executable",
+            "exec format error",
+            "cannot execute",
+        ]
+        .iter()
+        .any(|w| lower.contains(w));
     if missing {
         return Outcome::HelperUnavailable;
     }
@@ -80,7 +87,10 @@ fn parse_result_json(json: &str) -> Option<Outcome> {
         None | Some(serde_json::Value::Null) => None,
         Some(c) => Some(c.as_u64()?),
     };
-    let detail = obj.get("detail").and_then(|d| d.as_str()).map(str::to_owned);
+    let detail = obj
+        .get("detail")
+        .and_then(|d| d.as_str())
+        .map(str::to_owned);
     match obj.get("error") {
         Some(serde_json::Value::String(t)) => Some(Outcome::Refused {
             kind: ErrorKind::from_token(t).map_or_else(|| Token::Unknown(t.clone()), Token::Known),
@@ -105,26 +115,49 @@ mod tests {
     #[test]
     fn refusals_and_unknown_tokens() {
         assert_eq!(
-            parse_output(b"__RESULT__{\"error\":\"multiple_occurrences\",\"count\":3}\n", Some(1)),
-            Outcome::Refused { kind: Token::Known(ErrorKind::MultipleOccurrences), detail: None, count: Some(3) }
+            parse_output(
+                b"__RESULT__{\"error\":\"multiple_occurrences\",\"count\":3}\n",
+                Some(1)
+            ),
+            Outcome::Refused {
+                kind: Token::Known(ErrorKind::MultipleOccurrences),
+                detail: None,
+                count: Some(3)
+            }
         );
         assert_eq!(
             parse_output(b"__RESULT__{\"error\":\"quota\",\"detail\":\"d\"}", None),
-            Outcome::Refused { kind: Token::Unknown("quota".into()), detail: Some("d".into()), count: None }
+            Outcome::Refused {
+                kind: Token::Unknown("quota".into()),
+                detail: Some("d".into()),
+                count: None
+            }
         );
     }
 
     #[test]
     fn missing_helper_and_unexpected() {
-        assert_eq!(parse_output(b"sh: 1: /opt/as-edit: not found\n", Some(127)), Outcome::HelperUnavailable);
+        assert_eq!(
+            parse_output(b"sh: 1: /opt/as-edit: not found\n", Some(127)),
+            Outcome::HelperUnavailable
+        );
         assert_eq!(parse_output(b"", Some(126)), Outcome::HelperUnavailable);
-        assert_eq!(parse_output(b"sh: /x: Permission denied", None), Outcome::HelperUnavailable);
+        assert_eq!(
+            parse_output(b"sh: /x: Permission denied", None),
+            Outcome::HelperUnavailable
+        );
         let long = "z".repeat(500);
         match parse_output(long.as_bytes(), Some(3)) {
-            Outcome::Unexpected { exit_code: Some(3), excerpt } => assert_eq!(excerpt.len(), 200),
+            Outcome::Unexpected {
+                exit_code: Some(3),
+                excerpt,
+            } => assert_eq!(excerpt.len(), 200),
             o => panic!("{o:?}"),
         }
         // A marker with broken JSON is not a result.
-        assert!(matches!(parse_output(b"__RESULT__{\"count\":", Some(0)), Outcome::Unexpected { .. }));
+        assert!(matches!(
+            parse_output(b"__RESULT__{\"count\":", Some(0)),
+            Outcome::Unexpected { .. }
+        ));
     }
 }
