@@ -9,9 +9,9 @@ step() { printf '\n==> %s\n' "$*"; }
 rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
 # Root-only test tools: busybox (minimal-image roots), qemu (aarch64),
-# acl (ACL preservation). As another user, the tests that need them say why
-# they skip, and conformance fails with a clear message.
-[ "$(id -u)" = 0 ] && apt_need busybox-static qemu-user-static acl
+# acl (ACL preservation), strace (--fsync syscalls). As another user, the
+# tests that need them say why they skip, and conformance fails clearly.
+[ "$(id -u)" = 0 ] && apt_need busybox-static qemu-user-static acl strace
 
 step "format and lints"
 cargo fmt --all -- --check

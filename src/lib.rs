@@ -10,6 +10,7 @@
 
 pub mod args;
 pub mod core;
+pub mod diff;
 pub mod fs;
 pub mod host;
 pub mod protocol;
