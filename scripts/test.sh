@@ -29,6 +29,9 @@ step "conformance in a busybox-only root"
 scripts/conformance.sh "dist/as-edit-$version-x86_64-unknown-linux-musl" --arch x86_64
 scripts/conformance.sh "dist/as-edit-$version-aarch64-unknown-linux-musl" --arch aarch64
 
+step "fuzzing, bounded (scripts/fuzz.sh runs longer on demand)"
+scripts/fuzz.sh 20
+
 step "benchmark, quick mode (proves it runs; figures come from a full run)"
 scripts/bench.sh --quick --bin "$AS_EDIT_STATIC_BIN"
 

@@ -1,0 +1,20 @@
+//! The argument grammar and the --stdin request on arbitrary input: no panic,
+//! and every error is an invalid_argument.
+#![no_main]
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+
+use as_edit::args::{parse, parse_stdin_request, Options};
+use as_edit::protocol::ErrorKind;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let args: Vec<OsString> = data.split(|b| *b == 0).map(|a| OsString::from_vec(a.to_vec())).collect();
+    if let Err(f) = parse(&args, None) {
+        assert_eq!(f.kind, ErrorKind::InvalidArgument);
+    }
+    if let Err(f) = parse_stdin_request(data, Options::default()) {
+        assert_eq!(f.kind, ErrorKind::InvalidArgument);
+    }
+});
