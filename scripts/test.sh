@@ -22,6 +22,17 @@ scripts/build-static.sh
 version=$(pkg_version)
 export AS_EDIT_STATIC_BIN="$PWD/dist/as-edit-$version-x86_64-unknown-linux-musl"
 
+step "the release profile (panic=abort) still prints the panic result line"
+cargo build --quiet --release --features fault-injection --target-dir target/fault-injection
+probe_dir=$(mktemp -d)
+printf 'abc' > "$probe_dir/f"
+line=$(cd "$probe_dir" && AS_EDIT_TEST_PANIC=1 "$OLDPWD/target/fault-injection/release/as-edit" f YWJj eHl6) && rc=0 || rc=$?
+want='__RESULT__{"error":"internal_error","detail":"injected test panic"}'
+[ "$line" = "$want" ] && [ "$rc" = 1 ] && [ "$(cat "$probe_dir/f")" = abc ] && [ "$(ls -A "$probe_dir")" = f ] \
+  || die "release panic path: got '$line' exit $rc"
+rm -rf "$probe_dir"
+echo "ok: $want, exit 1, file and directory unchanged"
+
 step "unit, property, CLI, reliability and host tests"
 cargo test --all-features
 

@@ -144,9 +144,10 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
         }
     }
     let summary = engine.finish(&mut |b| sink.push(b));
-    // Test builds only: prove a panic mid-edit leaves the target and the
-    // directory as they were (release builds compile this out).
-    #[cfg(debug_assertions)]
+    // Test builds only (debug, or the off-by-default `fault-injection`
+    // feature): prove a panic mid-edit leaves the target and the directory
+    // as they were. Release builds compile this out.
+    #[cfg(any(debug_assertions, feature = "fault-injection"))]
     if std::env::var_os("AS_EDIT_TEST_PANIC").is_some() {
         sink.flush();
         panic!("injected test panic");
@@ -733,7 +734,7 @@ impl<'d> Temp<'d> {
     fn create(t: &'d Target) -> Result<Temp<'d>, Errno> {
         let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
         // Test builds only: exercise the named-temp fallback on any file system.
-        #[cfg(debug_assertions)]
+        #[cfg(any(debug_assertions, feature = "fault-injection"))]
         if std::env::var_os("AS_EDIT_TEST_NO_TMPFILE").is_some() {
             return Temp::create_named(t.dir.as_fd());
         }

@@ -392,3 +392,34 @@ fn the_example_edits_natively_and_through_the_fallback() {
     assert_eq!(run(None, &["zzz", "q"]), ("string not found\n".into(), 1));
     assert_eq!(std::fs::read(&p).unwrap(), b"c B c\n");
 }
+
+#[test]
+fn printf_install_works_under_the_system_sh() {
+    // Debian's /bin/sh is dash; busybox sh is covered above. NUL bytes, '%',
+    // '\\' and quotes must all survive the printf format strings.
+    let d = scratch();
+    let dest = d.path().join("helper");
+    let binary = std::fs::read(BIN).unwrap();
+    let cmds = host::install::install_commands(
+        &binary,
+        dest.to_str().unwrap(),
+        host::install::Encoding::Printf,
+        112 * 1024,
+        "t",
+    );
+    let mut sh = LocalShell::new();
+    for c in &cmds[..cmds.len() - 1] {
+        let o = sh.exec(c, None).unwrap();
+        assert_eq!(
+            o.exit_code,
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.output)
+        );
+    }
+    assert_eq!(std::fs::read(&dest).unwrap(), binary);
+    assert_eq!(mode(&dest), 0o755);
+    let v = sh.exec(cmds.last().unwrap(), None).unwrap();
+    assert!(host::install::is_helper_version(&v.output));
+    assert_eq!(listing(d.path()), vec!["helper"]);
+}
