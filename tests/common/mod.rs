@@ -17,19 +17,9 @@ pub fn b64(s: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(s.as_bytes())
 }
 
-/// POSIX single-quote quoting: `'` becomes `'\''`.
-pub fn sh_quote(s: &[u8]) -> Vec<u8> {
-    let mut out = vec![b'\''];
-    for &b in s {
-        if b == b'\'' {
-            out.extend_from_slice(b"'\\''");
-        } else {
-            out.push(b);
-        }
-    }
-    out.push(b'\'');
-    out
-}
+/// POSIX single-quote quoting, as the host library does it (its own tests
+/// check that a shlex-style split reverses it).
+pub use as_edit::host::command::sh_quote;
 
 /// The command line a host sends: `'BIN' -- 'PATH' 'OLD' 'NEW' 'ALL'`.
 pub fn host_command(bin: &str, args: &[&[u8]]) -> Vec<u8> {
