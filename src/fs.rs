@@ -23,7 +23,7 @@ use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
 use crate::args::{Eol, Request};
-use crate::core::{EditStats, Engine, Refusal};
+use crate::core::{EditStats, Engine};
 use crate::protocol::{display_path, refusal_failure, EditReport, ErrorKind, Failure, Report};
 
 /// Read and write buffers: bounded memory whatever the file size.
@@ -139,7 +139,9 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
             sink.temp = None; // a refusal is certain: stop writing
         }
         engine.feed(chunk, &mut |b| sink.push(b));
-        if engine.invalid_utf8() {
+        // Invalid UTF-8 settles the outcome, but a hash must still see the
+        // whole file (--expect-sha256 compares it, --report shows it).
+        if engine.invalid_utf8() && in_hash.is_none() {
             break;
         }
     }
@@ -170,9 +172,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
     let summary = match summary {
         Ok(s) => s,
         Err(refusal) => {
-            if !engine_refusal_before_read(&refusal) {
-                fill_current(report, &file, in_digest);
-            }
+            fill_current(report, &file, in_digest);
             return Err(refusal_failure(
                 refusal,
                 req.edits.len(),
@@ -207,10 +207,6 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
     };
     temp.commit(&target, &file, &st, opts.fsync)?;
     Ok(summary.count)
-}
-
-fn engine_refusal_before_read(r: &Refusal) -> bool {
-    matches!(r, Refusal::Empty)
 }
 
 /// On an error after a successful read, `--report` describes the current file.

@@ -506,3 +506,44 @@ fn fsync_flushes_the_file_before_the_rename_and_the_directory_after() {
     );
     assert_eq!(calls(&[]), vec!["renameat"], "no fsync unless asked");
 }
+
+#[test]
+fn hashes_cover_the_whole_file_even_past_invalid_utf8() {
+    let d = scratch();
+    let mut bytes = b"ok \xff ".to_vec();
+    bytes.extend(std::iter::repeat_n(b'x', 600 * 1024)); // past the first read chunk
+    let p = write_file(d.path(), "f", &bytes, 0o644);
+    let dir = d.path().display();
+    // The expected hash is right: the refusal is about the content, not a conflict.
+    let r = run(
+        d.path(),
+        &[
+            "--report",
+            "--expect-sha256",
+            &sha(&bytes),
+            "f",
+            &b64("ok"),
+            &b64("no"),
+        ],
+    );
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"error":"read_failed","detail":"{dir}/f is not valid UTF-8: invalid start byte at byte offset 3","path":"{dir}/f","size":{},"sha256":"{}"}}"#,
+            bytes.len(),
+            sha(&bytes)
+        ),
+        1,
+    );
+    write_file(d.path(), "e", b"", 0o644);
+    let r = run(d.path(), &["--report", "e", &b64("a"), &b64("b")]);
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"error":"empty","path":"{dir}/e","size":0,"sha256":"{}"}}"#,
+            sha(b"")
+        ),
+        1,
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), bytes);
+}
