@@ -855,6 +855,15 @@ impl<'d> Temp<'d> {
                     )
                 },
             );
+            // Test builds only: as if neither link worked (no capability, no /proc).
+            #[cfg(any(debug_assertions, feature = "fault-injection"))]
+            let r = match std::env::var_os("AS_EDIT_TEST_NO_LINK") {
+                Some(_) => r.and_then(|()| {
+                    let _ = rfs::unlinkat(dir, name.as_c_str(), AtFlags::empty());
+                    Err(Errno::NOENT)
+                }),
+                None => r,
+            };
             match r {
                 Ok(()) => {
                     self.name = Some(name);

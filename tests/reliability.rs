@@ -524,6 +524,30 @@ fn the_named_temp_fallback_edits_and_cleans_up() {
 }
 
 #[test]
+fn without_any_way_to_link_the_unnamed_temp_it_is_copied_to_a_named_one() {
+    // No CAP_DAC_READ_SEARCH and no /proc: the content is copied into a
+    // hidden named temp, which is renamed (or removed on failure).
+    let d = scratch();
+    let p = write_file(d.path(), "f", b"one two", 0o640);
+    for (old, line, after) in [
+        ("zz", r#"{"error":"string_not_found"}"#, &b"one two"[..]),
+        ("two", r#"{"count":1}"#, b"one 2"),
+    ] {
+        let r: Run = Command::new(BIN)
+            .args(["f", &b64(old), &b64("2")])
+            .current_dir(d.path())
+            .env("AS_EDIT_TEST_NO_LINK", "1")
+            .output()
+            .unwrap()
+            .into();
+        assert_result(&r, line, if after == b"one 2" { 0 } else { 1 });
+        assert_eq!(std::fs::read(&p).unwrap(), after);
+        assert_eq!(listing(d.path()), vec!["f"]);
+    }
+    assert_eq!(mode(&p), 0o640);
+}
+
+#[test]
 fn bad_input_matrix_paths() {
     let d = scratch();
     let (o, n) = (b64("x"), b64("y"));

@@ -390,11 +390,22 @@ impl Sandbox for LocalShell {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
         let mut child = c.spawn()?;
-        if let (Some(data), Some(mut pipe)) = (stdin, child.stdin.take()) {
-            // A helper that exits early closes the pipe: not our error.
-            let _ = pipe.write_all(data);
-        }
+        // Feed stdin from a thread while the output is drained, so neither
+        // side can block the other on a full pipe.
+        let writer = match (stdin, child.stdin.take()) {
+            (Some(data), Some(mut pipe)) => {
+                let data = data.to_vec();
+                // A child that exits early closes the pipe: not our error.
+                Some(std::thread::spawn(move || {
+                    let _ = pipe.write_all(&data);
+                }))
+            }
+            _ => None,
+        };
         let out = child.wait_with_output()?;
+        if let Some(w) = writer {
+            let _ = w.join();
+        }
         let mut merged = out.stdout;
         merged.extend_from_slice(&out.stderr);
         Ok(ExecOutput {
