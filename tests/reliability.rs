@@ -496,55 +496,47 @@ fn a_panic_mid_edit_reports_internal_error_and_leaves_everything() {
     }
 }
 
-#[test]
-fn the_named_temp_fallback_edits_and_cleans_up() {
+/// Runs refusals then a success with a test hook set: each must leave the
+/// exact bytes, the mode, and nothing else in the directory.
+fn fallback_edits_and_cleans_up(hook: &str) {
     let d = scratch();
     let p = write_file(d.path(), "f", b"a a", 0o600);
-    for (old, line, after) in [
+    let cases: [(&str, &str, &[u8], i32); 3] = [
         (
             "a",
             r#"{"error":"multiple_occurrences","count":2}"#,
-            &b"a a"[..],
+            b"a a",
+            1,
         ),
-        ("zz", r#"{"error":"string_not_found"}"#, b"a a"),
-        ("a a", r#"{"count":1}"#, b"b"),
-    ] {
+        ("zz", r#"{"error":"string_not_found"}"#, b"a a", 1),
+        ("a a", r#"{"count":1}"#, b"b", 0),
+    ];
+    for (old, line, after, code) in cases {
         let r: Run = Command::new(BIN)
             .args(["f", &b64(old), &b64("b")])
             .current_dir(d.path())
-            .env("AS_EDIT_TEST_NO_TMPFILE", "1")
+            .env(hook, "1")
             .output()
             .unwrap()
             .into();
-        assert_result(&r, line, if after == b"b" { 0 } else { 1 });
-        assert_eq!(std::fs::read(&p).unwrap(), after);
-        assert_eq!(listing(d.path()), vec!["f"]);
+        assert_result(&r, line, code);
+        assert_eq!(std::fs::read(&p).unwrap(), after, "{hook}");
+        assert_eq!(listing(d.path()), vec!["f"], "{hook}");
     }
     assert_eq!(mode(&p), 0o600);
+}
+
+#[test]
+fn the_named_temp_fallback_edits_and_cleans_up() {
+    // Where O_TMPFILE is unsupported: a hidden named temp for the whole write.
+    fallback_edits_and_cleans_up("AS_EDIT_TEST_NO_TMPFILE");
 }
 
 #[test]
 fn without_any_way_to_link_the_unnamed_temp_it_is_copied_to_a_named_one() {
     // No CAP_DAC_READ_SEARCH and no /proc: the content is copied into a
     // hidden named temp, which is renamed (or removed on failure).
-    let d = scratch();
-    let p = write_file(d.path(), "f", b"one two", 0o640);
-    for (old, line, after) in [
-        ("zz", r#"{"error":"string_not_found"}"#, &b"one two"[..]),
-        ("two", r#"{"count":1}"#, b"one 2"),
-    ] {
-        let r: Run = Command::new(BIN)
-            .args(["f", &b64(old), &b64("2")])
-            .current_dir(d.path())
-            .env("AS_EDIT_TEST_NO_LINK", "1")
-            .output()
-            .unwrap()
-            .into();
-        assert_result(&r, line, if after == b"one 2" { 0 } else { 1 });
-        assert_eq!(std::fs::read(&p).unwrap(), after);
-        assert_eq!(listing(d.path()), vec!["f"]);
-    }
-    assert_eq!(mode(&p), 0o640);
+    fallback_edits_and_cleans_up("AS_EDIT_TEST_NO_LINK");
 }
 
 #[test]
