@@ -85,12 +85,9 @@ pub struct Summary {
     pub edits: Vec<EditStats>,
     /// Raw bytes read.
     pub input_len: u64,
-    /// Bytes of output.
-    pub output_len: u64,
-    /// Line endings seen in the raw input: CRLF pairs, lone CRs, lone LFs.
-    pub eol: EolCounts,
 }
 
+/// Line endings of raw text: CRLF pairs, lone CRs, lone LFs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EolCounts {
     pub crlf: u64,
@@ -113,7 +110,6 @@ pub struct Engine {
     norm: Normalizer,
     stages: Vec<Matcher>,
     input_len: u64,
-    output_len: u64,
 }
 
 impl Engine {
@@ -124,7 +120,6 @@ impl Engine {
             norm: Normalizer::default(),
             stages: edits.iter().map(|e| Matcher::new(e, track_lines)).collect(),
             input_len: 0,
-            output_len: 0,
         }
     }
 
@@ -149,17 +144,8 @@ impl Engine {
         if self.utf8.error.is_some() {
             return;
         }
-        let Engine {
-            norm,
-            stages,
-            output_len,
-            ..
-        } = self;
-        let mut sink = |b: &[u8]| {
-            *output_len += b.len() as u64;
-            out(b)
-        };
-        norm.feed(chunk, &mut |b| feed_stages(stages, b, &mut sink));
+        let Engine { norm, stages, .. } = self;
+        norm.feed(chunk, &mut |b| feed_stages(stages, b, out));
     }
 
     pub fn finish(mut self, out: &mut dyn FnMut(&[u8])) -> Result<Summary, Refusal> {
@@ -169,22 +155,11 @@ impl Engine {
         if self.input_len == 0 {
             return Err(Refusal::Empty);
         }
-        let Engine {
-            norm,
-            stages,
-            output_len,
-            ..
-        } = &mut self;
-        let mut sink = |b: &[u8]| {
-            *output_len += b.len() as u64;
-            out(b)
-        };
-        norm.finish(&mut |b| feed_stages(stages, b, &mut sink));
-        finish_stages(stages, &mut sink);
+        let Engine { norm, stages, .. } = &mut self;
+        norm.finish(&mut |b| feed_stages(stages, b, out));
+        finish_stages(stages, out);
         let mut summary = Summary {
             input_len: self.input_len,
-            output_len: self.output_len,
-            eol: self.norm.eol,
             ..Summary::default()
         };
         for (i, s) in self.stages.into_iter().enumerate() {
@@ -221,19 +196,27 @@ fn finish_stages(stages: &mut [Matcher], out: &mut dyn FnMut(&[u8])) {
     }
 }
 
-/// Counts the line endings of raw bytes (for `--eol preserve`).
+/// Counts the line endings of raw bytes (for `--eol preserve`). Kept out
+/// of the engine: only this option pays for counting every LF.
 #[derive(Default)]
 pub struct EolCounter {
     norm: Normalizer,
+    all_lf: u64,
 }
 
 impl EolCounter {
     pub fn feed(&mut self, chunk: &[u8]) {
+        self.all_lf += memchr::memchr_iter(b'\n', chunk).count() as u64;
         self.norm.feed(chunk, &mut |_| {});
     }
     pub fn finish(mut self) -> EolCounts {
         self.norm.finish(&mut |_| {});
-        self.norm.eol
+        let (crlf, cr) = (self.norm.crlf, self.norm.cr);
+        EolCounts {
+            crlf,
+            cr,
+            lf: self.all_lf - crlf,
+        }
     }
 }
 
@@ -326,7 +309,9 @@ struct Normalizer {
     /// The previous chunk ended in CR: its fate depends on the next byte.
     pending_cr: bool,
     scratch: Vec<u8>,
-    eol: EolCounts,
+    /// CRLF pairs and lone CRs seen (cheap: only on the CR path).
+    crlf: u64,
+    cr: u64,
 }
 
 impl Normalizer {
@@ -337,14 +322,13 @@ impl Normalizer {
         if self.pending_cr {
             self.pending_cr = false;
             if chunk[0] == b'\n' {
-                self.eol.crlf += 1;
+                self.crlf += 1;
                 chunk = &chunk[1..];
             } else {
-                self.eol.cr += 1;
+                self.cr += 1;
             }
             out(b"\n");
         }
-        self.eol.lf += memchr::memchr_iter(b'\n', chunk).count() as u64;
         let Some(first_cr) = memchr::memchr(b'\r', chunk) else {
             out(chunk); // the common case: no copy
             return;
@@ -359,12 +343,11 @@ impl Normalizer {
                 break;
             }
             if chunk[i + 1] == b'\n' {
-                self.eol.crlf += 1;
-                self.eol.lf -= 1; // counted above as a lone LF
+                self.crlf += 1;
                 self.scratch.push(b'\n');
                 i += 2;
             } else {
-                self.eol.cr += 1;
+                self.cr += 1;
                 self.scratch.push(b'\n');
                 i += 1;
             }
@@ -385,7 +368,7 @@ impl Normalizer {
     fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
         if self.pending_cr {
             self.pending_cr = false;
-            self.eol.cr += 1;
+            self.cr += 1;
             out(b"\n");
         }
     }
@@ -646,14 +629,21 @@ mod tests {
 
     #[test]
     fn eol_counts() {
-        let (_, s) = replace(b"a\r\nb\rc\nd\r", &[e("a", "a", false)]).unwrap();
-        assert_eq!(
-            s.eol,
-            EolCounts {
-                crlf: 1,
-                cr: 2,
-                lf: 1
+        let text = b"a\r\nb\rc\nd\r";
+        for size in 1..=text.len() {
+            let mut c = EolCounter::default();
+            for chunk in text.chunks(size) {
+                c.feed(chunk);
             }
-        );
+            assert_eq!(
+                c.finish(),
+                EolCounts {
+                    crlf: 1,
+                    cr: 2,
+                    lf: 1
+                },
+                "chunk {size}"
+            );
+        }
     }
 }
