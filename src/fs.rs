@@ -253,7 +253,7 @@ fn write_failed(target: &Target, what: &str, e: Errno) -> Failure {
     )
 }
 
-pub(crate) fn hex(d: &[u8; 32]) -> String {
+fn hex(d: &[u8; 32]) -> String {
     let mut s = String::with_capacity(64);
     for b in d {
         s.push(char::from(b"0123456789abcdef"[(b >> 4) as usize]));
@@ -693,15 +693,16 @@ fn register(dir: BorrowedFd<'_>, name: Option<&CString>) {
     }
 }
 
-fn temp_name() -> CString {
+/// 16 random hex digits, for names that must not collide (temps, install
+/// parts). Without getrandom (a very old kernel), time and pid: still unique
+/// enough, since every use retries on collision or uses O_EXCL.
+pub fn random_hex() -> String {
     let mut r = [0u8; 8];
     let mut filled = 0;
     while filled < r.len() {
         match rustix::rand::getrandom(&mut r[filled..], rustix::rand::GetRandomFlags::empty()) {
             Ok(n) => filled += n,
             Err(_) => {
-                // No getrandom (very old kernel): time and pid are still unique enough
-                // with O_EXCL retries.
                 let t = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_nanos() as u64)
@@ -711,12 +712,11 @@ fn temp_name() -> CString {
             }
         }
     }
-    let mut s = String::from(".as-edit-");
-    for b in r {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s.push_str(".tmp");
-    CString::new(s).expect("no NUL")
+    r.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn temp_name() -> CString {
+    CString::new(format!(".as-edit-{}.tmp", random_hex())).expect("hex has no NUL")
 }
 
 struct Temp<'d> {

@@ -158,7 +158,11 @@ impl Sandbox for AgentSandbox {
         }
         // A random boundary that provably does not occur in the payload.
         let boundary = loop {
-            let b = format!("as-edit-{}{}", super::nonce(), super::nonce());
+            let b = format!(
+                "as-edit-{}{}",
+                crate::fs::random_hex(),
+                crate::fs::random_hex()
+            );
             if memchr::memmem::find(bytes, b.as_bytes()).is_none() {
                 break b;
             }

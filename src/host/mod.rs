@@ -219,7 +219,7 @@ impl<S: Sandbox> Editor<S> {
         {
             return Ok(false);
         }
-        let nonce = nonce();
+        let nonce = crate::fs::random_hex();
         if self.sandbox.has_shell() {
             let b64 = self.sandbox.exec(install::BASE64_PROBE, None);
             let encoding = match b64 {
@@ -329,18 +329,6 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
         count: summary.count,
         via: Via::Transfer,
     })
-}
-
-fn nonce() -> String {
-    let mut r = [0u8; 8];
-    if rustix::rand::getrandom(&mut r, rustix::rand::GetRandomFlags::empty()).is_err() {
-        let t = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0);
-        r = (t ^ std::process::id() as u64).to_le_bytes();
-    }
-    r.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Runs commands with the local `sh -c`; files are plain reads and writes.
