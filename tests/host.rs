@@ -396,30 +396,37 @@ fn the_example_edits_natively_and_through_the_fallback() {
 #[test]
 fn printf_install_works_under_the_system_sh() {
     // Debian's /bin/sh is dash; busybox sh is covered above. NUL bytes, '%',
-    // '\\' and quotes must all survive the printf format strings.
-    let d = scratch();
-    let dest = d.path().join("helper");
-    let binary = std::fs::read(BIN).unwrap();
-    let cmds = host::install::install_commands(
-        &binary,
-        dest.to_str().unwrap(),
-        host::install::Encoding::Printf,
-        112 * 1024,
-        "t",
-    );
-    let mut sh = LocalShell::new();
-    for c in &cmds[..cmds.len() - 1] {
-        let o = sh.exec(c, None).unwrap();
-        assert_eq!(
-            o.exit_code,
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.output)
+    // '\\' and quotes must all survive the printf format strings, and so must
+    // a leading '-' (dash once took a chunk starting with it for an option).
+    let real = std::fs::read(BIN).unwrap();
+    let mut dashed = b"-x".to_vec();
+    dashed.extend_from_slice(&real);
+    for (payload, runs) in [(real, true), (dashed, false)] {
+        let d = scratch();
+        let dest = d.path().join("helper");
+        let cmds = host::install::install_commands(
+            &payload,
+            dest.to_str().unwrap(),
+            host::install::Encoding::Printf,
+            112 * 1024,
+            "t",
         );
+        let mut sh = LocalShell::new();
+        for c in &cmds[..cmds.len() - 1] {
+            let o = sh.exec(c, None).unwrap();
+            assert_eq!(
+                o.exit_code,
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&o.output)
+            );
+        }
+        assert_eq!(std::fs::read(&dest).unwrap(), payload);
+        assert_eq!(mode(&dest), 0o755);
+        assert_eq!(listing(d.path()), vec!["helper"]);
+        if runs {
+            let v = sh.exec(cmds.last().unwrap(), None).unwrap();
+            assert!(host::install::is_helper_version(&v.output));
+        }
     }
-    assert_eq!(std::fs::read(&dest).unwrap(), binary);
-    assert_eq!(mode(&dest), 0o755);
-    let v = sh.exec(cmds.last().unwrap(), None).unwrap();
-    assert!(host::install::is_helper_version(&v.output));
-    assert_eq!(listing(d.path()), vec!["helper"]);
 }

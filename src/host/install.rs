@@ -110,10 +110,12 @@ pub fn is_helper_version(output: &[u8]) -> bool {
 }
 
 /// One byte inside a single-quoted printf format: safe ASCII stays literal;
-/// `'`, `\`, `%` and everything else become three-digit octal escapes (three
-/// digits, so a following literal digit cannot extend the escape).
+/// `'`, `\`, `%`, `-` and everything else become three-digit octal escapes
+/// (three digits, so a following literal digit cannot extend the escape).
+/// `-` is escaped because a chunk starting with it reads as an option to
+/// dash's printf, and `printf --` is not portable.
 fn printf_escape(b: u8) -> Vec<u8> {
-    if b.is_ascii_alphanumeric() || b"-_.,:/+=@^~ ".contains(&b) {
+    if b.is_ascii_alphanumeric() || b"_.,:/+=@^~ ".contains(&b) {
         vec![b]
     } else {
         format!("\\{b:03o}").into_bytes()
@@ -155,5 +157,6 @@ mod tests {
         assert_eq!(printf_escape(b'\''), b"\\047");
         assert_eq!(printf_escape(0), b"\\000");
         assert_eq!(printf_escape(b'7'), b"7");
+        assert_eq!(printf_escape(b'-'), b"\\055");
     }
 }
