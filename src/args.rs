@@ -121,6 +121,10 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
                     .ok_or_else(|| invalid(format!("{name} needs {what}"))),
             }
         };
+        // A flag takes no value: `--replace-all=false` must not mean "on".
+        if let (true, Some(v)) = (is_flag(name), &inline) {
+            return Err(invalid(format!("{name} takes no value, got {v:?}")));
+        }
         match name {
             "-h" | "--help" => return Ok(Invocation::Help),
             "-V" | "--version" => return Ok(Invocation::Version),
@@ -170,7 +174,12 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
             }
             "--max-request-bytes" => {
                 let v = value("N")?;
-                opts.max_request_bytes = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                // Past u64::MAX is no bound but memory, like u64::MAX itself.
+                let n = match v.parse::<u64>() {
+                    Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Some(u64::MAX),
+                    r => r.ok(),
+                };
+                opts.max_request_bytes = n.filter(|n| *n > 0).ok_or_else(|| {
                     invalid(format!(
                         "--max-request-bytes takes a positive integer, got {v:?}"
                     ))
@@ -196,6 +205,21 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
     }
     let request = positional_request(&positionals, flag_all, opts)?;
     Ok(Invocation::Edit(request))
+}
+
+/// The long options that take no value.
+fn is_flag(name: &str) -> bool {
+    matches!(
+        name,
+        "--help"
+            | "--version"
+            | "--replace-all"
+            | "--dry-run"
+            | "--report"
+            | "--diff"
+            | "--fsync"
+            | "--stdin"
+    )
 }
 
 fn it_value_os(

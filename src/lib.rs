@@ -69,12 +69,17 @@ fn text(s: String) -> Response {
 
 fn read_stdin(stdin: &mut dyn Read, max: u64) -> Result<Vec<u8>, Failure> {
     let mut buf = Vec::new();
-    stdin.take(max + 1).read_to_end(&mut buf).map_err(|e| {
-        Failure::new(
-            ErrorKind::InvalidArgument,
-            format!("reading the stdin request: {e}"),
-        )
-    })?;
+    // One byte past the bound tells "too long" from "exactly max"; at
+    // u64::MAX there is no bound but memory, and `max + 1` must not wrap.
+    stdin
+        .take(max.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| {
+            Failure::new(
+                ErrorKind::InvalidArgument,
+                format!("reading the stdin request: {e}"),
+            )
+        })?;
     if buf.len() as u64 > max {
         return Err(Failure::new(
             ErrorKind::InvalidArgument,
