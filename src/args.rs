@@ -18,58 +18,10 @@ use base64::Engine as _;
 
 use crate::core::Edit;
 use crate::protocol::{ErrorKind, Failure};
+use crate::request::{EditOptions, Eol, Request};
 
-/// How line endings are written back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Eol {
-    /// Everything LF (the status quo).
-    #[default]
-    Lf,
-    /// Keep the file's dominant style (CRLF or LF).
-    Preserve,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Options {
-    pub lock_timeout: Duration,
-    pub root: Option<PathBuf>,
-    pub expect_sha256: Option<[u8; 32]>,
-    pub dry_run: bool,
-    pub report: bool,
-    pub diff: bool,
-    pub eol: Eol,
-    pub fsync: bool,
-    pub stdin: bool,
-    pub max_request_bytes: u64,
-}
-
-pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+/// The bound on a `--stdin` request when `--max-request-bytes` is not given.
 pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
-
-impl Default for Options {
-    fn default() -> Options {
-        Options {
-            lock_timeout: DEFAULT_LOCK_TIMEOUT,
-            root: None,
-            expect_sha256: None,
-            dry_run: false,
-            report: false,
-            diff: false,
-            eol: Eol::Lf,
-            fsync: false,
-            stdin: false,
-            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
-        }
-    }
-}
-
-/// A complete edit request.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Request {
-    pub path: PathBuf,
-    pub edits: Vec<Edit>,
-    pub options: Options,
-}
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -77,8 +29,12 @@ pub enum Invocation {
     Help,
     Version,
     Edit(Request),
-    /// `--stdin`: the path and edits come as JSON on standard input.
-    Stdin(Options),
+    /// `--stdin`: the path and edits come as JSON on standard input, at
+    /// most `max_request_bytes` of it.
+    Stdin {
+        options: EditOptions,
+        max_request_bytes: u64,
+    },
 }
 
 fn invalid(detail: impl Into<String>) -> Failure {
@@ -87,11 +43,13 @@ fn invalid(detail: impl Into<String>) -> Failure {
 
 /// Parses argv (without the program name). `env_root` is `AS_EDIT_ROOT`.
 pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation, Failure> {
-    let mut opts = Options {
+    let mut opts = EditOptions {
         root: env_root.filter(|r| !r.is_empty()).map(PathBuf::from),
-        ..Options::default()
+        ..EditOptions::default()
     };
     let mut flag_all = false;
+    let mut stdin = false;
+    let mut max_request_bytes = DEFAULT_MAX_REQUEST_BYTES;
     let mut positionals: Vec<&OsStr> = Vec::new();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
@@ -133,7 +91,7 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
             "--report" => opts.report = true,
             "--diff" => opts.diff = true,
             "--fsync" => opts.fsync = true,
-            "--stdin" => opts.stdin = true,
+            "--stdin" => stdin = true,
             "--lock-timeout" => {
                 let v = value("SECONDS")?;
                 let secs: f64 = v
@@ -179,7 +137,7 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
                     Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Some(u64::MAX),
                     r => r.ok(),
                 };
-                opts.max_request_bytes = n.filter(|n| *n > 0).ok_or_else(|| {
+                max_request_bytes = n.filter(|n| *n > 0).ok_or_else(|| {
                     invalid(format!(
                         "--max-request-bytes takes a positive integer, got {v:?}"
                     ))
@@ -195,13 +153,16 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
     if opts.diff && !opts.report {
         return Err(invalid("--diff needs --report"));
     }
-    if opts.stdin {
+    if stdin {
         if !positionals.is_empty() || flag_all {
             return Err(invalid(
                 "--stdin takes the request from standard input; give no PATH or edits",
             ));
         }
-        return Ok(Invocation::Stdin(opts));
+        return Ok(Invocation::Stdin {
+            options: opts,
+            max_request_bytes,
+        });
     }
     let request = positional_request(&positionals, flag_all, opts)?;
     Ok(Invocation::Edit(request))
@@ -235,7 +196,7 @@ fn it_value_os(
 fn positional_request(
     pos: &[&OsStr],
     flag_all: bool,
-    options: Options,
+    options: EditOptions,
 ) -> Result<Request, Failure> {
     let usage = "expected PATH OLD_B64 NEW_B64 [true|false], or PATH followed by OLD NEW true|false triples";
     let (path, rest) = match pos.split_first() {
@@ -357,7 +318,7 @@ struct StdinEdit {
 }
 
 /// Builds a request from `--stdin` JSON (already bounded by the caller).
-pub fn parse_stdin_request(json: &[u8], mut options: Options) -> Result<Request, Failure> {
+pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Request, Failure> {
     let text = std::str::from_utf8(json).map_err(|e| {
         invalid(format!(
             "stdin request is not UTF-8 (bad byte at offset {})",
