@@ -5,9 +5,11 @@
 //! as-edit [OPTIONS] -- PATH OLD1 NEW1 ALL1 [OLD2 NEW2 ALL2 ...]
 //! as-edit [OPTIONS] --stdin            (request as JSON on standard input)
 //! ```
-//! Hand-written rather than clap: the grammar is one page, the binary is
-//! uploaded into containers (size and start-up matter), and every error must
-//! become an `invalid_argument` result line, never a usage dump.
+//! Options are lexed by lexopt rather than clap: the binary is uploaded into
+//! containers and size is a feature (clap, even without default features,
+//! added 152 KiB to the static binary; lexopt 8 KiB), and every error must
+//! become an `invalid_argument` result line, never a usage dump. The
+//! positional triples, the help text and the `--stdin` request are ours.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -18,58 +20,10 @@ use base64::Engine as _;
 
 use crate::core::Edit;
 use crate::protocol::{ErrorKind, Failure};
+use crate::request::{EditOptions, Eol, Request};
 
-/// How line endings are written back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum Eol {
-    /// Everything LF (the status quo).
-    #[default]
-    Lf,
-    /// Keep the file's dominant style (CRLF or LF).
-    Preserve,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Options {
-    pub lock_timeout: Duration,
-    pub root: Option<PathBuf>,
-    pub expect_sha256: Option<[u8; 32]>,
-    pub dry_run: bool,
-    pub report: bool,
-    pub diff: bool,
-    pub eol: Eol,
-    pub fsync: bool,
-    pub stdin: bool,
-    pub max_request_bytes: u64,
-}
-
-pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+/// The bound on a `--stdin` request when `--max-request-bytes` is not given.
 pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
-
-impl Default for Options {
-    fn default() -> Options {
-        Options {
-            lock_timeout: DEFAULT_LOCK_TIMEOUT,
-            root: None,
-            expect_sha256: None,
-            dry_run: false,
-            report: false,
-            diff: false,
-            eol: Eol::Lf,
-            fsync: false,
-            stdin: false,
-            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
-        }
-    }
-}
-
-/// A complete edit request.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Request {
-    pub path: PathBuf,
-    pub edits: Vec<Edit>,
-    pub options: Options,
-}
 
 /// What the command line asks for.
 #[derive(Debug, PartialEq, Eq)]
@@ -77,8 +31,12 @@ pub enum Invocation {
     Help,
     Version,
     Edit(Request),
-    /// `--stdin`: the path and edits come as JSON on standard input.
-    Stdin(Options),
+    /// `--stdin`: the path and edits come as JSON on standard input, at
+    /// most `max_request_bytes` of it.
+    Stdin {
+        options: EditOptions,
+        max_request_bytes: u64,
+    },
 }
 
 fn invalid(detail: impl Into<String>) -> Failure {
@@ -86,50 +44,68 @@ fn invalid(detail: impl Into<String>) -> Failure {
 }
 
 /// Parses argv (without the program name). `env_root` is `AS_EDIT_ROOT`.
+///
+/// lexopt splits `--name=value`, hands out values and ends options at `--`;
+/// the grammar on top is ours: options may come between positionals, the
+/// last of a repeated option wins, `-h`/`-V`/`--help`/`--version` answer as
+/// soon as they are read, and a value is taken even if it starts with `-`.
 pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation, Failure> {
-    let mut opts = Options {
+    let mut opts = EditOptions {
         root: env_root.filter(|r| !r.is_empty()).map(PathBuf::from),
-        ..Options::default()
+        ..EditOptions::default()
     };
     let mut flag_all = false;
-    let mut positionals: Vec<&OsStr> = Vec::new();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let bytes = arg.as_bytes();
-        if bytes == b"--" {
-            positionals.extend(it.by_ref().map(|a| a.as_os_str()));
-            break;
-        }
-        if !bytes.starts_with(b"-") || bytes == b"-" {
-            positionals.push(arg);
-            continue;
-        }
-        let text = arg.to_str().ok_or_else(|| {
-            invalid("unknown option (not UTF-8); put `--` before a PATH that starts with '-'")
-        })?;
-        let (name, inline) = match text.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_owned())),
-            _ => (text, None),
-        };
-        let mut value = |what: &str| -> Result<String, Failure> {
-            match &inline {
-                Some(v) => Ok(v.clone()),
-                None => it
-                    .next()
-                    .and_then(|v| v.to_str())
-                    .map(str::to_owned)
-                    .ok_or_else(|| invalid(format!("{name} needs {what}"))),
+    let mut stdin = false;
+    let mut max_request_bytes = DEFAULT_MAX_REQUEST_BYTES;
+    let mut positionals: Vec<OsString> = Vec::new();
+    let mut p = lexopt::Parser::from_args(args.iter().cloned());
+    let mut options_ended = false;
+    loop {
+        if !options_ended {
+            // Every step below consumes a whole argument, so lexopt is always
+            // between arguments here and the next one can be inspected raw.
+            if let Some(raw) = p.try_raw_args().as_ref().and_then(|r| r.peek()) {
+                options_ended = raw == "--";
+                refuse_raw_option(raw)?;
             }
+        }
+        let name = match p.next() {
+            Ok(None) => break,
+            Ok(Some(lexopt::Arg::Value(v))) => {
+                positionals.push(v);
+                continue;
+            }
+            Ok(Some(lexopt::Arg::Short('h'))) => return Ok(Invocation::Help),
+            Ok(Some(lexopt::Arg::Short('V'))) => return Ok(Invocation::Version),
+            // refuse_raw_option let only `-h` and `-V` through.
+            Ok(Some(lexopt::Arg::Short(c))) => format!("-{c}"),
+            Ok(Some(lexopt::Arg::Long(l))) => format!("--{l}"),
+            Err(e) => return Err(invalid(e.to_string())),
+        };
+        let name = name.as_str();
+        if is_flag(name) {
+            // A flag takes no value: `--replace-all=false` must not mean "on".
+            if let Some(v) = p.optional_value() {
+                let v = v.to_string_lossy();
+                return Err(invalid(format!("{name} takes no value, got {v:?}")));
+            }
+        }
+        // The value of an option: the rest after `=`, else the next argument.
+        let mut value = |what: &str| -> Result<String, Failure> {
+            p.value()
+                .ok()
+                .and_then(|v| v.into_string().ok())
+                .ok_or_else(|| invalid(format!("{name} needs {what}")))
         };
         match name {
-            "-h" | "--help" => return Ok(Invocation::Help),
-            "-V" | "--version" => return Ok(Invocation::Version),
+            "--help" => return Ok(Invocation::Help),
+            "--version" => return Ok(Invocation::Version),
             "--replace-all" => flag_all = true,
             "--dry-run" => opts.dry_run = true,
             "--report" => opts.report = true,
             "--diff" => opts.diff = true,
             "--fsync" => opts.fsync = true,
-            "--stdin" => opts.stdin = true,
+            "--stdin" => stdin = true,
             "--lock-timeout" => {
                 let v = value("SECONDS")?;
                 let secs: f64 = v
@@ -144,7 +120,8 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
                 opts.lock_timeout = Duration::from_secs_f64(secs);
             }
             "--root" => {
-                let v = it_value_os(&inline, &mut it).ok_or_else(|| invalid("--root needs DIR"))?;
+                // Any bytes: a directory name need not be UTF-8.
+                let v = p.value().map_err(|_| invalid("--root needs DIR"))?;
                 if v.is_empty() {
                     return Err(invalid("--root is empty"));
                 }
@@ -170,48 +147,81 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
             }
             "--max-request-bytes" => {
                 let v = value("N")?;
-                opts.max_request_bytes = v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                // Past u64::MAX is no bound but memory, like u64::MAX itself.
+                let n = match v.parse::<u64>() {
+                    Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Some(u64::MAX),
+                    r => r.ok(),
+                };
+                max_request_bytes = n.filter(|n| *n > 0).ok_or_else(|| {
                     invalid(format!(
                         "--max-request-bytes takes a positive integer, got {v:?}"
                     ))
                 })?;
             }
-            _ => {
-                return Err(invalid(format!(
-                    "unknown option {name:?}; put `--` before a PATH that starts with '-'"
-                )))
-            }
+            _ => return Err(unknown_option(name)),
         }
     }
     if opts.diff && !opts.report {
         return Err(invalid("--diff needs --report"));
     }
-    if opts.stdin {
+    if stdin {
         if !positionals.is_empty() || flag_all {
             return Err(invalid(
                 "--stdin takes the request from standard input; give no PATH or edits",
             ));
         }
-        return Ok(Invocation::Stdin(opts));
+        return Ok(Invocation::Stdin {
+            options: opts,
+            max_request_bytes,
+        });
     }
+    let positionals: Vec<&OsStr> = positionals.iter().map(OsString::as_os_str).collect();
     let request = positional_request(&positionals, flag_all, opts)?;
     Ok(Invocation::Edit(request))
 }
 
-fn it_value_os(
-    inline: &Option<String>,
-    it: &mut std::slice::Iter<'_, OsString>,
-) -> Option<OsString> {
-    match inline {
-        Some(v) => Some(OsString::from(v)),
-        None => it.next().cloned(),
+/// What lexopt would read leniently and the grammar refuses whole: an option
+/// that is not UTF-8 (lexopt reads it lossily), and any single-dash argument
+/// but `-h` and `-V` (lexopt would split `-hV` into `-h` `-V`).
+fn refuse_raw_option(raw: &OsStr) -> Result<(), Failure> {
+    let b = raw.as_bytes();
+    if !b.starts_with(b"-") || b == b"-" || b == b"--" {
+        return Ok(());
     }
+    let text = raw.to_str().ok_or_else(|| {
+        invalid("unknown option (not UTF-8); put `--` before a PATH that starts with '-'")
+    })?;
+    if text.starts_with("--") || text == "-h" || text == "-V" {
+        return Ok(());
+    }
+    Err(unknown_option(text))
+}
+
+fn unknown_option(name: &str) -> Failure {
+    invalid(format!(
+        "unknown option {name:?}; put `--` before a PATH that starts with '-'"
+    ))
+}
+
+/// The long options that take no value.
+fn is_flag(name: &str) -> bool {
+    matches!(
+        name,
+        "--help"
+            | "--version"
+            | "--replace-all"
+            | "--dry-run"
+            | "--report"
+            | "--diff"
+            | "--fsync"
+            | "--stdin"
+    )
 }
 
 fn positional_request(
     pos: &[&OsStr],
     flag_all: bool,
-    options: Options,
+    options: EditOptions,
 ) -> Result<Request, Failure> {
     let usage = "expected PATH OLD_B64 NEW_B64 [true|false], or PATH followed by OLD NEW true|false triples";
     let (path, rest) = match pos.split_first() {
@@ -333,7 +343,7 @@ struct StdinEdit {
 }
 
 /// Builds a request from `--stdin` JSON (already bounded by the caller).
-pub fn parse_stdin_request(json: &[u8], mut options: Options) -> Result<Request, Failure> {
+pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Request, Failure> {
     let text = std::str::from_utf8(json).map_err(|e| {
         invalid(format!(
             "stdin request is not UTF-8 (bad byte at offset {})",
@@ -423,4 +433,134 @@ pub fn version_line() -> String {
         std::env::consts::ARCH,
         env
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(v: &[&[u8]]) -> Vec<OsString> {
+        use std::os::unix::ffi::OsStringExt;
+        v.iter().map(|a| OsString::from_vec(a.to_vec())).collect()
+    }
+
+    fn detail(v: &[&[u8]]) -> String {
+        let f = parse(&args(v), None).expect_err("refused");
+        assert_eq!(f.kind, ErrorKind::InvalidArgument);
+        f.detail.unwrap()
+    }
+
+    fn edit(v: &[&[u8]]) -> Request {
+        match parse(&args(v), None) {
+            Ok(Invocation::Edit(r)) => r,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    // lexopt would split a short cluster or read `-h=x` as `-h`; the grammar
+    // refuses the whole argument, as the hand-written parser did.
+    #[test]
+    fn short_options_are_exactly_h_and_v() {
+        assert_eq!(parse(&args(&[b"-h"]), None), Ok(Invocation::Help));
+        assert_eq!(parse(&args(&[b"-V"]), None), Ok(Invocation::Version));
+        for a in [&b"-hV"[..], b"-h=x", b"-x", b"-1", b"-="] {
+            let name = std::str::from_utf8(a).unwrap();
+            assert_eq!(
+                detail(&[a]),
+                format!("unknown option {name:?}; put `--` before a PATH that starts with '-'")
+            );
+        }
+    }
+
+    // lexopt reads a non-UTF-8 option lossily; the grammar refuses it.
+    #[test]
+    fn non_utf8_options_are_refused_before_and_kept_after_dashdash() {
+        let not_utf8 = "unknown option (not UTF-8); put `--` before a PATH that starts with '-'";
+        assert_eq!(detail(&[b"-\xff"]), not_utf8);
+        assert_eq!(detail(&[b"--root=\xff", b"f", b"YQ==", b"Yg=="]), not_utf8);
+        let r = edit(&[b"--", b"-\xff", b"YQ==", b"Yg=="]);
+        assert_eq!(r.path.as_os_str().as_bytes(), b"-\xff");
+        // A separate value may be any bytes.
+        let r = edit(&[b"--root", b"\xff", b"f", b"YQ==", b"Yg=="]);
+        assert_eq!(r.options.root.unwrap().as_os_str().as_bytes(), b"\xff");
+    }
+
+    #[test]
+    fn long_option_names_are_what_precedes_the_first_equals() {
+        let unknown =
+            |n: &str| format!("unknown option {n:?}; put `--` before a PATH that starts with '-'");
+        assert_eq!(detail(&[b"--bogus=1"]), unknown("--bogus"));
+        assert_eq!(detail(&[b"--=x"]), unknown("--"));
+        assert_eq!(detail(&[b"---x"]), unknown("---x"));
+        assert_eq!(
+            detail(&[b"--eol=x=y"]),
+            "--eol takes lf or preserve, got \"x=y\""
+        );
+    }
+
+    // A value is the next argument whatever it looks like, `--` included.
+    #[test]
+    fn values_are_taken_even_when_they_look_like_options() {
+        let r = edit(&[b"--root", b"--", b"f", b"YQ==", b"Yg=="]);
+        assert_eq!(r.options.root, Some(PathBuf::from("--")));
+        assert_eq!(r.path, PathBuf::from("f"));
+        assert_eq!(
+            detail(&[b"--lock-timeout", b"-1"]),
+            "--lock-timeout takes seconds from 0 to 86400, got \"-1\""
+        );
+        assert_eq!(
+            detail(&[b"--lock-timeout", b"\xff"]),
+            "--lock-timeout needs SECONDS"
+        );
+        assert_eq!(detail(&[b"--eol"]), "--eol needs lf|preserve");
+        assert_eq!(detail(&[b"--root"]), "--root needs DIR");
+        assert_eq!(detail(&[b"--root="]), "--root is empty");
+    }
+
+    #[test]
+    fn options_may_follow_positionals_and_the_last_one_wins() {
+        let r = edit(&[
+            b"f",
+            b"--eol",
+            b"preserve",
+            b"YQ==",
+            b"--eol=lf",
+            b"Yg==",
+            b"--report",
+        ]);
+        assert_eq!(r.options.eol, Eol::Lf);
+        assert!(r.options.report);
+        assert_eq!(r.edits.len(), 1);
+    }
+
+    // Help and version answer when read: an error before them still wins.
+    #[test]
+    fn help_answers_when_read() {
+        assert_eq!(
+            parse(&args(&[b"--help", b"--bogus"]), None),
+            Ok(Invocation::Help)
+        );
+        assert_eq!(
+            parse(&args(&[b"-V", b"--eol"]), None),
+            Ok(Invocation::Version)
+        );
+        assert!(detail(&[b"--bogus", b"--help"]).starts_with("unknown option \"--bogus\""));
+        // After `--` it is a PATH.
+        assert_eq!(
+            edit(&[b"--", b"--help", b"YQ==", b"Yg=="]).path,
+            PathBuf::from("--help")
+        );
+    }
+
+    #[test]
+    fn flags_refuse_inline_values() {
+        assert_eq!(
+            detail(&[b"--replace-all=false", b"f", b"YQ==", b"Yg=="]),
+            "--replace-all takes no value, got \"false\""
+        );
+        assert_eq!(
+            detail(&[b"--version="]),
+            "--version takes no value, got \"\""
+        );
+    }
 }

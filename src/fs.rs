@@ -22,9 +22,9 @@ use rustix::fs::{
 use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
-use crate::args::{Eol, Request};
 use crate::core::{EditStats, Engine};
 use crate::protocol::{display_path, refusal_failure, EditReport, ErrorKind, Failure, Report};
+use crate::request::{Eol, Request};
 
 /// Read and write buffers: bounded memory whatever the file size.
 const CHUNK: usize = 256 * 1024;

@@ -3,6 +3,7 @@
 //!
 //! Modules, one concern each:
 //! - [`args`]: the argument grammar (argv and `--stdin`);
+//! - [`request`]: what one edit asks for (path, edits, the options that reach `fs`);
 //! - [`protocol`]: tokens, the `__RESULT__` line, exit codes;
 //! - [`core`]: the pure replacement engine (no I/O; the host fallback reuses it);
 //! - [`fs`]: resolve, open, lock, write, commit;
@@ -14,6 +15,7 @@ pub mod diff;
 pub mod fs;
 pub mod host;
 pub mod protocol;
+pub mod request;
 
 use std::io::Read;
 
@@ -37,8 +39,11 @@ pub fn run(
         Ok(Invocation::Help) => return text(args::HELP.to_owned()),
         Ok(Invocation::Version) => return text(args::version_line()),
         Ok(Invocation::Edit(r)) => Ok(r),
-        Ok(Invocation::Stdin(opts)) => read_stdin(stdin, opts.max_request_bytes)
-            .and_then(|b| args::parse_stdin_request(&b, opts)),
+        Ok(Invocation::Stdin {
+            options,
+            max_request_bytes,
+        }) => read_stdin(stdin, max_request_bytes)
+            .and_then(|b| args::parse_stdin_request(&b, options)),
         Err(f) => Err(f),
     };
     let (result, report) = match request {
@@ -69,12 +74,17 @@ fn text(s: String) -> Response {
 
 fn read_stdin(stdin: &mut dyn Read, max: u64) -> Result<Vec<u8>, Failure> {
     let mut buf = Vec::new();
-    stdin.take(max + 1).read_to_end(&mut buf).map_err(|e| {
-        Failure::new(
-            ErrorKind::InvalidArgument,
-            format!("reading the stdin request: {e}"),
-        )
-    })?;
+    // One byte past the bound tells "too long" from "exactly max"; at
+    // u64::MAX there is no bound but memory, and `max + 1` must not wrap.
+    stdin
+        .take(max.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| {
+            Failure::new(
+                ErrorKind::InvalidArgument,
+                format!("reading the stdin request: {e}"),
+            )
+        })?;
     if buf.len() as u64 > max {
         return Err(Failure::new(
             ErrorKind::InvalidArgument,

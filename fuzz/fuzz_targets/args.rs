@@ -5,8 +5,9 @@
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 
-use as_edit::args::{parse, parse_stdin_request, Options};
+use as_edit::args::{parse, parse_stdin_request};
 use as_edit::protocol::ErrorKind;
+use as_edit::request::EditOptions;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -14,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     if let Err(f) = parse(&args, None) {
         assert_eq!(f.kind, ErrorKind::InvalidArgument);
     }
-    if let Err(f) = parse_stdin_request(data, Options::default()) {
+    if let Err(f) = parse_stdin_request(data, EditOptions::default()) {
         assert_eq!(f.kind, ErrorKind::InvalidArgument);
     }
 });

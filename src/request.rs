@@ -1,0 +1,61 @@
+//! What one edit asks for, whichever way it arrived (argv or `--stdin`): the
+//! path, the edits and the options that reach the filesystem. The parser
+//! builds it; `fs` consumes it and never sees the argument grammar.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::core::Edit;
+
+/// How line endings are written back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Eol {
+    /// Everything LF (the status quo).
+    #[default]
+    Lf,
+    /// Keep the file's dominant style (CRLF or LF).
+    Preserve,
+}
+
+/// The options that change what an edit does to the file or reports.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EditOptions {
+    /// How long to wait for a concurrent edit's lock before `busy`.
+    pub lock_timeout: Duration,
+    /// `--root`: refuse targets that resolve outside this directory.
+    pub root: Option<PathBuf>,
+    /// `--expect-sha256`: the raw bytes the host last read.
+    pub expect_sha256: Option<[u8; 32]>,
+    pub dry_run: bool,
+    pub report: bool,
+    /// With `report`: add a unified diff.
+    pub diff: bool,
+    pub eol: Eol,
+    pub fsync: bool,
+}
+
+/// The lock wait when `--lock-timeout` is not given.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl Default for EditOptions {
+    fn default() -> EditOptions {
+        EditOptions {
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            root: None,
+            expect_sha256: None,
+            dry_run: false,
+            report: false,
+            diff: false,
+            eol: Eol::Lf,
+            fsync: false,
+        }
+    }
+}
+
+/// A complete edit request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    pub path: PathBuf,
+    pub edits: Vec<Edit>,
+    pub options: EditOptions,
+}
