@@ -6,6 +6,8 @@
 //! - until that rename, every failure leaves the target byte-identical (same inode)
 //!   and no temp behind: the temp is unnamed (`O_TMPFILE`) until just before the
 //!   rename, or, where that is unsupported, a hidden named temp removed on failure.
+//! - after the rename nothing reports a failure: the edit is in the file (a
+//!   `--fsync` flush failing then only makes `--report` say `durable: false`).
 
 use std::ffi::CString;
 use std::io;
