@@ -22,6 +22,7 @@ use rustix::fs::{
     CWD,
 };
 use rustix::io::Errno;
+use rustix::thread::CapabilitySet;
 use sha2::{Digest, Sha256};
 
 use crate::args::{Eol, Request};
@@ -72,20 +73,25 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
     let opts = &req.options;
 
     check_writable(&target, &file, &st)?;
-    // A sticky directory refuses the rename; say so before any temp exists.
-    if !opts.dry_run {
+    // The directory, opened for reading once, while nothing is committed:
+    // for its inode flags and the --fsync flush. `None` where it cannot be
+    // opened so (a 0333 directory): then --fsync flushes the file system.
+    let dir_fd = if opts.dry_run {
+        None
+    } else {
+        // A directory that will refuse the rename (sticky, append-only,
+        // immutable) is named before any temp exists.
         check_sticky(&target, &st)?;
-    }
+        let d = open_dir_readable(&target);
+        if let Some(f) = d.as_ref().and_then(|d| dir_flags_refusal(&target, d)) {
+            return Err(f);
+        }
+        d
+    };
 
     let crlf_out = opts.eol == Eol::Preserve && dominant_is_crlf(&file)?;
 
-    // --fsync: open the directory for its flush now, while nothing is
-    // committed. Where it cannot be opened for reading (a 0333 directory),
-    // the file system is flushed with syncfs after the rename instead.
-    let flush = match (opts.fsync, opts.dry_run) {
-        (true, false) => Some(open_dir_for_flush(&target)),
-        _ => None,
-    };
+    let flush = (opts.fsync && !opts.dry_run).then_some(dir_fd);
     let temp = if opts.dry_run {
         Err(None)
     } else {
@@ -301,6 +307,15 @@ fn inode_flags_refusal(t: &Target, file: &OwnedFd) -> Option<Failure> {
     ))
 }
 
+/// Is `cap` in the effective set? Where capget is refused, assume root has
+/// it and others do not.
+fn has_capability(cap: CapabilitySet) -> bool {
+    match rustix::thread::capabilities(None) {
+        Ok(c) => c.effective.contains(cap),
+        Err(_) => rustix::process::geteuid().is_root(),
+    }
+}
+
 /// The access check without `faccessat2`: the old `faccessat` (real ids,
 /// which equal the effective ones unless as-edit runs setuid/setgid), else
 /// the mode bits.
@@ -321,7 +336,7 @@ fn access_fallback(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
 }
 
 /// The last resort when no access syscall answers: a read-only mount is
-/// EROFS; effective uid 0 may write (CAP_DAC_OVERRIDE); otherwise the owner,
+/// EROFS; CAP_DAC_OVERRIDE in effect (root's, unless dropped) may write; else the owner,
 /// group (effective or supplementary) or other write bit decides. POSIX ACL
 /// entries are not evaluated: with an ACL the group bits are its mask.
 fn mode_allows_write(file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
@@ -331,10 +346,10 @@ fn mode_allows_write(file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
             return Err(Errno::ROFS);
         }
     }
-    let euid = geteuid();
-    if euid.is_root() {
+    if has_capability(CapabilitySet::DAC_OVERRIDE) {
         return Ok(());
     }
+    let euid = geteuid();
     let gid = rfs::Gid::from_raw(st.st_gid);
     let bit = if st.st_uid == euid.as_raw() {
         0o200
@@ -355,8 +370,7 @@ fn mode_allows_write(file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
 /// EPERM here names the real cause before any temp exists. `write_failed`,
 /// because the host's transfer path writes the file in place and may succeed.
 fn check_sticky(t: &Target, st: &Stat) -> Result<(), Failure> {
-    let euid = rustix::process::geteuid();
-    match sticky_refusal(t, st, euid.is_root()) {
+    match sticky_refusal(t, st, has_capability(CapabilitySet::FOWNER)) {
         Some(f) => Err(f),
         None => Ok(()),
     }
@@ -379,11 +393,40 @@ fn sticky_refusal(t: &Target, st: &Stat, privileged: bool) -> Option<Failure> {
     ))
 }
 
-/// A rename refused with EPERM: name the cause when it can be seen (a sticky
-/// directory, an immutable or append-only target), else the errno's words.
+/// An append-only or immutable directory refuses to have a name replaced or
+/// removed (the rename), though the file in it may still be written in
+/// place: `write_failed`, the host's transfer path can do the edit.
+fn dir_flags_refusal(t: &Target, dir: &OwnedFd) -> Option<Failure> {
+    let flags = rfs::ioctl_getflags(dir).ok()?;
+    let what = if flags.contains(rfs::IFlags::IMMUTABLE) {
+        "immutable (chattr +i): no name in it can be created, replaced or removed"
+    } else if flags.contains(rfs::IFlags::APPEND) {
+        "append-only (chattr +a): names in it can be added but not replaced or removed"
+    } else {
+        return None;
+    };
+    let parent = t.path.parent().unwrap_or(Path::new("/"));
+    Some(fail(
+        ErrorKind::WriteFailed,
+        format!(
+            "{} cannot be replaced by rename: its directory {} is {what}; the file is unchanged",
+            display_path(&t.path),
+            display_path(parent)
+        ),
+    ))
+}
+
+/// A rename refused with EPERM: name the cause when it can be seen (an
+/// immutable or append-only target or directory, a sticky directory), else
+/// the errno's words. (Normally these are caught before the temp exists;
+/// this covers a flag set meanwhile, or root without CAP_FOWNER.)
 fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) -> Failure {
     if e == Errno::PERM {
         if let Some(f) = inode_flags_refusal(t, file) {
+            return f;
+        }
+        let dir = open_dir_readable(t);
+        if let Some(f) = dir.as_ref().and_then(|d| dir_flags_refusal(t, d)) {
             return f;
         }
         if let Some(f) = sticky_refusal(t, st, false) {
@@ -393,10 +436,10 @@ fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) -> Failure {
     write_failed(t, "renaming the temp file over the target", e)
 }
 
-/// `--fsync`: the directory opened for its flush, or, when it cannot be
-/// opened for reading, `None`: then the file system is flushed (`syncfs`).
-/// An `O_PATH` descriptor would open, but `fsync` refuses it (EBADF).
-fn open_dir_for_flush(t: &Target) -> Option<OwnedFd> {
+/// The target's directory opened for reading (for its inode flags and the
+/// `--fsync` flush), or `None` when the caller may not read it. The `O_PATH`
+/// descriptor we hold cannot serve: `fsync` and `ioctl` refuse it (EBADF).
+fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
     rfs::openat(
         &t.dir,
         c".",
@@ -1087,7 +1130,14 @@ impl Drop for Temp<'_> {
         // An unnamed temp vanishes with its fd; a named one that was not
         // renamed over the target is removed here, on every failure path.
         if let Some(name) = self.name.take() {
-            let _ = rfs::unlinkat(self.dir, name.as_c_str(), AtFlags::empty());
+            if rfs::unlinkat(self.dir, name.as_c_str(), AtFlags::empty()) == Err(Errno::PERM) {
+                // A sticky directory lets only the owner remove a name, and
+                // the temp was given the target's owner: take it back (root
+                // without CAP_FOWNER still has CAP_CHOWN), then remove it.
+                use rustix::process::{getegid, geteuid};
+                let _ = rfs::fchown(&self.fd, Some(geteuid()), Some(getegid()));
+                let _ = rfs::unlinkat(self.dir, name.as_c_str(), AtFlags::empty());
+            }
             register(self.dir, None);
         }
     }

@@ -601,11 +601,15 @@ fn statx_refused_by_a_seccomp_profile_changes_nothing() {
 }
 
 /// The inode-flags ioctl refused (EPERM from a filter, ENOTTY where a file
-/// system has none): no flags are known, and the edit proceeds.
+/// system has none): no flags are known, and the edit proceeds. Likewise
+/// capget (the capability check for the sticky-directory prediction).
 #[test]
-fn the_inode_flags_ioctl_refused_changes_nothing() {
+fn the_inode_flags_ioctl_or_capget_refused_changes_nothing() {
     for errno in [libc::EPERM, libc::ENOTTY] {
         edits_under(&[rule(libc::SYS_ioctl, errno)], &[]);
+    }
+    for errno in [libc::EPERM, libc::ENOSYS] {
+        edits_under(&[rule(libc::SYS_capget, errno)], &["--fsync"]);
     }
 }
 
@@ -688,6 +692,62 @@ fn a_sticky_directory_refusing_the_rename_is_named() {
     assert_eq!(listing(&d), vec!["f"]);
 }
 
+/// Root without CAP_FOWNER (a runtime that dropped it) is bound by the sticky
+/// bit too: the same refusal, decided from the effective capabilities.
+#[test]
+fn a_sticky_directory_binds_root_without_cap_fowner() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv to drop CAP_FOWNER");
+    }
+    let base = scratch();
+    let d = base.path().join("shared");
+    std::fs::create_dir(&d).unwrap();
+    chown(&d, 65534, 65534);
+    chmod(&d, 0o1777);
+    let p = write_file(&d, "f", b"abc", 0o666);
+    chown(&p, 65533, 65533);
+    let ino = inode(&p);
+    for hook in ["AS_EDIT_TEST_UNUSED", "AS_EDIT_TEST_NO_TMPFILE"] {
+        let r: Run = Command::new("setpriv")
+            .args([
+                "--bounding-set=-fowner",
+                "--",
+                BIN,
+                "--",
+                "f",
+                &b64("abc"),
+                &b64("x"),
+            ])
+            .current_dir(&d)
+            .env(hook, "1")
+            .output()
+            .unwrap()
+            .into();
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is sticky and neither the file nor the directory belongs to this user, so only an in-place write can change it; the file is unchanged"}}"#,
+                d.display()
+            ),
+            1,
+        );
+        assert_eq!(
+            (std::fs::read(&p).unwrap(), inode(&p)),
+            (b"abc".to_vec(), ino)
+        );
+        assert_eq!(listing(&d), vec!["f"], "{hook}");
+    }
+    // With CAP_FOWNER, root edits (and keeps the owner).
+    let r = run_argv(
+        &d,
+        &[b"--", b"f", b64("abc").as_bytes(), b64("x").as_bytes()],
+    );
+    assert_result(&r, r#"{"count":1}"#, 0);
+    assert_eq!(std::fs::read(&p).unwrap(), b"x");
+    assert_eq!(std::fs::metadata(&p).unwrap().uid(), 65533);
+    assert_eq!(listing(&d), vec!["f"]);
+}
+
 /// Clears inode flags on drop, so a failed assertion cannot leave an
 /// undeletable file behind.
 struct Flagged(std::path::PathBuf);
@@ -754,5 +814,74 @@ fn an_append_only_target_is_permission_denied_naming_the_flag() {
     refused_for_inode_flag(
         rustix::fs::IFlags::APPEND,
         "append-only (chattr +a): it can only be appended to, not rewritten or replaced",
+    );
+}
+
+/// An append-only or immutable directory refuses the rename, but the file in
+/// it can still be written in place: `write_failed` naming the directory.
+fn refused_for_dir_flag(flag: rustix::fs::IFlags, words: &str) {
+    if !is_root() {
+        return skip("chattr +i/+a needs CAP_LINUX_IMMUTABLE (root)");
+    }
+    let base = tempfile::Builder::new()
+        .prefix("as-edit-flags")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let d = base.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    let p = write_file(&d, "f", b"abc\n", 0o644);
+    let dir = std::fs::File::open(&d).unwrap();
+    let before = match rustix::fs::ioctl_getflags(&dir) {
+        Ok(b) => b,
+        Err(e) => return skip(&format!("this file system has no inode flags: {e}")),
+    };
+    if let Err(e) = rustix::fs::ioctl_setflags(&dir, before | flag) {
+        return skip(&format!(
+            "this file system refuses {flag:?} on a directory: {e}"
+        ));
+    }
+    let _guard = Flagged(d.clone());
+    let ino = inode(&p);
+    let (o, n) = (b64("abc"), b64("xyz"));
+    for extra in [&[][..], &["--fsync"][..]] {
+        let mut args: Vec<&[u8]> = extra.iter().map(|s| s.as_bytes()).collect();
+        args.extend([&b"--"[..], b"f", o.as_bytes(), n.as_bytes()]);
+        let r = run_argv(&d, &args);
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is {words}; the file is unchanged"}}"#,
+                d.display()
+            ),
+            1,
+        );
+        assert_eq!(
+            (std::fs::read(&p).unwrap(), inode(&p)),
+            (b"abc\n".to_vec(), ino)
+        );
+        assert_eq!(listing(&d), vec!["f"]);
+    }
+    // A dry run writes nothing, so the directory does not refuse it.
+    let r = run_argv(&d, &[b"--dry-run", b"--", b"f", o.as_bytes(), n.as_bytes()]);
+    assert_result(&r, r#"{"count":1}"#, 0);
+    assert_eq!(
+        (std::fs::read(&p).unwrap(), inode(&p)),
+        (b"abc\n".to_vec(), ino)
+    );
+}
+
+#[test]
+fn an_immutable_directory_is_write_failed_naming_it() {
+    refused_for_dir_flag(
+        rustix::fs::IFlags::IMMUTABLE,
+        "immutable (chattr +i): no name in it can be created, replaced or removed",
+    );
+}
+
+#[test]
+fn an_append_only_directory_is_write_failed_naming_it() {
+    refused_for_dir_flag(
+        rustix::fs::IFlags::APPEND,
+        "append-only (chattr +a): names in it can be added but not replaced or removed",
     );
 }
