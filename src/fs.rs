@@ -370,16 +370,21 @@ fn mode_allows_write(file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
 /// EPERM here names the real cause before any temp exists. `write_failed`,
 /// because the host's transfer path writes the file in place and may succeed.
 fn check_sticky(t: &Target, st: &Stat) -> Result<(), Failure> {
-    match sticky_refusal(t, st, has_capability(CapabilitySet::FOWNER)) {
+    match sticky_refusal(t, st, true) {
         Some(f) => Err(f),
         None => Ok(()),
     }
 }
 
-fn sticky_refusal(t: &Target, st: &Stat, privileged: bool) -> Option<Failure> {
+/// `ask_caps`: before the rename, CAP_FOWNER (which overrides the sticky
+/// bit) is read; after a refused rename it evidently did not apply.
+fn sticky_refusal(t: &Target, st: &Stat, ask_caps: bool) -> Option<Failure> {
     let dir = rfs::fstat(&t.dir).ok()?;
     let euid = rustix::process::geteuid().as_raw();
-    if dir.st_mode & 0o1000 == 0 || privileged || st.st_uid == euid || dir.st_uid == euid {
+    if dir.st_mode & 0o1000 == 0 || st.st_uid == euid || dir.st_uid == euid {
+        return None;
+    }
+    if ask_caps && has_capability(CapabilitySet::FOWNER) {
         return None;
     }
     let parent = t.path.parent().unwrap_or(Path::new("/"));
