@@ -195,421 +195,428 @@ fn a_directory_flush_failing_after_the_rename_is_success_not_durable() {
 
 // ------------------------------------------------------------ 3. seccomp
 
-/// The audit architecture the filter checks first: a filter for the wrong
-/// architecture would check the wrong syscall numbers.
-#[cfg(target_arch = "x86_64")]
-const AUDIT_ARCH: u32 = 0xC000_003E;
-#[cfg(target_arch = "aarch64")]
-const AUDIT_ARCH: u32 = 0xC000_00B7;
+/// The filters use the syscall numbers and audit architecture of the two
+/// architectures as-edit ships for; elsewhere these tests are not built.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod seccomp {
+    use super::*;
 
-/// One filtered syscall: `nr` answers `errno` when argument `arg` has any of
-/// the `mask` bits (low 32 bits), or always without `arg`.
-#[derive(Clone, Copy, Debug)]
-struct Rule {
-    nr: libc::c_long,
-    arg: Option<(u32, u32)>,
-    errno: i32,
-}
+    /// The audit architecture the filter checks first: a filter for the wrong
+    /// architecture would check the wrong syscall numbers.
+    #[cfg(target_arch = "x86_64")]
+    const AUDIT_ARCH: u32 = 0xC000_003E;
+    #[cfg(target_arch = "aarch64")]
+    const AUDIT_ARCH: u32 = 0xC000_00B7;
 
-fn stmt(code: u32, k: u32) -> libc::sock_filter {
-    libc::sock_filter {
-        code: code as u16,
-        jt: 0,
-        jf: 0,
-        k,
+    /// One filtered syscall: `nr` answers `errno` when argument `arg` has any of
+    /// the `mask` bits (low 32 bits), or always without `arg`.
+    #[derive(Clone, Copy, Debug)]
+    struct Rule {
+        nr: libc::c_long,
+        arg: Option<(u32, u32)>,
+        errno: i32,
     }
-}
 
-fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
-    libc::sock_filter {
-        code: code as u16,
-        jt,
-        jf,
-        k,
-    }
-}
-
-/// A classic-BPF seccomp program for one rule; any other architecture kills
-/// the process (so a wrong assumption fails loudly, never passes).
-fn program(rule: Rule) -> Vec<libc::sock_filter> {
-    use libc::{BPF_ABS, BPF_JEQ, BPF_JMP, BPF_JSET, BPF_K, BPF_LD, BPF_RET, BPF_W};
-    let errno = libc::SECCOMP_RET_ERRNO | (rule.errno as u32 & libc::SECCOMP_RET_DATA);
-    let allow = libc::SECCOMP_RET_ALLOW;
-    let mut p = vec![
-        stmt(BPF_LD | BPF_W | BPF_ABS, 4), // seccomp_data.arch
-        jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH, 1, 0),
-        stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_KILL_PROCESS),
-        stmt(BPF_LD | BPF_W | BPF_ABS, 0), // seccomp_data.nr
-    ];
-    match rule.arg {
-        None => {
-            p.push(jump(BPF_JMP | BPF_JEQ | BPF_K, rule.nr as u32, 0, 1));
-            p.push(stmt(BPF_RET | BPF_K, errno));
-            p.push(stmt(BPF_RET | BPF_K, allow));
-        }
-        Some((idx, mask)) => {
-            p.push(jump(BPF_JMP | BPF_JEQ | BPF_K, rule.nr as u32, 0, 3));
-            // seccomp_data.args[idx], low half (both architectures are little-endian).
-            p.push(stmt(BPF_LD | BPF_W | BPF_ABS, 16 + 8 * idx));
-            p.push(jump(BPF_JMP | BPF_JSET | BPF_K, mask, 0, 1));
-            p.push(stmt(BPF_RET | BPF_K, errno));
-            p.push(stmt(BPF_RET | BPF_K, allow));
+    fn stmt(code: u32, k: u32) -> libc::sock_filter {
+        libc::sock_filter {
+            code: code as u16,
+            jt: 0,
+            jf: 0,
+            k,
         }
     }
-    p
-}
 
-/// Installs the filters in the child, after fork and before exec. Failure to
-/// install makes the spawn fail, so the test fails rather than passing
-/// without a filter.
-fn under_filters(cmd: &mut Command, rules: &[Rule]) {
-    let progs: Vec<Vec<libc::sock_filter>> = rules.iter().map(|r| program(*r)).collect();
-    // SAFETY: the closure only makes raw syscalls on memory prepared before
-    // the fork (no allocation, no locks).
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
+    fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+        libc::sock_filter {
+            code: code as u16,
+            jt,
+            jf,
+            k,
+        }
+    }
+
+    /// A classic-BPF seccomp program for one rule; any other architecture kills
+    /// the process (so a wrong assumption fails loudly, never passes).
+    fn program(rule: Rule) -> Vec<libc::sock_filter> {
+        use libc::{BPF_ABS, BPF_JEQ, BPF_JMP, BPF_JSET, BPF_K, BPF_LD, BPF_RET, BPF_W};
+        let errno = libc::SECCOMP_RET_ERRNO | (rule.errno as u32 & libc::SECCOMP_RET_DATA);
+        let allow = libc::SECCOMP_RET_ALLOW;
+        let mut p = vec![
+            stmt(BPF_LD | BPF_W | BPF_ABS, 4), // seccomp_data.arch
+            jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH, 1, 0),
+            stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_KILL_PROCESS),
+            stmt(BPF_LD | BPF_W | BPF_ABS, 0), // seccomp_data.nr
+        ];
+        match rule.arg {
+            None => {
+                p.push(jump(BPF_JMP | BPF_JEQ | BPF_K, rule.nr as u32, 0, 1));
+                p.push(stmt(BPF_RET | BPF_K, errno));
+                p.push(stmt(BPF_RET | BPF_K, allow));
             }
-            for p in &progs {
-                let fprog = libc::sock_fprog {
-                    len: p.len() as u16,
-                    filter: p.as_ptr() as *mut libc::sock_filter,
-                };
-                let r = libc::syscall(
-                    libc::SYS_seccomp,
-                    libc::SECCOMP_SET_MODE_FILTER,
-                    0,
-                    &fprog as *const libc::sock_fprog,
-                );
-                if r != 0 {
+            Some((idx, mask)) => {
+                p.push(jump(BPF_JMP | BPF_JEQ | BPF_K, rule.nr as u32, 0, 3));
+                // seccomp_data.args[idx], low half (both architectures are little-endian).
+                p.push(stmt(BPF_LD | BPF_W | BPF_ABS, 16 + 8 * idx));
+                p.push(jump(BPF_JMP | BPF_JSET | BPF_K, mask, 0, 1));
+                p.push(stmt(BPF_RET | BPF_K, errno));
+                p.push(stmt(BPF_RET | BPF_K, allow));
+            }
+        }
+        p
+    }
+
+    /// Installs the filters in the child, after fork and before exec. Failure to
+    /// install makes the spawn fail, so the test fails rather than passing
+    /// without a filter.
+    fn under_filters(cmd: &mut Command, rules: &[Rule]) {
+        let progs: Vec<Vec<libc::sock_filter>> = rules.iter().map(|r| program(*r)).collect();
+        // SAFETY: the closure only makes raw syscalls on memory prepared before
+        // the fork (no allocation, no locks).
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
-            }
-            Ok(())
-        });
-    }
-}
-
-/// Runs the binary (as nobody when asked) under the filters.
-fn run_filtered(dir: &Path, rules: &[Rule], nobody: bool, args: &[&str]) -> Run {
-    let mut cmd = if nobody {
-        let mut c = Command::new("setpriv");
-        c.args([
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "--",
-            BIN,
-        ]);
-        c
-    } else {
-        Command::new(BIN)
-    };
-    cmd.args(args).current_dir(dir).stdin(Stdio::null());
-    under_filters(&mut cmd, rules);
-    cmd.output()
-        .expect("the seccomp filter installs and the binary runs")
-        .into()
-}
-
-/// Proves a filter bites: the syscall it names, made under it in a forked
-/// child, gets the errno (a filter that allowed everything would let the
-/// tests below pass on any code). The child makes raw syscalls only.
-fn assert_filter_bites(rule: Rule, probe: &dyn Fn() -> libc::c_long) {
-    let p = program(rule);
-    let fprog = libc::sock_fprog {
-        len: p.len() as u16,
-        filter: p.as_ptr() as *mut libc::sock_filter,
-    };
-    // SAFETY: the child only makes raw syscalls on memory prepared before the
-    // fork, then _exits.
-    let pid = unsafe { libc::fork() };
-    assert!(pid >= 0);
-    if pid == 0 {
-        unsafe {
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-                || libc::syscall(
-                    libc::SYS_seccomp,
-                    libc::SECCOMP_SET_MODE_FILTER,
-                    0,
-                    &fprog as *const libc::sock_fprog,
-                ) != 0
-            {
-                libc::_exit(100);
-            }
-            let r = probe();
-            let e = *libc::__errno_location();
-            libc::_exit(if r == -1 && e == rule.errno { 0 } else { 101 });
+                for p in &progs {
+                    let fprog = libc::sock_fprog {
+                        len: p.len() as u16,
+                        filter: p.as_ptr() as *mut libc::sock_filter,
+                    };
+                    let r = libc::syscall(
+                        libc::SYS_seccomp,
+                        libc::SECCOMP_SET_MODE_FILTER,
+                        0,
+                        &fprog as *const libc::sock_fprog,
+                    );
+                    if r != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
         }
     }
-    let mut status = 0;
-    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "the filter {rule:?} answers its errno (child status {status:#x})"
-    );
-}
 
-const FACCESSAT2: libc::c_long = libc::SYS_faccessat2;
-const FACCESSAT: libc::c_long = libc::SYS_faccessat;
-const OPENAT: libc::c_long = libc::SYS_openat;
-const LINKAT: libc::c_long = libc::SYS_linkat;
-const OPENAT2: libc::c_long = libc::SYS_openat2;
-const STATX: libc::c_long = libc::SYS_statx;
-/// `O_TMPFILE` without its `O_DIRECTORY` part: the bit only it sets.
-const O_TMPFILE_BIT: u32 = (libc::O_TMPFILE & !libc::O_DIRECTORY) as u32;
-
-fn rule(nr: libc::c_long, errno: i32) -> Rule {
-    Rule {
-        nr,
-        arg: None,
-        errno,
+    /// Runs the binary (as nobody when asked) under the filters.
+    fn run_filtered(dir: &Path, rules: &[Rule], nobody: bool, args: &[&str]) -> Run {
+        let mut cmd = if nobody {
+            let mut c = Command::new("setpriv");
+            c.args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--",
+                BIN,
+            ]);
+            c
+        } else {
+            Command::new(BIN)
+        };
+        cmd.args(args).current_dir(dir).stdin(Stdio::null());
+        under_filters(&mut cmd, rules);
+        cmd.output()
+            .expect("the seccomp filter installs and the binary runs")
+            .into()
     }
-}
 
-/// An edit under the filters gives `{"count":1}`, exactly the new bytes and
-/// nothing else in the directory.
-fn edits_under(rules: &[Rule], extra: &[&str]) {
-    let d = scratch();
-    let p = write_file(d.path(), "f", b"one\ntwo\n", 0o644);
-    let (o, n) = (b64("two"), b64("2"));
-    let mut args: Vec<&str> = extra.to_vec();
-    args.extend(["--", "f", &o, &n]);
-    let r = run_filtered(d.path(), rules, false, &args);
-    assert_result(&r, r#"{"count":1}"#, 0);
-    assert_eq!(std::fs::read(&p).unwrap(), b"one\n2\n", "{rules:?}");
-    assert_eq!(mode(&p), 0o644);
-    assert_eq!(listing(d.path()), vec!["f"], "{rules:?}");
-}
-
-#[test]
-fn the_test_filters_answer_their_errno() {
-    let cpath = c"/";
-    for errno in [libc::EPERM, libc::ENOSYS] {
-        assert_filter_bites(rule(FACCESSAT2, errno), &|| unsafe {
-            libc::syscall(FACCESSAT2, libc::AT_FDCWD, cpath.as_ptr(), libc::W_OK, 0)
-        });
-        assert_filter_bites(rule(FACCESSAT, errno), &|| unsafe {
-            libc::syscall(FACCESSAT, libc::AT_FDCWD, cpath.as_ptr(), libc::W_OK)
-        });
-        assert_filter_bites(rule(OPENAT2, errno), &|| unsafe {
-            libc::syscall(OPENAT2, libc::AT_FDCWD, cpath.as_ptr(), 0usize, 0usize)
-        });
-        assert_filter_bites(rule(STATX, errno), &|| unsafe {
-            libc::syscall(STATX, libc::AT_FDCWD, cpath.as_ptr(), 0, 0, 0usize)
-        });
-        assert_filter_bites(rule(LINKAT, errno), &|| unsafe {
-            libc::syscall(LINKAT, 0, c"".as_ptr(), libc::AT_FDCWD, c"/x".as_ptr(), 0)
-        });
-        assert_filter_bites(
-            Rule {
-                nr: LINKAT,
-                arg: Some((4, libc::AT_EMPTY_PATH as u32)),
-                errno,
-            },
-            &|| unsafe {
-                libc::syscall(
-                    LINKAT,
-                    0,
-                    c"".as_ptr(),
-                    libc::AT_FDCWD,
-                    c"/x".as_ptr(),
-                    libc::AT_EMPTY_PATH,
-                )
-            },
+    /// Proves a filter bites: the syscall it names, made under it in a forked
+    /// child, gets the errno (a filter that allowed everything would let the
+    /// tests below pass on any code). The child makes raw syscalls only.
+    fn assert_filter_bites(rule: Rule, probe: &dyn Fn() -> libc::c_long) {
+        let p = program(rule);
+        let fprog = libc::sock_fprog {
+            len: p.len() as u16,
+            filter: p.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: the child only makes raw syscalls on memory prepared before the
+        // fork, then _exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            unsafe {
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                    || libc::syscall(
+                        libc::SYS_seccomp,
+                        libc::SECCOMP_SET_MODE_FILTER,
+                        0,
+                        &fprog as *const libc::sock_fprog,
+                    ) != 0
+                {
+                    libc::_exit(100);
+                }
+                let r = probe();
+                let e = *libc::__errno_location();
+                libc::_exit(if r == -1 && e == rule.errno { 0 } else { 101 });
+            }
+        }
+        let mut status = 0;
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the filter {rule:?} answers its errno (child status {status:#x})"
         );
-        assert_filter_bites(
-            Rule {
+    }
+
+    const FACCESSAT2: libc::c_long = libc::SYS_faccessat2;
+    const FACCESSAT: libc::c_long = libc::SYS_faccessat;
+    const OPENAT: libc::c_long = libc::SYS_openat;
+    const LINKAT: libc::c_long = libc::SYS_linkat;
+    const OPENAT2: libc::c_long = libc::SYS_openat2;
+    const STATX: libc::c_long = libc::SYS_statx;
+    /// `O_TMPFILE` without its `O_DIRECTORY` part: the bit only it sets.
+    const O_TMPFILE_BIT: u32 = (libc::O_TMPFILE & !libc::O_DIRECTORY) as u32;
+
+    fn rule(nr: libc::c_long, errno: i32) -> Rule {
+        Rule {
+            nr,
+            arg: None,
+            errno,
+        }
+    }
+
+    /// An edit under the filters gives `{"count":1}`, exactly the new bytes and
+    /// nothing else in the directory.
+    fn edits_under(rules: &[Rule], extra: &[&str]) {
+        let d = scratch();
+        let p = write_file(d.path(), "f", b"one\ntwo\n", 0o644);
+        let (o, n) = (b64("two"), b64("2"));
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(["--", "f", &o, &n]);
+        let r = run_filtered(d.path(), rules, false, &args);
+        assert_result(&r, r#"{"count":1}"#, 0);
+        assert_eq!(std::fs::read(&p).unwrap(), b"one\n2\n", "{rules:?}");
+        assert_eq!(mode(&p), 0o644);
+        assert_eq!(listing(d.path()), vec!["f"], "{rules:?}");
+    }
+
+    #[test]
+    fn the_test_filters_answer_their_errno() {
+        let cpath = c"/";
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            assert_filter_bites(rule(FACCESSAT2, errno), &|| unsafe {
+                libc::syscall(FACCESSAT2, libc::AT_FDCWD, cpath.as_ptr(), libc::W_OK, 0)
+            });
+            assert_filter_bites(rule(FACCESSAT, errno), &|| unsafe {
+                libc::syscall(FACCESSAT, libc::AT_FDCWD, cpath.as_ptr(), libc::W_OK)
+            });
+            assert_filter_bites(rule(OPENAT2, errno), &|| unsafe {
+                libc::syscall(OPENAT2, libc::AT_FDCWD, cpath.as_ptr(), 0usize, 0usize)
+            });
+            assert_filter_bites(rule(STATX, errno), &|| unsafe {
+                libc::syscall(STATX, libc::AT_FDCWD, cpath.as_ptr(), 0, 0, 0usize)
+            });
+            assert_filter_bites(rule(LINKAT, errno), &|| unsafe {
+                libc::syscall(LINKAT, 0, c"".as_ptr(), libc::AT_FDCWD, c"/x".as_ptr(), 0)
+            });
+            assert_filter_bites(
+                Rule {
+                    nr: LINKAT,
+                    arg: Some((4, libc::AT_EMPTY_PATH as u32)),
+                    errno,
+                },
+                &|| unsafe {
+                    libc::syscall(
+                        LINKAT,
+                        0,
+                        c"".as_ptr(),
+                        libc::AT_FDCWD,
+                        c"/x".as_ptr(),
+                        libc::AT_EMPTY_PATH,
+                    )
+                },
+            );
+            assert_filter_bites(
+                Rule {
+                    nr: OPENAT,
+                    arg: Some((2, O_TMPFILE_BIT)),
+                    errno,
+                },
+                &|| unsafe {
+                    libc::syscall(
+                        OPENAT,
+                        libc::AT_FDCWD,
+                        c"/tmp".as_ptr(),
+                        libc::O_TMPFILE | libc::O_RDWR,
+                        0o600,
+                    )
+                },
+            );
+        }
+    }
+
+    #[test]
+    fn faccessat2_refused_by_a_seccomp_profile_still_edits() {
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            edits_under(&[rule(FACCESSAT2, errno)], &[]);
+        }
+    }
+
+    #[test]
+    fn without_any_access_syscall_the_mode_bits_decide() {
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            edits_under(&[rule(FACCESSAT2, errno), rule(FACCESSAT, errno)], &[]);
+        }
+    }
+
+    /// The fallbacks must still refuse what the caller may not write, and allow
+    /// what it may, for an unprivileged user.
+    #[test]
+    fn the_access_fallbacks_still_refuse_a_read_only_file() {
+        if !setpriv_available() {
+            return skip("needs root and setpriv to drop to nobody");
+        }
+        let filters: [&[Rule]; 4] = [
+            &[rule(FACCESSAT2, libc::EPERM)],
+            &[rule(FACCESSAT2, libc::ENOSYS)],
+            &[rule(FACCESSAT2, libc::EPERM), rule(FACCESSAT, libc::EPERM)],
+            &[
+                rule(FACCESSAT2, libc::ENOSYS),
+                rule(FACCESSAT, libc::ENOSYS),
+            ],
+        ];
+        for rules in filters {
+            let d = scratch();
+            chown(d.path(), 65534, 65534);
+            let p = write_file(d.path(), "f", b"abc", 0o444);
+            chown(&p, 65534, 65534);
+            let ino = inode(&p);
+            let (o, n) = (b64("abc"), b64("xyz"));
+            let r = run_filtered(d.path(), rules, true, &["--", "f", &o, &n]);
+            assert_result(
+                &r,
+                &format!(
+                    r#"{{"error":"permission_denied","detail":"no write permission on {}/f"}}"#,
+                    d.path().display()
+                ),
+                1,
+            );
+            assert_eq!(
+                (std::fs::read(&p).unwrap(), inode(&p)),
+                (b"abc".to_vec(), ino)
+            );
+            assert_eq!(listing(d.path()), vec!["f"]);
+            // Writable by its owner through the group or owner bits: edited.
+            chmod(&p, 0o644);
+            let r = run_filtered(d.path(), rules, true, &["--", "f", &o, &n]);
+            assert_result(&r, r#"{"count":1}"#, 0);
+            assert_eq!(std::fs::read(&p).unwrap(), b"xyz", "{rules:?}");
+            assert_eq!(listing(d.path()), vec!["f"]);
+            // Someone else's file writable only by its owner: refused.
+            let q = write_file(d.path(), "g", b"abc", 0o644);
+            let ino = inode(&q);
+            let r = run_filtered(d.path(), rules, true, &["--", "g", &o, &n]);
+            assert_result(
+                &r,
+                &format!(
+                    r#"{{"error":"permission_denied","detail":"no write permission on {}/g"}}"#,
+                    d.path().display()
+                ),
+                1,
+            );
+            assert_eq!(
+                (std::fs::read(&q).unwrap(), inode(&q)),
+                (b"abc".to_vec(), ino)
+            );
+            assert_eq!(listing(d.path()), vec!["f", "g"]);
+        }
+    }
+
+    #[test]
+    fn o_tmpfile_refused_by_a_seccomp_profile_uses_a_named_temp() {
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            let r = Rule {
                 nr: OPENAT,
                 arg: Some((2, O_TMPFILE_BIT)),
                 errno,
-            },
-            &|| unsafe {
-                libc::syscall(
-                    OPENAT,
-                    libc::AT_FDCWD,
-                    c"/tmp".as_ptr(),
-                    libc::O_TMPFILE | libc::O_RDWR,
-                    0o600,
-                )
-            },
-        );
+            };
+            edits_under(&[r], &[]);
+            edits_under(&[r], &["--fsync"]);
+        }
     }
-}
 
-#[test]
-fn faccessat2_refused_by_a_seccomp_profile_still_edits() {
-    for errno in [libc::EPERM, libc::ENOSYS] {
-        edits_under(&[rule(FACCESSAT2, errno)], &[]);
+    #[test]
+    fn linkat_refused_by_a_seccomp_profile_still_commits() {
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            // AT_EMPTY_PATH only: the /proc link is used.
+            edits_under(
+                &[Rule {
+                    nr: LINKAT,
+                    arg: Some((4, libc::AT_EMPTY_PATH as u32)),
+                    errno,
+                }],
+                &[],
+            );
+            // Every linkat: the content is copied into a named temp.
+            edits_under(&[rule(LINKAT, errno)], &[]);
+        }
     }
-}
 
-#[test]
-fn without_any_access_syscall_the_mode_bits_decide() {
-    for errno in [libc::EPERM, libc::ENOSYS] {
-        edits_under(&[rule(FACCESSAT2, errno), rule(FACCESSAT, errno)], &[]);
+    #[test]
+    fn openat2_refused_by_a_seccomp_profile_still_confines() {
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            let d = scratch();
+            let root = d.path().to_str().unwrap().to_owned();
+            edits_under(&[rule(OPENAT2, errno)], &["--root", "/"]);
+            // And an escape is still refused.
+            let sub = d.path().join("ws");
+            std::fs::create_dir(&sub).unwrap();
+            let p = write_file(d.path(), "outside", b"secret", 0o644);
+            let r = run_filtered(
+                &sub,
+                &[rule(OPENAT2, errno)],
+                false,
+                &[
+                    "--root",
+                    sub.to_str().unwrap(),
+                    "--",
+                    "../outside",
+                    &b64("secret"),
+                    &b64("x"),
+                ],
+            );
+            assert_result(
+                &r,
+                &format!(
+                    r#"{{"error":"outside_root","detail":"../outside resolves outside the root {root}/ws"}}"#
+                ),
+                1,
+            );
+            assert_eq!(std::fs::read(&p).unwrap(), b"secret");
+        }
     }
-}
 
-/// The fallbacks must still refuse what the caller may not write, and allow
-/// what it may, for an unprivileged user.
-#[test]
-fn the_access_fallbacks_still_refuse_a_read_only_file() {
-    if !setpriv_available() {
-        return skip("needs root and setpriv to drop to nobody");
+    #[test]
+    fn statx_refused_by_a_seccomp_profile_changes_nothing() {
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            edits_under(&[rule(STATX, errno)], &["--fsync"]);
+            // The not-found details look at the path with lstat (std uses statx).
+            let d = scratch();
+            std::os::unix::fs::symlink("nowhere", d.path().join("l")).unwrap();
+            let r = run_filtered(
+                d.path(),
+                &[rule(STATX, errno)],
+                false,
+                &["--", "l", "YQ==", "Yg=="],
+            );
+            assert_result(
+                &r,
+                r#"{"error":"file_not_found","detail":"l is a dangling symlink"}"#,
+                1,
+            );
+        }
     }
-    let filters: [&[Rule]; 4] = [
-        &[rule(FACCESSAT2, libc::EPERM)],
-        &[rule(FACCESSAT2, libc::ENOSYS)],
-        &[rule(FACCESSAT2, libc::EPERM), rule(FACCESSAT, libc::EPERM)],
-        &[
-            rule(FACCESSAT2, libc::ENOSYS),
-            rule(FACCESSAT, libc::ENOSYS),
-        ],
-    ];
-    for rules in filters {
-        let d = scratch();
-        chown(d.path(), 65534, 65534);
-        let p = write_file(d.path(), "f", b"abc", 0o444);
-        chown(&p, 65534, 65534);
-        let ino = inode(&p);
-        let (o, n) = (b64("abc"), b64("xyz"));
-        let r = run_filtered(d.path(), rules, true, &["--", "f", &o, &n]);
-        assert_result(
-            &r,
-            &format!(
-                r#"{{"error":"permission_denied","detail":"no write permission on {}/f"}}"#,
-                d.path().display()
-            ),
-            1,
-        );
-        assert_eq!(
-            (std::fs::read(&p).unwrap(), inode(&p)),
-            (b"abc".to_vec(), ino)
-        );
-        assert_eq!(listing(d.path()), vec!["f"]);
-        // Writable by its owner through the group or owner bits: edited.
-        chmod(&p, 0o644);
-        let r = run_filtered(d.path(), rules, true, &["--", "f", &o, &n]);
-        assert_result(&r, r#"{"count":1}"#, 0);
-        assert_eq!(std::fs::read(&p).unwrap(), b"xyz", "{rules:?}");
-        assert_eq!(listing(d.path()), vec!["f"]);
-        // Someone else's file writable only by its owner: refused.
-        let q = write_file(d.path(), "g", b"abc", 0o644);
-        let ino = inode(&q);
-        let r = run_filtered(d.path(), rules, true, &["--", "g", &o, &n]);
-        assert_result(
-            &r,
-            &format!(
-                r#"{{"error":"permission_denied","detail":"no write permission on {}/g"}}"#,
-                d.path().display()
-            ),
-            1,
-        );
-        assert_eq!(
-            (std::fs::read(&q).unwrap(), inode(&q)),
-            (b"abc".to_vec(), ino)
-        );
-        assert_eq!(listing(d.path()), vec!["f", "g"]);
-    }
-}
 
-#[test]
-fn o_tmpfile_refused_by_a_seccomp_profile_uses_a_named_temp() {
-    for errno in [libc::EPERM, libc::ENOSYS] {
-        let r = Rule {
-            nr: OPENAT,
-            arg: Some((2, O_TMPFILE_BIT)),
-            errno,
-        };
-        edits_under(&[r], &[]);
-        edits_under(&[r], &["--fsync"]);
-    }
-}
-
-#[test]
-fn linkat_refused_by_a_seccomp_profile_still_commits() {
-    for errno in [libc::EPERM, libc::ENOSYS] {
-        // AT_EMPTY_PATH only: the /proc link is used.
-        edits_under(
-            &[Rule {
-                nr: LINKAT,
-                arg: Some((4, libc::AT_EMPTY_PATH as u32)),
-                errno,
-            }],
-            &[],
-        );
-        // Every linkat: the content is copied into a named temp.
-        edits_under(&[rule(LINKAT, errno)], &[]);
-    }
-}
-
-#[test]
-fn openat2_refused_by_a_seccomp_profile_still_confines() {
-    for errno in [libc::EPERM, libc::ENOSYS] {
-        let d = scratch();
-        let root = d.path().to_str().unwrap().to_owned();
-        edits_under(&[rule(OPENAT2, errno)], &["--root", "/"]);
-        // And an escape is still refused.
-        let sub = d.path().join("ws");
-        std::fs::create_dir(&sub).unwrap();
-        let p = write_file(d.path(), "outside", b"secret", 0o644);
-        let r = run_filtered(
-            &sub,
-            &[rule(OPENAT2, errno)],
-            false,
-            &[
-                "--root",
-                sub.to_str().unwrap(),
-                "--",
-                "../outside",
-                &b64("secret"),
-                &b64("x"),
-            ],
-        );
-        assert_result(
-            &r,
-            &format!(
-                r#"{{"error":"outside_root","detail":"../outside resolves outside the root {root}/ws"}}"#
-            ),
-            1,
-        );
-        assert_eq!(std::fs::read(&p).unwrap(), b"secret");
-    }
-}
-
-#[test]
-fn statx_refused_by_a_seccomp_profile_changes_nothing() {
-    for errno in [libc::EPERM, libc::ENOSYS] {
-        edits_under(&[rule(STATX, errno)], &["--fsync"]);
-        // The not-found details look at the path with lstat (std uses statx).
-        let d = scratch();
-        std::os::unix::fs::symlink("nowhere", d.path().join("l")).unwrap();
-        let r = run_filtered(
-            d.path(),
-            &[rule(STATX, errno)],
-            false,
-            &["--", "l", "YQ==", "Yg=="],
-        );
-        assert_result(
-            &r,
-            r#"{"error":"file_not_found","detail":"l is a dangling symlink"}"#,
-            1,
-        );
-    }
-}
-
-/// The inode-flags ioctl refused (EPERM from a filter, ENOTTY where a file
-/// system has none): no flags are known, and the edit proceeds. Likewise
-/// capget (the capability check for the sticky-directory prediction).
-#[test]
-fn the_inode_flags_ioctl_or_capget_refused_changes_nothing() {
-    for errno in [libc::EPERM, libc::ENOTTY] {
-        edits_under(&[rule(libc::SYS_ioctl, errno)], &[]);
-    }
-    for errno in [libc::EPERM, libc::ENOSYS] {
-        edits_under(&[rule(libc::SYS_capget, errno)], &["--fsync"]);
+    /// The inode-flags ioctl refused (EPERM from a filter, ENOTTY where a file
+    /// system has none): no flags are known, and the edit proceeds. Likewise
+    /// capget (the capability check for the sticky-directory prediction).
+    #[test]
+    fn the_inode_flags_ioctl_or_capget_refused_changes_nothing() {
+        for errno in [libc::EPERM, libc::ENOTTY] {
+            edits_under(&[rule(libc::SYS_ioctl, errno)], &[]);
+        }
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            edits_under(&[rule(libc::SYS_capget, errno)], &["--fsync"]);
+        }
     }
 }
 
