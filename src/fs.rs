@@ -6,6 +6,8 @@
 //! - until that rename, every failure leaves the target byte-identical (same inode)
 //!   and no temp behind: the temp is unnamed (`O_TMPFILE`) until just before the
 //!   rename, or, where that is unsupported, a hidden named temp removed on failure.
+//! - after the rename nothing reports a failure: the edit is in the file (a
+//!   `--fsync` flush failing then only makes `--report` say `durable: false`).
 
 use std::ffi::CString;
 use std::io;
@@ -20,6 +22,7 @@ use rustix::fs::{
     CWD,
 };
 use rustix::io::Errno;
+use rustix::thread::CapabilitySet;
 use sha2::{Digest, Sha256};
 
 use crate::core::{EditStats, Engine};
@@ -69,34 +72,26 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
     let (file, st) = open_locked(&target, req.options.lock_timeout)?;
     let opts = &req.options;
 
-    // Permission parity with the host's transfer path: a file the caller may
-    // not write is refused, not replaced by rename.
-    match rfs::accessat(
-        &target.dir,
-        target.name.as_c_str(),
-        rfs::Access::WRITE_OK,
-        AtFlags::EACCESS,
-    ) {
-        Err(Errno::ACCESS) | Err(Errno::PERM) => {
-            return Err(fail(
-                ErrorKind::PermissionDenied,
-                format!("no write permission on {}", display_path(&target.path)),
-            ))
+    check_writable(&target, &file, &st)?;
+    // The directory, opened for reading once, while nothing is committed:
+    // for its inode flags and the --fsync flush. `None` where it cannot be
+    // opened so (a 0333 directory): then --fsync flushes the file system.
+    let dir_fd = if opts.dry_run {
+        None
+    } else {
+        // A directory that will refuse the rename (sticky, append-only,
+        // immutable) is named before any temp exists.
+        check_sticky(&target, &st)?;
+        let d = open_dir_readable(&target);
+        if let Some(f) = d.as_ref().and_then(|d| dir_flags_refusal(&target, d)) {
+            return Err(f);
         }
-        Err(Errno::ROFS) => {
-            return Err(fail(
-                ErrorKind::WriteFailed,
-                format!(
-                    "{} is on a read-only file system",
-                    display_path(&target.path)
-                ),
-            ))
-        }
-        _ => {}
-    }
+        d
+    };
 
     let crlf_out = opts.eol == Eol::Preserve && dominant_is_crlf(&file)?;
 
+    let flush = (opts.fsync && !opts.dry_run).then_some(dir_fd);
     let temp = if opts.dry_run {
         Err(None)
     } else {
@@ -205,7 +200,10 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
             return Err(write_failed(&target, "creating a temp file beside it", e));
         }
     };
-    temp.commit(&target, &file, &st, opts.fsync)?;
+    let durable = temp.commit(&target, &file, &st, flush)?;
+    if let (false, Some(r)) = (durable, report.as_mut()) {
+        r.durable = Some(false);
+    }
     Ok(summary.count)
 }
 
@@ -241,7 +239,11 @@ fn write_failed(target: &Target, what: &str, e: Errno) -> Failure {
         Errno::XDEV => format!("{} (the temp file and the target are on different file systems)", cause(e)),
         Errno::NOSPC => format!("{} (the file system is full)", cause(e)),
         Errno::DQUOT => format!("{} (the disk quota is exhausted)", cause(e)),
-        Errno::ACCESS | Errno::PERM => format!("{} (the directory is not writable)", cause(e)),
+        Errno::ACCESS => format!("{} (the directory is not writable)", cause(e)),
+        Errno::PERM => format!(
+            "{} (refused by the file system or a security policy, not by the directory's permissions)",
+            cause(e)
+        ),
         _ => cause(e),
     };
     fail(
@@ -251,6 +253,205 @@ fn write_failed(target: &Target, what: &str, e: Errno) -> Failure {
             display_path(&target.path)
         ),
     )
+}
+
+/// Permission parity with the host's transfer path: a file the caller may
+/// not write is refused (`permission_denied`), not replaced by rename.
+///
+/// EPERM is both the kernel's answer for an immutable file and what seccomp
+/// profiles older than `faccessat2` answer for it, so EPERM alone never
+/// decides: the inode flags are read first, and an EPERM or ENOSYS from the
+/// access syscalls falls back to the older syscall, then to the mode bits.
+fn check_writable(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), Failure> {
+    if let Some(f) = inode_flags_refusal(t, file) {
+        return Err(f);
+    }
+    let verdict = match rfs::accessat(
+        &t.dir,
+        t.name.as_c_str(),
+        rfs::Access::WRITE_OK,
+        AtFlags::EACCESS,
+    ) {
+        Err(Errno::PERM) | Err(Errno::NOSYS) => access_fallback(t, file, st),
+        r => r,
+    };
+    match verdict {
+        Err(Errno::ACCESS) => Err(fail(
+            ErrorKind::PermissionDenied,
+            format!("no write permission on {}", display_path(&t.path)),
+        )),
+        Err(Errno::ROFS) => Err(fail(
+            ErrorKind::WriteFailed,
+            format!("{} is on a read-only file system", display_path(&t.path)),
+        )),
+        // Anything else is left to the write itself, which names its cause.
+        _ => Ok(()),
+    }
+}
+
+/// `chattr +i` / `+a` targets: no writer can replace or truncate them, the
+/// host's transfer path included, so the refusal is final. A file system
+/// without inode flags (or a filter refusing the ioctl) means "none known".
+fn inode_flags_refusal(t: &Target, file: &OwnedFd) -> Option<Failure> {
+    let flags = rfs::ioctl_getflags(file).ok()?;
+    let what = if flags.contains(rfs::IFlags::IMMUTABLE) {
+        "immutable (chattr +i): it cannot be written, replaced or removed until the flag is cleared"
+    } else if flags.contains(rfs::IFlags::APPEND) {
+        "append-only (chattr +a): it can only be appended to, not rewritten or replaced"
+    } else {
+        return None;
+    };
+    Some(fail(
+        ErrorKind::PermissionDenied,
+        format!("{} is {what}", display_path(&t.path)),
+    ))
+}
+
+/// Is `cap` in the effective set? Where capget is refused, assume root has
+/// it and others do not.
+fn has_capability(cap: CapabilitySet) -> bool {
+    match rustix::thread::capabilities(None) {
+        Ok(c) => c.effective.contains(cap),
+        Err(_) => rustix::process::geteuid().is_root(),
+    }
+}
+
+/// The access check without `faccessat2`: the old `faccessat` (real ids,
+/// which equal the effective ones unless as-edit runs setuid/setgid), else
+/// the mode bits.
+fn access_fallback(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
+    use rustix::process::{getegid, geteuid, getgid, getuid};
+    if getuid() == geteuid() && getgid() == getegid() {
+        match rfs::accessat(
+            &t.dir,
+            t.name.as_c_str(),
+            rfs::Access::WRITE_OK,
+            AtFlags::empty(),
+        ) {
+            Err(Errno::PERM) | Err(Errno::NOSYS) => {}
+            r => return r,
+        }
+    }
+    mode_allows_write(file, st)
+}
+
+/// The last resort when no access syscall answers: a read-only mount is
+/// EROFS; CAP_DAC_OVERRIDE in effect (root's, unless dropped) may write; else the owner,
+/// group (effective or supplementary) or other write bit decides. POSIX ACL
+/// entries are not evaluated: with an ACL the group bits are its mask.
+fn mode_allows_write(file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
+    use rustix::process::{getegid, geteuid, getgroups};
+    if let Ok(v) = rfs::fstatvfs(file) {
+        if v.f_flag.contains(rfs::StatVfsMountFlags::RDONLY) {
+            return Err(Errno::ROFS);
+        }
+    }
+    if has_capability(CapabilitySet::DAC_OVERRIDE) {
+        return Ok(());
+    }
+    let euid = geteuid();
+    let gid = rfs::Gid::from_raw(st.st_gid);
+    let bit = if st.st_uid == euid.as_raw() {
+        0o200
+    } else if getegid() == gid || getgroups().is_ok_and(|g| g.contains(&gid)) {
+        0o020
+    } else {
+        0o002
+    };
+    if st.st_mode & bit != 0 {
+        Ok(())
+    } else {
+        Err(Errno::ACCESS)
+    }
+}
+
+/// In a sticky directory (`/tmp`, mode 1777) only the owner of the file or
+/// of the directory (or root) may rename over a name. Predicting the rename's
+/// EPERM here names the real cause before any temp exists. `write_failed`,
+/// because the host's transfer path writes the file in place and may succeed.
+fn check_sticky(t: &Target, st: &Stat) -> Result<(), Failure> {
+    match sticky_refusal(t, st, true) {
+        Some(f) => Err(f),
+        None => Ok(()),
+    }
+}
+
+/// `ask_caps`: before the rename, CAP_FOWNER (which overrides the sticky
+/// bit) is read; after a refused rename it evidently did not apply.
+fn sticky_refusal(t: &Target, st: &Stat, ask_caps: bool) -> Option<Failure> {
+    let dir = rfs::fstat(&t.dir).ok()?;
+    let euid = rustix::process::geteuid().as_raw();
+    if dir.st_mode & 0o1000 == 0 || st.st_uid == euid || dir.st_uid == euid {
+        return None;
+    }
+    if ask_caps && has_capability(CapabilitySet::FOWNER) {
+        return None;
+    }
+    let parent = t.path.parent().unwrap_or(Path::new("/"));
+    Some(fail(
+        ErrorKind::WriteFailed,
+        format!(
+            "{} cannot be replaced by rename: its directory {} is sticky and neither the file nor the directory belongs to this user, so only an in-place write can change it; the file is unchanged",
+            display_path(&t.path),
+            display_path(parent)
+        ),
+    ))
+}
+
+/// An append-only or immutable directory refuses to have a name replaced or
+/// removed (the rename), though the file in it may still be written in
+/// place: `write_failed`, the host's transfer path can do the edit.
+fn dir_flags_refusal(t: &Target, dir: &OwnedFd) -> Option<Failure> {
+    let flags = rfs::ioctl_getflags(dir).ok()?;
+    let what = if flags.contains(rfs::IFlags::IMMUTABLE) {
+        "immutable (chattr +i): no name in it can be created, replaced or removed"
+    } else if flags.contains(rfs::IFlags::APPEND) {
+        "append-only (chattr +a): names in it can be added but not replaced or removed"
+    } else {
+        return None;
+    };
+    let parent = t.path.parent().unwrap_or(Path::new("/"));
+    Some(fail(
+        ErrorKind::WriteFailed,
+        format!(
+            "{} cannot be replaced by rename: its directory {} is {what}; the file is unchanged",
+            display_path(&t.path),
+            display_path(parent)
+        ),
+    ))
+}
+
+/// A rename refused with EPERM: name the cause when it can be seen (an
+/// immutable or append-only target or directory, a sticky directory), else
+/// the errno's words. (Normally these are caught before the temp exists;
+/// this covers a flag set meanwhile, or root without CAP_FOWNER.)
+fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) -> Failure {
+    if e == Errno::PERM {
+        if let Some(f) = inode_flags_refusal(t, file) {
+            return f;
+        }
+        let dir = open_dir_readable(t);
+        if let Some(f) = dir.as_ref().and_then(|d| dir_flags_refusal(t, d)) {
+            return f;
+        }
+        if let Some(f) = sticky_refusal(t, st, false) {
+            return f;
+        }
+    }
+    write_failed(t, "renaming the temp file over the target", e)
+}
+
+/// The target's directory opened for reading (for its inode flags and the
+/// `--fsync` flush), or `None` when the caller may not read it. The `O_PATH`
+/// descriptor we hold cannot serve: `fsync` and `ioctl` refuse it (EBADF).
+fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
+    rfs::openat(
+        &t.dir,
+        c".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
 }
 
 fn hex(d: &[u8; 32]) -> String {
@@ -742,8 +943,15 @@ impl<'d> Temp<'d> {
                     dir: t.dir.as_fd(),
                 })
             }
-            // Not supported by this file system or kernel: use a named temp.
-            Err(Errno::OPNOTSUPP) | Err(Errno::ISDIR) | Err(Errno::INVAL) | Err(Errno::NOENT) => {}
+            // Not supported by this file system or kernel, or refused by a
+            // seccomp profile (EPERM/ENOSYS): use a named temp. A real EPERM
+            // (an immutable directory) comes back from the named attempt.
+            Err(Errno::OPNOTSUPP)
+            | Err(Errno::ISDIR)
+            | Err(Errno::INVAL)
+            | Err(Errno::NOENT)
+            | Err(Errno::PERM)
+            | Err(Errno::NOSYS) => {}
             Err(e) => return Err(e),
         }
         Temp::create_named(t.dir.as_fd())
@@ -769,9 +977,18 @@ impl<'d> Temp<'d> {
         }
     }
 
-    /// Metadata, optional fsync, the stale check, then link (if unnamed) and rename.
-    fn commit(mut self, t: &Target, file: &OwnedFd, st: &Stat, fsync: bool) -> Result<(), Failure> {
-        self.commit_inner(t, file, st, fsync)
+    /// Metadata, optional fsync, the stale check, then link (if unnamed) and
+    /// rename. `flush` is `Some` with `--fsync` (holding the directory when it
+    /// could be opened). Returns whether the edit is known durable: a flush
+    /// that fails after the rename cannot undo it, so it is not an error.
+    fn commit(
+        mut self,
+        t: &Target,
+        file: &OwnedFd,
+        st: &Stat,
+        flush: Option<Option<OwnedFd>>,
+    ) -> Result<bool, Failure> {
+        self.commit_inner(t, file, st, flush)
         // Drop removes the named temp on failure.
     }
 
@@ -780,10 +997,10 @@ impl<'d> Temp<'d> {
         t: &Target,
         file: &OwnedFd,
         st: &Stat,
-        fsync: bool,
-    ) -> Result<(), Failure> {
+        flush: Option<Option<OwnedFd>>,
+    ) -> Result<bool, Failure> {
         copy_metadata(file, &self.fd, st);
-        if fsync {
+        if flush.is_some() {
             rfs::fsync(&self.fd).map_err(|e| write_failed(t, "flushing the new content", e))?;
         }
         // The last look before committing: a writer that ignores the lock may
@@ -811,29 +1028,28 @@ impl<'d> Temp<'d> {
         }
         let name = self.name.as_ref().expect("named above");
         rfs::renameat(&t.dir, name.as_c_str(), &t.dir, t.name.as_c_str())
-            .map_err(|e| write_failed(t, "renaming the temp file over the target", e))?;
+            .map_err(|e| rename_refused(t, file, st, e))?;
         self.name = None; // it is the target now
         register(self.dir, None);
-        if fsync {
-            let d = rfs::openat(
-                &t.dir,
-                c".",
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .and_then(|d| rfs::fsync(&d));
-            if let Err(e) = d {
-                // The rename happened; the edit is in the file but not yet durable.
-                return Err(fail(
-                    ErrorKind::WriteFailed,
-                    format!(
-                        "the edit is applied but flushing the directory failed: {}",
-                        cause(e)
-                    ),
-                ));
-            }
-        }
-        Ok(())
+        // Committed: from here on nothing may report a failure.
+        let Some(dir) = flush else {
+            return Ok(true);
+        };
+        let flushed = match &dir {
+            Some(d) => rfs::fsync(d),
+            // The directory could not be opened for reading: flushing the
+            // whole file system also makes the rename durable.
+            None => rfs::syncfs(&self.fd),
+        };
+        // Test builds only: a flush that fails after the rename (EIO, or the
+        // EINVAL of file systems that cannot sync a directory).
+        #[cfg(any(debug_assertions, feature = "fault-injection"))]
+        let flushed = match std::env::var("AS_EDIT_TEST_DIR_FSYNC_ERRNO").as_deref() {
+            Ok("EINVAL") => Err(Errno::INVAL),
+            Ok("EIO") => Err(Errno::IO),
+            _ => flushed,
+        };
+        Ok(flushed.is_ok())
     }
 
     /// Gives the unnamed temp a hidden name in the directory, just before the rename.
@@ -870,8 +1086,9 @@ impl<'d> Temp<'d> {
                     return Ok(());
                 }
                 Err(Errno::EXIST) => continue,
-                Err(Errno::NOENT) | Err(Errno::PERM) | Err(Errno::ACCESS) => {
-                    // Neither way works (no /proc): copy into a named temp.
+                Err(Errno::NOENT) | Err(Errno::PERM) | Err(Errno::ACCESS) | Err(Errno::NOSYS) => {
+                    // Neither way works (no /proc, or linkat filtered): copy
+                    // into a named temp.
                     register(dir, None);
                     return self.copy_to_named();
                 }
@@ -918,7 +1135,14 @@ impl Drop for Temp<'_> {
         // An unnamed temp vanishes with its fd; a named one that was not
         // renamed over the target is removed here, on every failure path.
         if let Some(name) = self.name.take() {
-            let _ = rfs::unlinkat(self.dir, name.as_c_str(), AtFlags::empty());
+            if rfs::unlinkat(self.dir, name.as_c_str(), AtFlags::empty()) == Err(Errno::PERM) {
+                // A sticky directory lets only the owner remove a name, and
+                // the temp was given the target's owner: take it back (root
+                // without CAP_FOWNER still has CAP_CHOWN), then remove it.
+                use rustix::process::{getegid, geteuid};
+                let _ = rfs::fchown(&self.fd, Some(geteuid()), Some(getegid()));
+                let _ = rfs::unlinkat(self.dir, name.as_c_str(), AtFlags::empty());
+            }
             register(self.dir, None);
         }
     }
@@ -955,6 +1179,11 @@ fn copy_xattrs(from: &OwnedFd, to: &OwnedFd) {
     };
     let mut value = vec![0u8; 65536];
     for name in names[..n].split(|b| *b == 0).filter(|s| !s.is_empty()) {
+        // File capabilities are privileges granted to exact content: the
+        // kernel drops them on any write, and an edit is new content.
+        if name == b"security.capability" {
+            continue;
+        }
         let keep = name.starts_with(b"user.")
             || name.starts_with(b"security.")
             || name == b"system.posix_acl_access"

@@ -126,6 +126,10 @@ pub struct Report {
     pub diff: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff_truncated: Option<bool>,
+    /// `--fsync` only: `false` when the edit is applied but the flush after
+    /// the rename failed (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub durable: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -1,0 +1,894 @@
+//! Regression tests for issue 10's file-system items: `--fsync` never fails
+//! an applied edit, container seccomp profiles (EPERM/ENOSYS for newer
+//! syscalls) do not break edits, file capabilities are not carried to new
+//! content, and refusals name their real cause (sticky directory, immutable
+//! or append-only target). Each case asserts the exact result line, the
+//! exact bytes, the inode where nothing may change, and the directory listing.
+
+mod common;
+
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::*;
+
+fn chown(p: &Path, uid: u32, gid: u32) {
+    std::os::unix::fs::chown(p, Some(uid), Some(gid)).unwrap();
+}
+
+fn chmod(p: &Path, m: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+}
+
+fn run_env(dir: &Path, env: (&str, &str), args: &[&str]) -> Run {
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env(env.0, env.1)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+        .into()
+}
+
+fn sha(b: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(b)
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
+}
+
+// ------------------------------------------------------------ 1. --fsync
+
+/// The issue's repro: a directory the caller may write and search but not
+/// read cannot be opened for its fsync. The edit is still made, durably
+/// (syncfs after the rename), and reported as the success it is.
+#[test]
+fn fsync_in_a_write_only_directory_edits_and_reports_success() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv to drop to nobody");
+    }
+    let base = scratch();
+    let d = base.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    let p = write_file(&d, "f", b"foo\n", 0o644);
+    chown(&p, 65534, 65534);
+    chown(&d, 65534, 65534);
+    chmod(&d, 0o333);
+    let (o, n) = (b64("foo"), b64("foo bar"));
+    let r = run_as_nobody(&d, &[b"--fsync", b"--", b"f", o.as_bytes(), n.as_bytes()]);
+    assert_result(&r, r#"{"count":1}"#, 0);
+    assert_eq!(std::fs::read(&p).unwrap(), b"foo bar\n");
+    assert_eq!(listing(&d), vec!["f"]);
+    // With --report: the flush succeeded, so no "durable":false.
+    let (o, n) = (b64("foo bar"), b64("baz"));
+    let r = run_as_nobody(
+        &d,
+        &[
+            b"--fsync",
+            b"--report",
+            b"--",
+            b"f",
+            o.as_bytes(),
+            n.as_bytes(),
+        ],
+    );
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"count":1,"path":"{}/f","size":4,"sha256":"{}","lines":[1]}}"#,
+            d.display(),
+            sha(b"baz\n")
+        ),
+        0,
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), b"baz\n");
+    assert_eq!(listing(&d), vec!["f"]);
+    assert_eq!(std::fs::metadata(&p).unwrap().uid(), 65534);
+}
+
+/// With strace: the unreadable directory is flushed by syncfs after the
+/// rename (fsync of the file before it, as always).
+#[test]
+fn fsync_in_a_write_only_directory_flushes_the_file_system_after_the_rename() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv to drop to nobody");
+    }
+    if Command::new("strace").arg("-V").output().is_err() {
+        return skip("strace is not installed (scripts/test.sh installs it as root)");
+    }
+    let base = scratch();
+    let d = base.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    let p = write_file(&d, "f", b"foo\n", 0o644);
+    chown(&p, 65534, 65534);
+    chown(&d, 65534, 65534);
+    chmod(&d, 0o333);
+    let trace = base.path().join("trace");
+    let out = Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=fsync,syncfs,renameat,renameat2",
+            "-o",
+        ])
+        .arg(&trace)
+        .args([
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--",
+        ])
+        .args([BIN, "--fsync", "--", "f", &b64("foo"), &b64("bar")])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "__RESULT__{\"count\":1}\n"
+    );
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let calls: Vec<&str> = text
+        .lines()
+        .filter_map(|l| {
+            l.split('(')
+                .next()
+                .and_then(|s| s.split_whitespace().last())
+        })
+        .collect();
+    assert_eq!(calls, vec!["fsync", "renameat", "syncfs"], "{text}");
+    assert!(
+        text.lines().all(|l| l.ends_with("= 0")),
+        "every call succeeded: {text}"
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), b"bar\n");
+    assert_eq!(listing(&d), vec!["f"]);
+}
+
+/// A flush that fails after the rename (EIO, or the EINVAL some FUSE, 9p and
+/// overlay setups give for a directory) cannot undo the edit: success, exit
+/// 0, the default line unchanged, and "durable":false under --report.
+#[test]
+fn a_directory_flush_failing_after_the_rename_is_success_not_durable() {
+    for errno in ["EINVAL", "EIO"] {
+        let d = scratch();
+        let p = write_file(d.path(), "f", b"abc\n", 0o640);
+        let hook = ("AS_EDIT_TEST_DIR_FSYNC_ERRNO", errno);
+        let r = run_env(
+            d.path(),
+            hook,
+            &["--fsync", "--", "f", &b64("b"), &b64("B")],
+        );
+        assert_result(&r, r#"{"count":1}"#, 0);
+        assert_eq!(std::fs::read(&p).unwrap(), b"aBc\n", "{errno}");
+        let r = run_env(
+            d.path(),
+            hook,
+            &["--fsync", "--report", "--", "f", &b64("B"), &b64("x")],
+        );
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"count":1,"path":"{}/f","size":4,"sha256":"{}","lines":[1],"durable":false}}"#,
+                d.path().display(),
+                sha(b"axc\n")
+            ),
+            0,
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), b"axc\n", "{errno}");
+        assert_eq!(mode(&p), 0o640);
+        assert_eq!(listing(d.path()), vec!["f"], "{errno}");
+        // Without --fsync the hook has nothing to fail: no durable key.
+        let r = run_env(
+            d.path(),
+            hook,
+            &["--report", "--", "f", &b64("x"), &b64("y")],
+        );
+        assert!(!r.stdout.contains("durable"), "{}", r.stdout);
+    }
+}
+
+// ------------------------------------------------------------ 3. seccomp
+
+/// The filters use the syscall numbers and audit architecture of the two
+/// architectures as-edit ships for; elsewhere these tests are not built.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+mod seccomp {
+    use super::*;
+
+    /// The audit architecture the filter checks first: a filter for the wrong
+    /// architecture would check the wrong syscall numbers.
+    #[cfg(target_arch = "x86_64")]
+    const AUDIT_ARCH: u32 = 0xC000_003E;
+    #[cfg(target_arch = "aarch64")]
+    const AUDIT_ARCH: u32 = 0xC000_00B7;
+
+    /// One filtered syscall: `nr` answers `errno` when argument `arg` has any of
+    /// the `mask` bits (low 32 bits), or always without `arg`.
+    #[derive(Clone, Copy, Debug)]
+    struct Rule {
+        nr: libc::c_long,
+        arg: Option<(u32, u32)>,
+        errno: i32,
+    }
+
+    fn stmt(code: u32, k: u32) -> libc::sock_filter {
+        libc::sock_filter {
+            code: code as u16,
+            jt: 0,
+            jf: 0,
+            k,
+        }
+    }
+
+    fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+        libc::sock_filter {
+            code: code as u16,
+            jt,
+            jf,
+            k,
+        }
+    }
+
+    /// A classic-BPF seccomp program for one rule; any other architecture kills
+    /// the process (so a wrong assumption fails loudly, never passes).
+    fn program(rule: Rule) -> Vec<libc::sock_filter> {
+        use libc::{BPF_ABS, BPF_JEQ, BPF_JMP, BPF_JSET, BPF_K, BPF_LD, BPF_RET, BPF_W};
+        let errno = libc::SECCOMP_RET_ERRNO | (rule.errno as u32 & libc::SECCOMP_RET_DATA);
+        let allow = libc::SECCOMP_RET_ALLOW;
+        let mut p = vec![
+            stmt(BPF_LD | BPF_W | BPF_ABS, 4), // seccomp_data.arch
+            jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH, 1, 0),
+            stmt(BPF_RET | BPF_K, libc::SECCOMP_RET_KILL_PROCESS),
+            stmt(BPF_LD | BPF_W | BPF_ABS, 0), // seccomp_data.nr
+        ];
+        match rule.arg {
+            None => {
+                p.push(jump(BPF_JMP | BPF_JEQ | BPF_K, rule.nr as u32, 0, 1));
+                p.push(stmt(BPF_RET | BPF_K, errno));
+                p.push(stmt(BPF_RET | BPF_K, allow));
+            }
+            Some((idx, mask)) => {
+                p.push(jump(BPF_JMP | BPF_JEQ | BPF_K, rule.nr as u32, 0, 3));
+                // seccomp_data.args[idx], low half (both architectures are little-endian).
+                p.push(stmt(BPF_LD | BPF_W | BPF_ABS, 16 + 8 * idx));
+                p.push(jump(BPF_JMP | BPF_JSET | BPF_K, mask, 0, 1));
+                p.push(stmt(BPF_RET | BPF_K, errno));
+                p.push(stmt(BPF_RET | BPF_K, allow));
+            }
+        }
+        p
+    }
+
+    /// Installs the filters in the child, after fork and before exec. Failure to
+    /// install makes the spawn fail, so the test fails rather than passing
+    /// without a filter.
+    fn under_filters(cmd: &mut Command, rules: &[Rule]) {
+        let progs: Vec<Vec<libc::sock_filter>> = rules.iter().map(|r| program(*r)).collect();
+        // SAFETY: the closure only makes raw syscalls on memory prepared before
+        // the fork (no allocation, no locks).
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                for p in &progs {
+                    let fprog = libc::sock_fprog {
+                        len: p.len() as u16,
+                        filter: p.as_ptr() as *mut libc::sock_filter,
+                    };
+                    let r = libc::syscall(
+                        libc::SYS_seccomp,
+                        libc::SECCOMP_SET_MODE_FILTER,
+                        0,
+                        &fprog as *const libc::sock_fprog,
+                    );
+                    if r != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
+
+    /// Runs the binary (as nobody when asked) under the filters.
+    fn run_filtered(dir: &Path, rules: &[Rule], nobody: bool, args: &[&str]) -> Run {
+        let mut cmd = if nobody {
+            let mut c = Command::new("setpriv");
+            c.args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--",
+                BIN,
+            ]);
+            c
+        } else {
+            Command::new(BIN)
+        };
+        cmd.args(args).current_dir(dir).stdin(Stdio::null());
+        under_filters(&mut cmd, rules);
+        cmd.output()
+            .expect("the seccomp filter installs and the binary runs")
+            .into()
+    }
+
+    /// Proves a filter bites: the syscall it names, made under it in a forked
+    /// child, gets the errno (a filter that allowed everything would let the
+    /// tests below pass on any code). The child makes raw syscalls only.
+    fn assert_filter_bites(rule: Rule, probe: &dyn Fn() -> libc::c_long) {
+        let p = program(rule);
+        let fprog = libc::sock_fprog {
+            len: p.len() as u16,
+            filter: p.as_ptr() as *mut libc::sock_filter,
+        };
+        // SAFETY: the child only makes raw syscalls on memory prepared before the
+        // fork, then _exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            unsafe {
+                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                    || libc::syscall(
+                        libc::SYS_seccomp,
+                        libc::SECCOMP_SET_MODE_FILTER,
+                        0,
+                        &fprog as *const libc::sock_fprog,
+                    ) != 0
+                {
+                    libc::_exit(100);
+                }
+                let r = probe();
+                let e = *libc::__errno_location();
+                libc::_exit(if r == -1 && e == rule.errno { 0 } else { 101 });
+            }
+        }
+        let mut status = 0;
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the filter {rule:?} answers its errno (child status {status:#x})"
+        );
+    }
+
+    const FACCESSAT2: libc::c_long = libc::SYS_faccessat2;
+    const FACCESSAT: libc::c_long = libc::SYS_faccessat;
+    const OPENAT: libc::c_long = libc::SYS_openat;
+    const LINKAT: libc::c_long = libc::SYS_linkat;
+    const OPENAT2: libc::c_long = libc::SYS_openat2;
+    const STATX: libc::c_long = libc::SYS_statx;
+    /// `O_TMPFILE` without its `O_DIRECTORY` part: the bit only it sets.
+    const O_TMPFILE_BIT: u32 = (libc::O_TMPFILE & !libc::O_DIRECTORY) as u32;
+
+    fn rule(nr: libc::c_long, errno: i32) -> Rule {
+        Rule {
+            nr,
+            arg: None,
+            errno,
+        }
+    }
+
+    /// An edit under the filters gives `{"count":1}`, exactly the new bytes and
+    /// nothing else in the directory.
+    fn edits_under(rules: &[Rule], extra: &[&str]) {
+        let d = scratch();
+        let p = write_file(d.path(), "f", b"one\ntwo\n", 0o644);
+        let (o, n) = (b64("two"), b64("2"));
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(["--", "f", &o, &n]);
+        let r = run_filtered(d.path(), rules, false, &args);
+        assert_result(&r, r#"{"count":1}"#, 0);
+        assert_eq!(std::fs::read(&p).unwrap(), b"one\n2\n", "{rules:?}");
+        assert_eq!(mode(&p), 0o644);
+        assert_eq!(listing(d.path()), vec!["f"], "{rules:?}");
+    }
+
+    #[test]
+    fn the_test_filters_answer_their_errno() {
+        let cpath = c"/";
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            assert_filter_bites(rule(FACCESSAT2, errno), &|| unsafe {
+                libc::syscall(FACCESSAT2, libc::AT_FDCWD, cpath.as_ptr(), libc::W_OK, 0)
+            });
+            assert_filter_bites(rule(FACCESSAT, errno), &|| unsafe {
+                libc::syscall(FACCESSAT, libc::AT_FDCWD, cpath.as_ptr(), libc::W_OK)
+            });
+            assert_filter_bites(rule(OPENAT2, errno), &|| unsafe {
+                libc::syscall(OPENAT2, libc::AT_FDCWD, cpath.as_ptr(), 0usize, 0usize)
+            });
+            assert_filter_bites(rule(STATX, errno), &|| unsafe {
+                libc::syscall(STATX, libc::AT_FDCWD, cpath.as_ptr(), 0, 0, 0usize)
+            });
+            assert_filter_bites(rule(LINKAT, errno), &|| unsafe {
+                libc::syscall(LINKAT, 0, c"".as_ptr(), libc::AT_FDCWD, c"/x".as_ptr(), 0)
+            });
+            assert_filter_bites(
+                Rule {
+                    nr: LINKAT,
+                    arg: Some((4, libc::AT_EMPTY_PATH as u32)),
+                    errno,
+                },
+                &|| unsafe {
+                    libc::syscall(
+                        LINKAT,
+                        0,
+                        c"".as_ptr(),
+                        libc::AT_FDCWD,
+                        c"/x".as_ptr(),
+                        libc::AT_EMPTY_PATH,
+                    )
+                },
+            );
+            assert_filter_bites(
+                Rule {
+                    nr: OPENAT,
+                    arg: Some((2, O_TMPFILE_BIT)),
+                    errno,
+                },
+                &|| unsafe {
+                    libc::syscall(
+                        OPENAT,
+                        libc::AT_FDCWD,
+                        c"/tmp".as_ptr(),
+                        libc::O_TMPFILE | libc::O_RDWR,
+                        0o600,
+                    )
+                },
+            );
+        }
+    }
+
+    #[test]
+    fn faccessat2_refused_by_a_seccomp_profile_still_edits() {
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            edits_under(&[rule(FACCESSAT2, errno)], &[]);
+        }
+    }
+
+    #[test]
+    fn without_any_access_syscall_the_mode_bits_decide() {
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            edits_under(&[rule(FACCESSAT2, errno), rule(FACCESSAT, errno)], &[]);
+        }
+    }
+
+    /// The fallbacks must still refuse what the caller may not write, and allow
+    /// what it may, for an unprivileged user.
+    #[test]
+    fn the_access_fallbacks_still_refuse_a_read_only_file() {
+        if !setpriv_available() {
+            return skip("needs root and setpriv to drop to nobody");
+        }
+        let filters: [&[Rule]; 4] = [
+            &[rule(FACCESSAT2, libc::EPERM)],
+            &[rule(FACCESSAT2, libc::ENOSYS)],
+            &[rule(FACCESSAT2, libc::EPERM), rule(FACCESSAT, libc::EPERM)],
+            &[
+                rule(FACCESSAT2, libc::ENOSYS),
+                rule(FACCESSAT, libc::ENOSYS),
+            ],
+        ];
+        for rules in filters {
+            let d = scratch();
+            chown(d.path(), 65534, 65534);
+            let p = write_file(d.path(), "f", b"abc", 0o444);
+            chown(&p, 65534, 65534);
+            let ino = inode(&p);
+            let (o, n) = (b64("abc"), b64("xyz"));
+            let r = run_filtered(d.path(), rules, true, &["--", "f", &o, &n]);
+            assert_result(
+                &r,
+                &format!(
+                    r#"{{"error":"permission_denied","detail":"no write permission on {}/f"}}"#,
+                    d.path().display()
+                ),
+                1,
+            );
+            assert_eq!(
+                (std::fs::read(&p).unwrap(), inode(&p)),
+                (b"abc".to_vec(), ino)
+            );
+            assert_eq!(listing(d.path()), vec!["f"]);
+            // Writable by its owner through the group or owner bits: edited.
+            chmod(&p, 0o644);
+            let r = run_filtered(d.path(), rules, true, &["--", "f", &o, &n]);
+            assert_result(&r, r#"{"count":1}"#, 0);
+            assert_eq!(std::fs::read(&p).unwrap(), b"xyz", "{rules:?}");
+            assert_eq!(listing(d.path()), vec!["f"]);
+            // Someone else's file writable only by its owner: refused.
+            let q = write_file(d.path(), "g", b"abc", 0o644);
+            let ino = inode(&q);
+            let r = run_filtered(d.path(), rules, true, &["--", "g", &o, &n]);
+            assert_result(
+                &r,
+                &format!(
+                    r#"{{"error":"permission_denied","detail":"no write permission on {}/g"}}"#,
+                    d.path().display()
+                ),
+                1,
+            );
+            assert_eq!(
+                (std::fs::read(&q).unwrap(), inode(&q)),
+                (b"abc".to_vec(), ino)
+            );
+            assert_eq!(listing(d.path()), vec!["f", "g"]);
+        }
+    }
+
+    #[test]
+    fn o_tmpfile_refused_by_a_seccomp_profile_uses_a_named_temp() {
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            let r = Rule {
+                nr: OPENAT,
+                arg: Some((2, O_TMPFILE_BIT)),
+                errno,
+            };
+            edits_under(&[r], &[]);
+            edits_under(&[r], &["--fsync"]);
+        }
+    }
+
+    #[test]
+    fn linkat_refused_by_a_seccomp_profile_still_commits() {
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            // AT_EMPTY_PATH only: the /proc link is used.
+            edits_under(
+                &[Rule {
+                    nr: LINKAT,
+                    arg: Some((4, libc::AT_EMPTY_PATH as u32)),
+                    errno,
+                }],
+                &[],
+            );
+            // Every linkat: the content is copied into a named temp.
+            edits_under(&[rule(LINKAT, errno)], &[]);
+        }
+    }
+
+    #[test]
+    fn openat2_refused_by_a_seccomp_profile_still_confines() {
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            let d = scratch();
+            let root = d.path().to_str().unwrap().to_owned();
+            edits_under(&[rule(OPENAT2, errno)], &["--root", "/"]);
+            // And an escape is still refused.
+            let sub = d.path().join("ws");
+            std::fs::create_dir(&sub).unwrap();
+            let p = write_file(d.path(), "outside", b"secret", 0o644);
+            let r = run_filtered(
+                &sub,
+                &[rule(OPENAT2, errno)],
+                false,
+                &[
+                    "--root",
+                    sub.to_str().unwrap(),
+                    "--",
+                    "../outside",
+                    &b64("secret"),
+                    &b64("x"),
+                ],
+            );
+            assert_result(
+                &r,
+                &format!(
+                    r#"{{"error":"outside_root","detail":"../outside resolves outside the root {root}/ws"}}"#
+                ),
+                1,
+            );
+            assert_eq!(std::fs::read(&p).unwrap(), b"secret");
+        }
+    }
+
+    #[test]
+    fn statx_refused_by_a_seccomp_profile_changes_nothing() {
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            edits_under(&[rule(STATX, errno)], &["--fsync"]);
+            // The not-found details look at the path with lstat (std uses statx).
+            let d = scratch();
+            std::os::unix::fs::symlink("nowhere", d.path().join("l")).unwrap();
+            let r = run_filtered(
+                d.path(),
+                &[rule(STATX, errno)],
+                false,
+                &["--", "l", "YQ==", "Yg=="],
+            );
+            assert_result(
+                &r,
+                r#"{"error":"file_not_found","detail":"l is a dangling symlink"}"#,
+                1,
+            );
+        }
+    }
+
+    /// The inode-flags ioctl refused (EPERM from a filter, ENOTTY where a file
+    /// system has none): no flags are known, and the edit proceeds. Likewise
+    /// capget (the capability check for the sticky-directory prediction).
+    #[test]
+    fn the_inode_flags_ioctl_or_capget_refused_changes_nothing() {
+        for errno in [libc::EPERM, libc::ENOTTY] {
+            edits_under(&[rule(libc::SYS_ioctl, errno)], &[]);
+        }
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            edits_under(&[rule(libc::SYS_capget, errno)], &["--fsync"]);
+        }
+    }
+}
+
+// ------------------------------------------------------------ file capabilities
+
+#[test]
+fn file_capabilities_are_not_carried_to_the_new_content() {
+    if !is_root() {
+        return skip("setting security.capability needs CAP_SETFCAP (root)");
+    }
+    let d = scratch();
+    let p = write_file(d.path(), "tool", b"v1", 0o755);
+    // VFS_CAP_REVISION_2 with the effective bit; permitted = CAP_NET_BIND_SERVICE.
+    let mut cap = Vec::new();
+    for w in [0x0200_0001u32, 1 << 10, 0, 0, 0] {
+        cap.extend_from_slice(&w.to_le_bytes());
+    }
+    let flags = rustix::fs::XattrFlags::empty();
+    if let Err(e) = rustix::fs::setxattr(&p, "security.capability", &cap, flags) {
+        return skip(&format!(
+            "this file system refuses security.capability: {e}"
+        ));
+    }
+    if let Err(e) = rustix::fs::setxattr(&p, "user.keep", b"yes", flags) {
+        return skip(&format!("this file system refuses user xattrs: {e}"));
+    }
+    let mut buf = [0u8; 64];
+    let n = rustix::fs::getxattr(&p, "security.capability", &mut buf[..]).unwrap();
+    assert_eq!(&buf[..n], &cap[..], "the capability is set before the edit");
+    let r = run_argv(
+        d.path(),
+        &[b"--", b"tool", b64("v1").as_bytes(), b64("v2").as_bytes()],
+    );
+    assert_result(&r, r#"{"count":1}"#, 0);
+    assert_eq!(std::fs::read(&p).unwrap(), b"v2");
+    assert_eq!(mode(&p), 0o755);
+    assert_eq!(
+        rustix::fs::getxattr(&p, "security.capability", &mut buf[..]),
+        Err(rustix::io::Errno::NODATA),
+        "the capability is dropped"
+    );
+    let n = rustix::fs::getxattr(&p, "user.keep", &mut buf[..]).unwrap();
+    assert_eq!(&buf[..n], b"yes", "other xattrs are kept");
+    assert_eq!(listing(d.path()), vec!["tool"]);
+}
+
+// ------------------------------------------------------------ misleading details
+
+#[test]
+fn a_sticky_directory_refusing_the_rename_is_named() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv to drop to nobody");
+    }
+    let base = scratch();
+    let d = base.path().join("shared");
+    std::fs::create_dir(&d).unwrap();
+    chmod(&d, 0o1777);
+    let p = write_file(&d, "f", b"abc", 0o666);
+    let ino = inode(&p);
+    let (o, n) = (b64("abc"), b64("xyz"));
+    let r = run_as_nobody(&d, &[b"--", b"f", o.as_bytes(), n.as_bytes()]);
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is sticky and neither the file nor the directory belongs to this user, so only an in-place write can change it; the file is unchanged"}}"#,
+            d.display()
+        ),
+        1,
+    );
+    assert_eq!(
+        (std::fs::read(&p).unwrap(), inode(&p), mode(&p)),
+        (b"abc".to_vec(), ino, 0o666)
+    );
+    assert_eq!(listing(&d), vec!["f"]);
+    // The owner of the file may rename in the sticky directory: edited.
+    chown(&p, 65534, 65534);
+    let r = run_as_nobody(&d, &[b"--", b"f", o.as_bytes(), n.as_bytes()]);
+    assert_result(&r, r#"{"count":1}"#, 0);
+    assert_eq!(std::fs::read(&p).unwrap(), b"xyz");
+    assert_eq!(listing(&d), vec!["f"]);
+}
+
+/// Root without CAP_FOWNER (a runtime that dropped it) is bound by the sticky
+/// bit too: the same refusal, decided from the effective capabilities.
+#[test]
+fn a_sticky_directory_binds_root_without_cap_fowner() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv to drop CAP_FOWNER");
+    }
+    let base = scratch();
+    let d = base.path().join("shared");
+    std::fs::create_dir(&d).unwrap();
+    chown(&d, 65534, 65534);
+    chmod(&d, 0o1777);
+    let p = write_file(&d, "f", b"abc", 0o666);
+    chown(&p, 65533, 65533);
+    let ino = inode(&p);
+    for hook in ["AS_EDIT_TEST_UNUSED", "AS_EDIT_TEST_NO_TMPFILE"] {
+        let r: Run = Command::new("setpriv")
+            .args([
+                "--bounding-set=-fowner",
+                "--",
+                BIN,
+                "--",
+                "f",
+                &b64("abc"),
+                &b64("x"),
+            ])
+            .current_dir(&d)
+            .env(hook, "1")
+            .output()
+            .unwrap()
+            .into();
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is sticky and neither the file nor the directory belongs to this user, so only an in-place write can change it; the file is unchanged"}}"#,
+                d.display()
+            ),
+            1,
+        );
+        assert_eq!(
+            (std::fs::read(&p).unwrap(), inode(&p)),
+            (b"abc".to_vec(), ino)
+        );
+        assert_eq!(listing(&d), vec!["f"], "{hook}");
+    }
+    // With CAP_FOWNER, root edits (and keeps the owner).
+    let r = run_argv(
+        &d,
+        &[b"--", b"f", b64("abc").as_bytes(), b64("x").as_bytes()],
+    );
+    assert_result(&r, r#"{"count":1}"#, 0);
+    assert_eq!(std::fs::read(&p).unwrap(), b"x");
+    assert_eq!(std::fs::metadata(&p).unwrap().uid(), 65533);
+    assert_eq!(listing(&d), vec!["f"]);
+}
+
+/// Clears inode flags on drop, so a failed assertion cannot leave an
+/// undeletable file behind.
+struct Flagged(std::path::PathBuf);
+
+impl Drop for Flagged {
+    fn drop(&mut self) {
+        if let Ok(f) = std::fs::File::open(&self.0) {
+            let _ = rustix::fs::ioctl_setflags(&f, rustix::fs::IFlags::empty());
+        }
+    }
+}
+
+fn refused_for_inode_flag(flag: rustix::fs::IFlags, words: &str) {
+    if !is_root() {
+        return skip("chattr +i/+a needs CAP_LINUX_IMMUTABLE (root)");
+    }
+    // A directory on the real disk: tmpfs may not support inode flags.
+    let d = tempfile::Builder::new()
+        .prefix("as-edit-flags")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let p = write_file(d.path(), "f", b"abc\n", 0o644);
+    let f = std::fs::File::open(&p).unwrap();
+    let before = match rustix::fs::ioctl_getflags(&f) {
+        Ok(b) => b,
+        Err(e) => return skip(&format!("this file system has no inode flags: {e}")),
+    };
+    if let Err(e) = rustix::fs::ioctl_setflags(&f, before | flag) {
+        return skip(&format!("this file system refuses {flag:?}: {e}"));
+    }
+    let _guard = Flagged(p.clone());
+    let ino = inode(&p);
+    for extra in [&[][..], &["--fsync"][..], &["--dry-run"][..]] {
+        let mut args: Vec<&[u8]> = extra.iter().map(|s| s.as_bytes()).collect();
+        let (o, n) = (b64("abc"), b64("xyz"));
+        args.extend([&b"--"[..], b"f", o.as_bytes(), n.as_bytes()]);
+        let r = run_argv(d.path(), &args);
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"permission_denied","detail":"{}/f is {words}"}}"#,
+                d.path().display()
+            ),
+            1,
+        );
+        assert_eq!(
+            (std::fs::read(&p).unwrap(), inode(&p)),
+            (b"abc\n".to_vec(), ino)
+        );
+        assert_eq!(listing(d.path()), vec!["f"]);
+    }
+}
+
+#[test]
+fn an_immutable_target_is_permission_denied_naming_the_flag() {
+    refused_for_inode_flag(
+        rustix::fs::IFlags::IMMUTABLE,
+        "immutable (chattr +i): it cannot be written, replaced or removed until the flag is cleared",
+    );
+}
+
+#[test]
+fn an_append_only_target_is_permission_denied_naming_the_flag() {
+    refused_for_inode_flag(
+        rustix::fs::IFlags::APPEND,
+        "append-only (chattr +a): it can only be appended to, not rewritten or replaced",
+    );
+}
+
+/// An append-only or immutable directory refuses the rename, but the file in
+/// it can still be written in place: `write_failed` naming the directory.
+fn refused_for_dir_flag(flag: rustix::fs::IFlags, words: &str) {
+    if !is_root() {
+        return skip("chattr +i/+a needs CAP_LINUX_IMMUTABLE (root)");
+    }
+    let base = tempfile::Builder::new()
+        .prefix("as-edit-flags")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let d = base.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    let p = write_file(&d, "f", b"abc\n", 0o644);
+    let dir = std::fs::File::open(&d).unwrap();
+    let before = match rustix::fs::ioctl_getflags(&dir) {
+        Ok(b) => b,
+        Err(e) => return skip(&format!("this file system has no inode flags: {e}")),
+    };
+    if let Err(e) = rustix::fs::ioctl_setflags(&dir, before | flag) {
+        return skip(&format!(
+            "this file system refuses {flag:?} on a directory: {e}"
+        ));
+    }
+    let _guard = Flagged(d.clone());
+    let ino = inode(&p);
+    let (o, n) = (b64("abc"), b64("xyz"));
+    for extra in [&[][..], &["--fsync"][..]] {
+        let mut args: Vec<&[u8]> = extra.iter().map(|s| s.as_bytes()).collect();
+        args.extend([&b"--"[..], b"f", o.as_bytes(), n.as_bytes()]);
+        let r = run_argv(&d, &args);
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is {words}; the file is unchanged"}}"#,
+                d.display()
+            ),
+            1,
+        );
+        assert_eq!(
+            (std::fs::read(&p).unwrap(), inode(&p)),
+            (b"abc\n".to_vec(), ino)
+        );
+        assert_eq!(listing(&d), vec!["f"]);
+    }
+    // A dry run writes nothing, so the directory does not refuse it.
+    let r = run_argv(&d, &[b"--dry-run", b"--", b"f", o.as_bytes(), n.as_bytes()]);
+    assert_result(&r, r#"{"count":1}"#, 0);
+    assert_eq!(
+        (std::fs::read(&p).unwrap(), inode(&p)),
+        (b"abc\n".to_vec(), ino)
+    );
+}
+
+#[test]
+fn an_immutable_directory_is_write_failed_naming_it() {
+    refused_for_dir_flag(
+        rustix::fs::IFlags::IMMUTABLE,
+        "immutable (chattr +i): no name in it can be created, replaced or removed",
+    );
+}
+
+#[test]
+fn an_append_only_directory_is_write_failed_naming_it() {
+    refused_for_dir_flag(
+        rustix::fs::IFlags::APPEND,
+        "append-only (chattr +a): names in it can be added but not replaced or removed",
+    );
+}
