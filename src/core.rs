@@ -109,6 +109,8 @@ pub struct Engine {
     utf8: Utf8Validator,
     norm: Normalizer,
     stages: Vec<Matcher>,
+    /// Batches only: two buffers the stages pass one chunk through in turn.
+    bufs: [Vec<u8>; 2],
     input_len: u64,
 }
 
@@ -119,6 +121,7 @@ impl Engine {
             utf8: Utf8Validator::default(),
             norm: Normalizer::default(),
             stages: edits.iter().map(|e| Matcher::new(e, track_lines)).collect(),
+            bufs: [Vec::new(), Vec::new()],
             input_len: 0,
         }
     }
@@ -144,8 +147,10 @@ impl Engine {
         if self.utf8.error.is_some() {
             return;
         }
-        let Engine { norm, stages, .. } = self;
-        norm.feed(chunk, &mut |b| feed_stages(stages, b, out));
+        let Engine {
+            norm, stages, bufs, ..
+        } = self;
+        norm.feed(chunk, &mut |b| feed_stages(stages, bufs, b, out));
     }
 
     pub fn finish(mut self, out: &mut dyn FnMut(&[u8])) -> Result<Summary, Refusal> {
@@ -155,9 +160,11 @@ impl Engine {
         if self.input_len == 0 {
             return Err(Refusal::Empty);
         }
-        let Engine { norm, stages, .. } = &mut self;
-        norm.finish(&mut |b| feed_stages(stages, b, out));
-        finish_stages(stages, out);
+        let Engine {
+            norm, stages, bufs, ..
+        } = &mut self;
+        norm.finish(&mut |b| feed_stages(stages, bufs, b, out));
+        finish_stages(stages, bufs, out);
         let mut summary = Summary {
             input_len: self.input_len,
             ..Summary::default()
@@ -182,18 +189,53 @@ impl Engine {
     }
 }
 
-fn feed_stages(stages: &mut [Matcher], data: &[u8], out: &mut dyn FnMut(&[u8])) {
-    match stages.split_first_mut() {
-        None => out(data),
-        Some((first, rest)) => first.feed(data, &mut |b| feed_stages(rest, b, out)),
+/// Passes `data` through every stage in turn. A loop, not a recursion: a
+/// batch of 100,000 edits must not need 100,000 stack frames. One edit writes
+/// straight to `out` (no copy); a batch passes the chunk between two reused
+/// buffers, so memory is one chunk's text per step, whatever the batch size.
+fn feed_stages(
+    stages: &mut [Matcher],
+    bufs: &mut [Vec<u8>; 2],
+    data: &[u8],
+    out: &mut dyn FnMut(&[u8]),
+) {
+    let Some((last, init)) = stages.split_last_mut() else {
+        return out(data);
+    };
+    let Some((first, middle)) = init.split_first_mut() else {
+        return last.feed(data, out);
+    };
+    let [cur, next] = bufs;
+    cur.clear();
+    first.feed(data, &mut |b| cur.extend_from_slice(b));
+    for s in middle {
+        if cur.is_empty() {
+            return; // a matcher holding everything back: nothing flows on
+        }
+        next.clear();
+        s.feed(cur, &mut |b| next.extend_from_slice(b));
+        std::mem::swap(cur, next);
     }
+    last.feed(cur, out);
 }
 
-fn finish_stages(stages: &mut [Matcher], out: &mut dyn FnMut(&[u8])) {
-    if let Some((first, rest)) = stages.split_first_mut() {
-        first.finish(&mut |b| feed_stages(rest, b, out));
-        finish_stages(rest, out);
+/// Flushes the stages in order: each gets what the earlier ones released at
+/// their end, then releases its own held-back tail. Linear in the batch size.
+fn finish_stages(stages: &mut [Matcher], bufs: &mut [Vec<u8>; 2], out: &mut dyn FnMut(&[u8])) {
+    let Some((last, init)) = stages.split_last_mut() else {
+        return;
+    };
+    let [cur, next] = bufs;
+    cur.clear();
+    for s in init {
+        next.clear();
+        let mut push = |b: &[u8]| next.extend_from_slice(b);
+        s.feed(cur, &mut push);
+        s.finish(&mut push);
+        std::mem::swap(cur, next);
     }
+    last.feed(cur, out);
+    last.finish(out);
 }
 
 /// Counts the line endings of raw bytes (for `--eol preserve`). Kept out
@@ -625,6 +667,52 @@ mod tests {
         let s = engine.finish(&mut |b| out.extend_from_slice(b)).unwrap();
         assert_eq!(out, b"a\nb\na\nb\n\na\nb");
         assert_eq!(s.edits[0].lines, vec![1, 3, 6]);
+    }
+
+    /// A long batch (a chain where each edit rewrites the previous one's
+    /// replacement, mixed with independent ones) equals applying the edits
+    /// one at a time, in any chunking, and runs on a 256 KiB stack (the old
+    /// recursive chain needed a frame per edit).
+    #[test]
+    fn long_batch_equals_edits_one_by_one() {
+        let content = "v0\nkeep\r\nw0 w0\n".repeat(3);
+        let mut edits = Vec::new();
+        for i in 0..5000 {
+            edits.push(e(&format!("v{i}\n"), &format!("v{}\n", i + 1), true));
+            if i % 500 == 0 {
+                edits.push(e(&format!("w{i}"), &format!("w{}", i + 500), true));
+            }
+        }
+        let mut one_by_one = content.as_bytes().to_vec();
+        let mut total = 0;
+        for ed in &edits {
+            let (next, c) = run(&one_by_one, std::slice::from_ref(ed)).unwrap();
+            one_by_one = next;
+            total += c;
+        }
+        assert_eq!(
+            one_by_one,
+            "v5000\nkeep\nw5000 w5000\n".repeat(3).into_bytes()
+        );
+        let small_stack = std::thread::Builder::new().stack_size(256 * 1024);
+        let streamed = small_stack
+            .spawn(move || {
+                [1, 2, 5, 64, content.len()].map(|size| {
+                    let mut out = Vec::new();
+                    let mut engine = Engine::new(&edits, false);
+                    for c in content.as_bytes().chunks(size) {
+                        engine.feed(c, &mut |b| out.extend_from_slice(b));
+                    }
+                    let s = engine.finish(&mut |b| out.extend_from_slice(b)).unwrap();
+                    (out, s.count)
+                })
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        for (out, count) in streamed {
+            assert_eq!((&out, count), (&one_by_one, total));
+        }
     }
 
     #[test]
