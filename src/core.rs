@@ -69,12 +69,18 @@ pub enum Refusal {
     Multiple { edit: usize, count: u64 },
 }
 
+/// `--report` keeps the lines of the first this many replacements of each
+/// edit: a replace-all of millions must not grow memory or the result line.
+pub const LINES_MAX: usize = 1000;
+
 /// What one edit did: its count and the 1-based lines (in its own output)
-/// where each replacement starts (only when line tracking was asked for).
+/// where its first [`LINES_MAX`] replacements start (only when line tracking
+/// was asked for); `lines_truncated` when there were more.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EditStats {
     pub count: u64,
     pub lines: Vec<u64>,
+    pub lines_truncated: bool,
 }
 
 /// The outcome of a successful run.
@@ -182,6 +188,7 @@ impl Engine {
             summary.count += s.count;
             summary.edits.push(EditStats {
                 count: s.count,
+                lines_truncated: s.track_lines && s.lines.len() as u64 != s.count,
                 lines: s.lines,
             });
         }
@@ -503,7 +510,7 @@ impl Matcher {
             self.emit(&buf[pos..i], out);
             self.count += 1;
             if self.replace_all || self.count == 1 {
-                if self.track_lines {
+                if self.track_lines && self.lines.len() < LINES_MAX {
                     self.lines.push(self.newlines + 1);
                 }
                 let new = std::mem::take(&mut self.new);
@@ -713,6 +720,28 @@ mod tests {
         for (out, count) in streamed {
             assert_eq!((&out, count), (&one_by_one, total));
         }
+    }
+
+    #[test]
+    fn lines_stop_at_the_cap() {
+        let mut engine = Engine::new(&[e("a", "b", true)], true);
+        let mut out = Vec::new();
+        engine.feed(&b"a\n".repeat(LINES_MAX + 5), &mut |b| {
+            out.extend_from_slice(b)
+        });
+        let s = engine.finish(&mut |b| out.extend_from_slice(b)).unwrap();
+        assert_eq!(out, b"b\n".repeat(LINES_MAX + 5));
+        assert_eq!(s.count, LINES_MAX as u64 + 5);
+        assert_eq!(s.edits[0].lines, (1..=LINES_MAX as u64).collect::<Vec<_>>());
+        assert!(s.edits[0].lines_truncated);
+        // Exactly at the cap: complete, not truncated.
+        let mut engine = Engine::new(&[e("a", "b", true)], true);
+        engine.feed(&b"a\n".repeat(LINES_MAX), &mut |_| {});
+        let s = engine.finish(&mut |_| {}).unwrap();
+        assert_eq!(
+            (s.edits[0].lines.len(), s.edits[0].lines_truncated),
+            (LINES_MAX, false)
+        );
     }
 
     #[test]

@@ -219,6 +219,7 @@ fn fill_current(report: &mut Option<Report>, file: &OwnedFd, digest: Option<[u8;
 
 fn fill_lines(r: &mut Report, edits: &[EditStats]) {
     r.lines = edits.last().map(|e| e.lines.clone());
+    r.lines_truncated = edits.last().and_then(|e| e.lines_truncated.then_some(true));
     if edits.len() > 1 {
         r.edits = Some(
             edits
@@ -226,6 +227,7 @@ fn fill_lines(r: &mut Report, edits: &[EditStats]) {
                 .map(|e| EditReport {
                     count: e.count,
                     lines: e.lines.clone(),
+                    lines_truncated: e.lines_truncated,
                 })
                 .collect(),
         );

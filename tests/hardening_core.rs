@@ -83,3 +83,61 @@ fn hundred_thousand_edits_run_under_a_small_stack() {
     );
     assert_eq!(listing(d.path()), vec!["f"]);
 }
+
+// ------------------------------------------------------------ item 6
+
+fn line_list(lines: impl Iterator<Item = u64>) -> String {
+    lines.map(|l| l.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// A replace-all of 5,000 matches reports the lines of the first 1,000 and
+/// says the list is cut; in a batch, each edit's list is cut the same way.
+/// The old code listed all 5,000 (unbounded: 20 MB of `a\n` gave 79 MB).
+#[test]
+fn report_lines_are_capped_at_a_thousand() {
+    let d = scratch();
+    let dir = d.path().display();
+    let p = write_file(d.path(), "f", "a\n".repeat(5000).as_bytes(), 0o644);
+    let r = run(d.path(), &["--report", "f", &b64("a"), &b64("b"), "true"]);
+    let new = "b\n".repeat(5000);
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"count":5000,"path":"{dir}/f","size":10000,"sha256":"{}","lines":[{}],"lines_truncated":true}}"#,
+            sha(new.as_bytes()),
+            line_list(1..=1000)
+        ),
+        0,
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), new.as_bytes());
+
+    // A batch: each edit's list is cut, and the last edit's list is the
+    // top-level one (in that edit's own output: lines 1, 2, 3, ...).
+    let r = run(
+        d.path(),
+        &[
+            "--report",
+            "--",
+            "f",
+            &b64("b"),
+            &b64("c"),
+            "true",
+            &b64("c\nc\n"),
+            &b64("d\n"),
+            "true",
+        ],
+    );
+    let newer = "d\n".repeat(2500);
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"count":7500,"path":"{dir}/f","size":5000,"sha256":"{}","lines":[{}],"lines_truncated":true,"edits":[{{"count":5000,"lines":[{}],"lines_truncated":true}},{{"count":2500,"lines":[{}],"lines_truncated":true}}]}}"#,
+            sha(newer.as_bytes()),
+            line_list(1..=1000),
+            line_list(1..=1000),
+            line_list(1..=1000)
+        ),
+        0,
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), newer.as_bytes());
+}
