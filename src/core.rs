@@ -91,6 +91,69 @@ pub struct Summary {
     pub edits: Vec<EditStats>,
     /// Raw bytes read.
     pub input_len: u64,
+    /// The unified diff, when asked for with [`Engine::with_diff`].
+    pub diff: Option<Diff>,
+}
+
+/// A unified diff of the LF-normalized old text and the new text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diff {
+    /// None when a batch's texts exceed [`BATCH_DIFF_MAX`].
+    pub text: Option<String>,
+    /// Cut at [`crate::diff::CAP`], or left out.
+    pub truncated: bool,
+}
+
+/// A batch's diff needs both whole texts (later edits may rewrite earlier
+/// ones), kept in memory up to this size each; past it there is no diff.
+pub const BATCH_DIFF_MAX: usize = 4 << 20;
+
+/// Both texts of a batch, for its diff.
+struct BatchDiff {
+    name: String,
+    old: Vec<u8>,
+    new: Vec<u8>,
+    over: bool,
+}
+
+impl BatchDiff {
+    fn keep(&mut self, new: bool, b: &[u8]) {
+        let v = if new { &mut self.new } else { &mut self.old };
+        if self.over {
+            return;
+        }
+        if v.len() + b.len() > BATCH_DIFF_MAX {
+            self.over = true;
+            self.old = Vec::new();
+            self.new = Vec::new();
+            return;
+        }
+        v.extend_from_slice(b);
+    }
+
+    fn finish(self) -> Diff {
+        let (Ok(old), Ok(new)) = (
+            std::str::from_utf8(&self.old),
+            std::str::from_utf8(&self.new),
+        ) else {
+            return Diff {
+                text: None,
+                truncated: true,
+            };
+        };
+        if self.over {
+            return Diff {
+                text: None,
+                truncated: true,
+            };
+        }
+        let (text, truncated) =
+            crate::diff::unified(old, new, &self.name, crate::diff::CONTEXT, crate::diff::CAP);
+        Diff {
+            text: Some(text),
+            truncated,
+        }
+    }
 }
 
 /// Line endings of raw text: CRLF pairs, lone CRs, lone LFs.
@@ -117,6 +180,8 @@ pub struct Engine {
     stages: Vec<Matcher>,
     /// Batches only: two buffers the stages pass one chunk through in turn.
     bufs: [Vec<u8>; 2],
+    /// `--diff` of a batch (one edit builds its diff in its matcher).
+    batch_diff: Option<BatchDiff>,
     input_len: u64,
 }
 
@@ -128,8 +193,27 @@ impl Engine {
             norm: Normalizer::default(),
             stages: edits.iter().map(|e| Matcher::new(e, track_lines)).collect(),
             bufs: [Vec::new(), Vec::new()],
+            batch_diff: None,
             input_len: 0,
         }
+    }
+
+    /// Also build the unified diff (headed `name`) for [`Summary::diff`].
+    /// One edit: from its replacements as they stream by, in bounded memory.
+    /// A batch: from both texts, kept up to [`BATCH_DIFF_MAX`] each.
+    pub fn with_diff(mut self, name: &str) -> Engine {
+        match self.stages.as_mut_slice() {
+            [one] => one.diff = Some(Box::new(crate::diff::Builder::new(name, crate::diff::CAP))),
+            _ => {
+                self.batch_diff = Some(BatchDiff {
+                    name: name.to_owned(),
+                    old: Vec::new(),
+                    new: Vec::new(),
+                    over: false,
+                })
+            }
+        }
+        self
     }
 
     /// True once the outcome is known to be a refusal: the caller may stop
@@ -154,9 +238,22 @@ impl Engine {
             return;
         }
         let Engine {
-            norm, stages, bufs, ..
+            norm,
+            stages,
+            bufs,
+            batch_diff,
+            ..
         } = self;
-        norm.feed(chunk, &mut |b| feed_stages(stages, bufs, b, out));
+        match batch_diff {
+            None => norm.feed(chunk, &mut |b| feed_stages(stages, bufs, b, out)),
+            Some(d) => norm.feed(chunk, &mut |b| {
+                d.keep(false, b);
+                feed_stages(stages, bufs, b, &mut |o| {
+                    d.keep(true, o);
+                    out(o)
+                })
+            }),
+        }
     }
 
     pub fn finish(mut self, out: &mut dyn FnMut(&[u8])) -> Result<Summary, Refusal> {
@@ -167,15 +264,44 @@ impl Engine {
             return Err(Refusal::Empty);
         }
         let Engine {
-            norm, stages, bufs, ..
+            norm,
+            stages,
+            bufs,
+            batch_diff,
+            ..
         } = &mut self;
-        norm.finish(&mut |b| feed_stages(stages, bufs, b, out));
-        finish_stages(stages, bufs, out);
+        match batch_diff {
+            None => {
+                norm.finish(&mut |b| feed_stages(stages, bufs, b, out));
+                finish_stages(stages, bufs, out);
+            }
+            Some(d) => {
+                norm.finish(&mut |b| {
+                    d.keep(false, b);
+                    feed_stages(stages, bufs, b, &mut |o| {
+                        d.keep(true, o);
+                        out(o)
+                    })
+                });
+                finish_stages(stages, bufs, &mut |o| {
+                    d.keep(true, o);
+                    out(o)
+                });
+            }
+        }
         let mut summary = Summary {
             input_len: self.input_len,
+            diff: self.batch_diff.take().map(BatchDiff::finish),
             ..Summary::default()
         };
-        for (i, s) in self.stages.into_iter().enumerate() {
+        for (i, mut s) in self.stages.into_iter().enumerate() {
+            if let Some(d) = s.diff.take() {
+                let (text, truncated) = d.finish();
+                summary.diff = Some(Diff {
+                    text: Some(text),
+                    truncated,
+                });
+            }
             if s.count == 0 {
                 return Err(Refusal::NotFound { edit: i });
             }
@@ -436,6 +562,8 @@ struct Matcher {
     /// Newlines emitted so far (only counted when tracking lines).
     newlines: u64,
     lines: Vec<u64>,
+    /// `--diff` of a single edit: fed the unchanged text and each replacement.
+    diff: Option<Box<crate::diff::Builder>>,
 }
 
 impl Matcher {
@@ -450,6 +578,7 @@ impl Matcher {
             track_lines,
             newlines: 0,
             lines: Vec::new(),
+            diff: None,
         }
     }
 
@@ -507,11 +636,14 @@ impl Matcher {
             if i >= limit {
                 break;
             }
-            self.emit(&buf[pos..i], out);
+            self.same(&buf[pos..i], out);
             self.count += 1;
             if self.replace_all || self.count == 1 {
                 if self.track_lines && self.lines.len() < LINES_MAX {
                     self.lines.push(self.newlines + 1);
+                }
+                if let Some(d) = self.diff.as_mut() {
+                    d.change(&buf[i..i + self.m], &self.new);
                 }
                 let new = std::mem::take(&mut self.new);
                 self.emit(&new, out);
@@ -524,10 +656,18 @@ impl Matcher {
             pos = i + self.m;
         }
         if pos < limit {
-            self.emit(&buf[pos..limit], out);
+            self.same(&buf[pos..limit], out);
             pos = limit;
         }
         pos
+    }
+
+    /// Unchanged text.
+    fn same(&mut self, b: &[u8], out: &mut dyn FnMut(&[u8])) {
+        if let Some(d) = self.diff.as_mut() {
+            d.same(b);
+        }
+        self.emit(b, out);
     }
 
     fn emit(&mut self, b: &[u8], out: &mut dyn FnMut(&[u8])) {
