@@ -42,7 +42,63 @@ fn lines(s: &str) -> Vec<&str> {
 
 /// The unified diff of `old` → `new` with `context` lines, at most `cap`
 /// bytes (cut at a line end). Returns the text and whether it was cut.
+/// Only the span from the first to the last differing line (plus context)
+/// is split into lines: the line tables grow with that span, not the file.
 pub fn unified(old: &str, new: &str, name: &str, context: usize, cap: usize) -> (String, bool) {
+    let (o, n) = (old.as_bytes(), new.as_bytes());
+    let pre = o.iter().zip(n).take_while(|(x, y)| x == y).count();
+    // Back to the start of the first differing line, then `context` more.
+    let first = memchr::memrchr(b'\n', &o[..pre]).map_or(0, |p| p + 1);
+    let (mut start, mut skipped) = (first, memchr::memchr_iter(b'\n', &o[..first]).count());
+    for _ in 0..context {
+        if start == 0 {
+            break;
+        }
+        start = memchr::memrchr(b'\n', &o[..start - 1]).map_or(0, |p| p + 1);
+        skipped -= 1;
+    }
+    // The suffix may not reach back into the common leading lines.
+    let max_suf = o.len().min(n.len()) - first;
+    let suf = o
+        .iter()
+        .rev()
+        .zip(n.iter().rev())
+        .take(max_suf)
+        .take_while(|(x, y)| x == y)
+        .count();
+    // The common suffix from a line start in both texts, then `context` more.
+    let (mut eo, mut en) = (o.len() - suf, n.len() - suf);
+    let at_line_start = |t: &[u8], i: usize| i == first || t[i - 1] == b'\n';
+    if !(at_line_start(o, eo) && at_line_start(n, en)) {
+        let step = memchr::memchr(b'\n', &o[eo..]).map_or(o.len() - eo, |p| p + 1);
+        eo += step;
+        en += step;
+    }
+    for _ in 0..context {
+        let step = memchr::memchr(b'\n', &o[eo..]).map_or(o.len() - eo, |p| p + 1);
+        eo += step;
+        en += step;
+    }
+    // All cuts are just after a `\n` (or at an end), so on char boundaries.
+    unified_span(
+        &old[start..eo],
+        &new[start..en],
+        name,
+        context,
+        cap,
+        skipped as u64,
+    )
+}
+
+/// [`unified`] of two spans that start at line `offset` (0-based) of both texts.
+fn unified_span(
+    old: &str,
+    new: &str,
+    name: &str,
+    context: usize,
+    cap: usize,
+    offset: u64,
+) -> (String, bool) {
     let (a, b) = (lines(old), lines(new));
     let script = edit_script(&a, &b, MAX_EDIT_STEPS);
     let mut out = String::new();
@@ -82,8 +138,8 @@ pub fn unified(old: &str, new: &str, name: &str, context: usize, cap: usize) -> 
         let b_len = hunk.iter().filter(|h| h.0 != Op::Del).count();
         out.push_str(&format!(
             "@@ -{} +{} @@\n",
-            range(a0 as u64, a_len as u64),
-            range(b0 as u64, b_len as u64)
+            range(offset + a0 as u64, a_len as u64),
+            range(offset + b0 as u64, b_len as u64)
         ));
         for &(op, ai, bi) in hunk {
             let (mark, text) = match op {
@@ -98,6 +154,9 @@ pub fn unified(old: &str, new: &str, name: &str, context: usize, cap: usize) -> 
             }
         }
         i = end;
+        if out.len() > cap {
+            break; // the rest would be cut anyway
+        }
     }
     let mut capped = Vec::new();
     let cut = !push_capped(&mut capped, out.as_bytes(), cap);
@@ -745,6 +804,20 @@ mod tests {
                     proptest::prop_assert_eq!(got.1, keep < full.len(), "cap {}", cap);
                 }
             }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 3000, ..Default::default() })]
+        /// Trimming to the changed span gives the same diff as diffing the
+        /// whole texts.
+        #[test]
+        fn span_trimming_changes_nothing(a in text(60), b in text(60), pre in text(30), suf in text(30)) {
+            let (old, new) = (format!("{pre}{a}{suf}"), format!("{pre}{b}{suf}"));
+            proptest::prop_assert_eq!(
+                unified(&old, &new, "/f", CONTEXT, CAP),
+                unified_span(&old, &new, "/f", CONTEXT, CAP, 0)
+            );
         }
     }
 
