@@ -650,7 +650,8 @@ impl Matcher {
                 self.new = new;
             } else {
                 // A second match without replace-all: the edit is refused,
-                // the output no longer matters.
+                // the output (and its diff) no longer matters.
+                self.diff = None;
                 self.emit(&buf[i..i + self.m], out);
             }
             pos = i + self.m;
