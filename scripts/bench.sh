@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark: as-edit vs the python3 status quo vs the physical
 # bounds (a full cp+mv rewrite of the file; a static no-op exec).
-# Usage: scripts/bench.sh [--quick] [--huge] [--bin PATH]
-#   --quick  tiny files and few runs: proves the benchmark works (CI)
-#   --huge   adds the 1 GiB case (time and memory only)
+# Usage: scripts/bench.sh [--quick] [--huge] [--diff-only] [--bin PATH]
+#   --quick      tiny files and few runs: proves the benchmark works (CI)
+#   --huge       adds the 1 GiB case (time and memory only)
+#   --diff-only  only the diff case: --report --diff against --report alone
+#                on the large file (time ratio target <= 2, peak RSS <= 4 MiB)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 
-quick=0 huge=0 bin=""
+quick=0 huge=0 diff_only=0 bin=""
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
     --huge) huge=1 ;;
+    --diff-only) diff_only=1 ;;
     --bin) bin=$2; shift ;;
     *) die "unknown argument $1" ;;
   esac
@@ -88,8 +91,43 @@ rss() { # CMD... -> peak RSS in KiB
   /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1
 }
 
-make_file small $((4096)) lf
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+ms() { awk -v a="$1" 'BEGIN { printf "%.2f", a * 1000 }'; }
+
+# The diff case: the same one-line edit of the large file with --report
+# --diff and with --report alone; the diff must cost <= 2x the time and
+# stay within 4 MiB peak RSS.
+diff_case() {
+  local f="$work/large.txt" o n line
+  o=$(b64 'needle_near_the_end = 1'); n=$(b64 'needle_near_the_end = 2')
+  hyperfine -N "${runs[@]}" --prepare "cp '$work/large.orig' '$f'" --export-csv "$work/diff.csv" \
+    -n report "sh -c \"'$bin' --report -- '$f' '$o' '$n' false >/dev/null\"" \
+    -n report-diff "sh -c \"'$bin' --report --diff -- '$f' '$o' '$n' false >/dev/null\"" >&2
+  cp "$work/large.orig" "$f"
+  line=$("$bin" --report --diff -- "$f" "$o" "$n" false) || die "diff: as-edit failed: $line"
+  case "$line" in *'"diff":"---'*'+needle_near_the_end = 2'*) ;; *) die "diff: no diff in $line" ;; esac
+  case "$line" in *diff_truncated*) die "diff: cut: $line" ;; esac
+  while IFS=, read -r name mean _ med _; do
+    [ "$name" = command ] && continue
+    median[diff/$name]=$med
+  done <"$work/diff.csv"
+  cp "$work/large.orig" "$f"
+  local rss_report rss_diff
+  rss_report=$(rss "$bin" --report -- "$f" "$o" "$n" false)
+  cp "$work/large.orig" "$f"
+  rss_diff=$(rss "$bin" --report --diff -- "$f" "$o" "$n" false)
+  echo
+  echo "diff (large, one edit): --report $(ms "${median[diff/report]}") ms, --report --diff $(ms "${median[diff/report-diff]}") ms," \
+    "ratio $(ratio "${median[diff/report-diff]}" "${median[diff/report]}") (target <= 2);" \
+    "peak RSS --report ${rss_report} KiB, --report --diff ${rss_diff} KiB (target <= 4096)"
+}
+
 make_file large $((64 * 1048576 / scale)) lf
+if ((diff_only)); then
+  diff_case
+  exit 0
+fi
+make_file small $((4096)) lf
 make_file many $((16 * 1048576 / scale)) many
 make_file crlf $((16 * 1048576 / scale)) crlf
 
@@ -102,9 +140,6 @@ cp "$work/large.orig" "$work/large.txt"
 rss_as_large=$(rss "$bin" -- "$work/large.txt" "$(b64 'needle_near_the_end = 1')" "$(b64 'needle_near_the_end = 2')" false)
 cp "$work/large.orig" "$work/large.txt"
 rss_py_large=$(rss "$py" scripts/bench/status_quo.py "$work/large.txt" "$(b64 'needle_near_the_end = 1')" "$(b64 'needle_near_the_end = 2')" false)
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-ms() { awk -v a="$1" 'BEGIN { printf "%.2f", a * 1000 }'; }
 
 echo
 echo "machine: $(nproc) cores, $(uname -m), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1), kernel $(uname -r), $(df -T "$work" | awk 'NR==2 {print $2}')"
@@ -119,6 +154,7 @@ for c in small large many crlf; do
 done
 echo
 echo "peak RSS on large: as-edit ${rss_as_large} KiB, status quo ${rss_py_large} KiB"
+diff_case
 
 if ((huge)); then
   make_file huge $((1024 * 1048576)) lf

@@ -69,12 +69,18 @@ pub enum Refusal {
     Multiple { edit: usize, count: u64 },
 }
 
+/// `--report` keeps the lines of the first this many replacements of each
+/// edit: a replace-all of millions must not grow memory or the result line.
+pub const LINES_MAX: usize = 1000;
+
 /// What one edit did: its count and the 1-based lines (in its own output)
-/// where each replacement starts (only when line tracking was asked for).
+/// where its first [`LINES_MAX`] replacements start (only when line tracking
+/// was asked for); `lines_truncated` when there were more.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EditStats {
     pub count: u64,
     pub lines: Vec<u64>,
+    pub lines_truncated: bool,
 }
 
 /// The outcome of a successful run.
@@ -85,6 +91,69 @@ pub struct Summary {
     pub edits: Vec<EditStats>,
     /// Raw bytes read.
     pub input_len: u64,
+    /// The unified diff, when asked for with [`Engine::with_diff`].
+    pub diff: Option<Diff>,
+}
+
+/// A unified diff of the LF-normalized old text and the new text.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diff {
+    /// None when a batch's texts exceed [`BATCH_DIFF_MAX`].
+    pub text: Option<String>,
+    /// Cut at [`crate::diff::CAP`], or left out.
+    pub truncated: bool,
+}
+
+/// A batch's diff needs both whole texts (later edits may rewrite earlier
+/// ones), kept in memory up to this size each; past it there is no diff.
+pub const BATCH_DIFF_MAX: usize = 4 << 20;
+
+/// Both texts of a batch, for its diff.
+struct BatchDiff {
+    name: String,
+    old: Vec<u8>,
+    new: Vec<u8>,
+    over: bool,
+}
+
+impl BatchDiff {
+    fn keep(&mut self, new: bool, b: &[u8]) {
+        let v = if new { &mut self.new } else { &mut self.old };
+        if self.over {
+            return;
+        }
+        if v.len() + b.len() > BATCH_DIFF_MAX {
+            self.over = true;
+            self.old = Vec::new();
+            self.new = Vec::new();
+            return;
+        }
+        v.extend_from_slice(b);
+    }
+
+    fn finish(self) -> Diff {
+        let (Ok(old), Ok(new)) = (
+            std::str::from_utf8(&self.old),
+            std::str::from_utf8(&self.new),
+        ) else {
+            return Diff {
+                text: None,
+                truncated: true,
+            };
+        };
+        if self.over {
+            return Diff {
+                text: None,
+                truncated: true,
+            };
+        }
+        let (text, truncated) =
+            crate::diff::unified(old, new, &self.name, crate::diff::CONTEXT, crate::diff::CAP);
+        Diff {
+            text: Some(text),
+            truncated,
+        }
+    }
 }
 
 /// Line endings of raw text: CRLF pairs, lone CRs, lone LFs.
@@ -109,6 +178,10 @@ pub struct Engine {
     utf8: Utf8Validator,
     norm: Normalizer,
     stages: Vec<Matcher>,
+    /// Batches only: two buffers the stages pass one chunk through in turn.
+    bufs: [Vec<u8>; 2],
+    /// `--diff` of a batch (one edit builds its diff in its matcher).
+    batch_diff: Option<BatchDiff>,
     input_len: u64,
 }
 
@@ -119,8 +192,28 @@ impl Engine {
             utf8: Utf8Validator::default(),
             norm: Normalizer::default(),
             stages: edits.iter().map(|e| Matcher::new(e, track_lines)).collect(),
+            bufs: [Vec::new(), Vec::new()],
+            batch_diff: None,
             input_len: 0,
         }
+    }
+
+    /// Also build the unified diff (headed `name`) for [`Summary::diff`].
+    /// One edit: from its replacements as they stream by, in bounded memory.
+    /// A batch: from both texts, kept up to [`BATCH_DIFF_MAX`] each.
+    pub fn with_diff(mut self, name: &str) -> Engine {
+        match self.stages.as_mut_slice() {
+            [one] => one.diff = Some(Box::new(crate::diff::Builder::new(name, crate::diff::CAP))),
+            _ => {
+                self.batch_diff = Some(BatchDiff {
+                    name: name.to_owned(),
+                    old: Vec::new(),
+                    new: Vec::new(),
+                    over: false,
+                })
+            }
+        }
+        self
     }
 
     /// True once the outcome is known to be a refusal: the caller may stop
@@ -144,8 +237,23 @@ impl Engine {
         if self.utf8.error.is_some() {
             return;
         }
-        let Engine { norm, stages, .. } = self;
-        norm.feed(chunk, &mut |b| feed_stages(stages, b, out));
+        let Engine {
+            norm,
+            stages,
+            bufs,
+            batch_diff,
+            ..
+        } = self;
+        match batch_diff {
+            None => norm.feed(chunk, &mut |b| feed_stages(stages, bufs, b, out)),
+            Some(d) => norm.feed(chunk, &mut |b| {
+                d.keep(false, b);
+                feed_stages(stages, bufs, b, &mut |o| {
+                    d.keep(true, o);
+                    out(o)
+                })
+            }),
+        }
     }
 
     pub fn finish(mut self, out: &mut dyn FnMut(&[u8])) -> Result<Summary, Refusal> {
@@ -155,14 +263,45 @@ impl Engine {
         if self.input_len == 0 {
             return Err(Refusal::Empty);
         }
-        let Engine { norm, stages, .. } = &mut self;
-        norm.finish(&mut |b| feed_stages(stages, b, out));
-        finish_stages(stages, out);
+        let Engine {
+            norm,
+            stages,
+            bufs,
+            batch_diff,
+            ..
+        } = &mut self;
+        match batch_diff {
+            None => {
+                norm.finish(&mut |b| feed_stages(stages, bufs, b, out));
+                finish_stages(stages, bufs, out);
+            }
+            Some(d) => {
+                norm.finish(&mut |b| {
+                    d.keep(false, b);
+                    feed_stages(stages, bufs, b, &mut |o| {
+                        d.keep(true, o);
+                        out(o)
+                    })
+                });
+                finish_stages(stages, bufs, &mut |o| {
+                    d.keep(true, o);
+                    out(o)
+                });
+            }
+        }
         let mut summary = Summary {
             input_len: self.input_len,
+            diff: self.batch_diff.take().map(BatchDiff::finish),
             ..Summary::default()
         };
-        for (i, s) in self.stages.into_iter().enumerate() {
+        for (i, mut s) in self.stages.into_iter().enumerate() {
+            if let Some(d) = s.diff.take() {
+                let (text, truncated) = d.finish();
+                summary.diff = Some(Diff {
+                    text: Some(text),
+                    truncated,
+                });
+            }
             if s.count == 0 {
                 return Err(Refusal::NotFound { edit: i });
             }
@@ -175,6 +314,7 @@ impl Engine {
             summary.count += s.count;
             summary.edits.push(EditStats {
                 count: s.count,
+                lines_truncated: s.track_lines && s.lines.len() as u64 != s.count,
                 lines: s.lines,
             });
         }
@@ -182,18 +322,53 @@ impl Engine {
     }
 }
 
-fn feed_stages(stages: &mut [Matcher], data: &[u8], out: &mut dyn FnMut(&[u8])) {
-    match stages.split_first_mut() {
-        None => out(data),
-        Some((first, rest)) => first.feed(data, &mut |b| feed_stages(rest, b, out)),
+/// Passes `data` through every stage in turn. A loop, not a recursion: a
+/// batch of 100,000 edits must not need 100,000 stack frames. One edit writes
+/// straight to `out` (no copy); a batch passes the chunk between two reused
+/// buffers, so memory is one chunk's text per step, whatever the batch size.
+fn feed_stages(
+    stages: &mut [Matcher],
+    bufs: &mut [Vec<u8>; 2],
+    data: &[u8],
+    out: &mut dyn FnMut(&[u8]),
+) {
+    let Some((last, init)) = stages.split_last_mut() else {
+        return out(data);
+    };
+    let Some((first, middle)) = init.split_first_mut() else {
+        return last.feed(data, out);
+    };
+    let [cur, next] = bufs;
+    cur.clear();
+    first.feed(data, &mut |b| cur.extend_from_slice(b));
+    for s in middle {
+        if cur.is_empty() {
+            return; // a matcher holding everything back: nothing flows on
+        }
+        next.clear();
+        s.feed(cur, &mut |b| next.extend_from_slice(b));
+        std::mem::swap(cur, next);
     }
+    last.feed(cur, out);
 }
 
-fn finish_stages(stages: &mut [Matcher], out: &mut dyn FnMut(&[u8])) {
-    if let Some((first, rest)) = stages.split_first_mut() {
-        first.finish(&mut |b| feed_stages(rest, b, out));
-        finish_stages(rest, out);
+/// Flushes the stages in order: each gets what the earlier ones released at
+/// their end, then releases its own held-back tail. Linear in the batch size.
+fn finish_stages(stages: &mut [Matcher], bufs: &mut [Vec<u8>; 2], out: &mut dyn FnMut(&[u8])) {
+    let Some((last, init)) = stages.split_last_mut() else {
+        return;
+    };
+    let [cur, next] = bufs;
+    cur.clear();
+    for s in init {
+        next.clear();
+        let mut push = |b: &[u8]| next.extend_from_slice(b);
+        s.feed(cur, &mut push);
+        s.finish(&mut push);
+        std::mem::swap(cur, next);
     }
+    last.feed(cur, out);
+    last.finish(out);
 }
 
 /// Counts the line endings of raw bytes (for `--eol preserve`). Kept out
@@ -387,6 +562,8 @@ struct Matcher {
     /// Newlines emitted so far (only counted when tracking lines).
     newlines: u64,
     lines: Vec<u64>,
+    /// `--diff` of a single edit: fed the unchanged text and each replacement.
+    diff: Option<Box<crate::diff::Builder>>,
 }
 
 impl Matcher {
@@ -401,6 +578,7 @@ impl Matcher {
             track_lines,
             newlines: 0,
             lines: Vec::new(),
+            diff: None,
         }
     }
 
@@ -458,27 +636,39 @@ impl Matcher {
             if i >= limit {
                 break;
             }
-            self.emit(&buf[pos..i], out);
+            self.same(&buf[pos..i], out);
             self.count += 1;
             if self.replace_all || self.count == 1 {
-                if self.track_lines {
+                if self.track_lines && self.lines.len() < LINES_MAX {
                     self.lines.push(self.newlines + 1);
+                }
+                if let Some(d) = self.diff.as_mut() {
+                    d.change(&buf[i..i + self.m], &self.new);
                 }
                 let new = std::mem::take(&mut self.new);
                 self.emit(&new, out);
                 self.new = new;
             } else {
                 // A second match without replace-all: the edit is refused,
-                // the output no longer matters.
+                // the output (and its diff) no longer matters.
+                self.diff = None;
                 self.emit(&buf[i..i + self.m], out);
             }
             pos = i + self.m;
         }
         if pos < limit {
-            self.emit(&buf[pos..limit], out);
+            self.same(&buf[pos..limit], out);
             pos = limit;
         }
         pos
+    }
+
+    /// Unchanged text.
+    fn same(&mut self, b: &[u8], out: &mut dyn FnMut(&[u8])) {
+        if let Some(d) = self.diff.as_mut() {
+            d.same(b);
+        }
+        self.emit(b, out);
     }
 
     fn emit(&mut self, b: &[u8], out: &mut dyn FnMut(&[u8])) {
@@ -625,6 +815,74 @@ mod tests {
         let s = engine.finish(&mut |b| out.extend_from_slice(b)).unwrap();
         assert_eq!(out, b"a\nb\na\nb\n\na\nb");
         assert_eq!(s.edits[0].lines, vec![1, 3, 6]);
+    }
+
+    /// A long batch (a chain where each edit rewrites the previous one's
+    /// replacement, mixed with independent ones) equals applying the edits
+    /// one at a time, in any chunking, and runs on a 256 KiB stack (the old
+    /// recursive chain needed a frame per edit).
+    #[test]
+    fn long_batch_equals_edits_one_by_one() {
+        let content = "v0\nkeep\r\nw0 w0\n".repeat(3);
+        let mut edits = Vec::new();
+        for i in 0..5000 {
+            edits.push(e(&format!("v{i}\n"), &format!("v{}\n", i + 1), true));
+            if i % 500 == 0 {
+                edits.push(e(&format!("w{i}"), &format!("w{}", i + 500), true));
+            }
+        }
+        let mut one_by_one = content.as_bytes().to_vec();
+        let mut total = 0;
+        for ed in &edits {
+            let (next, c) = run(&one_by_one, std::slice::from_ref(ed)).unwrap();
+            one_by_one = next;
+            total += c;
+        }
+        assert_eq!(
+            one_by_one,
+            "v5000\nkeep\nw5000 w5000\n".repeat(3).into_bytes()
+        );
+        let small_stack = std::thread::Builder::new().stack_size(256 * 1024);
+        let streamed = small_stack
+            .spawn(move || {
+                [1, 2, 5, 64, content.len()].map(|size| {
+                    let mut out = Vec::new();
+                    let mut engine = Engine::new(&edits, false);
+                    for c in content.as_bytes().chunks(size) {
+                        engine.feed(c, &mut |b| out.extend_from_slice(b));
+                    }
+                    let s = engine.finish(&mut |b| out.extend_from_slice(b)).unwrap();
+                    (out, s.count)
+                })
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        for (out, count) in streamed {
+            assert_eq!((&out, count), (&one_by_one, total));
+        }
+    }
+
+    #[test]
+    fn lines_stop_at_the_cap() {
+        let mut engine = Engine::new(&[e("a", "b", true)], true);
+        let mut out = Vec::new();
+        engine.feed(&b"a\n".repeat(LINES_MAX + 5), &mut |b| {
+            out.extend_from_slice(b)
+        });
+        let s = engine.finish(&mut |b| out.extend_from_slice(b)).unwrap();
+        assert_eq!(out, b"b\n".repeat(LINES_MAX + 5));
+        assert_eq!(s.count, LINES_MAX as u64 + 5);
+        assert_eq!(s.edits[0].lines, (1..=LINES_MAX as u64).collect::<Vec<_>>());
+        assert!(s.edits[0].lines_truncated);
+        // Exactly at the cap: complete, not truncated.
+        let mut engine = Engine::new(&[e("a", "b", true)], true);
+        engine.feed(&b"a\n".repeat(LINES_MAX), &mut |_| {});
+        let s = engine.finish(&mut |_| {}).unwrap();
+        assert_eq!(
+            (s.edits[0].lines.len(), s.edits[0].lines_truncated),
+            (LINES_MAX, false)
+        );
     }
 
     #[test]

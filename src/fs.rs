@@ -98,11 +98,12 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
         Temp::create(&target).map_err(Some)
     };
     let mut engine = Engine::new(&req.edits, report.is_some());
+    if opts.diff {
+        engine = engine.with_diff(&display_path(&target.path));
+    }
     let hash_in = opts.expect_sha256.is_some() || report.is_some();
     let mut in_hash = hash_in.then(Sha256::new);
-    let mut raw_copy = opts.diff.then(Vec::new);
     let mut sink = Sink {
-        capture: opts.diff.then(Vec::new),
         temp: temp.as_ref().ok().map(|t| t.fd.as_fd()),
         buf: Vec::with_capacity(CHUNK),
         error: None,
@@ -126,9 +127,6 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
         let chunk = &buf[..n];
         if let Some(h) = in_hash.as_mut() {
             h.update(chunk);
-        }
-        if let Some(c) = raw_copy.as_mut() {
-            capture(c, chunk);
         }
         if engine.doomed() {
             sink.temp = None; // a refusal is certain: stop writing
@@ -164,7 +162,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
             ));
         }
     }
-    let summary = match summary {
+    let mut summary = match summary {
         Ok(s) => s,
         Err(refusal) => {
             fill_current(report, &file, in_digest);
@@ -180,8 +178,8 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
         r.size = Some(sink.size);
         r.sha256 = sink.hash.take().map(|h| hex(&h.finalize().into()));
         fill_lines(r, &summary.edits);
-        if let (Some(old), Some(new)) = (raw_copy.as_deref(), sink.capture.as_deref()) {
-            fill_diff(r, old, new, &target.path);
+        if let Some(d) = summary.diff.take() {
+            fill_diff(r, d);
         }
     }
     if opts.dry_run {
@@ -217,6 +215,7 @@ fn fill_current(report: &mut Option<Report>, file: &OwnedFd, digest: Option<[u8;
 
 fn fill_lines(r: &mut Report, edits: &[EditStats]) {
     r.lines = edits.last().map(|e| e.lines.clone());
+    r.lines_truncated = edits.last().and_then(|e| e.lines_truncated.then_some(true));
     if edits.len() > 1 {
         r.edits = Some(
             edits
@@ -224,6 +223,7 @@ fn fill_lines(r: &mut Report, edits: &[EditStats]) {
                 .map(|e| EditReport {
                     count: e.count,
                     lines: e.lines.clone(),
+                    lines_truncated: e.lines_truncated,
                 })
                 .collect(),
         );
@@ -463,31 +463,11 @@ fn hex(d: &[u8; 32]) -> String {
     s
 }
 
-/// `--diff` holds the old and new text in memory up to this size; past it
-/// the diff is left out and `diff_truncated` says so.
-const DIFF_INPUT_MAX: usize = 64 << 20;
-/// The diff itself is capped (the result line must stay a sane size).
-const DIFF_OUTPUT_MAX: usize = 64 * 1024;
-
-fn capture(into: &mut Vec<u8>, b: &[u8]) {
-    if into.len() <= DIFF_INPUT_MAX {
-        into.extend_from_slice(&b[..b.len().min(DIFF_INPUT_MAX + 1 - into.len())]);
-    }
-}
-
-fn fill_diff(r: &mut Report, old_raw: &[u8], new: &[u8], path: &Path) {
-    if old_raw.len() > DIFF_INPUT_MAX || new.len() > DIFF_INPUT_MAX {
-        r.diff_truncated = Some(true);
-        return;
-    }
-    // Both are valid UTF-8 by now (the edit succeeded); diff the LF text.
-    let old = crate::core::normalize_eol(old_raw);
-    let (Ok(old), Ok(new)) = (std::str::from_utf8(&old), std::str::from_utf8(new)) else {
-        return;
-    };
-    let (text, cut) = crate::diff::unified(old, new, &display_path(path), 3, DIFF_OUTPUT_MAX);
-    r.diff = Some(text);
-    if cut {
+/// `--diff`: the core built it (see `core::Engine::with_diff` for its
+/// memory bound); `diff_truncated` when it was cut or left out.
+fn fill_diff(r: &mut Report, d: crate::core::Diff) {
+    r.diff = d.text;
+    if d.truncated {
         r.diff_truncated = Some(true);
     }
 }
@@ -495,8 +475,6 @@ fn fill_diff(r: &mut Report, old_raw: &[u8], new: &[u8], path: &Path) {
 /// Collects output and writes it to the temp in large pieces; remembers the
 /// first write error instead of failing (the refusal, if any, still wins).
 struct Sink<'a> {
-    /// `--diff`: the LF output, up to `DIFF_INPUT_MAX`.
-    capture: Option<Vec<u8>>,
     temp: Option<BorrowedFd<'a>>,
     buf: Vec<u8>,
     error: Option<Errno>,
@@ -507,9 +485,6 @@ struct Sink<'a> {
 
 impl Sink<'_> {
     fn push(&mut self, b: &[u8]) {
-        if let Some(c) = self.capture.as_mut() {
-            capture(c, b);
-        }
         if self.crlf {
             let mut rest = b;
             while let Some(i) = memchr::memchr(b'\n', rest) {

@@ -118,6 +118,9 @@ pub struct Report {
     pub sha256: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<Vec<u64>>,
+    /// `lines` holds only the first `core::LINES_MAX` replacements.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_truncated: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edits: Option<Vec<EditReport>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -136,6 +139,8 @@ pub struct Report {
 pub struct EditReport {
     pub count: u64,
     pub lines: Vec<u64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub lines_truncated: bool,
 }
 
 /// The JSON object on the result line. Field order is the wire order.

@@ -5,6 +5,9 @@
 use as_edit::core::{Edit, Engine, Refusal};
 use proptest::prelude::*;
 
+#[path = "support/apply_diff.rs"]
+mod apply_diff;
+
 /// The python3 script, transliterated: decode strictly, normalize, count
 /// (non-overlapping, left to right), refuse 0 / >1, replace.
 fn reference(
@@ -161,6 +164,41 @@ proptest! {
         let e = (old, new, all);
         let edits = [Edit::new(&e.0, &e.1, e.2).unwrap()];
         prop_assert_eq!(streamed(t.as_bytes(), &edits, &sizes), reference(t.as_bytes(), &[e]));
+    }
+
+    /// `--diff` from the engine (streamed from the replacements for one
+    /// edit, from both texts for a batch) is a unified diff that, applied to
+    /// the normalized old text, gives exactly the new text.
+    #[test]
+    fn engine_diffs_apply(t in text(80), picks in prop::collection::vec((any::<prop::sample::Index>(), 1usize..8, text(5), any::<bool>()), 1..3),
+                          sizes in prop::collection::vec(1usize..40, 1..4)) {
+        let chars: Vec<char> = t.chars().collect();
+        prop_assume!(!chars.is_empty());
+        let edits: Vec<Edit> = picks.iter().map(|(at, len, new, all)| {
+            let s = at.index(chars.len());
+            let old: String = chars[s..(s + len).min(chars.len())].iter().collect();
+            Edit::new(&old, new, *all).unwrap()
+        }).collect();
+        let mut engine = Engine::new(&edits, true).with_diff("/f");
+        let mut out = Vec::new();
+        let mut rest = t.as_bytes();
+        let mut i = 0;
+        while !rest.is_empty() {
+            let n = sizes[i % sizes.len()].clamp(1, rest.len());
+            engine.feed(&rest[..n], &mut |b| out.extend_from_slice(b));
+            rest = &rest[n..];
+            i += 1;
+        }
+        let Ok(s) = engine.finish(&mut |b| out.extend_from_slice(b)) else {
+            return Ok(()); // refused: no diff to check
+        };
+        let d = s.diff.expect("asked for a diff");
+        prop_assert!(!d.truncated);
+        let text = d.text.expect("small texts have a diff");
+        let old = String::from_utf8(as_edit::core::normalize_eol(t.as_bytes())).unwrap();
+        let new = String::from_utf8(out).unwrap();
+        prop_assert_eq!(apply_diff::apply(&old, &text), Some(new.clone()), "diff:\n{}", text);
+        prop_assert_eq!(text.is_empty(), old == new);
     }
 
     #[test]
