@@ -1,0 +1,454 @@
+//! A [`Sandbox`] over the docker CLI (or any CLI that takes the same
+//! `exec` and `cp` arguments, such as podman).
+//!
+//! - `exec`: `docker exec [-i] [--user U] [--workdir D] C sh -c CMD`, or, in
+//!   a container without `sh`, the command split back into argv
+//!   ([`split_quoted`]) and each argument passed as its own process
+//!   argument. Whether `sh` exists is probed once (`sh -c true`; exit
+//!   126/127 means no shell) and cached.
+//! - `download`/`upload`: `docker cp` with a tar stream on stdout/stdin.
+//!   `docker cp` runs with the daemon's rights, not `--user`'s, writes
+//!   into the container's root filesystem only (it cannot see tmpfs or
+//!   other mounts made at run time) and is refused on a `--read-only` root.
+//!   An upload replaces the file (a symlink at the path becomes a regular
+//!   file) and keeps the mode and owner the last download of that path
+//!   saw (else 0644, root).
+//! - A missing CLI binary, a missing container and a stopped container are
+//!   [`io::ErrorKind::NotConnected`] errors with distinct messages; the
+//!   [`Editor`](super::Editor) returns them as `EditError::Backend` at once,
+//!   since no path can work.
+//!
+//! The engine's API carries commands and paths as JSON strings, so bytes
+//! that are not UTF-8 would arrive replaced: such commands and paths are
+//! refused here (`InvalidInput`) rather than sent.
+
+use std::cell::OnceCell;
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::command::split_quoted;
+use super::{EditError, ExecOutput, Sandbox};
+
+/// One running container, reached through the docker CLI.
+#[derive(Clone, Debug)]
+pub struct Docker {
+    program: OsString,
+    container: String,
+    user: Option<String>,
+    workdir: Option<String>,
+    shell: OnceCell<bool>,
+    /// Mode, uid and gid of the last file downloaded, for its upload.
+    last_meta: Option<(PathBuf, u32, u64, u64)>,
+}
+
+impl Docker {
+    /// The container's name or id; the CLI is `docker` on PATH.
+    pub fn new(container: impl Into<String>) -> Self {
+        Docker {
+            program: OsString::from("docker"),
+            container: container.into(),
+            user: None,
+            workdir: None,
+            shell: OnceCell::new(),
+            last_meta: None,
+        }
+    }
+
+    /// Another CLI with docker's `exec`/`cp`/`inspect` arguments (`podman`).
+    pub fn program(mut self, program: impl Into<OsString>) -> Self {
+        self.program = program.into();
+        self
+    }
+
+    /// `--user` for every exec (`docker cp` ignores it: see the module doc).
+    pub fn user(mut self, user: impl Into<String>) -> Self {
+        self.user = Some(user.into());
+        self
+    }
+
+    /// `--workdir` for every exec (relative edit paths resolve against it).
+    pub fn workdir(mut self, dir: impl Into<String>) -> Self {
+        self.workdir = Some(dir.into());
+        self
+    }
+
+    /// Skips the probe: the caller knows whether the container has `sh`.
+    pub fn with_shell(self, shell: bool) -> Self {
+        let _ = self.shell.set(shell);
+        self
+    }
+
+    pub fn container(&self) -> &str {
+        &self.container
+    }
+
+    /// Checks that the CLI runs and the container exists and is running,
+    /// with the same messages the other calls give.
+    pub fn check(&self) -> Result<(), EditError> {
+        self.state().map_err(EditError::Backend)
+    }
+
+    /// Installs `binary` at `dest` by `docker cp` (mode 0755, owner root),
+    /// creating missing parent directories (0755), then runs `dest
+    /// --version`. For containers without a shell, where
+    /// `Editor::ensure_helper` would need a `chmod` binary. Existing
+    /// directories are left as they are.
+    pub fn install_helper(&mut self, binary: &[u8], dest: &str) -> Result<(), EditError> {
+        let dest = Path::new(dest);
+        let name = dest
+            .file_name()
+            .filter(|_| dest.is_absolute())
+            .ok_or_else(|| {
+                EditError::Install(format!("{} is not an absolute file path", dest.display()))
+            })?;
+        // Extract into the deepest existing ancestor: a tar directory entry
+        // for an existing directory would reset its mode (think /tmp).
+        let mut base = dest.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let mut missing: Vec<OsString> = Vec::new();
+        loop {
+            let mut rel = PathBuf::new();
+            let mut ar = tar::Builder::new(Vec::new());
+            for d in missing.iter().rev() {
+                rel.push(d);
+                append(&mut ar, &rel, tar::EntryType::Directory, 0o755, (0, 0), &[])
+                    .map_err(EditError::Backend)?;
+            }
+            rel.push(name);
+            append(
+                &mut ar,
+                &rel,
+                tar::EntryType::Regular,
+                0o755,
+                (0, 0),
+                binary,
+            )
+            .map_err(EditError::Backend)?;
+            let tar = ar.into_inner().map_err(EditError::Backend)?;
+            match self.cp_in(&base, &tar) {
+                Ok(()) => break,
+                Err(e) if e.kind() == io::ErrorKind::NotFound && base.parent().is_some() => {
+                    missing.push(base.file_name().expect("not the root").to_owned());
+                    base.pop();
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => {
+                    return Err(EditError::Backend(e))
+                }
+                Err(e) => return Err(EditError::Install(e.to_string())),
+            }
+        }
+        let dest = dest
+            .to_str()
+            .ok_or_else(|| EditError::Install("non-UTF-8 path".into()))?;
+        let o = self
+            .exec(&super::install::version_command(dest), None)
+            .map_err(EditError::Backend)?;
+        if o.exit_code == Some(0) && super::install::is_helper_version(&o.output) {
+            Ok(())
+        } else {
+            Err(EditError::Install(format!(
+                "the copied helper does not run (exit {:?}): {}",
+                o.exit_code,
+                String::from_utf8_lossy(&o.output).trim()
+            )))
+        }
+    }
+
+    fn cli(&self) -> Command {
+        let mut c = Command::new(&self.program);
+        c.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    fn exec_prefix(&self, stdin: bool) -> Command {
+        let mut c = self.cli();
+        c.arg("exec");
+        if stdin {
+            c.arg("-i");
+        }
+        if let Some(u) = &self.user {
+            c.args(["--user", u]);
+        }
+        if let Some(d) = &self.workdir {
+            c.args(["--workdir", d]);
+        }
+        c.arg(&self.container);
+        c
+    }
+
+    /// Runs the CLI; a binary that cannot be spawned is `NotConnected`.
+    fn run(&self, mut c: Command, stdin: Option<&[u8]>) -> io::Result<std::process::Output> {
+        if stdin.is_some() {
+            c.stdin(Stdio::piped());
+        }
+        let mut child = c.spawn().map_err(|e| {
+            let what = Path::new(&self.program).display();
+            let msg = if e.kind() == io::ErrorKind::NotFound {
+                format!("the container CLI `{what}` was not found on PATH (install docker.io, or name another CLI such as podman)")
+            } else {
+                format!("cannot run the container CLI `{what}`: {e}")
+            };
+            io::Error::new(io::ErrorKind::NotConnected, msg)
+        })?;
+        // Feed stdin from a thread while the output is drained, so neither
+        // side can block the other on a full pipe.
+        let writer = match (stdin, child.stdin.take()) {
+            (Some(data), Some(mut pipe)) => {
+                let data = data.to_vec();
+                Some(std::thread::spawn(move || {
+                    let _ = pipe.write_all(&data);
+                }))
+            }
+            _ => None,
+        };
+        let out = child.wait_with_output()?;
+        if let Some(w) = writer {
+            let _ = w.join();
+        }
+        Ok(out)
+    }
+
+    /// `Running` or why not: no such container, or stopped.
+    fn state(&self) -> io::Result<()> {
+        let mut c = self.cli();
+        c.args([
+            "inspect",
+            "--type",
+            "container",
+            "--format",
+            "{{.State.Status}}",
+        ])
+        .arg(&self.container);
+        let out = self.run(c, None)?;
+        let status = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+            let msg = if err.to_ascii_lowercase().contains("no such") {
+                format!("no such container: {}", self.container)
+            } else {
+                // The daemon is down, say: the CLI's words say it best.
+                format!("cannot inspect container {}: {err}", self.container)
+            };
+            return Err(io::Error::new(io::ErrorKind::NotConnected, msg));
+        }
+        if status != "running" {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                format!(
+                    "container {} is not running (status: {status})",
+                    self.container
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `docker cp` takes relative paths from the container's `/`; exec
+    /// resolves them against the work directory: use the latter.
+    fn absolute(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            return path.to_path_buf();
+        }
+        Path::new("/")
+            .join(self.workdir.as_deref().unwrap_or("/"))
+            .join(path)
+    }
+
+    fn cp_in(&self, dir: &Path, tar: &[u8]) -> io::Result<()> {
+        let mut c = self.cli();
+        // No -a: from a stream, the daemon keeps the headers' owners as
+        // they are; -a would map them to the container's --user, through
+        // a passwd lookup that fails for numeric users.
+        c.args(["cp", "-"]).arg(self.target(&self.absolute(dir))?);
+        let out = self.run(c, Some(tar))?;
+        if out.status.success() {
+            return Ok(());
+        }
+        self.state()?;
+        Err(cp_error(&out.stderr))
+    }
+
+    /// `CONTAINER:PATH`, refusing paths the engine's JSON would mangle.
+    fn target(&self, path: &Path) -> io::Result<OsString> {
+        let p = path.to_str().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the engine's API takes UTF-8 paths only",
+            )
+        })?;
+        Ok(OsString::from(format!("{}:{p}", self.container)))
+    }
+}
+
+fn cp_error(stderr: &[u8]) -> io::Error {
+    let msg = String::from_utf8_lossy(stderr).trim().to_owned();
+    let lower = msg.to_ascii_lowercase();
+    // "must be a directory": docker's words for a missing destination
+    // directory when the source is a stream.
+    let kind = if lower.contains("could not find the file")
+        || lower.contains("no such file or directory")
+        || lower.contains("must be a directory")
+    {
+        io::ErrorKind::NotFound
+    } else if lower.contains("read-only") || lower.contains("permission denied") {
+        io::ErrorKind::PermissionDenied
+    } else {
+        io::ErrorKind::Other
+    };
+    io::Error::new(kind, format!("docker cp: {msg}"))
+}
+
+fn append(
+    ar: &mut tar::Builder<Vec<u8>>,
+    path: &Path,
+    kind: tar::EntryType,
+    mode: u32,
+    (uid, gid): (u64, u64),
+    data: &[u8],
+) -> io::Result<()> {
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(kind);
+    h.set_mode(mode);
+    h.set_uid(uid);
+    h.set_gid(gid);
+    h.set_size(data.len() as u64);
+    h.set_mtime(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    );
+    ar.append_data(&mut h, path, data)
+}
+
+impl Sandbox for Docker {
+    fn exec(&mut self, command: &[u8], stdin: Option<&[u8]>) -> io::Result<ExecOutput> {
+        if std::str::from_utf8(command).is_err() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the engine's API takes UTF-8 commands only",
+            ));
+        }
+        use std::os::unix::ffi::OsStrExt;
+        let mut c = self.exec_prefix(stdin.is_some());
+        if self.has_shell() {
+            c.args(["sh", "-c"]).arg(OsStr::from_bytes(command));
+        } else {
+            let argv = split_quoted(command)
+                .filter(|a| !a.is_empty())
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "the command does not split into argv",
+                    )
+                })?;
+            c.args(argv);
+        }
+        let out = self.run(c, stdin)?;
+        // The CLI's own failures (no container, stopped) exit 1 (docker) or
+        // 125 (podman) with `Error…` on stderr; a command can too, so the
+        // container's state decides.
+        let code = out.status.code();
+        if matches!(code, Some(1) | Some(125)) && out.stderr.starts_with(b"Error") {
+            self.state()?;
+        }
+        let mut output = out.stdout;
+        output.extend_from_slice(&out.stderr);
+        Ok(ExecOutput {
+            exit_code: code,
+            output,
+        })
+    }
+
+    fn download(&mut self, path: &Path) -> io::Result<Vec<u8>> {
+        let mut c = self.cli();
+        // -L: read the file a symlink points to, as the helper would.
+        c.args(["cp", "-L"])
+            .arg(self.target(&self.absolute(path))?)
+            .arg("-");
+        let out = self.run(c, None)?;
+        if !out.status.success() {
+            self.state()?;
+            return Err(cp_error(&out.stderr));
+        }
+        let mut ar = tar::Archive::new(out.stdout.as_slice());
+        let mut entry = ar.entries()?.next().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "docker cp sent an empty archive",
+            )
+        })??;
+        let h = entry.header();
+        if h.entry_type() != tar::EntryType::Regular {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "{} is not a regular file ({:?})",
+                    path.display(),
+                    h.entry_type()
+                ),
+            ));
+        }
+        let meta = (path.to_path_buf(), h.mode()?, h.uid()?, h.gid()?);
+        let mut bytes = Vec::with_capacity(h.size()? as usize);
+        entry.read_to_end(&mut bytes)?;
+        self.last_meta = Some(meta);
+        Ok(bytes)
+    }
+
+    fn upload(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let (dir, name) = match (path.parent(), path.file_name()) {
+            (Some(d), Some(n)) => (
+                if d.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    d
+                },
+                n,
+            ),
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{} names no file", path.display()),
+                ))
+            }
+        };
+        let (mode, uid, gid) = match &self.last_meta {
+            Some((p, m, u, g)) if p == path => (m & 0o7777, *u, *g),
+            _ => (0o644, 0, 0),
+        };
+        let mut ar = tar::Builder::new(Vec::with_capacity(bytes.len() + 1024));
+        append(
+            &mut ar,
+            Path::new(name),
+            tar::EntryType::Regular,
+            mode,
+            (uid, gid),
+            bytes,
+        )?;
+        let tar = ar.into_inner()?;
+        self.cp_in(dir, &tar)
+    }
+
+    fn has_shell(&self) -> bool {
+        if let Some(&s) = self.shell.get() {
+            return s;
+        }
+        let mut c = self.exec_prefix(false);
+        c.args(["sh", "-c", "true"]);
+        match self.run(c, None).map(|o| o.status.code()) {
+            Ok(Some(0)) => *self.shell.get_or_init(|| true),
+            Ok(Some(126)) | Ok(Some(127)) => *self.shell.get_or_init(|| false),
+            // The CLI or the container failed: assume a shell and let the
+            // next call report the failure; probe again then.
+            _ => true,
+        }
+    }
+
+    fn supports_stdin(&self) -> bool {
+        true
+    }
+}
