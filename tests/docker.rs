@@ -471,7 +471,10 @@ fn read_only_root_with_tmpfs_workdir() {
     // On the read-only root: the helper cannot write, the fallback's
     // docker cp is refused by the daemon; the file is unchanged.
     let before = c.root_sh("cat /etc/as-edit-test.txt; stat -c '%i %Y' /etc/as-edit-test.txt");
-    let (t, via, _, d) = refusal(ed.edit(&req("/etc/as-edit-test.txt", "read", "write")));
+    let mut probe = sb.clone();
+    let r = req("/etc/as-edit-test.txt", "read", "write");
+    assert_eq!(refused_token(raw(&mut probe, &[], &r)), "write_failed");
+    let (t, via, _, d) = refusal(ed.edit(&r));
     assert_eq!((t.as_str(), via), ("write_failed", Via::Transfer), "{d}");
     assert!(d.contains("read-only"), "{d}");
     assert_eq!(

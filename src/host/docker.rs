@@ -452,3 +452,76 @@ impl Sandbox for Docker {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cp_errors_are_classified_by_the_engines_words() {
+        let kind = |m: &str| cp_error(m.as_bytes()).kind();
+        assert_eq!(
+            kind("Error response from daemon: Could not find the file /w/x in container c"),
+            io::ErrorKind::NotFound
+        );
+        assert_eq!(
+            kind("destination \"c:/opt/as-edit\" must be a directory"),
+            io::ErrorKind::NotFound
+        );
+        assert_eq!(
+            kind("Error response from daemon: container rootfs is marked read-only"),
+            io::ErrorKind::PermissionDenied
+        );
+        assert_eq!(kind("Error: something else"), io::ErrorKind::Other);
+        assert_eq!(cp_error(b"Error: x\n").to_string(), "docker cp: Error: x");
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_the_workdir_as_exec_does() {
+        let d = Docker::new("c");
+        assert_eq!(d.absolute(Path::new("f.txt")), Path::new("/f.txt"));
+        assert_eq!(d.absolute(Path::new("/a/b")), Path::new("/a/b"));
+        let d = d.workdir("/work");
+        assert_eq!(
+            d.absolute(Path::new("sub/f.txt")),
+            Path::new("/work/sub/f.txt")
+        );
+        assert_eq!(
+            d.target(Path::new("/work/f")).unwrap(),
+            OsString::from("c:/work/f")
+        );
+        use std::os::unix::ffi::OsStrExt;
+        let bad = d
+            .target(Path::new(OsStr::from_bytes(b"/w/\xff")))
+            .unwrap_err();
+        assert_eq!(bad.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn a_missing_cli_is_not_connected_with_its_name() {
+        let mut d = Docker::new("c").program("/nonexistent/docker-cli");
+        let e = d.exec(b"true", None).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotConnected);
+        assert!(
+            e.to_string()
+                .starts_with("the container CLI `/nonexistent/docker-cli` was not found"),
+            "{e}"
+        );
+        let e = d.download(Path::new("/f")).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotConnected);
+        let e = d.exec(b"'/opt/x' '\xff'", None).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn the_editor_reports_an_unreachable_sandbox_without_a_transfer_attempt() {
+        let d = Docker::new("c").program("/nonexistent/docker-cli");
+        let r = crate::host::EditRequest::new("/w/f", "a", "b", false);
+        match crate::host::Editor::new(d, "/opt/as-edit/as-edit").edit(&r) {
+            Err(EditError::Backend(e)) => {
+                assert!(e.to_string().contains("was not found on PATH"), "{e}")
+            }
+            other => panic!("expected a backend error, got {other:?}"),
+        }
+    }
+}
