@@ -106,10 +106,10 @@ AS_EDIT_DOCKER_IMAGE_SCRATCH_HELPER="as-edit-test/scratch-helper:$tag" \
 AS_EDIT_DOCKER_IMAGE_BUSYBOX="as-edit-test/busybox:$tag" \
 AS_EDIT_DOCKER_IMAGE_BUSYBOX_HELPER="as-edit-test/busybox-helper:$tag" \
 AS_EDIT_STATIC_BIN="$bin" \
-  cargo test --quiet --features docker --test docker -- --ignored --test-threads 2
+  cargo test --quiet --all-features --test docker -- --ignored --test-threads 2
 
 step "the example with --docker"
-cargo build --quiet --features docker --example host
+cargo build --quiet --all-features --example host
 ex=target/debug/examples/host
 expect() { # WANT_OUTPUT WANT_EXIT CMD...
   local want=$1 code=$2 out rc; shift 2
