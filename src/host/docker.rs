@@ -348,11 +348,14 @@ impl Sandbox for Docker {
             c.args(argv);
         }
         let out = self.run(c, stdin)?;
-        // The CLI's own failures (no container, stopped) exit 1 (docker) or
-        // 125 (podman) with `Error…` on stderr; a command can too, so the
-        // container's state decides.
+        // The CLI's own failures (no container, stopped, no daemon) exit 1
+        // (docker) or 125 (podman); a command can too, so when no result
+        // line came, the container's state decides.
         let code = out.status.code();
-        if matches!(code, Some(1) | Some(125)) && out.stderr.starts_with(b"Error") {
+        if matches!(code, Some(1) | Some(125))
+            && memchr::memmem::find(&out.stdout, crate::protocol::RESULT_PREFIX.as_bytes())
+                .is_none()
+        {
             self.state()?;
         }
         let mut output = out.stdout;
@@ -511,6 +514,74 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::NotConnected);
         let e = d.exec(b"'/opt/x' '\xff'", None).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    /// A stand-in CLI: `inspect` prints STATUS (or fails with INSPECT_ERR),
+    /// `exec` fails as the real CLI does for that state.
+    fn fake_cli(dir: &Path, inspect: &str, exec: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        // A new file each time: never exec a file just rewritten.
+        let p = dir.join(format!("fake-docker-{}", crate::fs::random_hex()));
+        std::fs::write(
+            &p,
+            format!(
+                "#!/bin/sh\ncase \"$1\" in\n  inspect) {inspect} ;;\n  exec) {exec} ;;\n  *) exit 99 ;;\nesac\n"
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn cli_failures_are_explained_by_the_containers_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                "echo 'Error: No such object: c' >&2; exit 1",
+                "echo 'Error response from daemon: No such container: c' >&2; exit 1",
+                Some("no such container: c".to_owned()),
+            ),
+            (
+                "echo exited",
+                "echo 'Error response from daemon: Container c is not running' >&2; exit 1",
+                Some("container c is not running (status: exited)".to_owned()),
+            ),
+            (
+                "echo 'Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running?' >&2; exit 1",
+                "echo 'Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running?' >&2; exit 1",
+                Some("cannot inspect container c: Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running?".to_owned()),
+            ),
+            // Running: a command's own exit 1 is its output, not an error.
+            ("echo running", "echo 'chmod: x: No such file' >&2; exit 1", None),
+        ];
+        for (inspect, exec, want) in cases {
+            let cli = fake_cli(dir.path(), inspect, exec);
+            let mut d = Docker::new("c").program(cli).with_shell(true);
+            match (d.exec(b"'chmod' '755' 'x'", None), want) {
+                (Err(e), Some(w)) => {
+                    assert_eq!(e.kind(), io::ErrorKind::NotConnected);
+                    assert_eq!(e.to_string(), w);
+                }
+                (Ok(o), None) => {
+                    assert_eq!(o.exit_code, Some(1));
+                    assert_eq!(o.output, b"chmod: x: No such file\n");
+                }
+                (got, want) => panic!("{exec}: got {got:?}, want {want:?}"),
+            }
+        }
+        // A helper's refusal (exit 1 with its result line) costs no inspect.
+        let cli = fake_cli(
+            dir.path(),
+            "exit 99",
+            "echo '__RESULT__{\"error\":\"empty\"}'; exit 1",
+        );
+        let o = Docker::new("c")
+            .program(cli)
+            .with_shell(true)
+            .exec(b"x", None)
+            .unwrap();
+        assert_eq!(o.output, b"__RESULT__{\"error\":\"empty\"}\n");
     }
 
     #[test]
