@@ -7,14 +7,15 @@
 //!   argument. Whether `sh` exists is probed once (`sh -c true`; exit
 //!   126/127 means no shell) and cached.
 //! - `download`/`upload`: `docker cp` with a tar stream on stdout/stdin.
-//!   `docker cp` runs with the daemon's rights, not `--user`'s, writes
-//!   into the container's root filesystem only (it cannot see tmpfs or
-//!   other mounts made at run time) and is refused on a `--read-only` root.
+//!   `docker cp` runs with the daemon's rights, not `--user`'s, sees the
+//!   container's root filesystem, volumes and bind mounts but not `--tmpfs`
+//!   mounts, and is refused on a `--read-only` root.
 //!   An upload replaces the file (a symlink at the path becomes a regular
 //!   file) and keeps the mode and owner the last download of that path
 //!   saw (else 0644, root).
-//! - A missing CLI binary, a missing container and a stopped container are
-//!   [`io::ErrorKind::NotConnected`] errors with distinct messages; the
+//! - A missing CLI binary, a missing container, a stopped container and a
+//!   daemon that does not answer are [`io::ErrorKind::NotConnected`] errors
+//!   with distinct messages; the
 //!   [`Editor`](super::Editor) returns them as `EditError::Backend` at once,
 //!   since no path can work.
 //!
@@ -97,12 +98,17 @@ impl Docker {
     /// directories are left as they are.
     pub fn install_helper(&mut self, binary: &[u8], dest: &str) -> Result<(), EditError> {
         let dest = Path::new(dest);
-        let name = dest
-            .file_name()
-            .filter(|_| dest.is_absolute())
-            .ok_or_else(|| {
-                EditError::Install(format!("{} is not an absolute file path", dest.display()))
-            })?;
+        use std::path::Component;
+        let plain = dest.is_absolute()
+            && dest
+                .components()
+                .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+        let name = dest.file_name().filter(|_| plain).ok_or_else(|| {
+            EditError::Install(format!(
+                "{} is not an absolute file path without . or ..",
+                dest.display()
+            ))
+        })?;
         // Extract into the deepest existing ancestor: a tar directory entry
         // for an existing directory would reset its mode (think /tmp).
         let mut base = dest.parent().unwrap_or(Path::new("/")).to_path_buf();
@@ -514,6 +520,10 @@ mod tests {
         assert_eq!(e.kind(), io::ErrorKind::NotConnected);
         let e = d.exec(b"'/opt/x' '\xff'", None).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        for bad in ["opt/x", "/opt/../x", "/"] {
+            let e = d.install_helper(b"", bad).unwrap_err().to_string();
+            assert!(e.contains("not an absolute file path"), "{bad}: {e}");
+        }
     }
 
     /// A stand-in CLI: `inspect` prints STATUS (or fails with INSPECT_ERR),
