@@ -2,10 +2,20 @@
 //! local shell, using the helper from `AS_EDIT_HELPER` (default: the freshly
 //! built binary beside this example, else `as-edit` on PATH). Falls back to
 //! the transfer path when the helper is missing.
+//!
+//! `host --docker CONTAINER [--user U] [--install] FILE OLD NEW [--all]`
+//! (feature `docker`): the same inside a running container, with the helper
+//! at `/opt/as-edit/as-edit` there (`AS_EDIT_HELPER` overrides the
+//! in-container path). `--install` first puts the static binary
+//! (`AS_EDIT_STATIC_BIN`, default `dist/as-edit-<version>-x86_64-unknown-linux-musl`)
+//! at that path: over exec when the container has a shell, by `docker cp`
+//! otherwise.
 
 use std::process::ExitCode;
 
-use as_edit::host::{EditRequest, Editor, LocalShell, Via};
+use as_edit::host::{EditError, EditRequest, Edited, Editor, LocalShell, Via};
+
+const USAGE: &str = "usage: host [--docker CONTAINER [--user U] [--install]] FILE OLD NEW [--all]";
 
 fn default_helper() -> String {
     // target/<profile>/examples/host → target/<profile>/as-edit
@@ -17,22 +27,36 @@ fn default_helper() -> String {
         .unwrap_or_else(|| "as-edit".to_owned())
 }
 
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let all = args.iter().any(|a| a == "--all");
-    let pos: Vec<&String> = args.iter().filter(|a| *a != "--all").collect();
-    let [file, old, new] = pos.as_slice() else {
-        eprintln!("usage: host FILE OLD NEW [--all]");
-        return ExitCode::from(2);
+struct Args {
+    docker: Option<String>,
+    user: Option<String>,
+    install: bool,
+    all: bool,
+    pos: Vec<String>,
+}
+
+fn parse(mut it: impl Iterator<Item = String>) -> Option<Args> {
+    let mut a = Args {
+        docker: None,
+        user: None,
+        install: false,
+        all: false,
+        pos: Vec::new(),
     };
-    let helper = std::env::var("AS_EDIT_HELPER").unwrap_or_else(|_| default_helper());
-    let mut editor = Editor::new(LocalShell::new(), helper);
-    match editor.edit(&EditRequest::new(
-        file.as_str(),
-        old.as_str(),
-        new.as_str(),
-        all,
-    )) {
+    while let Some(s) = it.next() {
+        match s.as_str() {
+            "--all" => a.all = true,
+            "--install" => a.install = true,
+            "--docker" => a.docker = Some(it.next()?),
+            "--user" => a.user = Some(it.next()?),
+            _ => a.pos.push(s),
+        }
+    }
+    (a.pos.len() == 3 && (a.docker.is_some() || (a.user.is_none() && !a.install))).then_some(a)
+}
+
+fn report(r: Result<Edited, EditError>) -> ExitCode {
+    match r {
         Ok(e) => {
             let via = match e.via {
                 Via::Native => "native",
@@ -46,4 +70,82 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn main() -> ExitCode {
+    let Some(args) = parse(std::env::args().skip(1)) else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let [file, old, new] = args.pos.as_slice() else {
+        unreachable!("parse checks three positionals")
+    };
+    let req = EditRequest::new(file.as_str(), old.as_str(), new.as_str(), args.all);
+    match &args.docker {
+        None => {
+            let helper = std::env::var("AS_EDIT_HELPER").unwrap_or_else(|_| default_helper());
+            report(Editor::new(LocalShell::new(), helper).edit(&req))
+        }
+        Some(container) => docker(container, &args, &req),
+    }
+}
+
+#[cfg(feature = "docker")]
+fn docker(container: &str, args: &Args, req: &EditRequest) -> ExitCode {
+    use as_edit::host::docker::Docker;
+    use as_edit::host::Sandbox;
+
+    let helper =
+        std::env::var("AS_EDIT_HELPER").unwrap_or_else(|_| "/opt/as-edit/as-edit".to_owned());
+    let mut sandbox = Docker::new(container);
+    if let Some(u) = &args.user {
+        sandbox = sandbox.user(u.as_str());
+    }
+    let mut editor = Editor::new(sandbox, helper.clone());
+    if args.install {
+        let path = std::env::var("AS_EDIT_STATIC_BIN").unwrap_or_else(|_| {
+            format!(
+                "{}/dist/as-edit-{}-x86_64-unknown-linux-musl",
+                env!("CARGO_MANIFEST_DIR"),
+                env!("CARGO_PKG_VERSION")
+            )
+        });
+        let bin = match std::fs::read(&path) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("{path}: {e} (run scripts/build-static.sh x86_64-unknown-linux-musl)");
+                return ExitCode::from(2);
+            }
+        };
+        // Installed as root (the edit runs as --user): /opt is root's.
+        let mut root = Editor::new(Docker::new(container).user("0"), helper.clone());
+        let installed = if root.sandbox.has_shell() {
+            // ensure_helper writes beside the destination: make its directory.
+            let dir = std::path::Path::new(&helper)
+                .parent()
+                .unwrap_or("/".as_ref());
+            let mkdir = as_edit::host::command::join_quoted(&[
+                "mkdir".into(),
+                "-p".into(),
+                dir.as_os_str().to_owned(),
+            ]);
+            match root.sandbox.exec(&mkdir, None) {
+                Ok(_) => root.ensure_helper(&bin).map(|_| ()),
+                Err(e) => Err(EditError::Backend(e)),
+            }
+        } else {
+            root.sandbox.install_helper(&bin, &helper)
+        };
+        if let Err(e) = installed {
+            println!("{e}");
+            return ExitCode::from(1);
+        }
+    }
+    report(editor.edit(req))
+}
+
+#[cfg(not(feature = "docker"))]
+fn docker(_: &str, _: &Args, _: &EditRequest) -> ExitCode {
+    eprintln!("built without the docker feature: cargo run --example host --features docker -- --docker …");
+    ExitCode::from(2)
 }

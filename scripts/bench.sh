@@ -9,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
+# --docker [--quick] [--bin PATH]: the docker exec timing table instead (scripts/bench/docker.sh).
+[ "${1:-}" = --docker ] && { shift; exec scripts/bench/docker.sh "$@"; }
 
 quick=0 huge=0 diff_only=0 bin=""
 while (($#)); do

@@ -40,6 +40,9 @@ step "conformance in a busybox-only root"
 scripts/conformance.sh "dist/as-edit-$version-x86_64-unknown-linux-musl" --arch x86_64
 scripts/conformance.sh "dist/as-edit-$version-aarch64-unknown-linux-musl" --arch aarch64
 
+step "conformance against a real Docker engine (AS_EDIT_SKIP_DOCKER=1 skips)"
+scripts/docker-test.sh --bin "$AS_EDIT_STATIC_BIN"
+
 step "fuzzing, bounded (scripts/fuzz.sh runs longer on demand)"
 scripts/fuzz.sh 20
 

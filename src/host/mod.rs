@@ -7,7 +7,8 @@
 //! - [`install`]: the commands that install the helper over exec alone;
 //! - [`Editor`]: build, exec, parse, fall back, and say which path did the work;
 //! - [`LocalShell`]: a [`Sandbox`] on this machine (tests and the example);
-//! - `agent_sandbox` (feature `agent-sandbox`): the Kubernetes agent-sandbox runtime.
+//! - `agent_sandbox` (feature `agent-sandbox`): the Kubernetes agent-sandbox runtime;
+//! - `docker` (feature `docker`): a container through the docker (or podman) CLI.
 
 pub mod command;
 pub mod install;
@@ -15,6 +16,8 @@ pub mod parse;
 
 #[cfg(feature = "agent-sandbox")]
 pub mod agent_sandbox;
+#[cfg(feature = "docker")]
+pub mod docker;
 
 use std::io;
 use std::path::Path;
@@ -173,6 +176,13 @@ impl<S: Sandbox> Editor<S> {
         };
         if let Some((cmd, stdin)) = attempt {
             let out = self.sandbox.exec(&cmd, stdin.as_deref());
+            // NotConnected: the sandbox itself is unreachable (no such
+            // container, say): the transfer path cannot work either.
+            if let Err(e) = &out {
+                if e.kind() == io::ErrorKind::NotConnected {
+                    return Err(EditError::Backend(out.unwrap_err()));
+                }
+            }
             if let Ok(out) = out {
                 match parse_output(&out.output, out.exit_code) {
                     Outcome::Edited { count } => {
@@ -299,6 +309,7 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
         .map_err(|m| refused(ErrorKind::InvalidArgument, Some(m.to_owned()), None))?;
     let bytes = match sandbox.download(&req.path) {
         Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => return Err(EditError::Backend(e)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(refused(
                 ErrorKind::FileNotFound,

@@ -1,0 +1,608 @@
+//! A [`Sandbox`] over the docker CLI (or any CLI that takes the same
+//! `exec` and `cp` arguments, such as podman).
+//!
+//! - `exec`: `docker exec [-i] [--user U] [--workdir D] C sh -c CMD`, or, in
+//!   a container without `sh`, the command split back into argv
+//!   ([`split_quoted`]) and each argument passed as its own process
+//!   argument. Whether `sh` exists is probed once (`sh -c true`; exit
+//!   126/127 means no shell) and cached.
+//! - `download`/`upload`: `docker cp` with a tar stream on stdout/stdin.
+//!   `docker cp` runs with the daemon's rights, not `--user`'s, sees the
+//!   container's root filesystem, volumes and bind mounts but not `--tmpfs`
+//!   mounts, and is refused on a `--read-only` root.
+//!   An upload replaces the file (a symlink at the path becomes a regular
+//!   file) and keeps the mode and owner the last download of that path
+//!   saw (else 0644, root).
+//! - A missing CLI binary, a missing container, a stopped container and a
+//!   daemon that does not answer are [`io::ErrorKind::NotConnected`] errors
+//!   with distinct messages; the
+//!   [`Editor`](super::Editor) returns them as `EditError::Backend` at once,
+//!   since no path can work.
+//!
+//! The engine's API carries commands and paths as JSON strings, so bytes
+//! that are not UTF-8 would arrive replaced: such commands and paths are
+//! refused here (`InvalidInput`) rather than sent.
+
+use std::cell::OnceCell;
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::command::split_quoted;
+use super::{EditError, ExecOutput, Sandbox};
+
+/// One running container, reached through the docker CLI.
+#[derive(Clone, Debug)]
+pub struct Docker {
+    program: OsString,
+    container: String,
+    user: Option<String>,
+    workdir: Option<String>,
+    shell: OnceCell<bool>,
+    /// Mode, uid and gid of the last file downloaded, for its upload.
+    last_meta: Option<(PathBuf, u32, u64, u64)>,
+}
+
+impl Docker {
+    /// The container's name or id; the CLI is `docker` on PATH.
+    pub fn new(container: impl Into<String>) -> Self {
+        Docker {
+            program: OsString::from("docker"),
+            container: container.into(),
+            user: None,
+            workdir: None,
+            shell: OnceCell::new(),
+            last_meta: None,
+        }
+    }
+
+    /// Another CLI with docker's `exec`/`cp`/`inspect` arguments (`podman`).
+    pub fn program(mut self, program: impl Into<OsString>) -> Self {
+        self.program = program.into();
+        self
+    }
+
+    /// `--user` for every exec (`docker cp` ignores it: see the module doc).
+    pub fn user(mut self, user: impl Into<String>) -> Self {
+        self.user = Some(user.into());
+        self
+    }
+
+    /// `--workdir` for every exec (relative edit paths resolve against it).
+    pub fn workdir(mut self, dir: impl Into<String>) -> Self {
+        self.workdir = Some(dir.into());
+        self
+    }
+
+    /// Skips the probe: the caller knows whether the container has `sh`.
+    pub fn with_shell(self, shell: bool) -> Self {
+        let _ = self.shell.set(shell);
+        self
+    }
+
+    pub fn container(&self) -> &str {
+        &self.container
+    }
+
+    /// Checks that the CLI runs and the container exists and is running,
+    /// with the same messages the other calls give.
+    pub fn check(&self) -> Result<(), EditError> {
+        self.state().map_err(EditError::Backend)
+    }
+
+    /// Installs `binary` at `dest` by `docker cp` (mode 0755, owner root),
+    /// creating missing parent directories (0755), then runs `dest
+    /// --version`. For containers without a shell, where
+    /// `Editor::ensure_helper` would need a `chmod` binary. Existing
+    /// directories are left as they are.
+    pub fn install_helper(&mut self, binary: &[u8], dest: &str) -> Result<(), EditError> {
+        let dest = Path::new(dest);
+        use std::path::Component;
+        let plain = dest.is_absolute()
+            && dest
+                .components()
+                .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+        let name = dest.file_name().filter(|_| plain).ok_or_else(|| {
+            EditError::Install(format!(
+                "{} is not an absolute file path without . or ..",
+                dest.display()
+            ))
+        })?;
+        // Extract into the deepest existing ancestor: a tar directory entry
+        // for an existing directory would reset its mode (think /tmp).
+        let mut base = dest.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let mut missing: Vec<OsString> = Vec::new();
+        loop {
+            let mut rel = PathBuf::new();
+            let mut ar = tar::Builder::new(Vec::new());
+            for d in missing.iter().rev() {
+                rel.push(d);
+                append(&mut ar, &rel, tar::EntryType::Directory, 0o755, (0, 0), &[])
+                    .map_err(EditError::Backend)?;
+            }
+            rel.push(name);
+            append(
+                &mut ar,
+                &rel,
+                tar::EntryType::Regular,
+                0o755,
+                (0, 0),
+                binary,
+            )
+            .map_err(EditError::Backend)?;
+            let tar = ar.into_inner().map_err(EditError::Backend)?;
+            match self.cp_in(&base, &tar) {
+                Ok(()) => break,
+                Err(e) if e.kind() == io::ErrorKind::NotFound && base.parent().is_some() => {
+                    missing.push(base.file_name().expect("not the root").to_owned());
+                    base.pop();
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => {
+                    return Err(EditError::Backend(e))
+                }
+                Err(e) => return Err(EditError::Install(e.to_string())),
+            }
+        }
+        let dest = dest
+            .to_str()
+            .ok_or_else(|| EditError::Install("non-UTF-8 path".into()))?;
+        let o = self
+            .exec(&super::install::version_command(dest), None)
+            .map_err(EditError::Backend)?;
+        if o.exit_code == Some(0) && super::install::is_helper_version(&o.output) {
+            Ok(())
+        } else {
+            Err(EditError::Install(format!(
+                "the copied helper does not run (exit {:?}): {}",
+                o.exit_code,
+                String::from_utf8_lossy(&o.output).trim()
+            )))
+        }
+    }
+
+    fn cli(&self) -> Command {
+        let mut c = Command::new(&self.program);
+        c.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    fn exec_prefix(&self, stdin: bool) -> Command {
+        let mut c = self.cli();
+        c.arg("exec");
+        if stdin {
+            c.arg("-i");
+        }
+        if let Some(u) = &self.user {
+            c.args(["--user", u]);
+        }
+        if let Some(d) = &self.workdir {
+            c.args(["--workdir", d]);
+        }
+        c.arg(&self.container);
+        c
+    }
+
+    /// Runs the CLI; a binary that cannot be spawned is `NotConnected`.
+    fn run(&self, mut c: Command, stdin: Option<&[u8]>) -> io::Result<std::process::Output> {
+        if stdin.is_some() {
+            c.stdin(Stdio::piped());
+        }
+        let mut child = c.spawn().map_err(|e| {
+            let what = Path::new(&self.program).display();
+            let msg = if e.kind() == io::ErrorKind::NotFound {
+                format!("the container CLI `{what}` was not found on PATH (install docker.io, or name another CLI such as podman)")
+            } else {
+                format!("cannot run the container CLI `{what}`: {e}")
+            };
+            io::Error::new(io::ErrorKind::NotConnected, msg)
+        })?;
+        // Feed stdin from a thread while the output is drained, so neither
+        // side can block the other on a full pipe.
+        let writer = match (stdin, child.stdin.take()) {
+            (Some(data), Some(mut pipe)) => {
+                let data = data.to_vec();
+                Some(std::thread::spawn(move || {
+                    let _ = pipe.write_all(&data);
+                }))
+            }
+            _ => None,
+        };
+        let out = child.wait_with_output()?;
+        if let Some(w) = writer {
+            let _ = w.join();
+        }
+        Ok(out)
+    }
+
+    /// `Running` or why not: no such container, or stopped.
+    fn state(&self) -> io::Result<()> {
+        let mut c = self.cli();
+        c.args([
+            "inspect",
+            "--type",
+            "container",
+            "--format",
+            "{{.State.Status}}",
+        ])
+        .arg(&self.container);
+        let out = self.run(c, None)?;
+        let status = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+            let msg = if err.to_ascii_lowercase().contains("no such") {
+                format!("no such container: {}", self.container)
+            } else {
+                // The daemon is down, say: the CLI's words say it best.
+                format!("cannot inspect container {}: {err}", self.container)
+            };
+            return Err(io::Error::new(io::ErrorKind::NotConnected, msg));
+        }
+        if status != "running" {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                format!(
+                    "container {} is not running (status: {status})",
+                    self.container
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `docker cp` takes relative paths from the container's `/`; exec
+    /// resolves them against the work directory: use the latter.
+    fn absolute(&self, path: &Path) -> PathBuf {
+        if path.is_absolute() {
+            return path.to_path_buf();
+        }
+        Path::new("/")
+            .join(self.workdir.as_deref().unwrap_or("/"))
+            .join(path)
+    }
+
+    fn cp_in(&self, dir: &Path, tar: &[u8]) -> io::Result<()> {
+        let mut c = self.cli();
+        // No -a: from a stream, the daemon keeps the headers' owners as
+        // they are; -a would map them to the container's --user, through
+        // a passwd lookup that fails for numeric users.
+        c.args(["cp", "-"]).arg(self.target(&self.absolute(dir))?);
+        let out = self.run(c, Some(tar))?;
+        if out.status.success() {
+            return Ok(());
+        }
+        self.state()?;
+        Err(cp_error(&out.stderr))
+    }
+
+    /// `CONTAINER:PATH`, refusing paths the engine's JSON would mangle.
+    fn target(&self, path: &Path) -> io::Result<OsString> {
+        let p = path.to_str().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the engine's API takes UTF-8 paths only",
+            )
+        })?;
+        Ok(OsString::from(format!("{}:{p}", self.container)))
+    }
+}
+
+fn cp_error(stderr: &[u8]) -> io::Error {
+    let msg = String::from_utf8_lossy(stderr).trim().to_owned();
+    let lower = msg.to_ascii_lowercase();
+    // "must be a directory": docker's words for a missing destination
+    // directory when the source is a stream.
+    let kind = if lower.contains("could not find the file")
+        || lower.contains("no such file or directory")
+        || lower.contains("must be a directory")
+    {
+        io::ErrorKind::NotFound
+    } else if lower.contains("read-only") || lower.contains("permission denied") {
+        io::ErrorKind::PermissionDenied
+    } else {
+        io::ErrorKind::Other
+    };
+    io::Error::new(kind, format!("docker cp: {msg}"))
+}
+
+fn append(
+    ar: &mut tar::Builder<Vec<u8>>,
+    path: &Path,
+    kind: tar::EntryType,
+    mode: u32,
+    (uid, gid): (u64, u64),
+    data: &[u8],
+) -> io::Result<()> {
+    let mut h = tar::Header::new_gnu();
+    h.set_entry_type(kind);
+    h.set_mode(mode);
+    h.set_uid(uid);
+    h.set_gid(gid);
+    h.set_size(data.len() as u64);
+    h.set_mtime(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0),
+    );
+    ar.append_data(&mut h, path, data)
+}
+
+impl Sandbox for Docker {
+    fn exec(&mut self, command: &[u8], stdin: Option<&[u8]>) -> io::Result<ExecOutput> {
+        if std::str::from_utf8(command).is_err() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the engine's API takes UTF-8 commands only",
+            ));
+        }
+        use std::os::unix::ffi::OsStrExt;
+        let mut c = self.exec_prefix(stdin.is_some());
+        if self.has_shell() {
+            c.args(["sh", "-c"]).arg(OsStr::from_bytes(command));
+        } else {
+            let argv = split_quoted(command)
+                .filter(|a| !a.is_empty())
+                .ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "the command does not split into argv",
+                    )
+                })?;
+            c.args(argv);
+        }
+        let out = self.run(c, stdin)?;
+        // The CLI's own failures (no container, stopped, no daemon) exit 1
+        // (docker) or 125 (podman); a command can too, so when no result
+        // line came, the container's state decides.
+        let code = out.status.code();
+        if matches!(code, Some(1) | Some(125))
+            && memchr::memmem::find(&out.stdout, crate::protocol::RESULT_PREFIX.as_bytes())
+                .is_none()
+        {
+            self.state()?;
+        }
+        let mut output = out.stdout;
+        output.extend_from_slice(&out.stderr);
+        Ok(ExecOutput {
+            exit_code: code,
+            output,
+        })
+    }
+
+    fn download(&mut self, path: &Path) -> io::Result<Vec<u8>> {
+        let mut c = self.cli();
+        // -L: read the file a symlink points to, as the helper would.
+        c.args(["cp", "-L"])
+            .arg(self.target(&self.absolute(path))?)
+            .arg("-");
+        let out = self.run(c, None)?;
+        if !out.status.success() {
+            self.state()?;
+            return Err(cp_error(&out.stderr));
+        }
+        let mut ar = tar::Archive::new(out.stdout.as_slice());
+        let mut entry = ar.entries()?.next().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "docker cp sent an empty archive",
+            )
+        })??;
+        let h = entry.header();
+        if h.entry_type() != tar::EntryType::Regular {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "{} is not a regular file ({:?})",
+                    path.display(),
+                    h.entry_type()
+                ),
+            ));
+        }
+        let meta = (path.to_path_buf(), h.mode()?, h.uid()?, h.gid()?);
+        let mut bytes = Vec::with_capacity(h.size()? as usize);
+        entry.read_to_end(&mut bytes)?;
+        self.last_meta = Some(meta);
+        Ok(bytes)
+    }
+
+    fn upload(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let (dir, name) = match (path.parent(), path.file_name()) {
+            (Some(d), Some(n)) => (
+                if d.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    d
+                },
+                n,
+            ),
+            _ => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("{} names no file", path.display()),
+                ))
+            }
+        };
+        let (mode, uid, gid) = match &self.last_meta {
+            Some((p, m, u, g)) if p == path => (m & 0o7777, *u, *g),
+            _ => (0o644, 0, 0),
+        };
+        let mut ar = tar::Builder::new(Vec::with_capacity(bytes.len() + 1024));
+        append(
+            &mut ar,
+            Path::new(name),
+            tar::EntryType::Regular,
+            mode,
+            (uid, gid),
+            bytes,
+        )?;
+        let tar = ar.into_inner()?;
+        self.cp_in(dir, &tar)
+    }
+
+    fn has_shell(&self) -> bool {
+        if let Some(&s) = self.shell.get() {
+            return s;
+        }
+        let mut c = self.exec_prefix(false);
+        c.args(["sh", "-c", "true"]);
+        match self.run(c, None).map(|o| o.status.code()) {
+            Ok(Some(0)) => *self.shell.get_or_init(|| true),
+            Ok(Some(126)) | Ok(Some(127)) => *self.shell.get_or_init(|| false),
+            // The CLI or the container failed: assume a shell and let the
+            // next call report the failure; probe again then.
+            _ => true,
+        }
+    }
+
+    fn supports_stdin(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cp_errors_are_classified_by_the_engines_words() {
+        let kind = |m: &str| cp_error(m.as_bytes()).kind();
+        assert_eq!(
+            kind("Error response from daemon: Could not find the file /w/x in container c"),
+            io::ErrorKind::NotFound
+        );
+        assert_eq!(
+            kind("destination \"c:/opt/as-edit\" must be a directory"),
+            io::ErrorKind::NotFound
+        );
+        assert_eq!(
+            kind("Error response from daemon: container rootfs is marked read-only"),
+            io::ErrorKind::PermissionDenied
+        );
+        assert_eq!(kind("Error: something else"), io::ErrorKind::Other);
+        assert_eq!(cp_error(b"Error: x\n").to_string(), "docker cp: Error: x");
+    }
+
+    #[test]
+    fn relative_paths_resolve_against_the_workdir_as_exec_does() {
+        let d = Docker::new("c");
+        assert_eq!(d.absolute(Path::new("f.txt")), Path::new("/f.txt"));
+        assert_eq!(d.absolute(Path::new("/a/b")), Path::new("/a/b"));
+        let d = d.workdir("/work");
+        assert_eq!(
+            d.absolute(Path::new("sub/f.txt")),
+            Path::new("/work/sub/f.txt")
+        );
+        assert_eq!(
+            d.target(Path::new("/work/f")).unwrap(),
+            OsString::from("c:/work/f")
+        );
+        use std::os::unix::ffi::OsStrExt;
+        let bad = d
+            .target(Path::new(OsStr::from_bytes(b"/w/\xff")))
+            .unwrap_err();
+        assert_eq!(bad.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn a_missing_cli_is_not_connected_with_its_name() {
+        let mut d = Docker::new("c").program("/nonexistent/docker-cli");
+        let e = d.exec(b"true", None).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotConnected);
+        assert!(
+            e.to_string()
+                .starts_with("the container CLI `/nonexistent/docker-cli` was not found"),
+            "{e}"
+        );
+        let e = d.download(Path::new("/f")).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotConnected);
+        let e = d.exec(b"'/opt/x' '\xff'", None).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        for bad in ["opt/x", "/opt/../x", "/"] {
+            let e = d.install_helper(b"", bad).unwrap_err().to_string();
+            assert!(e.contains("not an absolute file path"), "{bad}: {e}");
+        }
+    }
+
+    /// A stand-in CLI: `inspect` prints STATUS (or fails with INSPECT_ERR),
+    /// `exec` fails as the real CLI does for that state.
+    fn fake_cli(dir: &Path, inspect: &str, exec: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        // A new file each time: never exec a file just rewritten.
+        let p = dir.join(format!("fake-docker-{}", crate::fs::random_hex()));
+        std::fs::write(
+            &p,
+            format!(
+                "#!/bin/sh\ncase \"$1\" in\n  inspect) {inspect} ;;\n  exec) {exec} ;;\n  *) exit 99 ;;\nesac\n"
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn cli_failures_are_explained_by_the_containers_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            (
+                "echo 'Error: No such object: c' >&2; exit 1",
+                "echo 'Error response from daemon: No such container: c' >&2; exit 1",
+                Some("no such container: c".to_owned()),
+            ),
+            (
+                "echo exited",
+                "echo 'Error response from daemon: Container c is not running' >&2; exit 1",
+                Some("container c is not running (status: exited)".to_owned()),
+            ),
+            (
+                "echo 'Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running?' >&2; exit 1",
+                "echo 'Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running?' >&2; exit 1",
+                Some("cannot inspect container c: Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running?".to_owned()),
+            ),
+            // Running: a command's own exit 1 is its output, not an error.
+            ("echo running", "echo 'chmod: x: No such file' >&2; exit 1", None),
+        ];
+        for (inspect, exec, want) in cases {
+            let cli = fake_cli(dir.path(), inspect, exec);
+            let mut d = Docker::new("c").program(cli).with_shell(true);
+            match (d.exec(b"'chmod' '755' 'x'", None), want) {
+                (Err(e), Some(w)) => {
+                    assert_eq!(e.kind(), io::ErrorKind::NotConnected);
+                    assert_eq!(e.to_string(), w);
+                }
+                (Ok(o), None) => {
+                    assert_eq!(o.exit_code, Some(1));
+                    assert_eq!(o.output, b"chmod: x: No such file\n");
+                }
+                (got, want) => panic!("{exec}: got {got:?}, want {want:?}"),
+            }
+        }
+        // A helper's refusal (exit 1 with its result line) costs no inspect.
+        let cli = fake_cli(
+            dir.path(),
+            "exit 99",
+            "echo '__RESULT__{\"error\":\"empty\"}'; exit 1",
+        );
+        let o = Docker::new("c")
+            .program(cli)
+            .with_shell(true)
+            .exec(b"x", None)
+            .unwrap();
+        assert_eq!(o.output, b"__RESULT__{\"error\":\"empty\"}\n");
+    }
+
+    #[test]
+    fn the_editor_reports_an_unreachable_sandbox_without_a_transfer_attempt() {
+        let d = Docker::new("c").program("/nonexistent/docker-cli");
+        let r = crate::host::EditRequest::new("/w/f", "a", "b", false);
+        match crate::host::Editor::new(d, "/opt/as-edit/as-edit").edit(&r) {
+            Err(EditError::Backend(e)) => {
+                assert!(e.to_string().contains("was not found on PATH"), "{e}")
+            }
+            other => panic!("expected a backend error, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,516 @@
+//! Conformance of the host library against a real Docker engine, through
+//! `host::docker`. Needs images and a running daemon, so every test is
+//! ignored by default; `scripts/docker-test.sh` builds the images, starts
+//! the engine if needed and runs them with `--ignored`, passing the image
+//! names in the environment.
+#![cfg(feature = "docker")]
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use as_edit::host::command::{argv, join_quoted};
+use as_edit::host::docker::Docker;
+use as_edit::host::{parse_output, EditError, EditRequest, Edited, Editor, Outcome, Sandbox, Via};
+
+const WHY: &str = "needs a Docker engine and test images: run scripts/docker-test.sh";
+const HELPER: &str = "/opt/as-edit/as-edit";
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set: {WHY}"))
+}
+
+fn docker(args: &[&str]) -> std::process::Output {
+    let out = Command::new("docker")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("docker runs");
+    out
+}
+
+fn docker_ok(args: &[&str]) -> String {
+    let out = docker(args);
+    assert!(
+        out.status.success(),
+        "docker {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// A labelled container removed on drop (the script's trap removes any
+/// left by a crash, by the same label).
+struct Container(String);
+
+impl Container {
+    /// `docker run -d` of `image` with `opts`, kept alive by `sleep`.
+    fn start(image_var: &str, opts: &[&str], sleep: &str) -> Container {
+        let image = env(image_var);
+        let label = env("AS_EDIT_DOCKER_LABEL");
+        let mut args = vec![
+            "run",
+            "-d",
+            "--pull=never",
+            "--network",
+            "none",
+            "--label",
+            &label,
+        ];
+        args.extend_from_slice(opts);
+        args.extend_from_slice(&[&image, sleep, "3600"]);
+        Container(docker_ok(&args))
+    }
+
+    fn scratch(opts: &[&str]) -> Container {
+        Container::start("AS_EDIT_DOCKER_IMAGE_SCRATCH", opts, "/pause/sleep")
+    }
+
+    fn busybox(var: &str, opts: &[&str]) -> Container {
+        Container::start(var, opts, "sleep")
+    }
+
+    fn sandbox(&self) -> Docker {
+        Docker::new(self.0.clone())
+    }
+
+    /// `sh -c` as root, for setting up fixtures in busybox containers.
+    fn root_sh(&self, script: &str) -> String {
+        docker_ok(&["exec", "--user", "0", &self.0, "sh", "-c", script])
+    }
+}
+
+impl Drop for Container {
+    fn drop(&mut self) {
+        let _ = docker(&["rm", "-f", &self.0]);
+    }
+}
+
+fn req(path: &str, old: &str, new: &str) -> EditRequest {
+    EditRequest::new(path, old, new, false)
+}
+
+fn native(count: u64) -> Edited {
+    Edited {
+        count,
+        via: Via::Native,
+    }
+}
+
+fn transfer(count: u64) -> Edited {
+    Edited {
+        count,
+        via: Via::Transfer,
+    }
+}
+
+/// (token, via, count) of a refusal; panics on anything else.
+fn refusal(r: Result<Edited, EditError>) -> (String, Via, Option<u64>, String) {
+    match r {
+        Err(EditError::Refused {
+            kind,
+            via,
+            count,
+            detail,
+        }) => (
+            kind.as_str().to_owned(),
+            via,
+            count,
+            detail.unwrap_or_default(),
+        ),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// Runs the helper with extra flags before `--`, returning the parsed outcome.
+fn raw(sb: &mut Docker, flags: &[&str], r: &EditRequest) -> Outcome {
+    let mut a = argv(HELPER, r);
+    for (i, f) in flags.iter().enumerate() {
+        a.insert(1 + i, (*f).into());
+    }
+    let o = sb.exec(&join_quoted(&a), None).expect("exec");
+    parse_output(&o.output, o.exit_code)
+}
+
+fn refused_token(o: Outcome) -> String {
+    match o {
+        Outcome::Refused { kind, .. } => kind.as_str().to_owned(),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// `(mode, uid, gid)` of a file as the daemon sees it.
+fn meta(c: &Container, path: &str) -> (u32, u64, u64) {
+    let out = docker(&["cp", &format!("{}:{path}", c.0), "-"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut ar = tar::Archive::new(out.stdout.as_slice());
+    let e = ar.entries().unwrap().next().unwrap().unwrap();
+    let h = e.header();
+    (
+        h.mode().unwrap() & 0o7777,
+        h.uid().unwrap(),
+        h.gid().unwrap(),
+    )
+}
+
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn scratch_argv_form_every_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bound.txt"), "bind mounted\n").unwrap();
+    std::fs::create_dir(dir.path().join("shared")).unwrap();
+    std::fs::write(dir.path().join("shared/locked.txt"), "locked\n").unwrap();
+    let bind = format!("{}:/work/bound.txt", dir.path().join("bound.txt").display());
+    let shared = format!("{}:/work/shared", dir.path().join("shared").display());
+    let c = Container::start(
+        "AS_EDIT_DOCKER_IMAGE_SCRATCH_HELPER",
+        &["-v", &bind, "-v", &shared],
+        "/pause/sleep",
+    );
+    let mut sb = c.sandbox();
+    assert!(!sb.has_shell(), "scratch has no sh");
+    let seed = |sb: &mut Docker, p: &str, b: &[u8]| sb.upload(Path::new(p), b).unwrap();
+    seed(&mut sb, "/work/a.txt", b"hello world\r\nsecond line\n");
+    seed(&mut sb, "/work/bad.txt", b"ab\xffcd");
+    seed(&mut sb, "/work/empty.txt", b"");
+    seed(&mut sb, "/work/two.txt", b"x x\n");
+    let mut ed = Editor::new(sb.clone(), HELPER);
+
+    assert_eq!(
+        ed.edit(&req("/work/a.txt", "world", "there")).unwrap(),
+        native(1)
+    );
+    assert_eq!(
+        sb.download(Path::new("/work/a.txt")).unwrap(),
+        b"hello there\nsecond line\n"
+    );
+    let (t, via, _, d) = refusal(ed.edit(&req("/work/missing.txt", "a", "b")));
+    assert_eq!((t.as_str(), via), ("file_not_found", Via::Native), "{d}");
+    let (t, via, _, d) = refusal(ed.edit(&req("/work/bad.txt", "a", "b")));
+    assert_eq!((t.as_str(), via), ("read_failed", Via::Native));
+    assert!(d.contains("offset 2"), "{d}");
+    let (t, via, _, _) = refusal(ed.edit(&req("/work/empty.txt", "a", "b")));
+    assert_eq!((t.as_str(), via), ("empty", Via::Native));
+    let (t, via, _, _) = refusal(ed.edit(&req("/work/a.txt", "absent", "b")));
+    assert_eq!((t.as_str(), via), ("string_not_found", Via::Native));
+    let (t, via, count, _) = refusal(ed.edit(&req("/work/two.txt", "x", "y")));
+    assert_eq!(
+        (t.as_str(), via, count),
+        ("multiple_occurrences", Via::Native, Some(2))
+    );
+    let (t, via, _, _) = refusal(ed.edit(&req("/work/two.txt", "", "y")));
+    assert_eq!((t.as_str(), via), ("invalid_argument", Via::Native));
+    assert_eq!(
+        ed.edit(&EditRequest::new("/work/two.txt", "x", "y", true))
+            .unwrap(),
+        native(2)
+    );
+    assert_eq!(sb.download(Path::new("/work/two.txt")).unwrap(), b"y y\n");
+
+    // permission_denied: a root-owned 0644 file, exec'd as another user.
+    let mut as_user = c.sandbox().user("1000:1000");
+    let r = req("/work/a.txt", "there", "again");
+    assert_eq!(
+        refused_token(raw(&mut as_user, &[], &r)),
+        "permission_denied"
+    );
+    // outside_root and conflict, through the same argv form.
+    assert_eq!(
+        refused_token(raw(&mut sb, &["--root", "/work/shared"], &r)),
+        "outside_root"
+    );
+    let zeros = "0".repeat(64);
+    assert_eq!(
+        refused_token(raw(&mut sb, &["--expect-sha256", &zeros], &r)),
+        "conflict"
+    );
+    // busy: the host holds the lock of a bind-mounted file.
+    let locked = dir.path().join("shared/locked.txt");
+    let mut holder = Command::new("flock")
+        .arg("-x")
+        .arg(&locked)
+        .arg("cat")
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the condition (the lock is held), not for a time.
+    while Command::new("flock")
+        .arg("-n")
+        .arg(&locked)
+        .arg("true")
+        .status()
+        .unwrap()
+        .success()
+    {
+        std::thread::yield_now();
+    }
+    let r_lock = req("/work/shared/locked.txt", "locked", "free");
+    assert_eq!(
+        refused_token(raw(&mut sb, &["--lock-timeout", "0"], &r_lock)),
+        "busy"
+    );
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+    assert_eq!(ed.edit(&r_lock).unwrap(), native(1));
+    assert_eq!(std::fs::read(&locked).unwrap(), b"free\n");
+
+    // write_failed natively (a bind-mounted single file cannot be renamed
+    // over); the fallback's docker cp cannot replace it either (EBUSY), so
+    // the outcome is write_failed through the transfer path, file intact.
+    let rb = req("/work/bound.txt", "mounted", "edited");
+    match raw(&mut sb, &[], &rb) {
+        Outcome::Refused { kind, detail, .. } => {
+            assert_eq!(kind.as_str(), "write_failed");
+            assert!(detail.unwrap_or_default().contains("mount point"));
+        }
+        other => panic!("expected write_failed, got {other:?}"),
+    }
+    assert_eq!(
+        std::fs::read(dir.path().join("bound.txt")).unwrap(),
+        b"bind mounted\n"
+    );
+    let (t, via, _, d) = refusal(ed.edit(&rb));
+    assert_eq!((t.as_str(), via), ("write_failed", Via::Transfer), "{d}");
+    assert!(d.contains("device or resource busy"), "{d}");
+    assert_eq!(
+        std::fs::read(dir.path().join("bound.txt")).unwrap(),
+        b"bind mounted\n"
+    );
+    assert_eq!(
+        sb.download(Path::new("/work/a.txt")).unwrap(),
+        b"hello there\nsecond line\n"
+    );
+}
+
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn scratch_without_helper_falls_back_then_installs_by_docker_cp() {
+    let c = Container::scratch(&[]);
+    let mut sb = c.sandbox();
+    assert!(!sb.has_shell());
+    // A file with its own mode and owner: the transfer path keeps both.
+    let tar = {
+        let mut b = tar::Builder::new(Vec::new());
+        let mut h = tar::Header::new_gnu();
+        h.set_mode(0o640);
+        h.set_uid(1234);
+        h.set_gid(5678);
+        h.set_size(6);
+        b.append_data(&mut h, "f.txt", &b"a\r\nb c"[..]).unwrap();
+        b.into_inner().unwrap()
+    };
+    let mut cp = Command::new("docker")
+        .args(["cp", "-", &format!("{}:/work", c.0)])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut cp.stdin.take().unwrap(), &tar).unwrap();
+    assert!(cp.wait().unwrap().success());
+
+    let mut ed = Editor::new(sb.clone(), HELPER);
+    assert_eq!(ed.edit(&req("/work/f.txt", "b", "B")).unwrap(), transfer(1));
+    assert_eq!(sb.download(Path::new("/work/f.txt")).unwrap(), b"a\nB c");
+    assert_eq!(meta(&c, "/work/f.txt"), (0o640, 1234, 5678));
+    // Relative paths resolve against the work directory, as exec does.
+    let mut rel = Editor::new(c.sandbox().workdir("/work"), HELPER);
+    assert_eq!(rel.edit(&req("f.txt", "a", "A")).unwrap(), transfer(1));
+    assert_eq!(sb.download(Path::new("/work/f.txt")).unwrap(), b"A\nB c");
+    let (t, via, _, _) = refusal(ed.edit(&req("/work/f.txt", "zzz", "y")));
+    assert_eq!((t.as_str(), via), ("string_not_found", Via::Transfer));
+    let (t, via, _, _) = refusal(ed.edit(&req("/work/none.txt", "a", "y")));
+    assert_eq!((t.as_str(), via), ("file_not_found", Via::Transfer));
+    let (t, via, _, _) = refusal(ed.edit(&req("/work", "a", "y")));
+    assert_eq!((t.as_str(), via), ("file_not_found", Via::Transfer));
+
+    // Install by docker cp into directories that do not exist yet, then
+    // the same edit runs natively.
+    let bin = std::fs::read(env("AS_EDIT_STATIC_BIN")).unwrap();
+    sb.install_helper(&bin, HELPER).unwrap();
+    assert_eq!(meta(&c, HELPER), (0o755, 0, 0));
+    assert_eq!(meta(&c, "/opt"), (0o755, 0, 0));
+    assert_eq!(
+        ed.edit(&req("/work/f.txt", "B c", "done")).unwrap(),
+        native(1)
+    );
+    assert_eq!(sb.download(Path::new("/work/f.txt")).unwrap(), b"A\ndone");
+    assert_eq!(meta(&c, "/work/f.txt"), (0o640, 1234, 5678));
+}
+
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn busybox_shell_form_install_stdin_and_concurrency() {
+    let c = Container::busybox("AS_EDIT_DOCKER_IMAGE_BUSYBOX", &[]);
+    c.root_sh("mkdir -p /work && printf 'v = 1\\n' > \"/work/it's \\$(x).txt\"");
+    let mut sb = c.sandbox();
+    assert!(sb.has_shell());
+    let mut ed = Editor::new(sb.clone(), HELPER);
+    let quoted = "/work/it's $(x).txt";
+    // No helper yet: sh answers 127, the transfer path edits.
+    assert_eq!(ed.edit(&req(quoted, "1", "2")).unwrap(), transfer(1));
+    let bin = std::fs::read(env("AS_EDIT_STATIC_BIN")).unwrap();
+    // ensure_helper writes its temp beside the destination: the directory
+    // must exist.
+    let mkdir = ed.sandbox.exec(b"mkdir -p /opt/as-edit", None).unwrap();
+    assert_eq!(mkdir.exit_code, Some(0));
+    assert!(ed.ensure_helper(&bin).unwrap(), "installed over exec");
+    assert!(!ed.ensure_helper(&bin).unwrap(), "already there");
+    assert_eq!(
+        c.root_sh("stat -c '%a %u' /opt/as-edit/as-edit; ls -A /opt/as-edit"),
+        "755 0\nas-edit"
+    );
+    assert_eq!(ed.edit(&req(quoted, "2", "3")).unwrap(), native(1));
+    assert_eq!(sb.download(Path::new(quoted)).unwrap(), b"v = 3\n");
+
+    // Over the argv bound: --stdin carries it.
+    let big_old = "o".repeat(200 * 1024);
+    let big_new = "n".repeat(200 * 1024);
+    sb.upload(
+        Path::new("/work/big.txt"),
+        format!("<{big_old}>\n").as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(
+        ed.edit(&req("/work/big.txt", &big_old, &big_new)).unwrap(),
+        native(1)
+    );
+    assert_eq!(
+        sb.download(Path::new("/work/big.txt")).unwrap(),
+        format!("<{big_new}>\n").into_bytes()
+    );
+
+    // 16 concurrent edits of one file from 16 host threads: none lost.
+    let body: String = (0..16).map(|i| format!("slot {i} open\n")).collect();
+    sb.upload(Path::new("/work/many.txt"), body.as_bytes())
+        .unwrap();
+    let threads: Vec<_> = (0..16)
+        .map(|i| {
+            let sb = sb.clone();
+            std::thread::spawn(move || {
+                Editor::new(sb, HELPER).edit(&req(
+                    "/work/many.txt",
+                    &format!("slot {i} open"),
+                    &format!("slot {i} done"),
+                ))
+            })
+        })
+        .collect();
+    for t in threads {
+        assert_eq!(t.join().unwrap().unwrap(), native(1));
+    }
+    let want: String = (0..16).map(|i| format!("slot {i} done\n")).collect();
+    assert_eq!(
+        sb.download(Path::new("/work/many.txt")).unwrap(),
+        want.into_bytes()
+    );
+    assert_eq!(c.root_sh("ls -A /work"), "big.txt\nit's $(x).txt\nmany.txt");
+}
+
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn busybox_as_user_1000() {
+    let c = Container::busybox(
+        "AS_EDIT_DOCKER_IMAGE_BUSYBOX_HELPER",
+        &["--user", "1000:1000"],
+    );
+    c.root_sh(
+        "mkdir -p /work/own /work/rootdir && printf 'mine\\n' > /work/own/f.txt && \
+         printf 'root\\n' > /work/root.txt && printf 'in root dir\\n' > /work/rootdir/f.txt && \
+         chown -R 1000:1000 /work/own && chown 1000:1000 /work/rootdir/f.txt && chmod 1777 /work",
+    );
+    let sb = c.sandbox().user("1000:1000");
+    let mut ed = Editor::new(sb.clone(), HELPER);
+    assert_eq!(
+        ed.edit(&req("/work/own/f.txt", "mine", "edited")).unwrap(),
+        native(1)
+    );
+    assert_eq!(
+        c.root_sh("cat /work/own/f.txt; stat -c '%u:%g %a' /work/own/f.txt"),
+        "edited\n1000:1000 644"
+    );
+    let (t, via, _, _) = refusal(ed.edit(&req("/work/root.txt", "root", "x")));
+    assert_eq!((t.as_str(), via), ("permission_denied", Via::Native));
+    assert_eq!(
+        c.root_sh("cat /work/root.txt; stat -c '%u:%g' /work/root.txt"),
+        "root\n0:0"
+    );
+    // Root-owned directory, own file: the helper cannot create its temp
+    // (write_failed, file untouched), so the Editor falls back to the
+    // transfer path, which writes the file in place through docker cp
+    // (with the daemon's rights), keeping its owner and mode.
+    let r = req("/work/rootdir/f.txt", "in root dir", "edited");
+    let mut probe = sb.clone();
+    assert_eq!(refused_token(raw(&mut probe, &[], &r)), "write_failed");
+    assert_eq!(
+        c.root_sh("cat /work/rootdir/f.txt; ls -A /work/rootdir"),
+        "in root dir\nf.txt"
+    );
+    assert_eq!(ed.edit(&r).unwrap(), transfer(1));
+    assert_eq!(
+        c.root_sh(
+            "cat /work/rootdir/f.txt; stat -c '%u:%g %a' /work/rootdir/f.txt; ls -A /work/rootdir"
+        ),
+        "edited\n1000:1000 644\nf.txt"
+    );
+}
+
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn read_only_root_with_tmpfs_workdir() {
+    let c = Container::busybox(
+        "AS_EDIT_DOCKER_IMAGE_BUSYBOX_HELPER",
+        &["--read-only", "--tmpfs", "/work"],
+    );
+    c.root_sh("printf 'tmp 1\\n' > /work/t.txt");
+    let sb = c.sandbox();
+    let mut ed = Editor::new(sb.clone(), HELPER);
+    assert_eq!(ed.edit(&req("/work/t.txt", "1", "2")).unwrap(), native(1));
+    assert_eq!(c.root_sh("cat /work/t.txt; ls -A /work"), "tmp 2\nt.txt");
+    // On the read-only root: the helper cannot write, the fallback's
+    // docker cp is refused by the daemon; the file is unchanged.
+    let before = c.root_sh("cat /etc/as-edit-test.txt; stat -c '%i %Y' /etc/as-edit-test.txt");
+    let mut probe = sb.clone();
+    let r = req("/etc/as-edit-test.txt", "read", "write");
+    assert_eq!(refused_token(raw(&mut probe, &[], &r)), "write_failed");
+    let (t, via, _, d) = refusal(ed.edit(&r));
+    assert_eq!((t.as_str(), via), ("write_failed", Via::Transfer), "{d}");
+    assert!(d.contains("read-only"), "{d}");
+    assert_eq!(
+        c.root_sh("cat /etc/as-edit-test.txt; stat -c '%i %Y' /etc/as-edit-test.txt"),
+        before
+    );
+    assert!(before.starts_with("read only\n"), "{before}");
+    assert_eq!(c.root_sh("ls -A /etc | grep -c as-edit"), "1");
+}
+
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn unreachable_sandboxes_are_distinct_backend_errors() {
+    let backend = |r: Result<Edited, EditError>| match r {
+        Err(EditError::Backend(e)) => e.to_string(),
+        other => panic!("expected a backend error, got {other:?}"),
+    };
+    let r = req("/work/f.txt", "a", "b");
+    let msg = backend(Editor::new(Docker::new("as-edit-no-such-container"), HELPER).edit(&r));
+    assert!(
+        msg.starts_with("no such container: as-edit-no-such-container"),
+        "{msg}"
+    );
+    let msg =
+        backend(Editor::new(Docker::new("x").program("/nonexistent/docker"), HELPER).edit(&r));
+    assert!(
+        msg.starts_with("the container CLI `/nonexistent/docker` was not found"),
+        "{msg}"
+    );
+    let c = Container::busybox("AS_EDIT_DOCKER_IMAGE_BUSYBOX", &[]);
+    docker_ok(&["stop", "-t", "0", &c.0]);
+    let msg = backend(Editor::new(c.sandbox(), HELPER).edit(&r));
+    assert_eq!(
+        msg,
+        format!("container {} is not running (status: exited)", c.0)
+    );
+    let e = c.sandbox().install_helper(b"x", HELPER).unwrap_err();
+    assert!(e.to_string().contains("is not running"), "{e}");
+}
