@@ -36,11 +36,14 @@
 //!    unescaped, occurs exactly.
 //! 8. `similar`: the most similar window, reported only when `S ≥ 0.5`.
 //!
-//! Kinds 2 to 6 are found in one pass over the lines with a ring of `k` line
-//! positions. A window is checked only when a prefilter passes: the "skeleton"
-//! (whitespace and zero-width characters removed, punctuation mapped) of
-//! OLD's most distinctive piece must relate to that of its line, which every
-//! kind implies. OLD whose skeleton is empty (only whitespace) gets none.
+//! Kinds 2 to 6: a window is checked in full only when its anchor line
+//! passes a prefilter that every kind implies. The anchor lines are those
+//! holding OLD's longest run of characters no kind changes (printable ASCII
+//! but `'"-.`), found with memmem, when that run has 3 or more characters and
+//! the file has no zero-width characters; else every line. Then the anchor
+//! line's "skeleton" (whitespace and zero-width characters removed,
+//! punctuation mapped) must relate to that of OLD's piece. OLD whose
+//! skeleton is empty (only whitespace) gets none of these kinds.
 //!
 //! Similarity (`similar`): each line is reduced to its skeleton; two lines
 //! score 1 when the skeletons are equal, else the Dice coefficient of their
@@ -56,13 +59,19 @@
 //! rarest first up to [`ANCHOR_LINES_MAX`] lines; a window is tried at each
 //! start within ±2 of aligning an anchor with the OLD piece holding that key.
 //!
-//! Bounds: `similar` runs only on text up to [`FULL_HINTS_MAX_BYTES`] and
-//! within [`SIMILAR_WORK_MAX`] cells of alignment work; the normalized-exact
+//! Bounds: `similar` runs only on text up to [`FULL_HINTS_MAX_BYTES`],
+//! within [`SIMILAR_WORK_MAX`] cells of alignment work, reading at most
+//! [`SIMILAR_LINES_MAX`] lines around anchors and comparing the first
+//! [`SIMILAR_LINE_CHARS`] characters of each line's skeleton; the normalized-exact
 //! kinds are linear and run on any text, checking at most
 //! [`WINDOW_CHECKS_MAX`] windows that pass the prefilter. Any bound that cuts
 //! the search, or a caller that passes only the first part of the file, sets
 //! [`Hints::truncated`] (`"hints_truncated": true` on the wire). Memory is the
-//! caller's text plus O(k) for the exact kinds and O(anchors·k) for `similar`.
+//! caller's text plus O(k) for the exact kinds and, for `similar`, at most
+//! [`SIMILAR_LINES_MAX`] line keys of ≤ [`SIMILAR_LINE_CHARS`] 32-bit
+//! bigram codes each (4 MiB in the worst case of all-long lines; tens of KiB
+//! for source code). OLD of more than [`SIMILAR_OLD_LINES_MAX`] lines skips
+//! `similar` (truncated).
 
 use memchr::memmem;
 use serde::Serialize;
@@ -77,6 +86,14 @@ pub const FULL_HINTS_MAX_BYTES: usize = 16 << 20;
 pub const SIMILAR_MIN: f64 = 0.5;
 /// Anchor lines considered by `similar`.
 pub const ANCHOR_LINES_MAX: usize = 256;
+/// Lines `similar` reads around its anchors (a memory bound).
+pub const SIMILAR_LINES_MAX: usize = 4096;
+/// Characters of a line's skeleton that `similar` compares.
+pub const SIMILAR_LINE_CHARS: usize = 256;
+/// `similar` is skipped for OLD of more lines than this.
+pub const SIMILAR_OLD_LINES_MAX: usize = 1000;
+/// OLD's keys searched for anchors (the longest first).
+pub const ANCHOR_KEYS_MAX: usize = 24;
 /// Alignment cells (and line comparisons) `similar` may spend.
 pub const SIMILAR_WORK_MAX: usize = 2_000_000;
 /// Windows passing the prefilter that the exact kinds may check in full.
@@ -345,32 +362,67 @@ fn rel(line: &str, piece: &str, p: Part) -> bool {
 fn exact_windows(text: &str, pieces: &[&str], ends_nl: bool, truncated: &mut bool) -> Vec<Hint> {
     let k = pieces.len();
     let skels: Vec<String> = pieces.iter().map(|p| skeleton(p)).collect();
-    // The anchor piece: the longest skeleton, which fails fastest.
-    let Some(anchor) = (0..k).max_by_key(|&j| (skels[j].len(), usize::MAX - j)) else {
-        return Vec::new();
-    };
-    if skels[anchor].is_empty() {
+    if skels.iter().all(|s| s.is_empty()) {
         return Vec::new();
     }
+    // Fast path: the longest run of characters every kind leaves as they
+    // are, found with memmem; only the lines holding it can anchor a window.
+    // Zero-width characters in the file could split such a run: full scan.
+    let (run_piece, run) = (0..k)
+        .map(|j| (j, stable_run(pieces[j])))
+        .max_by_key(|(j, r)| (r.len(), usize::MAX - j))
+        .expect("OLD has a piece");
+    let fast = run.len() >= 3 && !has_zero_width(text);
+    // Else the anchor piece is the longest skeleton, which fails fastest.
+    let anchor = if fast {
+        run_piece
+    } else {
+        (0..k)
+            .max_by_key(|&j| (skels[j].len(), usize::MAX - j))
+            .expect("OLD has a piece")
+    };
     let anchor_part = part(anchor, k, ends_nl);
+    let candidates: Box<dyn Iterator<Item = (usize, usize, usize)>> = if fast {
+        Box::new(lines_holding(text, run))
+    } else {
+        Box::new(line_spans(text).enumerate().map(|(i, (s, e))| (i, s, e)))
+    };
+    let b = text.as_bytes();
     let mut out: Vec<Hint> = Vec::new();
     let mut per_kind = [0usize; 8];
     let mut checks = 0usize;
-    let mut ring: std::collections::VecDeque<(usize, usize)> =
-        std::collections::VecDeque::with_capacity(k);
     let mut skel_buf = String::new();
-    let mut window: Vec<&str> = Vec::with_capacity(k);
-    for (idx, (s, e)) in line_spans(text).enumerate() {
-        ring.push_back((s, e));
-        if ring.len() < k {
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(k);
+    for (line, s, e) in candidates {
+        if line < anchor {
             continue;
         }
-        if ring.len() > k {
-            ring.pop_front();
-        }
-        let (as_, ae) = ring[anchor];
-        skeleton_into(&text[as_..ae], &mut skel_buf);
+        skeleton_into(&text[s..e], &mut skel_buf);
         if !rel(&skel_buf, &skels[anchor], anchor_part) {
+            continue;
+        }
+        // The window's other lines, walking out from the anchor line.
+        spans.clear();
+        spans.push((s, e));
+        while spans.len() <= anchor {
+            let start = spans.last().expect("non-empty").0;
+            let prev_end = start - 1; // line >= anchor: a line precedes
+            let prev_start = memchr::memrchr(b'\n', &b[..prev_end]).map_or(0, |i| i + 1);
+            spans.push((prev_start, prev_end));
+        }
+        spans.reverse();
+        while spans.len() < k {
+            let end = spans.last().expect("non-empty").1;
+            if end >= b.len() {
+                break;
+            }
+            let next = end + 1;
+            spans.push((
+                next,
+                memchr::memchr(b'\n', &b[next..]).map_or(b.len(), |i| next + i),
+            ));
+        }
+        if spans.len() < k {
             continue;
         }
         checks += 1;
@@ -378,18 +430,17 @@ fn exact_windows(text: &str, pieces: &[&str], ends_nl: bool, truncated: &mut boo
             *truncated = true;
             break;
         }
-        window.clear();
-        window.extend(ring.iter().map(|&(s, e)| &text[s..e]));
+        let window: Vec<&str> = spans.iter().map(|&(s, e)| &text[s..e]).collect();
         if let Some(kind) = classify(pieces, ends_nl, &window) {
             // Enough of each kind to survive de-duplication.
             if per_kind[kind as usize] < 2 * MAX_HINTS {
                 per_kind[kind as usize] += 1;
-                let first = idx + 1 - k;
+                let first = line - anchor;
                 out.push(make_hint(
                     text,
                     first as u64 + 1,
-                    ring[0].0,
-                    ring[k - 1].1,
+                    spans[0].0,
+                    spans[k - 1].1,
                     ends_nl,
                     kind,
                     1.0,
@@ -398,6 +449,47 @@ fn exact_windows(text: &str, pieces: &[&str], ends_nl: bool, truncated: &mut boo
         }
     }
     out
+}
+
+/// Whether `text` holds a character the punctuation mapping removes (their
+/// UTF-8 forms start with 0xE2 or 0xEF: one SIMD pass, no hits in ASCII).
+fn has_zero_width(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr2_iter(0xE2, 0xEF, b).any(|i| {
+        text.get(i..)
+            .and_then(|rest| rest.chars().next())
+            .is_some_and(|c| ascii_form(c) == Some(""))
+    })
+}
+
+/// The longest run of characters that no kind changes (printable ASCII
+/// other than space and the targets of the punctuation mapping `'"-.`).
+fn stable_run(piece: &str) -> &str {
+    piece
+        .split(|c: char| !c.is_ascii_graphic() || matches!(c, '\'' | '"' | '-' | '.'))
+        .max_by_key(|r| r.len())
+        .unwrap_or("")
+}
+
+/// (0-based line, start, end) of each line holding `needle`, in order.
+fn lines_holding<'a>(
+    text: &'a str,
+    needle: &'a str,
+) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+    let b = text.as_bytes();
+    let (mut line, mut counted, mut line_end) = (0usize, 0usize, 0usize);
+    let mut first = true;
+    memmem::find_iter(b, needle.as_bytes()).filter_map(move |p| {
+        if !first && p < line_end {
+            return None; // this line was already yielded
+        }
+        first = false;
+        line += memchr::memchr_iter(b'\n', &b[counted..p]).count();
+        counted = p;
+        let start = memchr::memrchr(b'\n', &b[..p]).map_or(0, |i| i + 1);
+        line_end = memchr::memchr(b'\n', &b[p..]).map_or(b.len(), |i| p + i);
+        Some((line, start, line_end))
+    })
 }
 
 /// Byte spans of the lines of `text` (without their newlines).
@@ -643,42 +735,56 @@ fn tokens(s: &str) -> impl Iterator<Item = &str> {
         .filter(|t| t.chars().nth(1).is_some())
 }
 
-/// Anchor keys of a line: its tokens, and for tokens of 4 characters or
-/// more also their first and last 3 (tagged), so a typo inside OLD's one
-/// distinctive token still finds its line.
-fn anchor_keys(s: &str) -> impl Iterator<Item = (u8, &str)> {
+/// Anchor keys of a piece of OLD: its tokens, and for tokens of 4
+/// characters or more also their first and last 3, so a typo inside OLD's
+/// one distinctive token still finds its line.
+fn anchor_keys(s: &str) -> impl Iterator<Item = &str> {
     tokens(s).flat_map(|t| {
         let mut ends = None;
         if let (Some((p, _)), Some((q, _))) =
             (t.char_indices().nth(3), t.char_indices().rev().nth(2))
         {
-            ends = Some([(1, &t[..p]), (2, &t[q..])]);
+            ends = Some([&t[..p], &t[q..]]);
         }
-        std::iter::once((0, t)).chain(ends.into_iter().flatten())
+        std::iter::once(t).chain(ends.into_iter().flatten())
     })
 }
 
-/// Sorted character bigrams of a line's skeleton.
-fn bigrams(skel: &str) -> Vec<u64> {
-    let cs: Vec<u64> = skel.chars().map(|c| c as u64).collect();
-    let mut v: Vec<u64> = cs.windows(2).map(|w| (w[0] << 21) | w[1]).collect();
+/// Sorted character bigrams of a line's skeleton (its first
+/// [`SIMILAR_LINE_CHARS`] characters: a minified line stays cheap).
+fn bigrams(skel: &str) -> Vec<u32> {
+    // Characters folded to 16 bits: exact for the BMP, rare collisions above.
+    let cs: Vec<u32> = skel
+        .chars()
+        .take(SIMILAR_LINE_CHARS)
+        .map(|c| c as u32 & 0xFFFF)
+        .collect();
+    let mut v: Vec<u32> = cs.windows(2).map(|w| (w[0] << 16) | w[1]).collect();
     v.sort_unstable();
     v
 }
 
+/// What `similar` keeps of a line: a hash of its whole skeleton (for
+/// equality) and the bigrams of its start.
 struct LineKey {
-    skel: String,
-    bigrams: Vec<u64>,
+    skel_hash: u64,
+    bigrams: Vec<u32>,
 }
 
 fn line_key(s: &str) -> LineKey {
+    use std::hash::{Hash, Hasher};
     let skel = skeleton(s);
-    let bigrams = bigrams(&skel);
-    LineKey { skel, bigrams }
+    // DefaultHasher::new() has fixed keys: the same hash on every run.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    skel.hash(&mut h);
+    LineKey {
+        skel_hash: h.finish(),
+        bigrams: bigrams(&skel),
+    }
 }
 
 fn line_sim(a: &LineKey, b: &LineKey) -> f64 {
-    if a.skel == b.skel {
+    if a.skel_hash == b.skel_hash {
         return 1.0;
     }
     let (x, y) = (&a.bigrams, &b.bigrams);
@@ -709,81 +815,103 @@ const BAND: usize = 3;
 
 fn similar(text: &str, pieces: &[&str], ends_nl: bool, truncated: &mut bool) -> Vec<Hint> {
     let k = pieces.len();
-    // OLD's anchor keys: how often each occurs in the file, the pieces of
-    // OLD holding it, and the first lines holding it.
-    #[derive(Default)]
-    struct KeyStat {
-        freq: usize,
-        pieces: Vec<usize>,
-        lines: Vec<usize>,
-    }
-    let mut stats: std::collections::HashMap<(u8, &str), KeyStat> = Default::default();
-    for (j, p) in pieces.iter().enumerate() {
-        for key in anchor_keys(p) {
-            let e = stats.entry(key).or_default();
-            if e.pieces.last() != Some(&j) {
-                e.pieces.push(j);
-            }
-        }
-    }
-    if stats.is_empty() {
+    if k > SIMILAR_OLD_LINES_MAX {
+        *truncated = true;
         return Vec::new();
     }
-    let mut n_lines = 0usize;
-    for (i, (s, e)) in line_spans(text).enumerate() {
-        n_lines = i + 1;
-        for key in anchor_keys(&text[s..e]) {
-            if let Some(e) = stats.get_mut(&key) {
-                e.freq += 1;
-                if e.lines.len() <= ANCHOR_LINES_MAX && e.lines.last() != Some(&i) {
-                    e.lines.push(i);
-                }
+    // OLD's anchor keys, each with the pieces of OLD holding it; the
+    // longest first (they tend to be the rarest), at most ANCHOR_KEYS_MAX.
+    let mut keys_of_old: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (j, p) in pieces.iter().enumerate() {
+        for key in anchor_keys(p) {
+            match keys_of_old.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, js)) if js.last() != Some(&j) => js.push(j),
+                Some(_) => {}
+                None => keys_of_old.push((key, vec![j])),
             }
         }
     }
-    // Rarest first; ties by key, so the answer never depends on hashing.
-    let mut order: Vec<(&(u8, &str), &KeyStat)> = stats.iter().filter(|e| e.1.freq > 0).collect();
-    order.sort_by_key(|(key, e)| (e.freq, **key));
-    let mut bases: Vec<i64> = Vec::new();
-    let mut used = 0usize;
-    for (n, (_, e)) in order.iter().enumerate() {
+    keys_of_old.sort_by(|x, y| y.0.len().cmp(&x.0.len()).then(x.0.cmp(y.0)));
+    keys_of_old.truncate(ANCHOR_KEYS_MAX);
+    // Where each occurs (as a substring), counting no further than a key
+    // that is too common to anchor: memmem is far cheaper than tokenizing.
+    let b = text.as_bytes();
+    let mut hits: Vec<(usize, &[usize], Vec<usize>)> = keys_of_old
+        .iter()
+        .enumerate()
+        .map(|(n, (key, js))| {
+            let at: Vec<usize> = memmem::find_iter(b, key.as_bytes())
+                .take(ANCHOR_LINES_MAX + 1)
+                .collect();
+            (n, js.as_slice(), at)
+        })
+        .filter(|h| !h.2.is_empty())
+        .collect();
+    // Rarest first; ties by length order, so the answer is deterministic.
+    hits.sort_by_key(|h| (h.2.len(), h.0));
+    let mut anchors: Vec<(usize, &[usize])> = Vec::new();
+    for (n, (_, js, at)) in hits.iter().enumerate() {
         // More common keys add little: the rarest carry the signal.
-        if n > 0 && used + e.lines.len() > ANCHOR_LINES_MAX {
+        if n > 0 && anchors.len() + at.len() > ANCHOR_LINES_MAX {
             break;
         }
-        if e.lines.len() > ANCHOR_LINES_MAX {
+        if at.len() > ANCHOR_LINES_MAX {
             *truncated = true;
         }
-        used += e.lines.len();
-        for &a in e.lines.iter().take(ANCHOR_LINES_MAX) {
-            bases.extend(e.pieces.iter().map(|&j| a as i64 - j as i64));
-        }
+        anchors.extend(at.iter().take(ANCHOR_LINES_MAX).map(|&o| (o, *js)));
+    }
+    anchors.sort_unstable_by_key(|a| a.0);
+    // Byte offsets to line numbers in one forward pass.
+    let n_lines = memchr::memchr_iter(b'\n', b).count() + 1;
+    let mut bases: Vec<i64> = Vec::new();
+    let (mut line, mut counted) = (0usize, 0usize);
+    for (o, js) in anchors {
+        line += memchr::memchr_iter(b'\n', &b[counted..o]).count();
+        counted = o;
+        bases.extend(js.iter().map(|&j| line as i64 - j as i64));
     }
     bases.sort_unstable();
     bases.dedup();
     // The lines any window may touch, and their keys.
     let reach = (SHIFT + SIZE + BAND + SIZE) as i64;
     let mut wanted: Vec<(usize, usize)> = Vec::new();
-    for &b in &bases {
-        let lo = (b - reach).max(0) as usize;
-        let hi = ((b + k as i64 + reach).max(0) as usize).min(n_lines);
+    let mut total = 0usize;
+    for (n, &base) in bases.iter().enumerate() {
+        let lo = (base - reach).max(0) as usize;
+        let hi = ((base + k as i64 + reach).max(0) as usize).min(n_lines);
         match wanted.last_mut() {
-            Some(last) if lo <= last.1 => last.1 = last.1.max(hi),
-            _ if lo < hi => wanted.push((lo, hi)),
+            Some(last) if lo <= last.1 => {
+                let end = last.1.max(hi);
+                total += end - last.1;
+                last.1 = end;
+            }
+            _ if lo < hi => {
+                total += hi - lo;
+                wanted.push((lo, hi));
+            }
             _ => {}
+        }
+        if total > SIMILAR_LINES_MAX {
+            // Memory bound: the later anchors are not scored.
+            *truncated = true;
+            bases.truncate(n + 1);
+            break;
         }
     }
     let mut keys: std::collections::HashMap<usize, (usize, usize, LineKey)> = Default::default();
-    let mut wi = 0;
-    for (i, (s, e)) in line_spans(text).enumerate() {
-        while wi < wanted.len() && wanted[wi].1 <= i {
-            wi += 1;
+    let (mut line, mut off) = (0usize, 0usize);
+    for (lo, hi) in wanted {
+        if lo > line {
+            // Skip to the start of line `lo`.
+            let nl = memchr::memchr_iter(b'\n', &b[off..]).nth(lo - line - 1);
+            off += nl.map_or(b.len() - off, |i| i + 1);
+            line = lo;
         }
-        if wi == wanted.len() {
-            break;
-        }
-        if i >= wanted[wi].0 {
-            keys.insert(i, (s, e, line_key(&text[s..e])));
+        while line < hi {
+            let end = memchr::memchr(b'\n', &b[off..]).map_or(b.len(), |i| off + i);
+            keys.insert(line, (off, end, line_key(&text[off..end])));
+            off = (end + 1).min(b.len());
+            line += 1;
         }
     }
     let old_keys: Vec<LineKey> = pieces.iter().map(|p| line_key(p)).collect();
@@ -1089,6 +1217,17 @@ mod tests {
             1,
             1,
             "x = \"a b\"",
+        );
+        // A zero-width space inside a word of the file (the full scan).
+        let t = "call(fo\u{200b}obar)\nnext\n";
+        expect(
+            t,
+            "call(foobar)",
+            "",
+            Kind::UnicodePunctuation,
+            1,
+            1,
+            "call(fo\u{200b}obar)",
         );
         // Near miss: guillemets are not mapped.
         assert!(!kinds(t, "x = \u{ab}a b\u{bb}", "").contains(&Kind::UnicodePunctuation));

@@ -116,7 +116,7 @@ fn real_sources_table() {
 fn piece() -> impl Strategy<Value = &'static str> {
     prop::sample::select(vec![
         "a", "b", "ab", " ", "  ", "\t", "\n", "\n", "x = 1", "\u{201c}", "\u{2014}", "\u{a0}",
-        "\\n", "\"", "é", "fn f()", "    ", "\n\t",
+        "\\n", "\"", "é", "fn f()", "    ", "\n\t", "\u{200b}", "abc_1", "abc_1(",
     ])
 }
 
