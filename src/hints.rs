@@ -431,7 +431,8 @@ fn exact_windows(text: &str, pieces: &[&str], ends_nl: bool, truncated: &mut boo
             break;
         }
         let window: Vec<&str> = spans.iter().map(|&(s, e)| &text[s..e]).collect();
-        if let Some(kind) = classify(pieces, ends_nl, &window) {
+        let kind = classify(pieces, ends_nl, &window);
+        if let Some(kind) = kind {
             // Enough of each kind to survive de-duplication.
             if per_kind[kind as usize] < 2 * MAX_HINTS {
                 per_kind[kind as usize] += 1;
@@ -446,6 +447,10 @@ fn exact_windows(text: &str, pieces: &[&str], ends_nl: bool, truncated: &mut boo
                     1.0,
                 ));
             }
+        }
+        // Later windows cannot outrank enough of the most specific kind.
+        if per_kind[Kind::TrailingWhitespace as usize] >= MAX_HINTS {
+            break;
         }
     }
     out
@@ -1334,6 +1339,40 @@ mod tests {
         assert_eq!(occurrence_lines("x\nx\nx", "x", 2), vec![1, 2]);
         assert_eq!(occurrence_lines("a\nb\na\nb", "a\nb", 10), vec![1, 3]);
         assert_eq!(occurrence_lines("abc", "z", 10), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn bounds_set_truncated() {
+        // Beyond FULL_HINTS_MAX_BYTES: the exact kinds still, `similar` not.
+        let mut big = "x\n".repeat(FULL_HINTS_MAX_BYTES / 2 + 1);
+        big.push_str("let a = 1;\n");
+        let h = find(&big, "let a = 1; ", "", true);
+        assert_eq!(h.hints[0].kind, Kind::TrailingWhitespace);
+        assert_eq!(h.hints[0].line as usize, FULL_HINTS_MAX_BYTES / 2 + 2);
+        assert!(h.truncated);
+        let h = find(&big, "let a = 2;", "", true);
+        assert_eq!((h.hints.len(), h.truncated), (0, true));
+        let h = find(&big[big.len() - 40..], "let a = 2;", "", true);
+        assert_eq!((h.hints[0].kind, h.truncated), (Kind::Similar, false));
+        // OLD of too many lines skips `similar`.
+        let old = "let a = 2;\n".repeat(SIMILAR_OLD_LINES_MAX + 1);
+        let h = find("let a = 1;\n", &old, "", true);
+        assert_eq!((h.hints.len(), h.truncated), (0, true));
+        // A rarest anchor key on more than ANCHOR_LINES_MAX lines.
+        let t = "call(alpha);\n".repeat(ANCHOR_LINES_MAX + 5);
+        let h = find(&t, "call(alpha, beta);", "", true);
+        assert!(h.truncated);
+        assert_eq!(h.hints[0].kind, Kind::Similar);
+    }
+
+    #[test]
+    fn stops_early_on_enough_trailing_whitespace() {
+        // Every line qualifies; the first three are reported.
+        let t = "value = 1\n".repeat(10_000);
+        let h = find(&t, "value = 1 \n", "", true);
+        let lines: Vec<u64> = h.hints.iter().map(|x| x.line).collect();
+        assert_eq!(lines, vec![1, 2, 3]);
+        assert!(!h.truncated);
     }
 
     #[test]
