@@ -55,16 +55,20 @@
 //! `k−2 ..= k+2` lines (at least 1). Only windows near anchors are scored:
 //! anchors are lines holding one of OLD's rarest keys (identifier tokens:
 //! runs of letters, digits and `_` at least 2 long; for tokens of 4 or more
-//! characters also their first and last 3, so one typo still anchors), chosen
-//! rarest first up to [`ANCHOR_LINES_MAX`] lines; a window is tried at each
-//! start within ±2 of aligning an anchor with the OLD piece holding that key.
+//! characters also their first and last 3, so one typo still anchors; the
+//! [`ANCHOR_KEYS_MAX`] longest, each found as a substring with memmem),
+//! chosen rarest first up to [`ANCHOR_LINES_MAX`] lines; a window is tried at
+//! each start within ±2 of aligning an anchor with the OLD piece holding that
+//! key. A key on more than [`ANCHOR_LINES_MAX`] lines is counted no further.
 //!
 //! Bounds: `similar` runs only on text up to [`FULL_HINTS_MAX_BYTES`],
 //! within [`SIMILAR_WORK_MAX`] cells of alignment work, reading at most
 //! [`SIMILAR_LINES_MAX`] lines around anchors and comparing the first
 //! [`SIMILAR_LINE_CHARS`] characters of each line's skeleton; the normalized-exact
 //! kinds are linear and run on any text, checking at most
-//! [`WINDOW_CHECKS_MAX`] windows that pass the prefilter. Any bound that cuts
+//! [`WINDOW_CHECKS_MAX`] windows that pass the prefilter (and stopping once
+//! [`MAX_HINTS`] `trailing_whitespace` windows are found: nothing later can
+//! outrank them). Any bound that cuts
 //! the search, or a caller that passes only the first part of the file, sets
 //! [`Hints::truncated`] (`"hints_truncated": true` on the wire). Memory is the
 //! caller's text plus O(k) for the exact kinds and, for `similar`, at most
