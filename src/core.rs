@@ -20,6 +20,9 @@ pub struct Edit {
     old: Vec<u8>,
     new: Vec<u8>,
     replace_all: bool,
+    /// `--at-line`: replace only the occurrence that starts on this 1-based
+    /// line of the text the edit sees.
+    at_line: Option<u64>,
 }
 
 impl Edit {
@@ -33,7 +36,22 @@ impl Edit {
             old: normalize_eol(old.as_bytes()),
             new: normalize_eol(new.as_bytes()),
             replace_all,
+            at_line: None,
         })
+    }
+
+    /// Restricts the edit to the one occurrence (as counted: non-overlapping,
+    /// left to right) that starts on 1-based line `line` of the text this
+    /// edit sees (in a batch: after the earlier edits).
+    pub fn with_at_line(mut self, line: u64) -> Result<Edit, &'static str> {
+        if self.replace_all {
+            return Err("at_line conflicts with replace-all");
+        }
+        if line == 0 {
+            return Err("at_line must be at least 1 (lines are 1-based)");
+        }
+        self.at_line = Some(line);
+        Ok(self)
     }
 
     pub fn old(&self) -> &[u8] {
@@ -44,6 +62,9 @@ impl Edit {
     }
     pub fn replace_all(&self) -> bool {
         self.replace_all
+    }
+    pub fn at_line(&self) -> Option<u64> {
+        self.at_line
     }
 }
 
@@ -67,11 +88,25 @@ pub enum Refusal {
     NotFound { edit: usize },
     /// Edit `edit` found `count` > 1 occurrences without replace-all.
     Multiple { edit: usize, count: u64 },
+    /// Edit `edit` (with `at_line`) has `count` ≥ 1 occurrences, none
+    /// starting on `line`; `starts` holds the lines where the first
+    /// [`AT_LINE_STARTS_MAX`] of them start.
+    NotAtLine {
+        edit: usize,
+        line: u64,
+        count: u64,
+        starts: Vec<u64>,
+    },
+    /// Edit `edit` (with `at_line`) has `count` > 1 occurrences starting on `line`.
+    MultipleAtLine { edit: usize, line: u64, count: u64 },
 }
 
 /// `--report` keeps the lines of the first this many replacements of each
 /// edit: a replace-all of millions must not grow memory or the result line.
 pub const LINES_MAX: usize = 1000;
+
+/// How many occurrence start lines a [`Refusal::NotAtLine`] carries.
+pub const AT_LINE_STARTS_MAX: usize = 20;
 
 /// What one edit did: its count and the 1-based lines (in its own output)
 /// where its first [`LINES_MAX`] replacements start (only when line tracking
@@ -302,21 +337,9 @@ impl Engine {
                     truncated,
                 });
             }
-            if s.count == 0 {
-                return Err(Refusal::NotFound { edit: i });
-            }
-            if s.count > 1 && !s.replace_all {
-                return Err(Refusal::Multiple {
-                    edit: i,
-                    count: s.count,
-                });
-            }
-            summary.count += s.count;
-            summary.edits.push(EditStats {
-                count: s.count,
-                lines_truncated: s.track_lines && s.lines.len() as u64 != s.count,
-                lines: s.lines,
-            });
+            let stats = s.outcome(i)?;
+            summary.count += stats.count;
+            summary.edits.push(stats);
         }
         Ok(summary)
     }
@@ -564,6 +587,14 @@ struct Matcher {
     lines: Vec<u64>,
     /// `--diff` of a single edit: fed the unchanged text and each replacement.
     diff: Option<Box<crate::diff::Builder>>,
+    /// `--at-line` state: the target line, newlines consumed from the input
+    /// so far (counted only with `at_line`), occurrences starting on the
+    /// target line, and the start lines of the first occurrences.
+    at_line: Option<u64>,
+    in_newlines: u64,
+    old_newlines: u64,
+    on_line: u64,
+    starts: Vec<u64>,
 }
 
 impl Matcher {
@@ -579,11 +610,74 @@ impl Matcher {
             newlines: 0,
             lines: Vec::new(),
             diff: None,
+            at_line: e.at_line,
+            in_newlines: 0,
+            old_newlines: memchr::memchr_iter(b'\n', &e.old).count() as u64,
+            on_line: 0,
+            starts: Vec::new(),
         }
     }
 
     fn doomed(&self) -> bool {
-        !self.replace_all && self.count > 1
+        match self.at_line {
+            // Refused once two occurrences start on the line, or once the
+            // consumed input has passed the line without one starting there.
+            Some(l) => self.on_line > 1 || (self.on_line == 0 && self.in_newlines >= l),
+            None => !self.replace_all && self.count > 1,
+        }
+    }
+
+    /// The edit's result once the input has been fed and finished.
+    fn outcome(self, edit: usize) -> Result<EditStats, Refusal> {
+        if self.count == 0 {
+            return Err(Refusal::NotFound { edit });
+        }
+        if let Some(line) = self.at_line {
+            return match self.on_line {
+                0 => Err(Refusal::NotAtLine {
+                    edit,
+                    line,
+                    count: self.count,
+                    starts: self.starts,
+                }),
+                1 => Ok(EditStats {
+                    count: 1,
+                    lines_truncated: false,
+                    lines: self.lines,
+                }),
+                count => Err(Refusal::MultipleAtLine { edit, line, count }),
+            };
+        }
+        if self.count > 1 && !self.replace_all {
+            return Err(Refusal::Multiple {
+                edit,
+                count: self.count,
+            });
+        }
+        Ok(EditStats {
+            count: self.count,
+            lines_truncated: self.track_lines && self.lines.len() as u64 != self.count,
+            lines: self.lines,
+        })
+    }
+
+    /// Whether the occurrence just counted (the `count`-th) is replaced.
+    /// Records its input line first when `at_line` is set.
+    fn take_occurrence(&mut self, before: &[u8]) -> bool {
+        let Some(target) = self.at_line else {
+            return self.replace_all || self.count == 1;
+        };
+        self.in_newlines += memchr::memchr_iter(b'\n', before).count() as u64;
+        let line = self.in_newlines + 1;
+        self.in_newlines += self.old_newlines;
+        if self.starts.len() < AT_LINE_STARTS_MAX {
+            self.starts.push(line);
+        }
+        if line != target {
+            return false;
+        }
+        self.on_line += 1;
+        self.on_line == 1
     }
 
     fn feed(&mut self, data: &[u8], out: &mut dyn FnMut(&[u8])) {
@@ -638,7 +732,7 @@ impl Matcher {
             }
             self.same(&buf[pos..i], out);
             self.count += 1;
-            if self.replace_all || self.count == 1 {
+            if self.take_occurrence(&buf[pos..i]) {
                 if self.track_lines && self.lines.len() < LINES_MAX {
                     self.lines.push(self.newlines + 1);
                 }
@@ -649,14 +743,24 @@ impl Matcher {
                 self.emit(&new, out);
                 self.new = new;
             } else {
-                // A second match without replace-all: the edit is refused,
-                // the output (and its diff) no longer matters.
-                self.diff = None;
+                if self.at_line.is_some() {
+                    // With `at_line`, an occurrence on another line is kept
+                    // as it is: unchanged text for the diff too.
+                    self.same(&buf[i..i + self.m], out);
+                } else {
+                    // A second match without replace-all: the edit is
+                    // refused, the output (and its diff) no longer matters.
+                    self.diff = None;
+                    self.emit(&buf[i..i + self.m], out);
+                }
                 self.emit(&buf[i..i + self.m], out);
             }
             pos = i + self.m;
         }
         if pos < limit {
+            if self.at_line.is_some() {
+                self.in_newlines += memchr::memchr_iter(b'\n', &buf[pos..limit]).count() as u64;
+            }
             self.same(&buf[pos..limit], out);
             pos = limit;
         }
@@ -903,5 +1007,101 @@ mod tests {
                 "chunk {size}"
             );
         }
+    }
+
+    fn at(old: &str, new: &str, line: u64) -> Edit {
+        e(old, new, false).with_at_line(line).unwrap()
+    }
+
+    #[test]
+    fn at_line_picks_the_occurrence_on_that_line() {
+        let text = b"x = 1\ny = x\r\nx = x\n";
+        assert_eq!(
+            run(text, &[at("x = ", "z = ", 3)]),
+            Ok((b"x = 1\ny = x\nz = x\n".to_vec(), 1))
+        );
+        // A multi-line OLD starting on line 2 (lines are those of the input).
+        assert_eq!(
+            run(b"a\nb\na\nb\n", &[at("a\nb", "c", 3)]),
+            Ok((b"a\nb\nc\n".to_vec(), 1))
+        );
+        // Every chunking gives the same answer.
+        let edits = [at("ab", "X", 3)];
+        let content = b"ab\r\nab ab\nab";
+        let whole = run(content, &edits);
+        assert_eq!(whole, Ok((b"ab\nab ab\nX".to_vec(), 1)));
+        for size in 1..content.len() {
+            let mut out = Vec::new();
+            let mut engine = Engine::new(&edits, false);
+            for c in content.chunks(size) {
+                engine.feed(c, &mut |b| out.extend_from_slice(b));
+            }
+            let s = engine
+                .finish(&mut |b| out.extend_from_slice(b))
+                .map(|s| (out, s.count));
+            assert_eq!(s, whole, "chunk size {size}");
+        }
+    }
+
+    #[test]
+    fn at_line_refusals() {
+        assert_eq!(
+            run(b"a\nb a\nc\na", &[at("a", "z", 3)]),
+            Err(Refusal::NotAtLine {
+                edit: 0,
+                line: 3,
+                count: 3,
+                starts: vec![1, 2, 4]
+            })
+        );
+        assert_eq!(
+            run(b"a\naa\n", &[at("a", "z", 2)]),
+            Err(Refusal::MultipleAtLine {
+                edit: 0,
+                line: 2,
+                count: 2
+            })
+        );
+        // No occurrence at all stays the plain refusal.
+        assert_eq!(
+            run(b"abc", &[at("x", "z", 1)]),
+            Err(Refusal::NotFound { edit: 0 })
+        );
+        // Only the first 20 start lines are carried.
+        let many = "q\n".repeat(30);
+        match run(many.as_bytes(), &[at("q", "z", 31)]) {
+            Err(Refusal::NotAtLine { count, starts, .. }) => {
+                assert_eq!(count, 30);
+                assert_eq!(starts, (1..=20).collect::<Vec<u64>>());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn at_line_is_doomed_once_the_line_has_passed() {
+        let mut engine = Engine::new(&[at("a", "z", 1)], false);
+        engine.feed(b"b\n", &mut |_| {});
+        assert!(engine.doomed());
+        let mut engine = Engine::new(&[at("a", "z", 2)], false);
+        engine.feed(b"a\na", &mut |_| {});
+        assert!(
+            !engine.doomed(),
+            "several occurrences are fine with at_line"
+        );
+    }
+
+    #[test]
+    fn at_line_in_a_batch_counts_lines_of_the_previous_output() {
+        // Edit 1 joins lines 1 and 2, so the second "b" moves to line 2.
+        let edits = [e("a\n", "a ", false), at("b", "c", 2)];
+        assert_eq!(run(b"a\nb\nb\n", &edits), Ok((b"a b\nc\n".to_vec(), 2)));
+    }
+
+    #[test]
+    fn at_line_rejects_replace_all_and_zero() {
+        assert!(e("a", "b", true).with_at_line(1).is_err());
+        assert!(e("a", "b", false).with_at_line(0).is_err());
+        assert_eq!(at("a", "b", 4).at_line(), Some(4));
     }
 }

@@ -241,6 +241,44 @@ pub fn refusal_failure(r: crate::core::Refusal, total: usize, path: &str) -> Fai
             count: Some(count),
             detail: (total > 1).then(|| format!("{}OLD occurs {count} times", prefix(edit))),
         },
+        Refusal::NotAtLine {
+            edit,
+            line,
+            count,
+            starts,
+        } => Failure::new(
+            ErrorKind::StringNotFound,
+            format!(
+                "{}no occurrence of OLD starts on line {line}; {}",
+                prefix(edit),
+                occurrence_starts(count, &starts)
+            ),
+        ),
+        Refusal::MultipleAtLine { edit, line, count } => Failure {
+            kind: ErrorKind::MultipleOccurrences,
+            count: Some(count),
+            detail: Some(format!(
+                "{}{count} occurrences of OLD start on line {line}",
+                prefix(edit)
+            )),
+        },
+    }
+}
+
+/// "occurrences start on lines 3, 12", naming how many are left out.
+fn occurrence_starts(count: u64, starts: &[u64]) -> String {
+    let list = starts
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    match count {
+        1 => format!("the only occurrence starts on line {list}"),
+        _ if count as usize > starts.len() => format!(
+            "occurrences start on lines {list} (the first {} of {count})",
+            starts.len()
+        ),
+        _ => format!("occurrences start on lines {list}"),
     }
 }
 
@@ -285,6 +323,92 @@ mod tests {
     fn tokens_round_trip() {
         for k in ErrorKind::ALL {
             assert_eq!(ErrorKind::from_token(k.token()), Some(k));
+        }
+    }
+
+    #[test]
+    fn at_line_details() {
+        use crate::core::Refusal;
+        let f = refusal_failure(
+            Refusal::NotAtLine {
+                edit: 0,
+                line: 7,
+                count: 2,
+                starts: vec![3, 12],
+            },
+            1,
+            "p",
+        );
+        assert_eq!(
+            failure_line(&f, None),
+            "__RESULT__{\"error\":\"string_not_found\",\"detail\":\"no occurrence of OLD starts on line 7; occurrences start on lines 3, 12\"}\n"
+        );
+        let f = refusal_failure(
+            Refusal::NotAtLine {
+                edit: 1,
+                line: 2,
+                count: 1,
+                starts: vec![5],
+            },
+            2,
+            "p",
+        );
+        assert_eq!(
+            f.detail.as_deref(),
+            Some("edit 2 of 2: no occurrence of OLD starts on line 2; the only occurrence starts on line 5")
+        );
+        let f = refusal_failure(
+            Refusal::NotAtLine {
+                edit: 0,
+                line: 1,
+                count: 25,
+                starts: (2..22).collect(),
+            },
+            1,
+            "p",
+        );
+        assert!(f
+            .detail
+            .unwrap()
+            .ends_with("15, 16, 17, 18, 19, 20, 21 (the first 20 of 25)"));
+        let f = refusal_failure(
+            Refusal::MultipleAtLine {
+                edit: 0,
+                line: 4,
+                count: 2,
+            },
+            1,
+            "p",
+        );
+        assert_eq!(
+            failure_line(&f, None),
+            "__RESULT__{\"error\":\"multiple_occurrences\",\"count\":2,\"detail\":\"2 occurrences of OLD start on line 4\"}\n"
+        );
+    }
+
+    #[test]
+    fn existing_refusal_details_unchanged() {
+        use crate::core::Refusal;
+        let cases = [
+            (Refusal::NotFound { edit: 0 }, 1, "__RESULT__{\"error\":\"string_not_found\"}\n"),
+            (
+                Refusal::NotFound { edit: 1 },
+                3,
+                "__RESULT__{\"error\":\"string_not_found\",\"detail\":\"edit 2 of 3: OLD not found\"}\n",
+            ),
+            (
+                Refusal::Multiple { edit: 0, count: 3 },
+                1,
+                "__RESULT__{\"error\":\"multiple_occurrences\",\"count\":3}\n",
+            ),
+            (
+                Refusal::Multiple { edit: 0, count: 3 },
+                2,
+                "__RESULT__{\"error\":\"multiple_occurrences\",\"count\":3,\"detail\":\"edit 1 of 2: OLD occurs 3 times\"}\n",
+            ),
+        ];
+        for (r, total, line) in cases {
+            assert_eq!(failure_line(&refusal_failure(r, total, "p"), None), line);
         }
     }
 }

@@ -226,3 +226,114 @@ fn large_chunks_with_long_needles() {
         );
     }
 }
+
+/// One edit for the `--at-line` reference: OLD, NEW, replace-all, at_line.
+type AtEdit = (String, String, bool, Option<u64>);
+
+/// `--at-line` by brute force over whole strings: list every occurrence
+/// (non-overlapping, left to right) with the line it starts on, then pick.
+fn at_line_reference(content: &str, edits: &[AtEdit]) -> Result<(String, u64), Refusal> {
+    let norm = |s: &str| s.replace("\r\n", "\n").replace('\r', "\n");
+    let mut s = norm(content);
+    if content.is_empty() {
+        return Err(Refusal::Empty);
+    }
+    let mut total = 0;
+    for (i, (old, new, all, at)) in edits.iter().enumerate() {
+        let (old, new) = (norm(old), norm(new));
+        let occ: Vec<(usize, u64)> = s
+            .match_indices(old.as_str())
+            .map(|(at, _)| (at, s[..at].matches('\n').count() as u64 + 1))
+            .collect();
+        if occ.is_empty() {
+            return Err(Refusal::NotFound { edit: i });
+        }
+        let chosen: Vec<usize> = match at {
+            None if occ.len() > 1 && !all => {
+                return Err(Refusal::Multiple {
+                    edit: i,
+                    count: occ.len() as u64,
+                })
+            }
+            None => occ.iter().map(|o| o.0).collect(),
+            Some(line) => {
+                let on: Vec<usize> = occ.iter().filter(|o| o.1 == *line).map(|o| o.0).collect();
+                match on.len() {
+                    0 => {
+                        return Err(Refusal::NotAtLine {
+                            edit: i,
+                            line: *line,
+                            count: occ.len() as u64,
+                            starts: occ.iter().take(20).map(|o| o.1).collect(),
+                        })
+                    }
+                    1 => on,
+                    n => {
+                        return Err(Refusal::MultipleAtLine {
+                            edit: i,
+                            line: *line,
+                            count: n as u64,
+                        })
+                    }
+                }
+            }
+        };
+        let mut out = String::new();
+        let mut last = 0;
+        for at in &chosen {
+            out.push_str(&s[last..*at]);
+            out.push_str(&new);
+            last = at + old.len();
+        }
+        out.push_str(&s[last..]);
+        total += chosen.len() as u64;
+        s = out;
+    }
+    Ok((s, total))
+}
+
+fn at_edit() -> impl Strategy<Value = AtEdit> {
+    (
+        text(4).prop_filter("OLD non-empty", |s| !s.is_empty()),
+        text(4),
+        any::<bool>(),
+        prop::option::weighted(0.7, 1u64..8),
+    )
+        .prop_map(|(o, n, all, at)| (o, n, all && at.is_none(), at))
+}
+
+fn build(es: &[AtEdit]) -> Vec<Edit> {
+    es.iter()
+        .map(|e| {
+            let edit = Edit::new(&e.0, &e.1, e.2).unwrap();
+            match e.3 {
+                Some(l) => edit.with_at_line(l).unwrap(),
+                None => edit,
+            }
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn at_line_matches_brute_force(t in text(80), es in prop::collection::vec(at_edit(), 1..4), sizes in prop::collection::vec(1usize..9, 1..6)) {
+        let edits = build(&es);
+        let got = streamed(t.as_bytes(), &edits, &sizes).map(|(b, c, _)| (String::from_utf8(b).unwrap(), c));
+        prop_assert_eq!(got, at_line_reference(&t, &es));
+    }
+
+    #[test]
+    fn at_line_with_old_cut_from_content(t in text(80), start in any::<prop::sample::Index>(), len in 1usize..6, line in 1u64..6, new in text(4), sizes in prop::collection::vec(1usize..40, 1..4)) {
+        // OLD taken from the text itself, so occurrences (often several) exist.
+        let chars: Vec<char> = t.chars().collect();
+        prop_assume!(!chars.is_empty());
+        let s = start.index(chars.len());
+        let old: String = chars[s..(s + len).min(chars.len())].iter().collect();
+        let es = [(old, new, false, Some(line))];
+        let edits = build(&es);
+        let got = streamed(t.as_bytes(), &edits, &sizes).map(|(b, c, _)| (String::from_utf8(b).unwrap(), c));
+        prop_assert_eq!(got, at_line_reference(&t, &es));
+    }
+}

@@ -1,0 +1,1393 @@
+//! Failure hints (`--hints`): after a `string_not_found`, say where the text
+//! most likely is and why OLD did not match; after `multiple_occurrences`,
+//! list where the occurrences start. Pure: no I/O, the same code for the
+//! binary and the host's transfer fallback. It diagnoses and never applies:
+//! a hint's `text` is the file's own lines, so sending it (or the part of it
+//! that corresponds) as the next OLD matches exactly, once when it is unique.
+//!
+//! # Design
+//!
+//! Lines are the file's LF text split at `\n` (line `L` follows `L-1`
+//! newlines; a trailing newline starts one more, empty, line). OLD is split
+//! the same way into `k` pieces; when OLD ends with `\n` that last empty piece
+//! is dropped and every piece ends at a line end. A candidate is a window of
+//! the file's lines. Its first piece may start mid-line (compared against the
+//! line's end), its last may stop mid-line (against the line's start), a
+//! one-piece OLD may lie anywhere in its line; middle pieces are whole lines.
+//!
+//! Kinds, checked in this order; a candidate gets the first that holds, and
+//! hints are listed in this order (then by line), at most [`MAX_HINTS`]:
+//! 1. `already_applied`: OLD does not occur, NEW (non-empty) does; the
+//!    candidate is NEW's first occurrence.
+//! 2. `trailing_whitespace`: pieces equal once spaces/tabs at line ends are
+//!    stripped (only where a piece reaches its line's end).
+//! 3. `indentation`: equal once leading spaces/tabs are removed, and the
+//!    leading whitespace differs by one string `s`, the same on every non-blank
+//!    line, added to (or removed from) the start of each. A first piece with no
+//!    leading whitespace may start after the indentation and does not count.
+//! 4. `tabs`: equal once leading whitespace is compared by visual width, with
+//!    one tab stop (2, 4 or 8) for all lines.
+//! 5. `whitespace`: equal once every run of spaces/tabs (and VT/FF) is
+//!    collapsed to one space and line edges are trimmed.
+//! 6. `unicode_punctuation`: equal once curly quotes and primes, en/em dashes
+//!    and minus, the ellipsis, non-breaking spaces (to a space) and zero-width
+//!    characters (removed) are mapped to ASCII, on both sides.
+//! 7. `escapes`: OLD holds literal `\n`, `\t`, `\"` or `\\` and, with those
+//!    unescaped, occurs exactly.
+//! 8. `similar`: the most similar window, reported only when `S ≥ 0.5`.
+//!
+//! Kinds 2 to 6: a window is checked in full only when its anchor line
+//! passes a prefilter that every kind implies. The anchor lines are those
+//! holding OLD's longest run of characters no kind changes (printable ASCII
+//! but `'"-.`), found with memmem, when that run has 3 or more characters and
+//! the file has no zero-width characters; else every line. Then the anchor
+//! line's "skeleton" (whitespace and zero-width characters removed,
+//! punctuation mapped) must relate to that of OLD's piece. OLD whose
+//! skeleton is empty (only whitespace) gets none of these kinds.
+//!
+//! Similarity (`similar`): each line is reduced to its skeleton; two lines
+//! score 1 when the skeletons are equal, else the Dice coefficient of their
+//! character bigram multisets (0 when either has fewer than two characters).
+//! A window of `w` lines scores `S = 2·A / (k + w)`, where `A` is the best
+//! monotone alignment of OLD's pieces to the window's lines (a weighted longest
+//! common subsequence, counting pairs whose line score is at least 0.5),
+//! computed in a band of ±(3 + |w−k|) around the diagonal. Windows have
+//! `k−2 ..= k+2` lines (at least 1). Only windows near anchors are scored:
+//! anchors are lines holding one of OLD's rarest keys (identifier tokens:
+//! runs of letters, digits and `_` at least 2 long; for tokens of 4 or more
+//! characters also their first and last 3, so one typo still anchors; the
+//! [`ANCHOR_KEYS_MAX`] longest, each found as a substring with memmem),
+//! chosen rarest first up to [`ANCHOR_LINES_MAX`] lines; a window is tried at
+//! each start within ±2 of aligning an anchor with the OLD piece holding that
+//! key. A key on more than [`ANCHOR_LINES_MAX`] lines is counted no further.
+//!
+//! Bounds: `similar` runs only on text up to [`FULL_HINTS_MAX_BYTES`],
+//! within [`SIMILAR_WORK_MAX`] cells of alignment work, reading at most
+//! [`SIMILAR_LINES_MAX`] lines around anchors and comparing the first
+//! [`SIMILAR_LINE_CHARS`] characters of each line's skeleton; the normalized-exact
+//! kinds are linear and run on any text, checking at most
+//! [`WINDOW_CHECKS_MAX`] windows that pass the prefilter (and stopping once
+//! [`MAX_HINTS`] `trailing_whitespace` windows are found: nothing later can
+//! outrank them). Any bound that cuts
+//! the search, or a caller that passes only the first part of the file, sets
+//! [`Hints::truncated`] (`"hints_truncated": true` on the wire). Memory is the
+//! caller's text plus O(k) for the exact kinds and, for `similar`, at most
+//! [`SIMILAR_LINES_MAX`] line keys of ≤ [`SIMILAR_LINE_CHARS`] 32-bit
+//! bigram codes each (4 MiB in the worst case of all-long lines; tens of KiB
+//! for source code). OLD of more than [`SIMILAR_OLD_LINES_MAX`] lines skips
+//! `similar` (truncated).
+
+use memchr::memmem;
+use serde::Serialize;
+
+/// At most this many hints.
+pub const MAX_HINTS: usize = 3;
+/// A hint's `text` is cut to this many bytes (on a character boundary).
+pub const TEXT_MAX_BYTES: usize = 2048;
+/// `similar` runs only on text up to this size.
+pub const FULL_HINTS_MAX_BYTES: usize = 16 << 20;
+/// `similar` reports only windows scoring at least this.
+pub const SIMILAR_MIN: f64 = 0.5;
+/// Anchor lines considered by `similar`.
+pub const ANCHOR_LINES_MAX: usize = 256;
+/// Lines `similar` reads around its anchors (a memory bound).
+pub const SIMILAR_LINES_MAX: usize = 4096;
+/// Characters of a line's skeleton that `similar` compares.
+pub const SIMILAR_LINE_CHARS: usize = 256;
+/// `similar` is skipped for OLD of more lines than this.
+pub const SIMILAR_OLD_LINES_MAX: usize = 1000;
+/// OLD's keys searched for anchors (the longest first).
+pub const ANCHOR_KEYS_MAX: usize = 24;
+/// Alignment cells (and line comparisons) `similar` may spend.
+pub const SIMILAR_WORK_MAX: usize = 2_000_000;
+/// Windows passing the prefilter that the exact kinds may check in full.
+pub const WINDOW_CHECKS_MAX: usize = 100_000;
+/// How many occurrence lines `multiple_occurrences` reports.
+pub const OCCURRENCE_LINES_MAX: usize = 1000;
+
+/// Why a candidate did not match, most specific first (the order of checks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    AlreadyApplied,
+    TrailingWhitespace,
+    Indentation,
+    Tabs,
+    Whitespace,
+    UnicodePunctuation,
+    Escapes,
+    Similar,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 8] = [
+        Kind::AlreadyApplied,
+        Kind::TrailingWhitespace,
+        Kind::Indentation,
+        Kind::Tabs,
+        Kind::Whitespace,
+        Kind::UnicodePunctuation,
+        Kind::Escapes,
+        Kind::Similar,
+    ];
+
+    /// The wire name.
+    pub fn token(self) -> &'static str {
+        match self {
+            Kind::AlreadyApplied => "already_applied",
+            Kind::TrailingWhitespace => "trailing_whitespace",
+            Kind::Indentation => "indentation",
+            Kind::Tabs => "tabs",
+            Kind::Whitespace => "whitespace",
+            Kind::UnicodePunctuation => "unicode_punctuation",
+            Kind::Escapes => "escapes",
+            Kind::Similar => "similar",
+        }
+    }
+
+    pub fn from_token(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.token() == s)
+    }
+}
+
+/// One candidate; serializes as the issue's wire object.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Hint {
+    /// 1-based first and last line of the candidate.
+    pub line: u64,
+    pub end_line: u64,
+    pub kind: Kind,
+    /// 1 for the normalized-exact kinds, the similarity for `similar`
+    /// (rounded to 3 decimals).
+    pub score: f64,
+    /// The file's exact lines `line..=end_line`, with the last line's newline
+    /// when OLD (NEW for `already_applied`, unescaped OLD for `escapes`) ends
+    /// with one; cut to [`TEXT_MAX_BYTES`].
+    pub text: String,
+    #[serde(skip_serializing_if = "is_false")]
+    pub text_truncated: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The answer of [`find`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Hints {
+    /// Best first, at most [`MAX_HINTS`].
+    pub hints: Vec<Hint>,
+    /// A bound cut the search (or the text was only the file's first part):
+    /// better candidates may exist.
+    pub truncated: bool,
+}
+
+/// Hints for a `string_not_found` of `old` in `text` (both LF-normalized).
+/// `whole_file` is false when `text` is only the first part of the file
+/// (the caller stopped buffering): its partial last line is ignored and the
+/// answer is marked truncated. Honest on any input: if OLD occurs in `text`,
+/// there are no hints.
+pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
+    let mut text = text;
+    let mut truncated = false;
+    if !whole_file {
+        truncated = true;
+        text = match text.rfind('\n') {
+            Some(i) => &text[..=i],
+            None => "",
+        };
+    }
+    if old.is_empty() || memmem::find(text.as_bytes(), old.as_bytes()).is_some() {
+        return Hints {
+            hints: Vec::new(),
+            truncated,
+        };
+    }
+    let mut found: Vec<Hint> = Vec::new();
+    if !new.is_empty() {
+        if let Some(p) = memmem::find(text.as_bytes(), new.as_bytes()) {
+            push(&mut found, span_hint(text, p, new, Kind::AlreadyApplied));
+        }
+    }
+    let (pieces, ends_nl) = split_pieces(old);
+    let mut by_kind = exact_windows(text, &pieces, ends_nl, &mut truncated);
+    by_kind.sort_by_key(|h| (h.kind, h.line));
+    for h in by_kind {
+        push(&mut found, h);
+    }
+    if found.len() < MAX_HINTS {
+        if let Some(unescaped) = unescape(old) {
+            let finder = memmem::Finder::new(unescaped.as_bytes());
+            for p in finder.find_iter(text.as_bytes()).take(MAX_HINTS) {
+                push(&mut found, span_hint(text, p, &unescaped, Kind::Escapes));
+            }
+        }
+    }
+    if found.len() < MAX_HINTS {
+        if text.len() > FULL_HINTS_MAX_BYTES {
+            truncated = true;
+        } else {
+            for h in similar(text, &pieces, ends_nl, &mut truncated) {
+                push(&mut found, h);
+            }
+        }
+    }
+    found.truncate(MAX_HINTS);
+    Hints {
+        hints: found,
+        truncated,
+    }
+}
+
+/// The 1-based lines where the non-overlapping occurrences of `old` start,
+/// left to right, the first `limit` (for `multiple_occurrences`).
+pub fn occurrence_lines(text: &str, old: &str, limit: usize) -> Vec<u64> {
+    let mut lines = Vec::new();
+    if old.is_empty() {
+        return lines;
+    }
+    let (mut line, mut counted) = (1u64, 0usize);
+    for p in memmem::find_iter(text.as_bytes(), old.as_bytes()).take(limit) {
+        line += memchr::memchr_iter(b'\n', &text.as_bytes()[counted..p]).count() as u64;
+        counted = p;
+        lines.push(line);
+    }
+    lines
+}
+
+/// Appends `h` unless the list is full or it overlaps a hint already kept.
+fn push(found: &mut Vec<Hint>, h: Hint) {
+    if found.len() < MAX_HINTS
+        && !found
+            .iter()
+            .any(|f| h.line <= f.end_line && f.line <= h.end_line)
+    {
+        found.push(h);
+    }
+}
+
+/// OLD's pieces; the second value is whether OLD ends with a newline.
+fn split_pieces(old: &str) -> (Vec<&str>, bool) {
+    match old.strip_suffix('\n') {
+        Some(rest) => (rest.split('\n').collect(), true),
+        None => (old.split('\n').collect(), false),
+    }
+}
+
+/// A hint for lines `start..end` of `text` (byte offsets of the first line's
+/// start and the last line's end, excluding its newline).
+fn lines_hint(
+    text: &str,
+    first_line: u64,
+    start: usize,
+    end: usize,
+    with_nl: bool,
+) -> (u64, String, bool) {
+    let end_line =
+        first_line + memchr::memchr_iter(b'\n', &text.as_bytes()[start..end]).count() as u64;
+    let stop = if with_nl && end < text.len() {
+        end + 1
+    } else {
+        end
+    };
+    let mut cut = stop.min(start + TEXT_MAX_BYTES);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    (end_line, text[start..cut].to_owned(), cut < stop)
+}
+
+fn make_hint(
+    text: &str,
+    line: u64,
+    start: usize,
+    end: usize,
+    with_nl: bool,
+    kind: Kind,
+    score: f64,
+) -> Hint {
+    let (end_line, t, cut) = lines_hint(text, line, start, end, with_nl);
+    Hint {
+        line,
+        end_line,
+        kind,
+        score,
+        text: t,
+        text_truncated: cut,
+    }
+}
+
+/// The hint for an exact occurrence of `needle` at byte `p`.
+fn span_hint(text: &str, p: usize, needle: &str, kind: Kind) -> Hint {
+    let b = text.as_bytes();
+    let start = memchr::memrchr(b'\n', &b[..p]).map_or(0, |i| i + 1);
+    let line = memchr::memchr_iter(b'\n', &b[..p]).count() as u64 + 1;
+    let with_nl = needle.ends_with('\n');
+    let content_end = (p + needle.len() - usize::from(with_nl)).max(p);
+    let end = memchr::memchr(b'\n', &b[content_end..]).map_or(b.len(), |i| content_end + i);
+    make_hint(text, line, start, end, with_nl, kind, 1.0)
+}
+
+// ---------------------------------------------------------------------------
+// The normalized-exact kinds (2 to 6).
+
+/// How a piece of OLD relates to its line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    /// The whole line.
+    Whole,
+    /// The end of the line (OLD's first piece may start mid-line).
+    Suffix,
+    /// The start of the line (OLD's last piece may stop mid-line).
+    Prefix,
+    /// Anywhere in the line (a one-piece OLD).
+    Inner,
+}
+
+fn part(j: usize, k: usize, ends_nl: bool) -> Part {
+    match (j == 0, j + 1 == k && !ends_nl) {
+        (true, true) => Part::Inner,
+        (true, false) => Part::Suffix,
+        (false, true) => Part::Prefix,
+        (false, false) => Part::Whole,
+    }
+}
+
+fn rel(line: &str, piece: &str, p: Part) -> bool {
+    match p {
+        Part::Whole => line == piece,
+        Part::Suffix => line.ends_with(piece),
+        Part::Prefix => line.starts_with(piece),
+        Part::Inner => line.contains(piece),
+    }
+}
+
+/// Scans every window of `k` lines; returns candidates of kinds 2 to 6.
+fn exact_windows(text: &str, pieces: &[&str], ends_nl: bool, truncated: &mut bool) -> Vec<Hint> {
+    let k = pieces.len();
+    let skels: Vec<String> = pieces.iter().map(|p| skeleton(p)).collect();
+    if skels.iter().all(|s| s.is_empty()) {
+        return Vec::new();
+    }
+    // Fast path: the longest run of characters every kind leaves as they
+    // are, found with memmem; only the lines holding it can anchor a window.
+    // Zero-width characters in the file could split such a run: full scan.
+    let (run_piece, run) = (0..k)
+        .map(|j| (j, stable_run(pieces[j])))
+        .max_by_key(|(j, r)| (r.len(), usize::MAX - j))
+        .expect("OLD has a piece");
+    let fast = run.len() >= 3 && !has_zero_width(text);
+    // Else the anchor piece is the longest skeleton, which fails fastest.
+    let anchor = if fast {
+        run_piece
+    } else {
+        (0..k)
+            .max_by_key(|&j| (skels[j].len(), usize::MAX - j))
+            .expect("OLD has a piece")
+    };
+    let anchor_part = part(anchor, k, ends_nl);
+    let candidates: Box<dyn Iterator<Item = (usize, usize, usize)>> = if fast {
+        Box::new(lines_holding(text, run))
+    } else {
+        Box::new(line_spans(text).enumerate().map(|(i, (s, e))| (i, s, e)))
+    };
+    let b = text.as_bytes();
+    let mut out: Vec<Hint> = Vec::new();
+    let mut per_kind = [0usize; 8];
+    let mut checks = 0usize;
+    let mut skel_buf = String::new();
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(k);
+    for (line, s, e) in candidates {
+        if line < anchor {
+            continue;
+        }
+        skeleton_into(&text[s..e], &mut skel_buf);
+        if !rel(&skel_buf, &skels[anchor], anchor_part) {
+            continue;
+        }
+        // The window's other lines, walking out from the anchor line.
+        spans.clear();
+        spans.push((s, e));
+        while spans.len() <= anchor {
+            let start = spans.last().expect("non-empty").0;
+            let prev_end = start - 1; // line >= anchor: a line precedes
+            let prev_start = memchr::memrchr(b'\n', &b[..prev_end]).map_or(0, |i| i + 1);
+            spans.push((prev_start, prev_end));
+        }
+        spans.reverse();
+        while spans.len() < k {
+            let end = spans.last().expect("non-empty").1;
+            if end >= b.len() {
+                break;
+            }
+            let next = end + 1;
+            spans.push((
+                next,
+                memchr::memchr(b'\n', &b[next..]).map_or(b.len(), |i| next + i),
+            ));
+        }
+        if spans.len() < k {
+            continue;
+        }
+        checks += 1;
+        if checks > WINDOW_CHECKS_MAX {
+            *truncated = true;
+            break;
+        }
+        let window: Vec<&str> = spans.iter().map(|&(s, e)| &text[s..e]).collect();
+        let kind = classify(pieces, ends_nl, &window);
+        if let Some(kind) = kind {
+            // Enough of each kind to survive de-duplication.
+            if per_kind[kind as usize] < 2 * MAX_HINTS {
+                per_kind[kind as usize] += 1;
+                let first = line - anchor;
+                out.push(make_hint(
+                    text,
+                    first as u64 + 1,
+                    spans[0].0,
+                    spans[k - 1].1,
+                    ends_nl,
+                    kind,
+                    1.0,
+                ));
+            }
+        }
+        // Later windows cannot outrank enough of the most specific kind.
+        if per_kind[Kind::TrailingWhitespace as usize] >= MAX_HINTS {
+            break;
+        }
+    }
+    out
+}
+
+/// Whether `text` holds a character the punctuation mapping removes (their
+/// UTF-8 forms start with 0xE2 or 0xEF: one SIMD pass, no hits in ASCII).
+fn has_zero_width(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr2_iter(0xE2, 0xEF, b).any(|i| {
+        text.get(i..)
+            .and_then(|rest| rest.chars().next())
+            .is_some_and(|c| ascii_form(c) == Some(""))
+    })
+}
+
+/// The longest run of characters that no kind changes (printable ASCII
+/// other than space and the targets of the punctuation mapping `'"-.`).
+fn stable_run(piece: &str) -> &str {
+    piece
+        .split(|c: char| !c.is_ascii_graphic() || matches!(c, '\'' | '"' | '-' | '.'))
+        .max_by_key(|r| r.len())
+        .unwrap_or("")
+}
+
+/// (0-based line, start, end) of each line holding `needle`, in order.
+fn lines_holding<'a>(
+    text: &'a str,
+    needle: &'a str,
+) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+    let b = text.as_bytes();
+    let (mut line, mut counted, mut line_end) = (0usize, 0usize, 0usize);
+    let mut first = true;
+    memmem::find_iter(b, needle.as_bytes()).filter_map(move |p| {
+        if !first && p < line_end {
+            return None; // this line was already yielded
+        }
+        first = false;
+        line += memchr::memchr_iter(b'\n', &b[counted..p]).count();
+        counted = p;
+        let start = memchr::memrchr(b'\n', &b[..p]).map_or(0, |i| i + 1);
+        line_end = memchr::memchr(b'\n', &b[p..]).map_or(b.len(), |i| p + i);
+        Some((line, start, line_end))
+    })
+}
+
+/// Byte spans of the lines of `text` (without their newlines).
+fn line_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let b = text.as_bytes();
+    let mut start = Some(0usize);
+    std::iter::from_fn(move || {
+        let s = start?;
+        match memchr::memchr(b'\n', &b[s..]) {
+            Some(i) => {
+                start = Some(s + i + 1);
+                Some((s, s + i))
+            }
+            None => {
+                start = None;
+                Some((s, b.len()))
+            }
+        }
+    })
+}
+
+/// The first of kinds 2 to 6 under which the window matches OLD's pieces.
+fn classify(o: &[&str], ends_nl: bool, t: &[&str]) -> Option<Kind> {
+    let k = o.len();
+    let all =
+        |f: &dyn Fn(&str, &str, Part) -> bool| (0..k).all(|j| f(o[j], t[j], part(j, k, ends_nl)));
+    if all(&trailing_ws_eq) {
+        return Some(Kind::TrailingWhitespace);
+    }
+    if let Some(pairs) = leading_pairs(o, ends_nl, t) {
+        if uniform_shift(&pairs) {
+            return Some(Kind::Indentation);
+        }
+        if same_width(&pairs) {
+            return Some(Kind::Tabs);
+        }
+    }
+    if all(&|o, t, p| rel(&collapse(t), &collapse(o), p)) {
+        return Some(Kind::Whitespace);
+    }
+    if all(&|o, t, p| rel(&fold(t), &fold(o), p)) {
+        return Some(Kind::UnicodePunctuation);
+    }
+    None
+}
+
+fn trim_sp_end(s: &str) -> &str {
+    s.trim_end_matches([' ', '\t'])
+}
+
+fn trailing_ws_eq(o: &str, t: &str, p: Part) -> bool {
+    let (ot, tt) = (trim_sp_end(o), trim_sp_end(t));
+    match p {
+        Part::Whole | Part::Suffix => rel(tt, ot, p),
+        // A piece that stops mid-line matches as it is, or reaches the end.
+        Part::Prefix => t.starts_with(o) || ot == tt,
+        Part::Inner => t.contains(o) || tt.ends_with(ot),
+    }
+}
+
+fn split_lead(s: &str) -> (&str, &str) {
+    let body = s.trim_start_matches([' ', '\t']);
+    (&s[..s.len() - body.len()], body)
+}
+
+/// Pairs of (OLD's, the file's) leading whitespace for the lines whose
+/// indentation counts, when the rest of every piece matches; else None.
+fn leading_pairs<'a>(
+    o: &[&'a str],
+    ends_nl: bool,
+    t: &[&'a str],
+) -> Option<Vec<(&'a str, &'a str)>> {
+    let k = o.len();
+    let mut pairs = Vec::with_capacity(k);
+    for j in 0..k {
+        let ((lo, bo), (lt, bt)) = (split_lead(o[j]), split_lead(t[j]));
+        let p = part(j, k, ends_nl);
+        // A first piece without leading whitespace may start after the
+        // line's indentation: it matches the line's end and does not count.
+        if matches!(p, Part::Suffix | Part::Inner) && lo.is_empty() {
+            if !rel(t[j], o[j], p) {
+                return None;
+            }
+            continue;
+        }
+        let ok = match p {
+            Part::Whole | Part::Suffix => bo == bt,
+            Part::Prefix | Part::Inner => bt.starts_with(bo),
+        };
+        if !ok {
+            return None;
+        }
+        if !bo.is_empty() {
+            pairs.push((lo, lt));
+        }
+    }
+    (!pairs.is_empty()).then_some(pairs)
+}
+
+/// One non-empty string added to (or removed from) the start of every line.
+fn uniform_shift(pairs: &[(&str, &str)]) -> bool {
+    let (lo, lt) = pairs[0];
+    let (file_more, s) = if lt.len() > lo.len() && lt.ends_with(lo) {
+        (true, &lt[..lt.len() - lo.len()])
+    } else if lo.len() > lt.len() && lo.ends_with(lt) {
+        (false, &lo[..lo.len() - lt.len()])
+    } else {
+        return false;
+    };
+    pairs.iter().all(|&(lo, lt)| {
+        let (long, short) = if file_more { (lt, lo) } else { (lo, lt) };
+        long.len() == s.len() + short.len() && long.starts_with(s) && long.ends_with(short)
+    })
+}
+
+/// Leading whitespace of equal visual width with one tab stop (2, 4 or 8),
+/// differing somewhere.
+fn same_width(pairs: &[(&str, &str)]) -> bool {
+    pairs.iter().any(|(lo, lt)| lo != lt)
+        && [2, 4, 8].into_iter().any(|stop| {
+            pairs
+                .iter()
+                .all(|(lo, lt)| width(lo, stop) == width(lt, stop))
+        })
+}
+
+fn width(lead: &str, stop: usize) -> usize {
+    lead.bytes().fold(0, |col, b| {
+        if b == b'\t' {
+            (col / stop + 1) * stop
+        } else {
+            col + 1
+        }
+    })
+}
+
+fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\x0b' | '\x0c')
+}
+
+/// Runs of spaces/tabs collapsed to one space; the edges trimmed.
+fn collapse(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for w in s.split(is_blank).filter(|w| !w.is_empty()) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
+}
+
+/// What a typographic character stands for in ASCII: Some("") drops it
+/// (zero-width), None keeps the character.
+fn ascii_form(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{2035}' => "'",
+        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{2036}' => "\"",
+        '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}' | '\u{2212}' => "-",
+        '\u{2026}' => "...",
+        '\u{00A0}' | '\u{2007}' | '\u{202F}' => " ",
+        '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}' => "",
+        _ => return None,
+    })
+}
+
+fn fold(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match ascii_form(c) {
+            Some(a) => out.push_str(a),
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+/// The text without any whitespace, typographic characters in ASCII: what
+/// every normalized-exact kind leaves equal.
+fn skeleton(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    skeleton_into(s, &mut out);
+    out
+}
+
+fn skeleton_into(s: &str, out: &mut String) {
+    out.clear();
+    if s.is_ascii() {
+        out.extend(
+            s.bytes()
+                .filter(|b| !b.is_ascii_whitespace())
+                .map(char::from),
+        );
+        return;
+    }
+    for c in s.chars() {
+        if c.is_whitespace() {
+            continue;
+        }
+        match ascii_form(c) {
+            Some(a) => out.extend(a.chars().filter(|c| *c != ' ')),
+            None => out.push(c),
+        }
+    }
+}
+
+/// OLD with literal `\n`, `\t`, `\"`, `\\` unescaped, if it holds any.
+fn unescape(old: &str) -> Option<String> {
+    let mut out = String::with_capacity(old.len());
+    let mut chars = old.chars();
+    let mut changed = false;
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let mapped = match chars.clone().next() {
+            Some('n') => '\n',
+            Some('t') => '\t',
+            Some('"') => '"',
+            Some('\\') => '\\',
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
+        chars.next();
+        out.push(mapped);
+        changed = true;
+    }
+    (changed && !out.is_empty()).then_some(out)
+}
+
+// ---------------------------------------------------------------------------
+// `similar`.
+
+fn is_token_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+fn tokens(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| !is_token_char(c))
+        .filter(|t| t.chars().nth(1).is_some())
+}
+
+/// Anchor keys of a piece of OLD: its tokens, and for tokens of 4
+/// characters or more also their first and last 3, so a typo inside OLD's
+/// one distinctive token still finds its line.
+fn anchor_keys(s: &str) -> impl Iterator<Item = &str> {
+    tokens(s).flat_map(|t| {
+        let mut ends = None;
+        if let (Some((p, _)), Some((q, _))) =
+            (t.char_indices().nth(3), t.char_indices().rev().nth(2))
+        {
+            ends = Some([&t[..p], &t[q..]]);
+        }
+        std::iter::once(t).chain(ends.into_iter().flatten())
+    })
+}
+
+/// Sorted character bigrams of a line's skeleton (its first
+/// [`SIMILAR_LINE_CHARS`] characters: a minified line stays cheap).
+fn bigrams(skel: &str) -> Vec<u32> {
+    // Characters folded to 16 bits: exact for the BMP, rare collisions above.
+    let cs: Vec<u32> = skel
+        .chars()
+        .take(SIMILAR_LINE_CHARS)
+        .map(|c| c as u32 & 0xFFFF)
+        .collect();
+    let mut v: Vec<u32> = cs.windows(2).map(|w| (w[0] << 16) | w[1]).collect();
+    v.sort_unstable();
+    v
+}
+
+/// What `similar` keeps of a line: a hash of its whole skeleton (for
+/// equality) and the bigrams of its start.
+struct LineKey {
+    skel_hash: u64,
+    bigrams: Vec<u32>,
+}
+
+fn line_key(s: &str) -> LineKey {
+    use std::hash::{Hash, Hasher};
+    let skel = skeleton(s);
+    // DefaultHasher::new() has fixed keys: the same hash on every run.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    skel.hash(&mut h);
+    LineKey {
+        skel_hash: h.finish(),
+        bigrams: bigrams(&skel),
+    }
+}
+
+fn line_sim(a: &LineKey, b: &LineKey) -> f64 {
+    if a.skel_hash == b.skel_hash {
+        return 1.0;
+    }
+    let (x, y) = (&a.bigrams, &b.bigrams);
+    if x.is_empty() || y.is_empty() {
+        return 0.0;
+    }
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < x.len() && j < y.len() {
+        match x[i].cmp(&y[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    2.0 * common as f64 / (x.len() + y.len()) as f64
+}
+
+/// Windows start within this many lines of an anchor's alignment.
+const SHIFT: usize = 2;
+/// Windows have k−SIZE ..= k+SIZE lines.
+const SIZE: usize = 2;
+/// Half-width of the alignment band beyond |w−k|.
+const BAND: usize = 3;
+
+fn similar(text: &str, pieces: &[&str], ends_nl: bool, truncated: &mut bool) -> Vec<Hint> {
+    let k = pieces.len();
+    if k > SIMILAR_OLD_LINES_MAX {
+        *truncated = true;
+        return Vec::new();
+    }
+    // OLD's anchor keys, each with the pieces of OLD holding it; the
+    // longest first (they tend to be the rarest), at most ANCHOR_KEYS_MAX.
+    let mut keys_of_old: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (j, p) in pieces.iter().enumerate() {
+        for key in anchor_keys(p) {
+            match keys_of_old.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, js)) if js.last() != Some(&j) => js.push(j),
+                Some(_) => {}
+                None => keys_of_old.push((key, vec![j])),
+            }
+        }
+    }
+    keys_of_old.sort_by(|x, y| y.0.len().cmp(&x.0.len()).then(x.0.cmp(y.0)));
+    keys_of_old.truncate(ANCHOR_KEYS_MAX);
+    // Where each occurs (as a substring), counting no further than a key
+    // that is too common to anchor: memmem is far cheaper than tokenizing.
+    let b = text.as_bytes();
+    let mut hits: Vec<(usize, &[usize], Vec<usize>)> = keys_of_old
+        .iter()
+        .enumerate()
+        .map(|(n, (key, js))| {
+            let at: Vec<usize> = memmem::find_iter(b, key.as_bytes())
+                .take(ANCHOR_LINES_MAX + 1)
+                .collect();
+            (n, js.as_slice(), at)
+        })
+        .filter(|h| !h.2.is_empty())
+        .collect();
+    // Rarest first; ties by length order, so the answer is deterministic.
+    hits.sort_by_key(|h| (h.2.len(), h.0));
+    let mut anchors: Vec<(usize, &[usize])> = Vec::new();
+    for (n, (_, js, at)) in hits.iter().enumerate() {
+        // More common keys add little: the rarest carry the signal.
+        if n > 0 && anchors.len() + at.len() > ANCHOR_LINES_MAX {
+            break;
+        }
+        if at.len() > ANCHOR_LINES_MAX {
+            *truncated = true;
+        }
+        anchors.extend(at.iter().take(ANCHOR_LINES_MAX).map(|&o| (o, *js)));
+    }
+    anchors.sort_unstable_by_key(|a| a.0);
+    // Byte offsets to line numbers in one forward pass.
+    let n_lines = memchr::memchr_iter(b'\n', b).count() + 1;
+    let mut bases: Vec<i64> = Vec::new();
+    let (mut line, mut counted) = (0usize, 0usize);
+    for (o, js) in anchors {
+        line += memchr::memchr_iter(b'\n', &b[counted..o]).count();
+        counted = o;
+        bases.extend(js.iter().map(|&j| line as i64 - j as i64));
+    }
+    bases.sort_unstable();
+    bases.dedup();
+    // The lines any window may touch, and their keys.
+    let reach = (SHIFT + SIZE + BAND + SIZE) as i64;
+    let mut wanted: Vec<(usize, usize)> = Vec::new();
+    let mut total = 0usize;
+    for (n, &base) in bases.iter().enumerate() {
+        let lo = (base - reach).max(0) as usize;
+        let hi = ((base + k as i64 + reach).max(0) as usize).min(n_lines);
+        match wanted.last_mut() {
+            Some(last) if lo <= last.1 => {
+                let end = last.1.max(hi);
+                total += end - last.1;
+                last.1 = end;
+            }
+            _ if lo < hi => {
+                total += hi - lo;
+                wanted.push((lo, hi));
+            }
+            _ => {}
+        }
+        if total > SIMILAR_LINES_MAX {
+            // Memory bound: the later anchors are not scored.
+            *truncated = true;
+            bases.truncate(n + 1);
+            break;
+        }
+    }
+    let mut keys: std::collections::HashMap<usize, (usize, usize, LineKey)> = Default::default();
+    let (mut line, mut off) = (0usize, 0usize);
+    for (lo, hi) in wanted {
+        if lo > line {
+            // Skip to the start of line `lo`.
+            let nl = memchr::memchr_iter(b'\n', &b[off..]).nth(lo - line - 1);
+            off += nl.map_or(b.len() - off, |i| i + 1);
+            line = lo;
+        }
+        while line < hi {
+            let end = memchr::memchr(b'\n', &b[off..]).map_or(b.len(), |i| off + i);
+            keys.insert(line, (off, end, line_key(&text[off..end])));
+            off = (end + 1).min(b.len());
+            line += 1;
+        }
+    }
+    let old_keys: Vec<LineKey> = pieces.iter().map(|p| line_key(p)).collect();
+    // Line scores a base can need: piece j against lines b+j-R ..= b+j+R.
+    const R: usize = SHIFT + BAND + SIZE;
+    const W: usize = 2 * R + 1;
+    let mut mat: Vec<f64> = vec![0.0; k * W];
+    let mut work = 0usize;
+    let mut best: Vec<(f64, usize, usize)> = Vec::new(); // (score, start, size)
+    let mut row_prev: Vec<f64> = Vec::new();
+    let mut row: Vec<f64> = Vec::new();
+    'bases: for &b in &bases {
+        work += k * W;
+        if work > SIMILAR_WORK_MAX {
+            *truncated = true;
+            break;
+        }
+        for (j, old_key) in old_keys.iter().enumerate() {
+            for off in 0..W {
+                let line = b + j as i64 + off as i64 - R as i64;
+                let sim = usize::try_from(line)
+                    .ok()
+                    .and_then(|l| keys.get(&l))
+                    .map_or(0.0, |(_, _, key)| line_sim(old_key, key));
+                mat[j * W + off] = if sim >= SIMILAR_MIN { sim } else { 0.0 };
+            }
+        }
+        let mut top: Option<(f64, usize, usize)> = None;
+        for ds in -(SHIFT as i64)..=SHIFT as i64 {
+            let Ok(s) = usize::try_from(b + ds) else {
+                continue;
+            };
+            for w in k.saturating_sub(SIZE).max(1)..=k + SIZE {
+                if s + w > n_lines {
+                    break;
+                }
+                let band = BAND + w.abs_diff(k);
+                work += k * (2 * band + 1);
+                if work > SIMILAR_WORK_MAX {
+                    *truncated = true;
+                    break 'bases;
+                }
+                // Weighted LCS of pieces 0..k against lines s..s+w, in a
+                // band around the diagonal (row j: piece j-1; column i: line s+i-1).
+                row_prev.clear();
+                row_prev.resize(w + 1, 0.0);
+                for j in 1..=k {
+                    row.clear();
+                    row.resize(w + 1, 0.0);
+                    let lo = j.saturating_sub(band).max(1);
+                    let hi = (j + band).min(w);
+                    for i in lo..=hi {
+                        // line - (b + piece) = ds + (i - j), within ±R.
+                        let off = (ds + i as i64 - j as i64 + R as i64) as usize;
+                        let diag = row_prev[i - 1] + mat[(j - 1) * W + off];
+                        row[i] = diag.max(row_prev[i]).max(row[i - 1]);
+                    }
+                    // Right of the band the row's best carries forward.
+                    for i in hi + 1..=w {
+                        row[i] = row[i - 1].max(row_prev[i]);
+                    }
+                    std::mem::swap(&mut row, &mut row_prev);
+                }
+                let score = 2.0 * row_prev[w] / (k + w) as f64;
+                // Ties: the size closest to OLD's, then the earlier start.
+                let better = top.is_none_or(|(ts, tstart, tw)| {
+                    score > ts || (score == ts && (w.abs_diff(k), s) < (tw.abs_diff(k), tstart))
+                });
+                if better {
+                    top = Some((score, s, w));
+                }
+            }
+        }
+        if let Some(t) = top.filter(|t| t.0 >= SIMILAR_MIN) {
+            best.push(t);
+        }
+    }
+    best.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    best.dedup_by(|a, b| a.1 == b.1 && a.2 == b.2);
+    let mut out: Vec<Hint> = Vec::new();
+    for (score, s, w) in best {
+        // Enough to fill the slots the exact kinds left, after overlaps.
+        if out.len() >= 2 * MAX_HINTS {
+            break;
+        }
+        let (Some(first), Some(last)) = (keys.get(&s), keys.get(&(s + w - 1))) else {
+            continue;
+        };
+        let h = make_hint(
+            text,
+            s as u64 + 1,
+            first.0,
+            last.1,
+            ends_nl,
+            Kind::Similar,
+            (score * 1000.0).round() / 1000.0,
+        );
+        if !out
+            .iter()
+            .any(|f| h.line <= f.end_line && f.line <= h.end_line)
+        {
+            out.push(h);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first hint, asserting its kind, lines and text, and that sending
+    /// its text as OLD succeeds once (the agent's second call).
+    fn expect(text: &str, old: &str, new: &str, kind: Kind, line: u64, end_line: u64, want: &str) {
+        let h = find(text, old, new, true);
+        let first = h
+            .hints
+            .first()
+            .unwrap_or_else(|| panic!("no hint for {old:?}"));
+        assert_eq!(
+            (first.kind, first.line, first.end_line, first.text.as_str()),
+            (kind, line, end_line, want),
+            "{old:?}: {h:?}"
+        );
+        assert_eq!(first.score, 1.0);
+        second_call(text, &first.text);
+    }
+
+    fn second_call(text: &str, hint_text: &str) {
+        let e = crate::core::Edit::new(hint_text, "REPLACED", false).unwrap();
+        let (_, s) = crate::core::replace(text.as_bytes(), &[e]).expect("second call succeeds");
+        assert_eq!(s.count, 1);
+    }
+
+    fn kinds(text: &str, old: &str, new: &str) -> Vec<Kind> {
+        find(text, old, new, true)
+            .hints
+            .iter()
+            .map(|h| h.kind)
+            .collect()
+    }
+
+    const RS: &str = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
+
+    #[test]
+    fn no_hints_when_old_occurs() {
+        assert_eq!(find(RS, "let x = 1;", "let x = 2;", true), Hints::default());
+    }
+
+    #[test]
+    fn already_applied() {
+        expect(
+            RS,
+            "let x = 0;",
+            "let x = 1;",
+            Kind::AlreadyApplied,
+            2,
+            2,
+            "    let x = 1;",
+        );
+        // With a newline at the end of NEW the text keeps it.
+        expect(
+            RS,
+            "let x = 0;\n",
+            "let x = 1;\n",
+            Kind::AlreadyApplied,
+            2,
+            2,
+            "    let x = 1;\n",
+        );
+        // Near miss: NEW does not occur either.
+        assert!(!kinds(RS, "let x = 0;", "let x = 5;").contains(&Kind::AlreadyApplied));
+        // An empty NEW (a deletion) never counts as applied.
+        assert!(!kinds(RS, "let x = 0;", "").contains(&Kind::AlreadyApplied));
+    }
+
+    #[test]
+    fn trailing_whitespace() {
+        expect(
+            RS,
+            "let x = 1;  \n    println!(\"{x}\");\t",
+            "",
+            Kind::TrailingWhitespace,
+            2,
+            3,
+            "    let x = 1;\n    println!(\"{x}\");",
+        );
+        expect(
+            RS,
+            "let x = 1; ",
+            "",
+            Kind::TrailingWhitespace,
+            2,
+            2,
+            "    let x = 1;",
+        );
+        // Near miss: the space is inside the line, where stripping does not reach.
+        assert!(!kinds("x = 1 + y\n", "x = 1  ", "").contains(&Kind::TrailingWhitespace));
+        assert!(!kinds(RS, "let x = 1 ;", "").contains(&Kind::TrailingWhitespace));
+    }
+
+    #[test]
+    fn indentation() {
+        let py = "class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        pass\n";
+        // OLD lost one level; its first line starts after the indentation.
+        expect(
+            py,
+            "def f(self):\n    return 1",
+            "",
+            Kind::Indentation,
+            2,
+            3,
+            "    def f(self):\n        return 1",
+        );
+        // OLD has one level too many, on every line, blank line kept.
+        expect(
+            py,
+            "            return 1\n\n        def g(self):\n",
+            "",
+            Kind::Indentation,
+            3,
+            5,
+            "        return 1\n\n    def g(self):\n",
+        );
+        // Near miss: the shift is not uniform (2 then 4 spaces): not indentation.
+        let k = kinds(py, "  def f(self):\n    return 1", "");
+        assert_eq!(k.first(), Some(&Kind::Whitespace), "{k:?}");
+    }
+
+    #[test]
+    fn tabs() {
+        let go = "func f() {\n\tif x {\n\t\treturn\n\t}\n}\n";
+        expect(
+            go,
+            "    if x {\n        return\n    }",
+            "",
+            Kind::Tabs,
+            2,
+            4,
+            "\tif x {\n\t\treturn\n\t}",
+        );
+        expect(
+            go,
+            "  if x {\n    return",
+            "",
+            Kind::Tabs,
+            2,
+            3,
+            "\tif x {\n\t\treturn",
+        );
+        // Near miss: 3 spaces per tab is no tab stop.
+        let k = kinds(go, "   if x {\n      return\n   }", "");
+        assert!(!k.contains(&Kind::Tabs), "{k:?}");
+        // A tab replacing a uniform shift is still tabs, not indentation.
+        let k = kinds("\t\tx()\n\t\ty()\n", "        x()\n        y()", "");
+        assert_eq!(k, vec![Kind::Tabs]);
+    }
+
+    #[test]
+    fn whitespace() {
+        let t = "let  x =  compute(a,  b);\nnext();\n";
+        expect(
+            t,
+            "let x = compute(a, b);",
+            "",
+            Kind::Whitespace,
+            1,
+            1,
+            "let  x =  compute(a,  b);",
+        );
+        expect(
+            t,
+            "x = compute(a, b);\n next();",
+            "",
+            Kind::Whitespace,
+            1,
+            2,
+            "let  x =  compute(a,  b);\nnext();",
+        );
+        // Near miss: a space where the file has none is not a collapsed run.
+        assert!(!kinds(t, "let x = compute(a, b) ;", "").contains(&Kind::Whitespace));
+    }
+
+    #[test]
+    fn unicode_punctuation() {
+        let t = "say(\u{201c}it\u{2019}s done\u{201d}) \u{2014} ok\u{2026}\nnext\n";
+        expect(
+            t,
+            "say(\"it's done\") - ok...",
+            "",
+            Kind::UnicodePunctuation,
+            1,
+            1,
+            "say(\u{201c}it\u{2019}s done\u{201d}) \u{2014} ok\u{2026}",
+        );
+        // Either side: ASCII file, typographic OLD with a NBSP and a zero-width space.
+        let t = "x = \"a b\"\nnext\n";
+        expect(
+            t,
+            "x\u{a0}= \u{201c}a b\u{201d}\u{200b}",
+            "",
+            Kind::UnicodePunctuation,
+            1,
+            1,
+            "x = \"a b\"",
+        );
+        // A zero-width space inside a word of the file (the full scan).
+        let t = "call(fo\u{200b}obar)\nnext\n";
+        expect(
+            t,
+            "call(foobar)",
+            "",
+            Kind::UnicodePunctuation,
+            1,
+            1,
+            "call(fo\u{200b}obar)",
+        );
+        // Near miss: guillemets are not mapped.
+        assert!(!kinds(t, "x = \u{ab}a b\u{bb}", "").contains(&Kind::UnicodePunctuation));
+    }
+
+    #[test]
+    fn escapes() {
+        let t = "fn f() {\n\tlet s = \"a\\\\b\";\n}\n";
+        expect(
+            t,
+            "fn f() {\\n\\tlet s = \\\"a\\\\\\\\b\\\";",
+            "",
+            Kind::Escapes,
+            1,
+            2,
+            "fn f() {\n\tlet s = \"a\\\\b\";",
+        );
+        // Near miss: unescaped, OLD still does not occur.
+        assert!(!kinds(t, "fn f() {\\n\\tlet s = 1;", "").contains(&Kind::Escapes));
+        assert_eq!(unescape("no escapes \\x"), None);
+    }
+
+    #[test]
+    fn similar() {
+        let t = "def total(items):\n    s = 0\n    for i in items:\n        s += i.price\n    return s\n\ndef other():\n    pass\n";
+        // A stale view: one line changed since the agent read the file.
+        let h = find(
+            t,
+            "def total(items):\n    s = 0\n    for i in items:\n        s += i.cost\n    return s",
+            "",
+            true,
+        );
+        let first = &h.hints[0];
+        assert_eq!(
+            (first.kind, first.line, first.end_line),
+            (Kind::Similar, 1, 5),
+            "{h:?}"
+        );
+        // "s+=i.price" vs "s+=i.cost" share 4 of 9 and 8 bigrams: Dice 8/17
+        // < 0.5 counts 0, so 4 of 5 lines align: S = 2·4 / (5 + 5).
+        assert_eq!(first.score, 0.8);
+        second_call(t, &first.text);
+        // A typo in a one-line OLD.
+        let h = find(t, "s += i.prize", "", true);
+        assert_eq!((h.hints[0].kind, h.hints[0].line), (Kind::Similar, 4));
+        // Near miss: nothing alike scores below 0.5, so no hint at all.
+        assert_eq!(
+            find(t, "completely unrelated words here", "", true).hints,
+            vec![]
+        );
+    }
+
+    #[test]
+    fn order_and_cap() {
+        // The same line under several explanations is listed once, most specific first.
+        let t = "a  b \nx\na  b \ny\na  b \nz\na  b \n";
+        let h = find(t, "a  b", "", true);
+        assert_eq!(h, Hints::default(), "OLD occurs: no hints");
+        let h = find(t, "a b\n", "", true);
+        assert_eq!(h.hints.len(), MAX_HINTS);
+        assert!(h.hints.iter().all(|x| x.kind == Kind::Whitespace), "{h:?}");
+        assert_eq!(
+            h.hints.iter().map(|x| x.line).collect::<Vec<_>>(),
+            vec![1, 3, 5]
+        );
+        // already_applied comes before everything else.
+        let t = "foo \nbar\n";
+        let k = kinds(t, "foo", "bar");
+        assert_eq!(k, vec![]);
+        let k = kinds(t, "foo  \nqux", "bar");
+        assert_eq!(k.first(), Some(&Kind::AlreadyApplied));
+    }
+
+    #[test]
+    fn text_is_capped_on_a_char_boundary() {
+        let long = "é".repeat(2000); // 4000 bytes
+        let t = format!("{long}\nend\n");
+        let h = find(&t, &format!("{long}  "), "", true);
+        let first = &h.hints[0];
+        assert_eq!(first.kind, Kind::TrailingWhitespace);
+        assert!(first.text_truncated);
+        assert_eq!(first.text, "é".repeat(1024));
+        let json = serde_json::to_string(first).unwrap();
+        assert!(json.contains("\"text_truncated\":true"));
+        let short = &find(RS, "let x = 1; ", "", true).hints[0];
+        assert_eq!(
+            serde_json::to_string(short).unwrap(),
+            "{\"line\":2,\"end_line\":2,\"kind\":\"trailing_whitespace\",\"score\":1.0,\"text\":\"    let x = 1;\"}"
+        );
+    }
+
+    #[test]
+    fn partial_text_ignores_the_cut_line_and_says_so() {
+        let t = "keep\nlet x = 1;\nlet y";
+        let h = find(t, "let y = 2; ", "", false);
+        assert!(h.truncated);
+        assert!(h.hints.iter().all(|x| x.end_line <= 2), "{h:?}");
+        assert!(!find(t, "let x = 1; ", "", true).truncated);
+    }
+
+    #[test]
+    fn occurrence_lines_are_non_overlapping_left_to_right() {
+        assert_eq!(occurrence_lines("aa\naaa\n\naa", "aa", 10), vec![1, 2, 4]);
+        assert_eq!(occurrence_lines("x\nx\nx", "x", 2), vec![1, 2]);
+        assert_eq!(occurrence_lines("a\nb\na\nb", "a\nb", 10), vec![1, 3]);
+        assert_eq!(occurrence_lines("abc", "z", 10), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn bounds_set_truncated() {
+        // Beyond FULL_HINTS_MAX_BYTES: the exact kinds still, `similar` not.
+        let mut big = "x\n".repeat(FULL_HINTS_MAX_BYTES / 2 + 1);
+        big.push_str("let a = 1;\n");
+        let h = find(&big, "let a = 1; ", "", true);
+        assert_eq!(h.hints[0].kind, Kind::TrailingWhitespace);
+        assert_eq!(h.hints[0].line as usize, FULL_HINTS_MAX_BYTES / 2 + 2);
+        assert!(h.truncated);
+        let h = find(&big, "let a = 2;", "", true);
+        assert_eq!((h.hints.len(), h.truncated), (0, true));
+        let h = find(&big[big.len() - 40..], "let a = 2;", "", true);
+        assert_eq!((h.hints[0].kind, h.truncated), (Kind::Similar, false));
+        // OLD of too many lines skips `similar`.
+        let old = "let a = 2;\n".repeat(SIMILAR_OLD_LINES_MAX + 1);
+        let h = find("let a = 1;\n", &old, "", true);
+        assert_eq!((h.hints.len(), h.truncated), (0, true));
+        // A rarest anchor key on more than ANCHOR_LINES_MAX lines.
+        let t = "call(alpha);\n".repeat(ANCHOR_LINES_MAX + 5);
+        let h = find(&t, "call(alpha, beta);", "", true);
+        assert!(h.truncated);
+        assert_eq!(h.hints[0].kind, Kind::Similar);
+    }
+
+    #[test]
+    fn stops_early_on_enough_trailing_whitespace() {
+        // Every line qualifies; the first three are reported.
+        let t = "value = 1\n".repeat(10_000);
+        let h = find(&t, "value = 1 \n", "", true);
+        let lines: Vec<u64> = h.hints.iter().map(|x| x.line).collect();
+        assert_eq!(lines, vec![1, 2, 3]);
+        assert!(!h.truncated);
+    }
+
+    #[test]
+    fn kind_tokens_round_trip_in_order() {
+        for (i, k) in Kind::ALL.into_iter().enumerate() {
+            assert_eq!(Kind::from_token(k.token()), Some(k));
+            assert_eq!(
+                serde_json::to_string(&k).unwrap(),
+                format!("\"{}\"", k.token())
+            );
+            assert_eq!(k as usize, i);
+        }
+    }
+}
