@@ -742,17 +742,14 @@ impl Matcher {
                 let new = std::mem::take(&mut self.new);
                 self.emit(&new, out);
                 self.new = new;
+            } else if self.at_line.is_some() {
+                // With `at_line`, an occurrence on another line is kept
+                // as it is: unchanged text for the diff too.
+                self.same(&buf[i..i + self.m], out);
             } else {
-                if self.at_line.is_some() {
-                    // With `at_line`, an occurrence on another line is kept
-                    // as it is: unchanged text for the diff too.
-                    self.same(&buf[i..i + self.m], out);
-                } else {
-                    // A second match without replace-all: the edit is
-                    // refused, the output (and its diff) no longer matters.
-                    self.diff = None;
-                    self.emit(&buf[i..i + self.m], out);
-                }
+                // A second match without replace-all: the edit is
+                // refused, the output (and its diff) no longer matters.
+                self.diff = None;
                 self.emit(&buf[i..i + self.m], out);
             }
             pos = i + self.m;
