@@ -140,27 +140,30 @@ fn handle(mut s: TcpStream, base: &Path) {
                 None => {
                     serde_json::json!({"stdout": "", "stderr": "cannot split the command", "exit_code": 1})
                 }
-                Some(argv) => match {
-                    let guard = WRITE_OR_FORK.lock().unwrap();
-                    let child = std::process::Command::new(&argv[0])
-                        .args(&argv[1..])
-                        .current_dir(base)
-                        .stdin(std::process::Stdio::null())
-                        .stdout(std::process::Stdio::piped())
-                        .stderr(std::process::Stdio::piped())
-                        .spawn();
-                    drop(guard);
-                    child.and_then(|c| c.wait_with_output())
-                } {
-                    Ok(o) => serde_json::json!({
-                        "stdout": String::from_utf8_lossy(&o.stdout),
-                        "stderr": String::from_utf8_lossy(&o.stderr),
-                        "exit_code": o.status.code().unwrap_or(1),
-                    }),
-                    Err(e) => {
-                        serde_json::json!({"stdout": "", "stderr": format!("failed to run {}: {e}", argv[0]), "exit_code": 1})
+                Some(argv) => {
+                    let ran = {
+                        let guard = WRITE_OR_FORK.lock().unwrap();
+                        let child = std::process::Command::new(&argv[0])
+                            .args(&argv[1..])
+                            .current_dir(base)
+                            .stdin(std::process::Stdio::null())
+                            .stdout(std::process::Stdio::piped())
+                            .stderr(std::process::Stdio::piped())
+                            .spawn();
+                        drop(guard);
+                        child.and_then(|c| c.wait_with_output())
+                    };
+                    match ran {
+                        Ok(o) => serde_json::json!({
+                            "stdout": String::from_utf8_lossy(&o.stdout),
+                            "stderr": String::from_utf8_lossy(&o.stderr),
+                            "exit_code": o.status.code().unwrap_or(1),
+                        }),
+                        Err(e) => {
+                            serde_json::json!({"stdout": "", "stderr": format!("failed to run {}: {e}", argv[0]), "exit_code": 1})
+                        }
                     }
-                },
+                }
             };
             respond(
                 &mut s,
