@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Conformance in a root that has nothing but a static busybox and as-edit:
-# no python3, no coreutils. Each case runs twice: through `chroot ROOT
-# /bin/sh -c '...'` with host-style quoting, and with no shell at all
-# (`chroot ROOT /opt/as-edit/as-edit ...`). aarch64 runs under
-# qemu-aarch64-static copied into the root (no binfmt registration needed).
+# no python3, no coreutils. The cases are the folders under tests/scenarios
+# (the same ones `cargo test --test scenarios` runs). Each runs twice in the
+# root's /work: through `/bin/sh -c '...'` with host-style quoting, and with
+# no shell at all (`/opt/as-edit/as-edit ...` exec'd directly), both entered
+# with `unshare --root ROOT --wd /work` (a chroot that can set the working
+# directory). aarch64 runs under qemu-aarch64-static copied into the root
+# (no binfmt registration needed).
 # Usage: scripts/conformance.sh [BINARY] [--arch x86_64|aarch64]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +32,8 @@ fi
 [ -x "$bin" ] || die "no executable binary at $bin"
 
 root=$(mktemp -d /tmp/as-edit-conformance.XXXXXX)
-trap 'rm -rf "$root"' EXIT
+scratch=""
+trap 'rm -rf "$root" $scratch' EXIT
 mkdir -p "$root/bin" "$root/opt/as-edit" "$root/work"
 cp /bin/busybox "$root/bin/busybox"
 for tool in sh ls cat; do ln -s busybox "$root/bin/$tool"; done
@@ -47,71 +51,148 @@ fail=0
 ok() { pass=$((pass + 1)); echo "ok   $*"; }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 
-q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
-b64() { printf '%s' "$1" | base64 -w0; }
+# The cases are the scenario folders that `cargo test --test scenarios` runs
+# (format: tests/scenarios/README.md); this script only reads them.
+scenarios=tests/scenarios
+mkdir -p "$root/dev"
+mknod -m 666 "$root/dev/null" c 1 3 # for the /dev/null scenario; nothing else in /dev
+scratch=$(mktemp -d /tmp/as-edit-conformance-expect.XXXXXX)
 
-# run MODE ARGS... : runs the helper in the root via sh -c or plain argv.
-run() {
-  local mode=$1; shift
-  if [ "$mode" = sh ]; then
+# POSIX single-quote quoting, as the host library does it.
+q() { local s=${1//\'/\'\\\'\'}; printf "'%s'" "$s"; }
+
+# decode NAME: %XX-encoded name → bytes (encoded names hold no '\').
+decode() { printf '%b' "${1//%/\\x}"; }
+
+# expand SCEN TEXT: {DIR}, {b64:NAME}, {file:NAME}; any other '{' is literal.
+expand() {
+  local scen=$1 s=$2 out="" pre tok val
+  while [[ $s == *'{'* ]]; do
+    pre=${s%%'{'*}
+    s=${s#*'{'}
+    tok=${s%%'}'*}
+    if [[ $s != *'}'* ]]; then tok=""; fi
+    case $tok in
+      DIR) val=/work ;;
+      b64:*) val=$(base64 -w0 <"$scen/${tok#b64:}") ;;
+      file:*) val=$(cat "$scen/${tok#file:}"; printf x); val=${val%x} ;;
+      *) out+="$pre{"; continue ;;
+    esac
+    out+="$pre$val"
+    s=${s#*'}'}
+  done
+  printf '%s' "$out$s"
+}
+
+# case_values SCEN KEY: the values of KEY lines in SCEN/case.
+case_values() { sed -n "s/^$2:[[:space:]]*//p" "$1/case"; }
+
+# real_path DEST ENCODED: DEST/ENCODED with every component decoded.
+real_path() {
+  local out=$1 part parts
+  IFS=/ read -ra parts <<<"$2"
+  for part in "${parts[@]}"; do out+=/$(decode "$part"; printf x); out=${out%x}; done
+  printf '%s' "$out"
+}
+
+# materialize SCEN TREE DEST: TREE's entries (names %XX-decoded), then the
+# case's dir:, fifo: and mode: lines, as tests/scenarios.rs does.
+materialize() {
+  local scen=$1 tree=$2 dest=$3 rel path m
+  if [ -d "$tree" ]; then
+    while IFS= read -r -d '' rel; do
+      rel=${rel#./}
+      path=$(real_path "$dest" "$rel"; printf x); path=${path%x}
+      if [ -L "$tree/$rel" ]; then ln -s "$(readlink "$tree/$rel")" "$path"
+      elif [ -d "$tree/$rel" ]; then mkdir -m 755 "$path"
+      else cat "$tree/$rel" >"$path" && chmod 644 "$path"
+      fi
+    done < <(cd "$tree" && find . -mindepth 1 -print0 | sort -z)
+  fi
+  while IFS= read -r rel; do
+    path=$(real_path "$dest" "$rel"; printf x); mkdir -m 755 "${path%x}"
+  done < <(case_values "$scen" dir)
+  while IFS= read -r rel; do
+    path=$(real_path "$dest" "$rel"; printf x); mkfifo -m 644 "${path%x}"
+  done < <(case_values "$scen" fifo)
+  while read -r rel m; do
+    path=$(real_path "$dest" "$rel"; printf x); chmod "$m" "${path%x}"
+  done < <(case_values "$scen" mode)
+}
+
+# manifest DIR [inodes]: one line per entry, path in hex, kind, mode, content.
+manifest() {
+  local dir=$1 with_ino=${2:-} rel
+  (cd "$dir" && find . -mindepth 1 -print0 | sort -z | while IFS= read -r -d '' rel; do
+    printf '%s ' "$(printf '%s' "${rel#./}" | od -An -tx1 | tr -d ' \n')"
+    if [ -L "$rel" ]; then printf 'link %s' "$(readlink "$rel" | od -An -tx1 | tr -d ' \n')"
+    elif [ -d "$rel" ]; then printf 'dir %s' "$(stat -c %a "$rel")"
+    elif [ -p "$rel" ]; then printf 'fifo %s' "$(stat -c %a "$rel")"
+    elif [ -f "$rel" ]; then printf 'file %s %s' "$(stat -c %a "$rel")" "$(sha256sum <"$rel" | cut -c1-64)"
+    else printf 'other'
+    fi
+    [ -n "$with_ino" ] && printf ' %s' "$(stat -c %i "$rel")"
+    printf '\n'
+  done)
+}
+
+# run_case SCEN WAY: one scenario, one way (sh or argv), every assertion.
+run_case() {
+  local scen=$1 way=$2 name want_rc rc=0 line
+  name=$(basename "$scen")
+  want_rc=$(case_values "$scen" exit)
+  rm -rf "$root/work" "$scratch/expect" && mkdir -m 755 "$root/work" "$scratch/expect"
+  materialize "$scen" "$scen/before" "$root/work"
+  if [ -d "$scen/after" ]; then materialize "$scen" "$scen/after" "$scratch/expect"
+  else materialize "$scen" "$scen/before" "$scratch/expect"; fi
+  local args=()
+  while IFS= read -r line; do
+    line=$(expand "$scen" "$line"; printf x)
+    args+=("${line%x}")
+  done <"$scen/args"
+  local stdin=/dev/null
+  [ -f "$scen/stdin" ] && stdin=$scen/stdin
+  local before
+  before=$(manifest "$root/work" ino)
+  if [ "$way" = sh ]; then
     local cmd="${runner}$(q "$helper")"
-    for a in "$@"; do cmd+=" $(q "$a")"; done
-    chroot "$root" /bin/sh -c "$cmd"
+    for a in "${args[@]}"; do cmd+=" $(q "$a")"; done
+    unshare --root="$root" --wd=/work /bin/sh -c "$cmd" <"$stdin" >"$scratch/out" 2>"$scratch/err" || rc=$?
   else
     # shellcheck disable=SC2086
-    chroot "$root" $runner"$helper" "$@"
+    unshare --root="$root" --wd=/work $runner"$helper" "${args[@]}" <"$stdin" >"$scratch/out" 2>"$scratch/err" || rc=$?
   fi
+  expand "$scen" "$(cat "$scen/expected"; printf x)" >"$scratch/want"
+  truncate -s -1 "$scratch/want" # the marker
+  if ! cmp -s "$scratch/out" "$scratch/want"; then bad "$name [$way]: got '$(cat "$scratch/out")', want '$(cat "$scratch/want")'"; return; fi
+  if [ -s "$scratch/err" ]; then bad "$name [$way]: stderr '$(cat "$scratch/err")'"; return; fi
+  if [ "$rc" != "$want_rc" ]; then bad "$name [$way]: exit $rc, want $want_rc"; return; fi
+  if [ "$(manifest "$root/work")" != "$(manifest "$scratch/expect")" ]; then
+    bad "$name [$way]: directory differs: $(diff <(manifest "$root/work") <(manifest "$scratch/expect") | tr '\n' ' ')"; return
+  fi
+  local after path kind rest ino a_kind a_rest a_ino
+  after=$(manifest "$root/work" ino)
+  while read -r path kind rest; do
+    ino=${rest##* } rest=${rest% *}
+    read -r _ a_kind a_rest < <(grep "^$path " <<<"$after") || true
+    a_ino=${a_rest##* } a_rest=${a_rest% *}
+    if [ "$kind $rest" = "$a_kind $a_rest" ] && [ "$ino" != "$a_ino" ]; then bad "$name [$way]: an unchanged entry has a new inode"; return; fi
+    if [ "$kind" = file ] && [ "$kind $rest" != "$a_kind $a_rest" ] && [ "$ino" = "$a_ino" ]; then bad "$name [$way]: a file changed in place"; return; fi
+  done <<<"$before"
+  ok "$name [$way]"
 }
 
-# check NAME MODE EXPECTED_LINE EXPECTED_RC FILE EXPECTED_BYTES ARGS...
-check() {
-  local name=$1 mode=$2 want=$3 want_rc=$4 file=$5 want_bytes=$6; shift 6
-  local out rc=0
-  out=$(run "$mode" "$@" 2>&1) || rc=$?
-  local got_bytes
-  got_bytes=$(od -An -c "$root$file" 2>/dev/null | tr -s ' \n' ' ')
-  if [ "$out" != "__RESULT__$want" ]; then bad "$name [$mode]: got '$out', want '__RESULT__$want'"; return; fi
-  if [ "$rc" != "$want_rc" ]; then bad "$name [$mode]: exit $rc, want $want_rc"; return; fi
-  if [ "$got_bytes" != "$(printf '%b' "$want_bytes" | od -An -c | tr -s ' \n' ' ')" ]; then bad "$name [$mode]: file bytes $got_bytes"; return; fi
-  local extra
-  extra=$(ls -A "$root/work" | grep -c '^\.' || true)
-  if [ "$extra" != 0 ]; then bad "$name [$mode]: temp left in /work"; return; fi
-  ok "$name [$mode]"
-}
-
-for mode in sh argv; do
-  rm -rf "$root/work" && mkdir -p "$root/work/real" "$root/work/links"
-  printf 'hello world\n' > "$root/work/plain.txt"
-  check "plain edit" $mode '{"count":1}' 0 /work/plain.txt 'hello there\n' \
-    -- /work/plain.txt "$(b64 world)" "$(b64 there)"
-  printf 'a\r\nb\r\nc\r\n' > "$root/work/crlf.txt"
-  check "CRLF normalized" $mode '{"count":1}' 0 /work/crlf.txt 'a\nB\nc\n' \
-    -- /work/crlf.txt "$(b64 $'b\n')" "$(b64 $'B\r\n')" false
-  printf 'x-x-x' > "$root/work/all.txt"
-  check "replace-all count" $mode '{"count":3}' 0 /work/all.txt 'y-y-y' \
-    -- /work/all.txt "$(b64 x)" "$(b64 y)" true
-  check "string_not_found" $mode '{"error":"string_not_found"}' 1 /work/all.txt 'y-y-y' \
-    -- /work/all.txt "$(b64 zzz)" "$(b64 q)"
-  check "multiple_occurrences" $mode '{"error":"multiple_occurrences","count":3}' 1 /work/all.txt 'y-y-y' \
-    -- /work/all.txt "$(b64 y)" "$(b64 q)"
-  check "file_not_found" $mode '{"error":"file_not_found","detail":"/work/missing.txt does not exist"}' 1 /work/all.txt 'y-y-y' \
-    -- /work/missing.txt "$(b64 y)" "$(b64 q)"
-  printf 'old\n' > "$root/work/real/t.txt"
-  ln -s ../real/t.txt "$root/work/links/l.txt"
-  check "symlink written through" $mode '{"count":1}' 0 /work/real/t.txt 'new\n' \
-    -- /work/links/l.txt "$(b64 old)" "$(b64 new)"
-  if [ -L "$root/work/links/l.txt" ]; then ok "symlink preserved [$mode]"; else bad "symlink preserved [$mode]"; fi
-  printf 'm\n' > "$root/work/mode.txt"; chmod 4751 "$root/work/mode.txt"
-  check "mode edit" $mode '{"count":1}' 0 /work/mode.txt 'n\n' -- /work/mode.txt "$(b64 m)" "$(b64 n)"
-  if [ "$(stat -c %a "$root/work/mode.txt")" = 4751 ]; then ok "mode preserved [$mode]"; else bad "mode preserved [$mode]: $(stat -c %a "$root/work/mode.txt")"; fi
-  printf 'caf\xe9\n' > "$root/work/latin1.txt"
-  check "non-UTF-8 refused" $mode '{"error":"read_failed","detail":"/work/latin1.txt is not valid UTF-8: invalid continuation byte at byte offset 3"}' 1 /work/latin1.txt 'caf\351\n' \
-    -- /work/latin1.txt "$(b64 caf)" "$(b64 x)"
-  check "invalid_argument" $mode '{"error":"invalid_argument","detail":"OLD is empty"}' 2 /work/plain.txt 'hello there\n' \
-    -- /work/plain.txt "" ""
+count=0
+for scen in "$scenarios"/[0-9][0-9][0-9]-*/; do
+  scen=${scen%/}
+  count=$((count + 1))
+  ways=$(case_values "$scen" ways)
+  for way in ${ways:-sh argv}; do run_case "$scen" "$way"; done
 done
+[ "$count" -gt 0 ] || die "no scenario folders under $scenarios"
 
-ver=$(run argv --version 2>&1) || true
+# shellcheck disable=SC2086
+ver=$(unshare --root="$root" --wd=/ $runner"$helper" --version 2>&1) || true
 if [ "$ver" = "as-edit $(pkg_version) (protocol 1; $arch-unknown-linux-musl)" ]; then ok "--version names $arch-unknown-linux-musl"; else bad "--version: $ver"; fi
 if chroot "$root" /bin/sh -c 'command -v python3' >/dev/null 2>&1 || [ -n "$(find "$root" -name 'python*' -print -quit)" ]; then
   bad "python3 is absent from the root"
