@@ -458,7 +458,10 @@ fn a_failed_install_leaves_nothing_behind() {
                 rewrite,
             },
             "/opt/as-edit",
-        );
+        )
+        // Small commands: several data commands whatever the binary's size,
+        // so the injected failure is a middle one.
+        .with_command_limit(32 * 1024);
         let e = ed.ensure_helper(&binary).unwrap_err();
         let why = if fail_at.is_some() {
             "a step exited Some(1): injected failure"
