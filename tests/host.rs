@@ -284,7 +284,15 @@ fn busybox_root(tools: &[&str]) -> Option<tempfile::TempDir> {
     std::fs::create_dir_all(root.path().join("bin")).unwrap();
     std::fs::create_dir_all(root.path().join("opt")).unwrap();
     std::fs::create_dir_all(root.path().join("work")).unwrap();
-    std::fs::copy("/bin/busybox", root.path().join("bin/busybox")).unwrap();
+    // Copied by a child process: had this process held the file open for
+    // writing, a thread forking meanwhile could keep that descriptor until
+    // its exec, and running busybox would fail with ETXTBSY.
+    let cp = std::process::Command::new("cp")
+        .arg("/bin/busybox")
+        .arg(root.path().join("bin/busybox"))
+        .status()
+        .unwrap();
+    assert!(cp.success());
     for t in ["sh"].iter().chain(tools) {
         std::os::unix::fs::symlink("busybox", root.path().join("bin").join(t)).unwrap();
     }
