@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark: as-edit vs the python3 status quo vs the physical
 # bounds (a full cp+mv rewrite of the file; a static no-op exec).
-# Usage: scripts/bench.sh [--quick] [--huge] [--diff-only] [--bin PATH]
+# Usage: scripts/bench.sh [--quick] [--huge] [--diff-only] [--bin PATH] | --install | --docker
 #   --quick      tiny files and few runs: proves the benchmark works (CI)
 #   --huge       adds the 1 GiB case (time and memory only)
 #   --diff-only  only the diff case: --report --diff against --report alone
 #                on the large file (time ratio target <= 2, peak RSS <= 4 MiB)
+#   --install    only the install-over-exec table (see install_bench below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 # --docker [--quick] [--bin PATH]: the docker exec timing table instead (scripts/bench/docker.sh).
 [ "${1:-}" = --docker ] && { shift; exec scripts/bench/docker.sh "$@"; }
 
-quick=0 huge=0 diff_only=0 bin=""
+quick=0 huge=0 diff_only=0 bin="" install=0
 while (($#)); do
   case "$1" in
+    --install) install=1 ;;
     --quick) quick=1 ;;
     --huge) huge=1 ;;
     --diff-only) diff_only=1 ;;
@@ -23,6 +25,54 @@ while (($#)); do
   esac
   shift
 done
+
+# --- install over exec -------------------------------------------------------
+# For each architecture's dist/ binary and each transfer the Editor can pick
+# (by what a busybox root offers: only sh builtins and busybox's own
+# applets; + base64; + gzip; + base64 and gzip), installs through
+# Editor::ensure_helper and prints the bytes sent and the exec calls, every
+# exec the Editor makes counted: the probe (version check and tool probes in
+# one command), the data commands (the first creates the temp, the last also
+# decompresses, moves into place and runs --version).
+install_bench() {
+  [ "$(id -u)" = 0 ] || die "--install builds chroots: run as root"
+  apt_need busybox-static qemu-user-static
+  scripts/build-static.sh >/dev/null
+  cargo build --quiet --release --example install_cost
+  local cost=target/release/examples/install_cost version arch bin root tools extra qemu line
+  version=$(pkg_version)
+  echo "| arch | binary bytes | transfer | bytes sent | exec calls | target |"
+  echo "| --- | ---: | --- | ---: | ---: | ---: |"
+  for arch in x86_64 aarch64; do
+    bin="dist/as-edit-$version-$arch-unknown-linux-musl"
+    for tools in "printf:" "base64:base64" "gzip:gzip" "gzip:base64 gzip"; do
+      extra=${tools#*:}
+      root=$(mktemp -d /var/tmp/as-edit-install.XXXXXX)
+      mkdir -p "$root/bin" "$root/opt"
+      cp /bin/busybox "$root/bin/busybox"
+      for t in sh chmod mv rm $extra; do ln -s busybox "$root/bin/$t"; done
+      qemu=()
+      if [ "$arch" = aarch64 ] && [ "$(uname -m)" != aarch64 ]; then
+        cp /usr/bin/qemu-aarch64-static "$root/opt/qemu-aarch64-static"
+        qemu=(/opt/qemu-aarch64-static)
+      fi
+      line=$("$cost" "$root" "$bin" "${qemu[@]}") || die "install into a ${tools%%:*} root failed"
+      rm -rf "$root"
+      local transfer=${line#transfer=}; transfer=${transfer%% *}
+      local execs=${line#*execs=}; execs=${execs%% *}
+      local bytes=${line#*bytes=}
+      local target=""
+      case "$transfer" in printf) target="≤ 16" ;; base64) target="≤ 8" ;; esac
+      echo "| $arch | $(stat -c %s "$bin") | $transfer | $bytes | $execs | $target |"
+    done
+  done
+}
+if ((install)); then
+  install_bench
+  exit 0
+fi
+# -----------------------------------------------------------------------------
+
 apt_need hyperfine busybox-static time
 if [ -z "$bin" ]; then
   scripts/build-static.sh x86_64-unknown-linux-musl >/dev/null

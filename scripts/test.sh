@@ -48,6 +48,7 @@ scripts/fuzz.sh 20
 
 step "benchmark, quick mode (proves it runs; figures come from a full run)"
 scripts/bench.sh --quick --bin "$AS_EDIT_STATIC_BIN"
+scripts/callgrind.sh --bin "$AS_EDIT_STATIC_BIN"  # instruction budgets: deterministic, unlike the timings
 
 echo
 echo "all checks passed"

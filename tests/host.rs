@@ -270,8 +270,8 @@ proptest! {
 }
 
 /// A throw-away root with only a static busybox: the image of a sandbox with
-/// nothing but `sh`.
-fn busybox_root(with_base64: bool) -> Option<tempfile::TempDir> {
+/// nothing but `sh` and the `tools` named.
+fn busybox_root(tools: &[&str]) -> Option<tempfile::TempDir> {
     if !is_root() {
         skip("chroot needs root");
         return None;
@@ -284,16 +284,23 @@ fn busybox_root(with_base64: bool) -> Option<tempfile::TempDir> {
     std::fs::create_dir_all(root.path().join("bin")).unwrap();
     std::fs::create_dir_all(root.path().join("opt")).unwrap();
     std::fs::create_dir_all(root.path().join("work")).unwrap();
-    std::fs::copy("/bin/busybox", root.path().join("bin/busybox")).unwrap();
-    let mut tools = vec!["sh", "chmod", "mv", "rm", "cat"];
-    if with_base64 {
-        tools.push("base64");
-    }
-    for t in tools {
+    // Copied by a child process: had this process held the file open for
+    // writing, a thread forking meanwhile could keep that descriptor until
+    // its exec, and running busybox would fail with ETXTBSY.
+    let cp = std::process::Command::new("cp")
+        .arg("/bin/busybox")
+        .arg(root.path().join("bin/busybox"))
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    for t in ["sh"].iter().chain(tools) {
         std::os::unix::fs::symlink("busybox", root.path().join("bin").join(t)).unwrap();
     }
     Some(root)
 }
+
+/// The minimal tools every shell install needs besides `sh`.
+const BASIC: [&str; 4] = ["chmod", "mv", "rm", "cat"];
 
 fn static_binary() -> Option<PathBuf> {
     match std::env::var_os("AS_EDIT_STATIC_BIN") {
@@ -305,36 +312,110 @@ fn static_binary() -> Option<PathBuf> {
     }
 }
 
+/// A sandbox that records every command, and can refuse the `fail_at`-th
+/// (0-based) without running it, as a backend failing mid-install would, or
+/// run commands with one text replaced (`rewrite`, to inject a failing step).
+struct Recording<S> {
+    inner: S,
+    commands: Vec<Vec<u8>>,
+    fail_at: Option<usize>,
+    rewrite: Option<(&'static [u8], &'static [u8])>,
+}
+
+impl<S: Sandbox> Sandbox for Recording<S> {
+    fn exec(&mut self, c: &[u8], s: Option<&[u8]>) -> std::io::Result<host::ExecOutput> {
+        self.commands.push(c.to_vec());
+        if self.fail_at == Some(self.commands.len() - 1) {
+            return Ok(host::ExecOutput {
+                exit_code: Some(1),
+                output: b"injected failure".to_vec(),
+            });
+        }
+        match self.rewrite {
+            Some((from, to)) if contains(c, from) => {
+                let at = c.windows(from.len()).position(|w| w == from).unwrap();
+                let changed = [&c[..at], to, &c[at + from.len()..]].concat();
+                self.inner.exec(&changed, s)
+            }
+            _ => self.inner.exec(c, s),
+        }
+    }
+    fn download(&mut self, p: &Path) -> std::io::Result<Vec<u8>> {
+        self.inner.download(p)
+    }
+    fn upload(&mut self, p: &Path, b: &[u8]) -> std::io::Result<()> {
+        self.inner.upload(p, b)
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Which transfer an install's commands used, read from their text.
+fn transfer_of(commands: &[Vec<u8>]) -> &'static str {
+    let any = |n: &[u8]| commands.iter().any(|c| contains(c, n));
+    match (any(b"| base64 -d"), any(b"gzip -dc <"), any(b"zcat <")) {
+        (false, false, false) => "printf",
+        (true, false, false) => "base64",
+        (true, true, false) => "gzip+base64",
+        (false, true, false) => "gzip+printf",
+        (false, false, true) => "zcat+printf",
+        other => panic!("unexpected mix {other:?}"),
+    }
+}
+
 #[test]
 fn install_over_exec_into_a_busybox_root_then_edit() {
     let Some(bin) = static_binary() else { return };
     let binary = std::fs::read(&bin).unwrap();
-    for with_base64 in [false, true] {
-        let Some(root) = busybox_root(with_base64) else {
+    let limit = host::DEFAULT_COMMAND_LIMIT;
+    for (extra, want) in [
+        (&[][..], "printf"),
+        (&["base64"][..], "base64"),
+        (&["base64", "gzip"][..], "gzip+base64"),
+        (&["gzip"][..], "gzip+printf"),
+        (&["zcat"][..], "zcat+printf"),
+    ] {
+        let tools: Vec<&str> = BASIC.iter().chain(extra).copied().collect();
+        let Some(root) = busybox_root(&tools) else {
             return;
         };
-        let shell = LocalShell {
-            chroot: Some(root.path().to_path_buf()),
+        let shell = Recording {
+            inner: LocalShell {
+                chroot: Some(root.path().to_path_buf()),
+            },
+            commands: Vec::new(),
+            fail_at: None,
+            rewrite: None,
         };
         let mut ed = host::Editor::new(shell, "/opt/as-edit");
-        // Prove which encoding the probe picks in this root.
-        let probe = ed.sandbox.exec(host::install::BASE64_PROBE, None).unwrap();
-        assert_eq!(probe.output.starts_with(b"as-edit"), with_base64);
-        assert!(ed.ensure_helper(&binary).unwrap(), "installed");
+        assert!(ed.ensure_helper(&binary).unwrap(), "installed ({want})");
+        let cmds = std::mem::take(&mut ed.sandbox.commands);
+        assert_eq!(transfer_of(&cmds[1..]), want);
+        // Every exec the Editor made: the probe, then the transfer's commands.
+        let tools =
+            host::install::parse_probe(&ed.sandbox.inner.exec(&cmds[0], None).unwrap().output);
+        let (_, planned) =
+            host::install::install_commands(&binary, "/opt/as-edit", tools, limit, "x");
+        assert_eq!(cmds.len(), 1 + planned.len(), "{want}");
+        assert!(cmds.iter().all(|c| c.len() <= limit), "{want}");
         assert_eq!(
             std::fs::read(root.path().join("opt/as-edit")).unwrap(),
-            binary
+            binary,
+            "{want}"
         );
         assert_eq!(mode(&root.path().join("opt/as-edit")), 0o755);
         assert_eq!(
             listing(&root.path().join("opt")),
             vec!["as-edit"],
-            "no partial file left"
+            "no partial file left ({want})"
         );
         assert!(
             !ed.ensure_helper(&binary).unwrap(),
             "already there: not installed again"
         );
+        assert_eq!(ed.sandbox.commands.len(), 1, "one exec when installed");
         std::fs::write(root.path().join("work/f.txt"), b"a\r\nb\r\n").unwrap();
         assert_eq!(
             ed.edit(&EditRequest::new("/work/f.txt", "b\n", "B\n", false))
@@ -351,6 +432,65 @@ fn install_over_exec_into_a_busybox_root_then_edit() {
         assert!(
             !root.path().join("usr/bin/python3").exists()
                 && !root.path().join("bin/python3").exists()
+        );
+    }
+}
+
+#[test]
+fn a_failed_install_leaves_nothing_behind() {
+    // A backend failing at the second data command (a partial temp, plain or
+    // compressed, exists), or a last step failing after the decompression
+    // (busybox sh runs `mv` as a built-in applet, so a failure is injected
+    // into the command instead): the destination stays absent and no temp
+    // is left.
+    let Some(bin) = static_binary() else { return };
+    let binary = std::fs::read(&bin).unwrap();
+    let sabotage: (&[u8], &[u8]) = (b" && chmod 755 ", b" && false && chmod 755 ");
+    for (extra, fail_at, rewrite) in [
+        (&[][..], Some(2), None),
+        (&["base64", "gzip"][..], Some(2), None),
+        (&["base64", "gzip"][..], None, Some(sabotage)),
+        (&["base64"][..], None, Some(sabotage)),
+    ] {
+        let tools: Vec<&str> = BASIC.iter().chain(extra).copied().collect();
+        let Some(root) = busybox_root(&tools) else {
+            return;
+        };
+        let mut ed = host::Editor::new(
+            Recording {
+                inner: LocalShell {
+                    chroot: Some(root.path().to_path_buf()),
+                },
+                commands: Vec::new(),
+                fail_at,
+                rewrite,
+            },
+            "/opt/as-edit",
+        )
+        // Small commands: several data commands whatever the binary's size,
+        // so the injected failure is a middle one.
+        .with_command_limit(32 * 1024);
+        let e = ed.ensure_helper(&binary).unwrap_err();
+        let why = if fail_at.is_some() {
+            "a step exited Some(1): injected failure"
+        } else {
+            "the last step (finish and run --version) exited Some(1)"
+        };
+        assert!(
+            matches!(&e, EditError::Install(m) if m.starts_with(why)),
+            "{e:?}"
+        );
+        assert!(
+            contains(
+                ed.sandbox.commands.last().unwrap(),
+                b"rm -f '/opt/as-edit.part-"
+            ),
+            "cleanup ran last"
+        );
+        assert_eq!(
+            listing(&root.path().join("opt")),
+            Vec::<String>::new(),
+            "{extra:?} fail_at {fail_at:?}"
         );
     }
 }
@@ -393,40 +533,142 @@ fn the_example_edits_natively_and_through_the_fallback() {
     assert_eq!(std::fs::read(&p).unwrap(), b"c B c\n");
 }
 
-#[test]
-fn printf_install_works_under_the_system_sh() {
-    // Debian's /bin/sh is dash; busybox sh is covered above. NUL bytes, '%',
-    // '\\' and quotes must all survive the printf format strings, and so must
-    // a leading '-' (dash once took a chunk starting with it for an option).
-    let real = std::fs::read(BIN).unwrap();
-    let mut dashed = b"-x".to_vec();
-    dashed.extend_from_slice(&real);
-    for (payload, runs) in [(real, true), (dashed, false)] {
-        let d = scratch();
-        let dest = d.path().join("helper");
-        let cmds = host::install::install_commands(
-            &payload,
-            dest.to_str().unwrap(),
-            host::install::Encoding::Printf,
-            112 * 1024,
-            "t",
-        );
-        let mut sh = LocalShell::new();
-        for c in &cmds[..cmds.len() - 1] {
-            let o = sh.exec(c, None).unwrap();
+/// Bytes that stress the printf format: every ordered pair of byte values
+/// (so each escape is followed by every possible digit), runs of '-' that
+/// chunk boundaries split, '%', '\\', quotes and NUL.
+fn nasty_payload() -> Vec<u8> {
+    let mut v = b"-x%s\\'\0".to_vec();
+    for a in 0..=255u8 {
+        for b in 0..=255u8 {
+            v.extend_from_slice(&[a, b]);
+        }
+    }
+    for _ in 0..3000 {
+        v.extend_from_slice(b"-0\x00-7%\\");
+    }
+    v
+}
+
+/// Runs an install's commands in `sh`; the bytes at `dest_on_host` must be
+/// `payload` exactly, mode 755, with nothing else left in `dir_on_host`.
+fn install_and_compare(
+    sh: &mut LocalShell,
+    payload: &[u8],
+    dest: &str,
+    dest_on_host: &Path,
+    tools: host::install::Tools,
+    want: host::install::Transfer,
+) {
+    // A small bound: many chunks, so many boundaries.
+    let (t, cmds) = host::install::install_commands(payload, dest, tools, 8 * 1024, "t");
+    assert_eq!(t, want, "{tools:?}");
+    let last = cmds.len() - 1;
+    for (i, c) in cmds.iter().enumerate() {
+        let o = sh.exec(c, None).unwrap();
+        // The payload is no program: only the final --version may fail.
+        if i < last {
             assert_eq!(
                 o.exit_code,
                 Some(0),
-                "{}",
+                "{t:?} step {i}: {}",
                 String::from_utf8_lossy(&o.output)
             );
         }
-        assert_eq!(std::fs::read(&dest).unwrap(), payload);
-        assert_eq!(mode(&dest), 0o755);
-        assert_eq!(listing(d.path()), vec!["helper"]);
-        if runs {
-            let v = sh.exec(cmds.last().unwrap(), None).unwrap();
-            assert!(host::install::is_helper_version(&v.output));
+    }
+    let got = std::fs::read(dest_on_host).unwrap();
+    if got != payload {
+        let at = got.iter().zip(payload).position(|(a, b)| a != b);
+        panic!(
+            "{t:?}: {} bytes installed, {} sent, first difference at {at:?}",
+            got.len(),
+            payload.len()
+        );
+    }
+    assert_eq!(mode(dest_on_host), 0o755);
+    assert_eq!(
+        listing(dest_on_host.parent().unwrap()),
+        vec![dest_on_host
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .to_owned()],
+        "{t:?}"
+    );
+}
+
+fn every_transfer() -> Vec<(host::install::Tools, host::install::Transfer)> {
+    use host::install::{Encoding::*, Gunzip::*, Tools, Transfer};
+    let tools = |base64, gunzip| Tools { base64, gunzip };
+    let tr = |encoding, gunzip| Transfer { encoding, gunzip };
+    vec![
+        (tools(false, None), tr(Printf, None)),
+        (tools(true, None), tr(Base64, None)),
+        (tools(true, Some(Gzip)), tr(Base64, Some(Gzip))),
+        (tools(false, Some(Gzip)), tr(Printf, Some(Gzip))),
+        (tools(false, Some(Zcat)), tr(Printf, Some(Zcat))),
+    ]
+}
+
+#[test]
+fn every_transfer_carries_any_bytes_under_dash_and_busybox() {
+    // Debian's /bin/sh is dash (a chunk starting with '-' was once taken for
+    // a printf option there); busybox sh and its printf, base64, gzip, zcat
+    // are what minimal images have.
+    let payload = nasty_payload();
+    for (tools, want) in every_transfer() {
+        let d = scratch();
+        let dest = d.path().join("helper");
+        let mut sh = LocalShell::new();
+        install_and_compare(
+            &mut sh,
+            &payload,
+            dest.to_str().unwrap(),
+            &dest,
+            tools,
+            want,
+        );
+    }
+    for (tools, want) in every_transfer() {
+        let Some(root) = busybox_root(&["chmod", "mv", "rm", "base64", "gzip", "zcat"]) else {
+            return;
+        };
+        let mut sh = LocalShell {
+            chroot: Some(root.path().to_path_buf()),
+        };
+        let on_host = root.path().join("opt/h");
+        install_and_compare(&mut sh, &payload, "/opt/h", &on_host, tools, want);
+    }
+}
+
+#[test]
+fn the_system_sh_installs_a_helper_that_runs() {
+    // The real binary through dash, each transfer, verified by --version as
+    // the last command does.
+    let real = std::fs::read(BIN).unwrap();
+    for (tools, _) in every_transfer() {
+        let d = scratch();
+        let dest = d.path().join("helper");
+        let (t, cmds) = host::install::install_commands(
+            &real,
+            dest.to_str().unwrap(),
+            tools,
+            host::DEFAULT_COMMAND_LIMIT,
+            "t",
+        );
+        let mut sh = LocalShell::new();
+        let mut out = host::ExecOutput::default();
+        for c in &cmds {
+            out = sh.exec(c, None).unwrap();
+            assert_eq!(
+                out.exit_code,
+                Some(0),
+                "{t:?}: {}",
+                String::from_utf8_lossy(&out.output)
+            );
         }
+        assert!(host::install::is_helper_version(&out.output), "{t:?}");
+        assert_eq!(std::fs::read(&dest).unwrap(), real);
+        assert_eq!(listing(d.path()), vec!["helper"]);
     }
 }

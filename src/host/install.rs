@@ -1,19 +1,25 @@
 //! Installing the helper into a sandbox over exec alone.
 //!
 //! For a sandbox with nothing but a POSIX `sh`: the bytes travel as `printf`
-//! format strings with octal escapes (printf is a builtin; no base64 or
-//! coreutils needed), appended to a temp beside the destination, then
-//! `chmod 755` and `mv` into place, then `DEST --version` verifies. When a
-//! probe finds `base64 -d`, base64 chunks take about a third as many round
-//! trips. Every command stays within the command bound.
+//! format strings (printable ASCII raw, everything else as short octal
+//! escapes; printf is a builtin), appended to a temp beside the destination,
+//! then `chmod 755` and `mv` into place, then `DEST --version` verifies.
+//! One probe (run with the version check) finds `base64 -d` and `gzip -d` or
+//! `zcat`: with them the bytes travel as base64 (1.33 characters a byte
+//! instead of about 2.5) and gzip-compressed (about half the bytes). The
+//! first data command creates the temp and the last one also finishes and
+//! verifies, so an install costs the probe plus one exec per ≤ `limit` chunk.
+//! Commands are pure printable ASCII (plus spaces), so backends that carry
+//! them as JSON text or through a terminal pass them unchanged.
 
 use std::ffi::OsString;
+use std::io::Write as _;
 
 use base64::Engine as _;
 
 use super::command::{join_quoted, sh_quote};
 
-/// How the bytes travel.
+/// How the bytes travel inside the commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Encoding {
     /// `printf '\177ELF…' >> TMP`: shell builtins only.
@@ -22,70 +28,206 @@ pub enum Encoding {
     Base64,
 }
 
-/// The command that tells whether `base64 -d` works: prints `as-edit` if so.
-/// No redirections: minimal images may have no /dev/null.
-pub const BASE64_PROBE: &[u8] = b"printf '%s' 'YXMtZWRpdA==' | base64 -d";
-pub const BASE64_PROBE_ANSWER: &[u8] = b"as-edit";
+/// A decompressor the sandbox has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gunzip {
+    /// `gzip -dc`
+    Gzip,
+    /// `zcat` (busybox can have it without a `gzip` applet)
+    Zcat,
+}
 
-/// The ordered commands that install `binary` at `dest`. Each must exit 0;
-/// the last one prints the installed helper's `--version`.
+/// What the sandbox offers for an install, as the probe found it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tools {
+    pub base64: bool,
+    pub gunzip: Option<Gunzip>,
+}
+
+/// The transfer [`install_commands`] chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    pub encoding: Encoding,
+    /// Some: the bytes sent are a gzip stream of the binary.
+    pub gunzip: Option<Gunzip>,
+}
+
+const PROBE_BASE64: &str = "as-edit-probe: base64";
+const PROBE_GZIP: &str = "as-edit-probe: gzip";
+const PROBE_ZCAT: &str = "as-edit-probe: zcat";
+
+/// The first command of an install through a shell: `DEST --version`, then
+/// the tool probes, exiting with the version check's status (so the output
+/// and exit code answer "is a working helper there?" as
+/// [`version_command`] alone would). No redirections: minimal images may
+/// have no /dev/null. The probe markers travel encoded, so an error message
+/// echoing the command cannot fake them.
+pub fn probe_command(dest: &str) -> Vec<u8> {
+    let mut c = version_command(dest);
+    c.extend_from_slice(b"; s=$?; printf '%s' '");
+    c.extend_from_slice(
+        base64::engine::general_purpose::STANDARD
+            .encode(PROBE_BASE64)
+            .as_bytes(),
+    );
+    c.extend_from_slice(b"' | base64 -d; echo; printf '");
+    printf_format(&gzip(PROBE_GZIP.as_bytes()), &mut c);
+    c.extend_from_slice(b"' | gzip -dc; echo; printf '");
+    printf_format(&gzip(PROBE_ZCAT.as_bytes()), &mut c);
+    c.extend_from_slice(b"' | zcat; echo; exit $s");
+    c
+}
+
+/// Reads the tool probes' answers from the output of [`probe_command`].
+pub fn parse_probe(output: &[u8]) -> Tools {
+    let s = String::from_utf8_lossy(output);
+    let has = |marker: &str| s.lines().any(|l| l.trim_end() == marker);
+    Tools {
+        base64: has(PROBE_BASE64),
+        gunzip: if has(PROBE_GZIP) {
+            Some(Gunzip::Gzip)
+        } else if has(PROBE_ZCAT) {
+            Some(Gunzip::Zcat)
+        } else {
+            None
+        },
+    }
+}
+
+/// The ordered commands that install `binary` at `dest` with what `tools`
+/// offers, choosing the transfer with the fewest commands (then the fewest
+/// bytes). Each command must exit 0; the last one finishes the install and
+/// prints the installed helper's `--version`.
 pub fn install_commands(
     binary: &[u8],
     dest: &str,
-    encoding: Encoding,
+    tools: Tools,
+    limit: usize,
+    nonce: &str,
+) -> (Transfer, Vec<Vec<u8>>) {
+    let mut options = vec![Transfer {
+        encoding: Encoding::Printf,
+        gunzip: None,
+    }];
+    if tools.base64 {
+        options.push(Transfer {
+            encoding: Encoding::Base64,
+            gunzip: None,
+        });
+    }
+    let compressed = tools.gunzip.map(|_| gzip(binary));
+    if let Some(g) = tools.gunzip {
+        options.push(Transfer {
+            encoding: Encoding::Printf,
+            gunzip: Some(g),
+        });
+        if tools.base64 {
+            options.push(Transfer {
+                encoding: Encoding::Base64,
+                gunzip: Some(g),
+            });
+        }
+    }
+    options
+        .into_iter()
+        .map(|t| {
+            let payload = match (t.gunzip, &compressed) {
+                (Some(_), Some(c)) => c.as_slice(),
+                _ => binary,
+            };
+            (t, transfer_commands(payload, dest, t, limit, nonce))
+        })
+        .min_by_key(|(_, cmds)| (cmds.len(), cmds.iter().map(Vec::len).sum::<usize>()))
+        .expect("printf is always an option")
+}
+
+/// `payload` (the binary, or its gzip stream) sent with `t`.
+fn transfer_commands(
+    payload: &[u8],
+    dest: &str,
+    t: Transfer,
     limit: usize,
     nonce: &str,
 ) -> Vec<Vec<u8>> {
-    let tmp = format!("{dest}.part-{nonce}");
-    let qtmp = sh_quote(tmp.as_bytes());
-    let mut cmds = Vec::new();
-    let mut first = b"umask 022 && : > ".to_vec();
-    first.extend_from_slice(&qtmp);
-    cmds.push(first);
-    // Room for the fixed parts of one append command.
-    let overhead = 64 + qtmp.len();
-    assert!(limit > overhead + 64, "command limit too small to install");
-    let budget = limit - overhead;
-    match encoding {
-        Encoding::Printf => {
-            let mut chunk = Vec::with_capacity(budget);
-            for &b in binary {
-                let piece = printf_escape(b);
-                if chunk.len() + piece.len() > budget {
-                    cmds.push(printf_append(&chunk, &qtmp));
-                    chunk.clear();
-                }
-                chunk.extend_from_slice(&piece);
-            }
-            if !chunk.is_empty() {
-                cmds.push(printf_append(&chunk, &qtmp));
-            }
-        }
-        Encoding::Base64 => {
-            // Whole 3-byte groups per command, so each chunk decodes alone.
-            let per = budget / 4 * 3;
-            for part in binary.chunks(per.max(3)) {
-                let mut c = b"printf '%s' '".to_vec();
-                c.extend_from_slice(
-                    base64::engine::general_purpose::STANDARD
-                        .encode(part)
-                        .as_bytes(),
-                );
-                c.extend_from_slice(b"' | base64 -d >> ");
-                c.extend_from_slice(&qtmp);
-                cmds.push(c);
-            }
-        }
+    let part = sh_quote(part_path(dest, nonce).as_bytes());
+    let gz = sh_quote(format!("{}.gz", part_path(dest, nonce)).as_bytes());
+    // Where the data commands write: the compressed stream gets its own temp.
+    let target = if t.gunzip.is_some() { &gz } else { &part };
+    let mut finish = Vec::new();
+    if let Some(g) = t.gunzip {
+        finish.extend_from_slice(match g {
+            Gunzip::Gzip => b" && gzip -dc < ".as_slice(),
+            Gunzip::Zcat => b" && zcat < ".as_slice(),
+        });
+        finish.extend_from_slice(&[gz.as_slice(), b" > ", &part, b" && rm -f ", &gz].concat());
     }
-    let mut fin = b"chmod 755 ".to_vec();
-    fin.extend_from_slice(&qtmp);
-    fin.extend_from_slice(b" && mv -f ");
-    fin.extend_from_slice(&qtmp);
-    fin.push(b' ');
-    fin.extend_from_slice(&sh_quote(dest.as_bytes()));
-    cmds.push(fin);
-    cmds.push(version_command(dest));
-    cmds
+    finish.extend_from_slice(&[b" && chmod 755 ".as_slice(), &part, b" && mv -f ", &part].concat());
+    finish.push(b' ');
+    finish.extend_from_slice(&sh_quote(dest.as_bytes()));
+    finish.extend_from_slice(b" && ");
+    finish.extend_from_slice(&version_command(dest));
+    let (open, close): (&[u8], &[u8]) = match t.encoding {
+        Encoding::Printf => (b"printf '", b"'"),
+        Encoding::Base64 => (b"printf '%s' '", b"' | base64 -d"),
+    };
+    // The longest fixed part a command can carry: the last one's.
+    let overhead = UMASK.len() + open.len() + close.len() + 4 + target.len() + finish.len();
+    assert!(limit >= overhead + 64, "command limit too small to install");
+    let room = limit - overhead;
+    let bodies: Vec<Vec<u8>> = match t.encoding {
+        Encoding::Printf => printf_chunks(payload, room),
+        // Whole 3-byte groups per command, so each chunk decodes alone.
+        Encoding::Base64 => payload
+            .chunks(room / 4 * 3)
+            .map(|p| {
+                base64::engine::general_purpose::STANDARD
+                    .encode(p)
+                    .into_bytes()
+            })
+            .collect(),
+    };
+    let bodies = if bodies.is_empty() {
+        vec![Vec::new()]
+    } else {
+        bodies
+    };
+    let n = bodies.len();
+    bodies
+        .into_iter()
+        .enumerate()
+        .map(|(i, body)| {
+            let mut c = Vec::with_capacity(limit);
+            // The first creates the temp; the last may create the
+            // decompressed one: both under a known umask.
+            if i == 0 || (i == n - 1 && t.gunzip.is_some()) {
+                c.extend_from_slice(UMASK);
+            }
+            c.extend_from_slice(open);
+            c.extend_from_slice(&body);
+            c.extend_from_slice(close);
+            c.extend_from_slice(if i == 0 { b" > " } else { b" >> " });
+            c.extend_from_slice(target);
+            if i == n - 1 {
+                c.extend_from_slice(&finish);
+            }
+            debug_assert!(c.len() <= limit);
+            c
+        })
+        .collect()
+}
+
+const UMASK: &[u8] = b"umask 022 && ";
+
+fn part_path(dest: &str, nonce: &str) -> String {
+    format!("{dest}.part-{nonce}")
+}
+
+/// The host side compresses; the sandbox only decompresses. Best level: the
+/// bytes cross a slow exec API, the compression runs once on the host.
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    e.write_all(bytes).expect("writing to a Vec");
+    e.finish().expect("writing to a Vec")
 }
 
 /// `'DEST' --version`.
@@ -93,10 +235,13 @@ pub fn version_command(dest: &str) -> Vec<u8> {
     join_quoted(&[OsString::from(dest), OsString::from("--version")])
 }
 
-/// Removes a half-written temp after a failed install (best-effort).
+/// Removes the temps of a failed install (best-effort).
 pub fn cleanup_command(dest: &str, nonce: &str) -> Vec<u8> {
+    let part = part_path(dest, nonce);
     let mut c = b"rm -f ".to_vec();
-    c.extend_from_slice(&sh_quote(format!("{dest}.part-{nonce}").as_bytes()));
+    c.extend_from_slice(&sh_quote(part.as_bytes()));
+    c.push(b' ');
+    c.extend_from_slice(&sh_quote(format!("{part}.gz").as_bytes()));
     c
 }
 
@@ -109,54 +254,146 @@ pub fn is_helper_version(output: &[u8]) -> bool {
     })
 }
 
-/// One byte inside a single-quoted printf format: safe ASCII stays literal;
-/// `'`, `\`, `%`, `-` and everything else become three-digit octal escapes
-/// (three digits, so a following literal digit cannot extend the escape).
-/// `-` is escaped because a chunk starting with it reads as an option to
-/// dash's printf, and `printf --` is not portable.
-fn printf_escape(b: u8) -> Vec<u8> {
-    if b.is_ascii_alphanumeric() || b"_.,:/+=@^~ ".contains(&b) {
-        vec![b]
-    } else {
-        format!("\\{b:03o}").into_bytes()
+/// `bytes` as the inside of a single-quoted printf format that prints them.
+fn printf_format(bytes: &[u8], out: &mut Vec<u8>) {
+    for (i, &b) in bytes.iter().enumerate() {
+        printf_piece(b, bytes.get(i + 1).copied(), i == 0, out);
     }
 }
 
-fn printf_append(chunk: &[u8], qtmp: &[u8]) -> Vec<u8> {
-    let mut c = b"printf '".to_vec();
-    c.extend_from_slice(chunk);
-    c.extend_from_slice(b"' >> ");
-    c.extend_from_slice(qtmp);
-    c
+/// Splits `bytes` into printf formats of at most `room` characters each.
+fn printf_chunks(bytes: &[u8], room: usize) -> Vec<Vec<u8>> {
+    let mut chunks = Vec::new();
+    let mut chunk = Vec::with_capacity(room);
+    let mut piece = Vec::with_capacity(4);
+    for (i, &b) in bytes.iter().enumerate() {
+        let next = bytes.get(i + 1).copied();
+        piece.clear();
+        printf_piece(b, next, chunk.is_empty(), &mut piece);
+        if chunk.len() + piece.len() > room {
+            chunks.push(std::mem::replace(&mut chunk, Vec::with_capacity(room)));
+            piece.clear();
+            printf_piece(b, next, true, &mut piece);
+        }
+        chunk.extend_from_slice(&piece);
+    }
+    if !chunk.is_empty() {
+        chunks.push(chunk);
+    }
+    chunks
+}
+
+/// One byte inside a single-quoted printf format. Printable ASCII stays
+/// literal except `'` (it would end the quoting), `\` and `%` (printf
+/// syntax: `\\`, `%%`), and a `-` that starts the format (dash's printf
+/// takes it for an option, and `printf --` is not portable). Everything
+/// else is an octal escape of one to three digits: three only when the next
+/// byte is a literal octal digit that would extend the escape.
+fn printf_piece(b: u8, next: Option<u8>, first: bool, out: &mut Vec<u8>) {
+    match b {
+        b'\\' => out.extend_from_slice(b"\\\\"),
+        b'%' => out.extend_from_slice(b"%%"),
+        b' '..=b'~' if b != b'\'' && !(b == b'-' && first) => out.push(b),
+        _ => {
+            let width = if matches!(next, Some(b'0'..=b'7')) {
+                3
+            } else {
+                1
+            };
+            write!(out, "\\{b:0width$o}").expect("writing to a Vec");
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn all(base64: bool, gunzip: Option<Gunzip>) -> Tools {
+        Tools { base64, gunzip }
+    }
+
     #[test]
-    fn every_command_is_within_the_bound() {
+    fn every_command_is_within_the_bound_and_ascii() {
         let bin: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
-        for enc in [Encoding::Printf, Encoding::Base64] {
-            let cmds = install_commands(&bin, "/opt/as-edit", enc, 16 * 1024, "n1");
-            assert!(cmds.iter().all(|c| c.len() <= 16 * 1024), "{enc:?}");
-            assert_eq!(cmds.last().unwrap(), b"'/opt/as-edit' '--version'");
+        for tools in [
+            all(false, None),
+            all(true, None),
+            all(false, Some(Gunzip::Gzip)),
+            all(true, Some(Gunzip::Zcat)),
+        ] {
+            let (_, cmds) = install_commands(&bin, "/opt/as-edit", tools, 16 * 1024, "n1");
+            assert!(cmds.iter().all(|c| c.len() <= 16 * 1024), "{tools:?}");
+            assert!(
+                cmds.iter().flatten().all(|&b| (b' '..=b'~').contains(&b)),
+                "{tools:?}"
+            );
+            assert!(cmds[0].starts_with(b"umask 022 && printf '"), "{tools:?}");
+            assert!(cmds
+                .last()
+                .unwrap()
+                .ends_with(b" && '/opt/as-edit' '--version'"));
         }
-        let p = install_commands(&bin, "/d", Encoding::Printf, 112 * 1024, "n").len();
-        let b = install_commands(&bin, "/d", Encoding::Base64, 112 * 1024, "n").len();
-        // Data commands only (3 are fixed): ~3.2 vs 1.33 characters a byte.
-        assert!(
-            (p - 3) >= 2 * (b - 3),
-            "base64 takes far fewer round trips: {b} vs {p}"
+    }
+
+    #[test]
+    fn the_cheapest_transfer_is_chosen() {
+        // Compressible: gzip wins; base64 beats printf on binary bytes.
+        let bin: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
+        let pick = |tools| install_commands(&bin, "/d", tools, 112 * 1024, "n").0;
+        assert_eq!(pick(all(false, None)).encoding, Encoding::Printf);
+        assert_eq!(
+            pick(all(true, None)),
+            Transfer {
+                encoding: Encoding::Base64,
+                gunzip: None
+            }
         );
+        assert_eq!(
+            pick(all(true, Some(Gunzip::Gzip))).gunzip,
+            Some(Gunzip::Gzip)
+        );
+        // Printable text is sent raw by printf: cheaper than base64.
+        let text = b"plain text, no escapes needed ".repeat(10_000);
+        let (t, cmds) = install_commands(&text, "/d", all(true, None), 112 * 1024, "n");
+        assert_eq!(t.encoding, Encoding::Printf);
+        assert!(cmds.iter().map(Vec::len).sum::<usize>() < text.len() + 1000);
     }
 
     #[test]
     fn escapes() {
-        assert_eq!(printf_escape(b'%'), b"\\045");
-        assert_eq!(printf_escape(b'\''), b"\\047");
-        assert_eq!(printf_escape(0), b"\\000");
-        assert_eq!(printf_escape(b'7'), b"7");
-        assert_eq!(printf_escape(b'-'), b"\\055");
+        let esc = |b: u8, next: Option<u8>, first: bool| {
+            let mut v = Vec::new();
+            printf_piece(b, next, first, &mut v);
+            String::from_utf8(v).unwrap()
+        };
+        assert_eq!(esc(b'%', None, false), "%%");
+        assert_eq!(esc(b'\\', None, false), "\\\\");
+        assert_eq!(esc(b'\'', Some(b'a'), false), "\\47");
+        assert_eq!(esc(0, Some(b'8'), false), "\\0");
+        assert_eq!(esc(0, Some(b'7'), false), "\\000");
+        assert_eq!(esc(0o377, None, false), "\\377");
+        assert_eq!(esc(b'7', None, false), "7");
+        assert_eq!(esc(b'-', None, true), "\\55");
+        // "\550" would be one byte: a digit after the escape widens it.
+        assert_eq!(esc(b'-', Some(b'0'), true), "\\055");
+        assert_eq!(esc(b'-', None, false), "-");
+        assert_eq!(esc(b'\n', None, false), "\\12");
+        // A chunk boundary re-escapes a leading '-'.
+        let chunks = printf_chunks(b"abc-d", 3);
+        assert_eq!(
+            chunks,
+            vec![b"abc".to_vec(), b"\\55".to_vec(), b"d".to_vec()]
+        );
+    }
+
+    #[test]
+    fn probe_answers() {
+        let t = parse_probe(b"sh: /d: not found\nas-edit-probe: base64\n\nas-edit-probe: zcat\r\n");
+        assert_eq!(t, all(true, Some(Gunzip::Zcat)));
+        assert_eq!(
+            parse_probe(b"as-edit 0.1.0 (protocol 1; x)\n\n\n\n"),
+            all(false, None)
+        );
     }
 }

@@ -221,40 +221,54 @@ impl<S: Sandbox> Editor<S> {
 
     /// Makes sure a working helper is at the helper path, installing
     /// `binary` there if not. Returns true when it installed.
+    ///
+    /// Through a shell the exec calls are: one probe (the version check and
+    /// the tool probes together), then one per command of
+    /// [`install::install_commands`], the last of which also verifies; plus
+    /// one cleanup after a failure.
     pub fn ensure_helper(&mut self, binary: &[u8]) -> Result<bool, EditError> {
-        let probe = self
-            .sandbox
-            .exec(&install::version_command(&self.helper), None);
+        let shell = self.sandbox.has_shell();
+        let probe_cmd = if shell {
+            install::probe_command(&self.helper)
+        } else {
+            install::version_command(&self.helper)
+        };
+        let probe = self.sandbox.exec(&probe_cmd, None);
         if matches!(&probe, Ok(o) if o.exit_code == Some(0) && install::is_helper_version(&o.output))
         {
             return Ok(false);
         }
-        let nonce = crate::fs::random_hex();
-        if self.sandbox.has_shell() {
-            let b64 = self.sandbox.exec(install::BASE64_PROBE, None);
-            let encoding = match b64 {
-                Ok(o) if o.output.starts_with(install::BASE64_PROBE_ANSWER) => {
-                    install::Encoding::Base64
-                }
-                _ => install::Encoding::Printf,
+        if shell {
+            let tools = match &probe {
+                Ok(o) => install::parse_probe(&o.output),
+                Err(_) => install::Tools::default(),
             };
-            let cmds =
-                install::install_commands(binary, &self.helper, encoding, self.limit, &nonce);
-            let (body, verify) = cmds.split_at(cmds.len() - 1);
-            for c in body {
+            let nonce = crate::fs::random_hex();
+            let (_, cmds) =
+                install::install_commands(binary, &self.helper, tools, self.limit, &nonce);
+            let last = cmds.len() - 1;
+            for (i, c) in cmds.iter().enumerate() {
                 let o = self.sandbox.exec(c, None).map_err(EditError::Backend)?;
-                if o.exit_code != Some(0) {
+                let ok =
+                    o.exit_code == Some(0) && (i < last || install::is_helper_version(&o.output));
+                if !ok {
+                    // After the last step's mv the temps are gone already;
+                    // removing them again is harmless.
                     let _ = self
                         .sandbox
                         .exec(&install::cleanup_command(&self.helper, &nonce), None);
                     return Err(EditError::Install(format!(
-                        "a step exited {:?}: {}",
+                        "{} exited {:?}: {}",
+                        if i < last {
+                            "a step"
+                        } else {
+                            "the last step (finish and run --version)"
+                        },
                         o.exit_code,
                         String::from_utf8_lossy(&o.output).trim()
                     )));
                 }
             }
-            self.verify(&verify[0])?;
         } else {
             // No shell (argv exec): upload the bytes, then chmod through exec.
             self.sandbox

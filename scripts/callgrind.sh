@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# A regression guard that wall-clock noise cannot hide: instructions counted
+# by `valgrind --tool=callgrind` (repeatable for the same binary and inputs)
+# against the budgets in scripts/bench/callgrind-budgets.txt.
+#   small          instructions for one edit of a 4 KiB file (start-up included)
+#   large_per_mib  instructions per MiB of a one-edit LF file
+#   crlf_per_mib   the same for a CRLF file
+# Per-MiB counts are (count at 8 MiB - count at 4 MiB) / 4: the fixed cost
+# (exec, start-up, argument decoding, the result line) cancels out, and the
+# files stay small enough for valgrind to run in seconds.
+# Usage: scripts/callgrind.sh [--update] [--bin PATH]
+#   --update  rewrites the budgets file as measured + 15% (commit the result)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/common.sh
+
+update=0 bin=""
+while (($#)); do
+  case "$1" in
+    --update) update=1 ;;
+    --bin) bin=$2; shift ;;
+    *) die "unknown argument $1" ;;
+  esac
+  shift
+done
+apt_need valgrind
+if [ -z "$bin" ]; then
+  scripts/build-static.sh x86_64-unknown-linux-musl >/dev/null
+  bin="$PWD/dist/as-edit-$(pkg_version)-x86_64-unknown-linux-musl"
+fi
+[ -x "$bin" ] || die "no binary at $bin"
+budgets=scripts/bench/callgrind-budgets.txt
+headroom=15
+
+work=$(mktemp -d /var/tmp/as-edit-callgrind.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# make_file PATH BYTES LINE : LINE repeated to BYTES - 64, then the needle.
+make_file() {
+  local path=$1 bytes=$2 line=$3
+  printf '%b' "$line" > "$path.unit"
+  while [ "$(stat -c %s "$path.unit")" -lt "$bytes" ]; do
+    cat "$path.unit" "$path.unit" > "$path.twice" && mv "$path.twice" "$path.unit"
+  done
+  head -c $((bytes - 64)) "$path.unit" > "$path"
+  printf '\nneedle_near_the_end = 1\n' >> "$path"
+  rm -f "$path.unit"
+}
+
+old=$(printf 'needle_near_the_end = 1' | base64 -w0)
+new=$(printf 'needle_near_the_end = 2' | base64 -w0)
+# instructions FILE : the edit's instruction count (the file is restored after).
+instructions() {
+  local f=$1 out n
+  cp "$f" "$work/t.txt"
+  out=$(valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" \
+    "$bin" -- "$work/t.txt" "$old" "$new" false 2>&1 >"$work/line") \
+    || die "the edit failed under valgrind: $(cat "$work/line") $out"
+  grep -q '^__RESULT__{"count":1}$' "$work/line" || die "unexpected result: $(cat "$work/line")"
+  n=$(sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' <<<"$out")
+  [ -n "$n" ] || die "no instruction count in valgrind's output: $out"
+  echo "$n"
+}
+
+lf='    let value = compute(alpha, beta); // some ordinary source text\n'
+crlf='    let value = compute(alpha, beta); // some ordinary source text\r\n'
+make_file "$work/small" 4096 "$lf"
+make_file "$work/lf4" $((4 << 20)) "$lf"
+make_file "$work/lf8" $((8 << 20)) "$lf"
+make_file "$work/crlf4" $((4 << 20)) "$crlf"
+make_file "$work/crlf8" $((8 << 20)) "$crlf"
+
+declare -A measured
+measured[small]=$(instructions "$work/small")
+measured[large_per_mib]=$((($(instructions "$work/lf8") - $(instructions "$work/lf4")) / 4))
+measured[crlf_per_mib]=$((($(instructions "$work/crlf8") - $(instructions "$work/crlf4")) / 4))
+cases=(small large_per_mib crlf_per_mib)
+
+if ((update)); then
+  {
+    echo "# Instruction budgets for scripts/callgrind.sh (x86_64 static release binary)."
+    echo "# Written by scripts/callgrind.sh --update: measured + ${headroom}%. One line per"
+    echo "# case, so lowering a budget after an optimisation is a one-line commit."
+    for c in "${cases[@]}"; do
+      echo "$c $((measured[$c] * (100 + headroom) / 100))"
+    done
+  } > "$budgets"
+  echo "wrote $budgets:"
+  grep -v '^#' "$budgets"
+  exit 0
+fi
+
+[ -f "$budgets" ] || die "no $budgets: run scripts/callgrind.sh --update"
+fail=0
+printf '%-14s %14s %14s %8s\n' case measured budget used
+for c in "${cases[@]}"; do
+  b=$(awk -v c="$c" '$1 == c { print $2 }' "$budgets")
+  [ -n "$b" ] || die "$budgets has no budget for $c"
+  printf '%-14s %14s %14s %7s%%\n' "$c" "${measured[$c]}" "$b" "$((measured[$c] * 100 / b))"
+  if [ "${measured[$c]}" -gt "$b" ]; then
+    echo "error: $c takes ${measured[$c]} instructions, over its budget of $b" >&2
+    fail=1
+  fi
+done
+((fail == 0)) || die "instruction budgets exceeded (if the cost is intended: scripts/callgrind.sh --update, and say why in the commit)"
+echo "ok: every instruction count is within its budget"
