@@ -157,7 +157,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
                 format!(
                     "{} changed since it was read: its SHA-256 is {}",
                     display_path(&target.path),
-                    hex(&in_digest.unwrap_or_default())
+                    crate::hex::encode(&in_digest.unwrap_or_default())
                 ),
             ));
         }
@@ -176,7 +176,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
     sink.flush();
     if let Some(r) = report.as_mut() {
         r.size = Some(sink.size);
-        r.sha256 = sink.hash.take().map(|h| hex(&h.finalize().into()));
+        r.sha256 = sink.hash.take().map(|h| crate::hex::encode(&h.finalize()));
         fill_lines(r, &summary.edits);
         if let Some(d) = summary.diff.take() {
             fill_diff(r, d);
@@ -209,7 +209,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
 fn fill_current(report: &mut Option<Report>, file: &OwnedFd, digest: Option<[u8; 32]>) {
     if let Some(r) = report.as_mut() {
         r.size = rfs::fstat(file).ok().map(|s| s.st_size as u64);
-        r.sha256 = digest.map(|d| hex(&d));
+        r.sha256 = digest.map(|d| crate::hex::encode(&d));
     }
 }
 
@@ -452,15 +452,6 @@ fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
         Mode::empty(),
     )
     .ok()
-}
-
-fn hex(d: &[u8; 32]) -> String {
-    let mut s = String::with_capacity(64);
-    for b in d {
-        s.push(char::from(b"0123456789abcdef"[(b >> 4) as usize]));
-        s.push(char::from(b"0123456789abcdef"[(b & 15) as usize]));
-    }
-    s
 }
 
 /// `--diff`: the core built it (see `core::Engine::with_diff` for its
@@ -869,30 +860,8 @@ fn register(dir: BorrowedFd<'_>, name: Option<&CString>) {
     }
 }
 
-/// 16 random hex digits, for names that must not collide (temps, install
-/// parts). Without getrandom (a very old kernel), time and pid: still unique
-/// enough, since every use retries on collision or uses O_EXCL.
-pub fn random_hex() -> String {
-    let mut r = [0u8; 8];
-    let mut filled = 0;
-    while filled < r.len() {
-        match rustix::rand::getrandom(&mut r[filled..], rustix::rand::GetRandomFlags::empty()) {
-            Ok(n) => filled += n,
-            Err(_) => {
-                let t = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos() as u64)
-                    .unwrap_or(0);
-                r = (t ^ ((std::process::id() as u64) << 32)).to_le_bytes();
-                break;
-            }
-        }
-    }
-    r.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn temp_name() -> CString {
-    CString::new(format!(".as-edit-{}.tmp", random_hex())).expect("hex has no NUL")
+    CString::new(format!(".as-edit-{}.tmp", crate::hex::random())).expect("hex has no NUL")
 }
 
 struct Temp<'d> {

@@ -7,12 +7,14 @@
 //! - [`protocol`]: tokens, the `__RESULT__` line, exit codes;
 //! - [`core`]: the pure replacement engine (no I/O; the host fallback reuses it);
 //! - [`fs`]: resolve, open, lock, write, commit;
+//! - [`hex`]: lowercase hex and random names, shared by `fs`, `args` and `host`;
 //! - [`host`]: the host library (command building, parsing, fallback, install).
 
 pub mod args;
 pub mod core;
 pub mod diff;
 pub mod fs;
+pub mod hex;
 pub mod hints;
 pub mod host;
 pub mod protocol;

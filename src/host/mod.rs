@@ -229,7 +229,7 @@ impl<S: Sandbox> Editor<S> {
         {
             return Ok(false);
         }
-        let nonce = crate::fs::random_hex();
+        let nonce = crate::hex::random();
         if self.sandbox.has_shell() {
             let b64 = self.sandbox.exec(install::BASE64_PROBE, None);
             let encoding = match b64 {
