@@ -191,14 +191,6 @@ impl BatchDiff {
     }
 }
 
-/// Line endings of raw text: CRLF pairs, lone CRs, lone LFs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EolCounts {
-    pub crlf: u64,
-    pub cr: u64,
-    pub lf: u64,
-}
-
 /// Replaces in a whole buffer: the same engine as the streaming path.
 pub fn replace(content: &[u8], edits: &[Edit]) -> Result<(Vec<u8>, Summary), Refusal> {
     let mut out = Vec::with_capacity(content.len());
@@ -394,30 +386,6 @@ fn finish_stages(stages: &mut [Matcher], bufs: &mut [Vec<u8>; 2], out: &mut dyn 
     last.finish(out);
 }
 
-/// Counts the line endings of raw bytes (for `--eol preserve`). Kept out
-/// of the engine: only this option pays for counting every LF.
-#[derive(Default)]
-pub struct EolCounter {
-    norm: Normalizer,
-    all_lf: u64,
-}
-
-impl EolCounter {
-    pub fn feed(&mut self, chunk: &[u8]) {
-        self.all_lf += memchr::memchr_iter(b'\n', chunk).count() as u64;
-        self.norm.feed(chunk, &mut |_| {});
-    }
-    pub fn finish(mut self) -> EolCounts {
-        self.norm.finish(&mut |_| {});
-        let (crlf, cr) = (self.norm.crlf, self.norm.cr);
-        EolCounts {
-            crlf,
-            cr,
-            lf: self.all_lf - crlf,
-        }
-    }
-}
-
 /// Strict UTF-8 across chunk boundaries (a sequence may be split).
 #[derive(Default)]
 struct Utf8Validator {
@@ -507,9 +475,6 @@ struct Normalizer {
     /// The previous chunk ended in CR: its fate depends on the next byte.
     pending_cr: bool,
     scratch: Vec<u8>,
-    /// CRLF pairs and lone CRs seen (cheap: only on the CR path).
-    crlf: u64,
-    cr: u64,
 }
 
 impl Normalizer {
@@ -520,10 +485,7 @@ impl Normalizer {
         if self.pending_cr {
             self.pending_cr = false;
             if chunk[0] == b'\n' {
-                self.crlf += 1;
                 chunk = &chunk[1..];
-            } else {
-                self.cr += 1;
             }
             out(b"\n");
         }
@@ -540,15 +502,8 @@ impl Normalizer {
                 self.pending_cr = true;
                 break;
             }
-            if chunk[i + 1] == b'\n' {
-                self.crlf += 1;
-                self.scratch.push(b'\n');
-                i += 2;
-            } else {
-                self.cr += 1;
-                self.scratch.push(b'\n');
-                i += 1;
-            }
+            self.scratch.push(b'\n');
+            i += if chunk[i + 1] == b'\n' { 2 } else { 1 };
             match memchr::memchr(b'\r', &chunk[i..]) {
                 Some(j) => {
                     self.scratch.extend_from_slice(&chunk[i..i + j]);
@@ -566,7 +521,6 @@ impl Normalizer {
     fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
         if self.pending_cr {
             self.pending_cr = false;
-            self.cr += 1;
             out(b"\n");
         }
     }
@@ -984,26 +938,6 @@ mod tests {
             (s.edits[0].lines.len(), s.edits[0].lines_truncated),
             (LINES_MAX, false)
         );
-    }
-
-    #[test]
-    fn eol_counts() {
-        let text = b"a\r\nb\rc\nd\r";
-        for size in 1..=text.len() {
-            let mut c = EolCounter::default();
-            for chunk in text.chunks(size) {
-                c.feed(chunk);
-            }
-            assert_eq!(
-                c.finish(),
-                EolCounts {
-                    crlf: 1,
-                    cr: 2,
-                    lf: 1
-                },
-                "chunk {size}"
-            );
-        }
     }
 
     fn at(old: &str, new: &str, line: u64) -> Edit {

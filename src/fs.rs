@@ -477,13 +477,7 @@ struct Sink<'a> {
 impl Sink<'_> {
     fn push(&mut self, b: &[u8]) {
         if self.crlf {
-            let mut rest = b;
-            while let Some(i) = memchr::memchr(b'\n', rest) {
-                self.put(&rest[..i]);
-                self.put(b"\r\n");
-                rest = &rest[i + 1..];
-            }
-            self.put(rest);
+            crate::eol::expand_crlf(b, &mut |p| self.put(p));
         } else {
             self.put(b);
         }
@@ -535,7 +529,7 @@ impl Sink<'_> {
 /// `--eol preserve`: is the file's dominant line ending CRLF? (A pre-pass;
 /// only paid for when asked.)
 fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, Failure> {
-    let mut counter = crate::core::EolCounter::default();
+    let mut counter = crate::eol::EolCounter::default();
     let mut buf = vec![0u8; CHUNK];
     let mut off = 0u64;
     loop {
@@ -554,8 +548,7 @@ fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, Failure> {
             }
         }
     }
-    let c = counter.finish();
-    Ok(c.crlf > c.lf + c.cr)
+    Ok(counter.finish().dominant_is_crlf())
 }
 
 // ---------------------------------------------------------------- resolve

@@ -6,6 +6,7 @@
 //! - [`request`]: what one edit asks for (path, edits, the options that reach `fs`);
 //! - [`protocol`]: tokens, the `__RESULT__` line, exit codes;
 //! - [`core`]: the pure replacement engine (no I/O; the host fallback reuses it);
+//! - [`eol`]: the end-of-line policy of `--eol preserve` (count, decide, re-expand);
 //! - [`fs`]: resolve, open, lock, write, commit;
 //! - [`hex`]: lowercase hex and random names, shared by `fs`, `args` and `host`;
 //! - [`host`]: the host library (command building, parsing, fallback, install).
@@ -13,6 +14,7 @@
 pub mod args;
 pub mod core;
 pub mod diff;
+pub mod eol;
 pub mod fs;
 pub mod hex;
 pub mod hints;
