@@ -7,7 +7,9 @@
 //! - [`protocol`]: tokens, the `__RESULT__` line, exit codes;
 //! - [`core`]: the pure replacement engine (no I/O; the host fallback reuses it);
 //! - [`eol`]: the end-of-line policy of `--eol preserve` (count, decide, re-expand);
-//! - [`fs`]: resolve, open, lock, write, commit;
+//! - [`diff`]: unified diffs for `--diff`;
+//! - [`hints`]: the pure failure-hint finder;
+//! - [`fs`]: resolve, open, lock, write, commit (one concern per file under `src/fs/`);
 //! - [`hex`]: lowercase hex and random names, shared by `fs`, `args` and `host`;
 //! - [`host`]: the host library (command building, parsing, fallback, install).
 
