@@ -250,6 +250,18 @@ impl Engine {
         self.utf8.error.is_some() || self.stages.iter().any(|s| s.doomed())
     }
 
+    /// True once any edit has replaced an occurrence. Until then the output
+    /// is exactly the normalized input (what lets the caller defer writing).
+    pub fn changed(&self) -> bool {
+        self.stages.iter().any(|s| s.replaced)
+    }
+
+    /// True once a CR was fed: until then normalizing changed nothing, and
+    /// the output so far is byte for byte the raw input.
+    pub fn saw_cr(&self) -> bool {
+        self.norm.saw_cr
+    }
+
     /// True once invalid UTF-8 was seen: the outcome is final, reading can stop.
     pub fn invalid_utf8(&self) -> bool {
         self.utf8.error.is_some()
@@ -475,6 +487,8 @@ struct Normalizer {
     /// The previous chunk ended in CR: its fate depends on the next byte.
     pending_cr: bool,
     scratch: Vec<u8>,
+    /// A CR was seen: the output is no longer the input byte for byte.
+    saw_cr: bool,
 }
 
 impl Normalizer {
@@ -493,6 +507,7 @@ impl Normalizer {
             out(chunk); // the common case: no copy
             return;
         };
+        self.saw_cr = true;
         self.scratch.clear();
         self.scratch.extend_from_slice(&chunk[..first_cr]);
         let mut i = first_cr;
@@ -535,6 +550,8 @@ struct Matcher {
     m: usize,
     tail: Vec<u8>,
     count: u64,
+    /// An occurrence was replaced (emitted as NEW).
+    replaced: bool,
     track_lines: bool,
     /// Newlines emitted so far (only counted when tracking lines).
     newlines: u64,
@@ -560,6 +577,7 @@ impl Matcher {
             m: e.old.len(),
             tail: Vec::with_capacity(2 * e.old.len()),
             count: 0,
+            replaced: false,
             track_lines,
             newlines: 0,
             lines: Vec::new(),
@@ -687,6 +705,7 @@ impl Matcher {
             self.same(&buf[pos..i], out);
             self.count += 1;
             if self.take_occurrence(&buf[pos..i]) {
+                self.replaced = true;
                 if self.track_lines && self.lines.len() < LINES_MAX {
                     self.lines.push(self.newlines + 1);
                 }

@@ -36,7 +36,6 @@ use crate::core::Engine;
 use crate::protocol::{display_path, Failure, Report};
 use crate::request::{Eol, Request};
 use sink::Sink;
-use temp::Temp;
 
 /// Read and write buffers: bounded memory whatever the file size.
 const CHUNK: usize = 256 * 1024;
@@ -85,17 +84,15 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
     };
     let crlf_out = opts.eol == Eol::Preserve && sink::dominant_is_crlf(&file)?;
     let flush = (opts.fsync && !opts.dry_run).then_some(dir_fd);
-    let temp = match opts.dry_run {
-        true => Err(None),
-        false => Temp::create(&target).map_err(Some),
-    };
 
     let mut engine = Engine::new(&req.edits, report.is_some());
     if opts.diff {
         engine = engine.with_diff(&display_path(&target.path));
     }
     let mut in_hash = (opts.expect_sha256.is_some() || report.is_some()).then(Sha256::new);
-    let mut sink = Sink::new(temp.as_ref().ok().map(Temp::fd), crlf_out, report.is_some());
+    // The temp is created only once the output differs from the input (see
+    // `sink`): a refusal writes nothing.
+    let mut sink = Sink::new(&target, &file, crlf_out, report.is_some(), !opts.dry_run);
     let mut buf = vec![0u8; CHUNK];
     loop {
         let chunk = match rustix::io::read(&file, &mut buf[..]) {
@@ -103,19 +100,15 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
             Ok(n) => &buf[..n],
             Err(Errno::INTR) => continue,
             Err(errno) => {
-                return Err(FsError::Read {
-                    path: Some(target.path.clone()),
-                    errno,
-                })
+                let path = Some(target.path.clone());
+                return Err(FsError::Read { path, errno });
             }
         };
         if let Some(h) = in_hash.as_mut() {
             h.update(chunk);
         }
-        if engine.doomed() {
-            sink.temp = None; // a refusal is certain: stop writing
-        }
         engine.feed(chunk, &mut |b| sink.push(b));
+        sink.fed(&engine);
         // Invalid UTF-8 settles the outcome, but a hash must still see the
         // whole file (--expect-sha256 compares it, --report shows it).
         if engine.invalid_utf8() && in_hash.is_none() {
@@ -128,7 +121,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
     // as they were. Release builds compile this out.
     #[cfg(any(debug_assertions, feature = "fault-injection"))]
     if std::env::var_os("AS_EDIT_TEST_PANIC").is_some() {
-        sink.flush();
+        sink.complete();
         panic!("injected test panic");
     }
     let in_digest: Option<[u8; 32]> = in_hash.map(|h| h.finalize().into());
@@ -154,7 +147,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
             });
         }
     };
-    sink.flush();
+    sink.complete();
     if let Some(r) = report.as_mut() {
         let digest = sink.digest();
         report::fill_edited(r, sink.size, digest, &summary.edits, summary.diff.take());
@@ -165,15 +158,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
     if opts.dry_run {
         return Ok(summary.count);
     }
-    let failed = |step, errno| FsError::Write {
-        path: target.path.clone(),
-        step,
-        errno,
-    };
-    if let Some(e) = sink.error.take() {
-        return Err(failed(WriteStep::WriteTemp, e));
-    }
-    let temp = temp.map_err(|e| failed(WriteStep::CreateTemp, e.unwrap_or(Errno::INVAL)))?;
+    let temp = sink.into_temp()?;
     let durable = temp.commit(&target, &file, &st, flush)?;
     if let (false, Some(r)) = (durable, report.as_mut()) {
         r.durable = Some(false);
