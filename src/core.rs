@@ -959,6 +959,27 @@ mod tests {
         );
     }
 
+    /// What the filesystem layer defers on: no change until a replacement is
+    /// emitted (a kept occurrence under --at-line, or one met after the
+    /// only allowed one, is no change), and whether a CR was fed.
+    #[test]
+    fn changed_and_saw_cr() {
+        let mut eng = Engine::new(&[e("bc", "B", false)], false);
+        eng.feed(b"aaa\n", &mut |_| {});
+        assert!(!eng.changed() && !eng.saw_cr());
+        eng.feed(b"x\r\nb", &mut |_| {});
+        assert!(eng.saw_cr());
+        assert!(
+            !eng.changed(),
+            "a match held in the tail is not emitted yet"
+        );
+        eng.feed(b"c", &mut |_| {});
+        assert!(eng.changed());
+        let mut eng = Engine::new(&[at("b", "B", 2)], false);
+        eng.feed(b"b\n", &mut |_| {});
+        assert!(!eng.changed());
+    }
+
     fn at(old: &str, new: &str, line: u64) -> Edit {
         e(old, new, false).with_at_line(line).unwrap()
     }

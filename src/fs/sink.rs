@@ -28,6 +28,14 @@ use crate::eol::{expand_crlf, EolCounter};
 /// of expanding replacements must not grow memory.
 const RETAIN_MAX: usize = 2 * CHUNK;
 
+/// The longest prefix kept pending when it must be re-normalized to be
+/// brought over (a CR was fed, or CRLF is written): past it the temp is
+/// made and written through, as if nothing were deferred. Re-reading and
+/// re-normalizing costs about what writing does, so on a large CRLF file a
+/// success would pay twice for the prefix; below it a refusal writes nothing
+/// and a success pays a bounded replay.
+const REPLAY_MAX: u64 = 4 * CHUNK as u64;
+
 /// The raw piece re-read at a time when the prefix is re-normalized (its
 /// output, re-expanded, is at most twice as long).
 const REPLAY_PIECE: usize = 64 * 1024;
@@ -113,6 +121,9 @@ impl<'a> Sink<'a> {
                 self.identical += self.buf.len() as u64;
                 self.buf.clear();
                 self.raw_prefix = !self.crlf && !engine.saw_cr();
+                if !self.raw_prefix && self.identical > REPLAY_MAX {
+                    self.materialize();
+                }
             }
         }
     }
