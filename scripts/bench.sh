@@ -116,7 +116,7 @@ PY
 
 declare -A median
 report=()
-# bench CASE OLD NEW ALL [noop]
+# bench CASE OLD NEW ALL [noop]  (case "refuse": OLD is absent, the edit must be refused)
 bench() {
   local case=$1 old=$2 new=$3 all=$4 noop=${5:-}
   local f="$work/$case.txt" csv="$work/$case.csv"
@@ -128,11 +128,19 @@ bench() {
     -n copy "sh -c \"cp '$f' '$f.tmp' && mv '$f.tmp' '$f'\""
   )
   [ -n "$noop" ] && cmds+=(-n no-op "sh -c 'busybox true'")
-  hyperfine -N "${runs[@]}" --prepare "cp '$work/$case.orig' '$f'" --export-csv "$csv" "${cmds[@]}" >&2
-  # Check that the edit really succeeds on this input.
+  local ignore=()
+  [ "$case" = refuse ] && ignore=(-i)  # both sides exit 1 by design
+  hyperfine -N "${runs[@]}" "${ignore[@]}" --prepare "cp '$work/$case.orig' '$f'" --export-csv "$csv" "${cmds[@]}" >&2
+  # Check that the edit really succeeds (or, for refuse, is refused) on this input.
   cp "$work/$case.orig" "$f"
   local line
-  line=$("$bin" -- "$f" "$o" "$n" "$all") || die "$case: as-edit failed: $line"
+  if [ "$case" = refuse ]; then
+    line=$("$bin" -- "$f" "$o" "$n" "$all") && die "$case: as-edit edited: $line"
+    [ "$line" = '__RESULT__{"error":"string_not_found"}' ] || die "$case: unexpected $line"
+    cmp -s "$f" "$work/$case.orig" || die "$case: the file changed"
+  else
+    line=$("$bin" -- "$f" "$o" "$n" "$all") || die "$case: as-edit failed: $line"
+  fi
   while IFS=, read -r name mean _ med _; do
     [ "$name" = command ] && continue
     median[$case/$name]=$med
@@ -187,6 +195,9 @@ bench small "needle_near_the_end = 1" "needle_near_the_end = 2" false noop
 bench large "needle_near_the_end = 1" "needle_near_the_end = 2" false
 bench many "tok" "TOKEN" true
 bench crlf "needle_near_the_end = 1" "needle_near_the_end = 2" false
+# A refused edit of the large file: OLD occurs nowhere (agents' most common refusal).
+cp "$work/large.orig" "$work/refuse.orig"
+bench refuse "needle_absent_from_the_file" "x" false
 
 cp "$work/large.orig" "$work/large.txt"
 rss_as_large=$(rss "$bin" -- "$work/large.txt" "$(b64 'needle_near_the_end = 1')" "$(b64 'needle_near_the_end = 2')" false)
@@ -199,7 +210,7 @@ echo "files: small 4 KiB, large $((64 / scale * 1024)) KiB, many/crlf $((16 / sc
 echo
 printf '| case | as-edit ms | status quo ms | copy ms | no-op ms | status quo / as-edit | as-edit / copy | as-edit / no-op |\n'
 printf '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
-for c in small large many crlf; do
+for c in small large many crlf refuse; do
   a=${median[$c/as-edit]} s=${median[$c/status-quo]} k=${median[$c/copy]} z=${median[$c/no-op]:-}
   printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$(ms "$a")" "$(ms "$s")" "$(ms "$k")" \
     "${z:+$(ms "$z")}" "$(ratio "$s" "$a")" "$(ratio "$a" "$k")" "${z:+$(ratio "$a" "$z")}"

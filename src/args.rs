@@ -130,7 +130,7 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
             "--expect-sha256" => {
                 let v = value("HEX")?;
                 opts.expect_sha256 = Some(
-                    parse_sha256(&v)
+                    crate::hex::decode_sha256(&v)
                         .ok_or_else(|| invalid("--expect-sha256 takes 64 lowercase hex digits"))?,
                 );
             }
@@ -306,23 +306,6 @@ pub fn decode_b64(s: &OsStr) -> Result<String, String> {
     })
 }
 
-fn parse_sha256(s: &str) -> Option<[u8; 32]> {
-    let b = s.as_bytes();
-    if b.len() != 64 {
-        return None;
-    }
-    let digit = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
-    };
-    let mut out = [0u8; 32];
-    for (i, pair) in b.chunks(2).enumerate() {
-        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
-    }
-    Some(out)
-}
-
 /// The `--stdin` request: plain strings, no base64.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -377,7 +360,7 @@ pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Requ
                 "expect_sha256 given both as a flag and in the stdin request",
             ));
         }
-        options.expect_sha256 = Some(parse_sha256(&h).ok_or_else(|| {
+        options.expect_sha256 = Some(crate::hex::decode_sha256(&h).ok_or_else(|| {
             invalid("stdin request: expect_sha256 takes 64 lowercase hex digits")
         })?);
     }

@@ -191,14 +191,6 @@ impl BatchDiff {
     }
 }
 
-/// Line endings of raw text: CRLF pairs, lone CRs, lone LFs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EolCounts {
-    pub crlf: u64,
-    pub cr: u64,
-    pub lf: u64,
-}
-
 /// Replaces in a whole buffer: the same engine as the streaming path.
 pub fn replace(content: &[u8], edits: &[Edit]) -> Result<(Vec<u8>, Summary), Refusal> {
     let mut out = Vec::with_capacity(content.len());
@@ -256,6 +248,18 @@ impl Engine {
     /// except after invalid UTF-8, see [`Engine::invalid_utf8`]).
     pub fn doomed(&self) -> bool {
         self.utf8.error.is_some() || self.stages.iter().any(|s| s.doomed())
+    }
+
+    /// True once any edit has replaced an occurrence. Until then the output
+    /// is exactly the normalized input (what lets the caller defer writing).
+    pub fn changed(&self) -> bool {
+        self.stages.iter().any(|s| s.replaced)
+    }
+
+    /// True once a CR was fed: until then normalizing changed nothing, and
+    /// the output so far is byte for byte the raw input.
+    pub fn saw_cr(&self) -> bool {
+        self.norm.saw_cr
     }
 
     /// True once invalid UTF-8 was seen: the outcome is final, reading can stop.
@@ -394,30 +398,6 @@ fn finish_stages(stages: &mut [Matcher], bufs: &mut [Vec<u8>; 2], out: &mut dyn 
     last.finish(out);
 }
 
-/// Counts the line endings of raw bytes (for `--eol preserve`). Kept out
-/// of the engine: only this option pays for counting every LF.
-#[derive(Default)]
-pub struct EolCounter {
-    norm: Normalizer,
-    all_lf: u64,
-}
-
-impl EolCounter {
-    pub fn feed(&mut self, chunk: &[u8]) {
-        self.all_lf += memchr::memchr_iter(b'\n', chunk).count() as u64;
-        self.norm.feed(chunk, &mut |_| {});
-    }
-    pub fn finish(mut self) -> EolCounts {
-        self.norm.finish(&mut |_| {});
-        let (crlf, cr) = (self.norm.crlf, self.norm.cr);
-        EolCounts {
-            crlf,
-            cr,
-            lf: self.all_lf - crlf,
-        }
-    }
-}
-
 /// Strict UTF-8 across chunk boundaries (a sequence may be split).
 #[derive(Default)]
 struct Utf8Validator {
@@ -507,9 +487,8 @@ struct Normalizer {
     /// The previous chunk ended in CR: its fate depends on the next byte.
     pending_cr: bool,
     scratch: Vec<u8>,
-    /// CRLF pairs and lone CRs seen (cheap: only on the CR path).
-    crlf: u64,
-    cr: u64,
+    /// A CR was seen: the output is no longer the input byte for byte.
+    saw_cr: bool,
 }
 
 impl Normalizer {
@@ -520,10 +499,7 @@ impl Normalizer {
         if self.pending_cr {
             self.pending_cr = false;
             if chunk[0] == b'\n' {
-                self.crlf += 1;
                 chunk = &chunk[1..];
-            } else {
-                self.cr += 1;
             }
             out(b"\n");
         }
@@ -531,6 +507,7 @@ impl Normalizer {
             out(chunk); // the common case: no copy
             return;
         };
+        self.saw_cr = true;
         self.scratch.clear();
         self.scratch.extend_from_slice(&chunk[..first_cr]);
         let mut i = first_cr;
@@ -540,15 +517,8 @@ impl Normalizer {
                 self.pending_cr = true;
                 break;
             }
-            if chunk[i + 1] == b'\n' {
-                self.crlf += 1;
-                self.scratch.push(b'\n');
-                i += 2;
-            } else {
-                self.cr += 1;
-                self.scratch.push(b'\n');
-                i += 1;
-            }
+            self.scratch.push(b'\n');
+            i += if chunk[i + 1] == b'\n' { 2 } else { 1 };
             match memchr::memchr(b'\r', &chunk[i..]) {
                 Some(j) => {
                     self.scratch.extend_from_slice(&chunk[i..i + j]);
@@ -566,7 +536,6 @@ impl Normalizer {
     fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
         if self.pending_cr {
             self.pending_cr = false;
-            self.cr += 1;
             out(b"\n");
         }
     }
@@ -581,6 +550,8 @@ struct Matcher {
     m: usize,
     tail: Vec<u8>,
     count: u64,
+    /// An occurrence was replaced (emitted as NEW).
+    replaced: bool,
     track_lines: bool,
     /// Newlines emitted so far (only counted when tracking lines).
     newlines: u64,
@@ -606,6 +577,7 @@ impl Matcher {
             m: e.old.len(),
             tail: Vec::with_capacity(2 * e.old.len()),
             count: 0,
+            replaced: false,
             track_lines,
             newlines: 0,
             lines: Vec::new(),
@@ -733,6 +705,7 @@ impl Matcher {
             self.same(&buf[pos..i], out);
             self.count += 1;
             if self.take_occurrence(&buf[pos..i]) {
+                self.replaced = true;
                 if self.track_lines && self.lines.len() < LINES_MAX {
                     self.lines.push(self.newlines + 1);
                 }
@@ -986,24 +959,25 @@ mod tests {
         );
     }
 
+    /// What the filesystem layer defers on: no change until a replacement is
+    /// emitted (a kept occurrence under --at-line, or one met after the
+    /// only allowed one, is no change), and whether a CR was fed.
     #[test]
-    fn eol_counts() {
-        let text = b"a\r\nb\rc\nd\r";
-        for size in 1..=text.len() {
-            let mut c = EolCounter::default();
-            for chunk in text.chunks(size) {
-                c.feed(chunk);
-            }
-            assert_eq!(
-                c.finish(),
-                EolCounts {
-                    crlf: 1,
-                    cr: 2,
-                    lf: 1
-                },
-                "chunk {size}"
-            );
-        }
+    fn changed_and_saw_cr() {
+        let mut eng = Engine::new(&[e("bc", "B", false)], false);
+        eng.feed(b"aaa\n", &mut |_| {});
+        assert!(!eng.changed() && !eng.saw_cr());
+        eng.feed(b"x\r\nb", &mut |_| {});
+        assert!(eng.saw_cr());
+        assert!(
+            !eng.changed(),
+            "a match held in the tail is not emitted yet"
+        );
+        eng.feed(b"c", &mut |_| {});
+        assert!(eng.changed());
+        let mut eng = Engine::new(&[at("b", "B", 2)], false);
+        eng.feed(b"b\n", &mut |_| {});
+        assert!(!eng.changed());
     }
 
     fn at(old: &str, new: &str, line: u64) -> Edit {

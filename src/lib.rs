@@ -6,13 +6,19 @@
 //! - [`request`]: what one edit asks for (path, edits, the options that reach `fs`);
 //! - [`protocol`]: tokens, the `__RESULT__` line, exit codes;
 //! - [`core`]: the pure replacement engine (no I/O; the host fallback reuses it);
-//! - [`fs`]: resolve, open, lock, write, commit;
+//! - [`eol`]: the end-of-line policy of `--eol preserve` (count, decide, re-expand);
+//! - [`diff`]: unified diffs for `--diff`;
+//! - [`hints`]: the pure failure-hint finder;
+//! - [`fs`]: resolve, open, lock, write, commit (one concern per file under `src/fs/`);
+//! - [`hex`]: lowercase hex and random names, shared by `fs`, `args` and `host`;
 //! - [`host`]: the host library (command building, parsing, fallback, install).
 
 pub mod args;
 pub mod core;
 pub mod diff;
+pub mod eol;
 pub mod fs;
+pub mod hex;
 pub mod hints;
 pub mod host;
 pub mod protocol;

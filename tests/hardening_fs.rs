@@ -363,6 +363,7 @@ mod seccomp {
     const LINKAT: libc::c_long = libc::SYS_linkat;
     const OPENAT2: libc::c_long = libc::SYS_openat2;
     const STATX: libc::c_long = libc::SYS_statx;
+    const COPY_FILE_RANGE: libc::c_long = libc::SYS_copy_file_range;
     /// `O_TMPFILE` without its `O_DIRECTORY` part: the bit only it sets.
     const O_TMPFILE_BIT: u32 = (libc::O_TMPFILE & !libc::O_DIRECTORY) as u32;
 
@@ -404,6 +405,9 @@ mod seccomp {
             });
             assert_filter_bites(rule(STATX, errno), &|| unsafe {
                 libc::syscall(STATX, libc::AT_FDCWD, cpath.as_ptr(), 0, 0, 0usize)
+            });
+            assert_filter_bites(rule(COPY_FILE_RANGE, errno), &|| unsafe {
+                libc::syscall(COPY_FILE_RANGE, 0, 0usize, 1, 0usize, 1usize, 0)
             });
             assert_filter_bites(rule(LINKAT, errno), &|| unsafe {
                 libc::syscall(LINKAT, 0, c"".as_ptr(), libc::AT_FDCWD, c"/x".as_ptr(), 0)
@@ -531,6 +535,32 @@ mod seccomp {
             };
             edits_under(&[r], &[]);
             edits_under(&[r], &["--fsync"]);
+        }
+    }
+
+    /// The deferred temp brings the unchanged prefix over with
+    /// `copy_file_range`; refused, it copies through a buffer. The prefix
+    /// spans several read chunks, so the copy really happens.
+    #[test]
+    fn copy_file_range_refused_by_a_seccomp_profile_still_edits() {
+        let line = b"some ordinary line of text\n";
+        let mut content: Vec<u8> = line.iter().copied().cycle().take(900 * 1024).collect();
+        content.extend_from_slice(b"the end\n");
+        let mut want = content.clone();
+        want.truncate(want.len() - 4);
+        want.extend_from_slice(b"END\n");
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            let d = scratch();
+            let p = write_file(d.path(), "f", &content, 0o644);
+            let r = run_filtered(
+                d.path(),
+                &[rule(COPY_FILE_RANGE, errno)],
+                false,
+                &["--", "f", &b64("end\n"), &b64("END\n")],
+            );
+            assert_result(&r, r#"{"count":1}"#, 0);
+            assert!(std::fs::read(&p).unwrap() == want, "errno {errno}");
+            assert_eq!(listing(d.path()), vec!["f"]);
         }
     }
 

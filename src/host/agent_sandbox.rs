@@ -158,11 +158,7 @@ impl Sandbox for AgentSandbox {
         }
         // A random boundary that provably does not occur in the payload.
         let boundary = loop {
-            let b = format!(
-                "as-edit-{}{}",
-                crate::fs::random_hex(),
-                crate::fs::random_hex()
-            );
+            let b = format!("as-edit-{}{}", crate::hex::random(), crate::hex::random());
             if memchr::memmem::find(bytes, b.as_bytes()).is_none() {
                 break b;
             }

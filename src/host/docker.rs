@@ -531,7 +531,7 @@ mod tests {
     fn fake_cli(dir: &Path, inspect: &str, exec: &str) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
         // A new file each time: never exec a file just rewritten.
-        let p = dir.join(format!("fake-docker-{}", crate::fs::random_hex()));
+        let p = dir.join(format!("fake-docker-{}", crate::hex::random()));
         std::fs::write(
             &p,
             format!(

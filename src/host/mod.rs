@@ -243,7 +243,7 @@ impl<S: Sandbox> Editor<S> {
                 Ok(o) => install::parse_probe(&o.output),
                 Err(_) => install::Tools::default(),
             };
-            let nonce = crate::fs::random_hex();
+            let nonce = crate::hex::random();
             let (_, cmds) =
                 install::install_commands(binary, &self.helper, tools, self.limit, &nonce);
             let last = cmds.len() - 1;

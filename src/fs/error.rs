@@ -1,0 +1,372 @@
+//! The filesystem layer's one error type. Variants carry facts (paths,
+//! steps, errnos, waited time); `From<FsError> for Failure` below holds all
+//! of the wording, byte-identical to what hosts and tests have always read.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rustix::io::Errno;
+
+use crate::core::Refusal;
+use crate::protocol::{display_path, refusal_failure, ErrorKind, Failure};
+
+/// Why an edit of the file system failed.
+#[derive(Debug)]
+pub enum FsError {
+    /// `--root` itself cannot be resolved or opened (`invalid_argument`).
+    BadRoot { root: PathBuf, errno: Errno },
+    /// No regular file at the path (`file_not_found`).
+    NotFound { path: PathBuf, kind: NotFoundKind },
+    /// The path resolves outside `--root`.
+    OutsideRoot { path: PathBuf, root: PathBuf },
+    /// A directory on the way was swapped while resolving beneath the root.
+    ChangedBeneathRoot { path: PathBuf, root: PathBuf },
+    /// Opening the file for reading failed.
+    Open { path: PathBuf, errno: Errno },
+    /// `fstat` of the open file failed (`path` is `None` for the re-read
+    /// under the lock, whose detail never named it).
+    Stat { path: Option<PathBuf>, errno: Errno },
+    /// Reading the content failed (`path` is `None` for the `--eol
+    /// preserve` pre-pass, whose detail never named it).
+    Read { path: Option<PathBuf>, errno: Errno },
+    /// Another edit held the lock for the whole `--lock-timeout`.
+    Busy { path: PathBuf, waited: Duration },
+    /// The path kept naming new inodes while waiting for the lock.
+    KeptChanging { path: PathBuf },
+    /// The caller may not write the file (`permission_denied`).
+    NoWritePermission { path: PathBuf },
+    /// The file is on a read-only mount.
+    ReadOnlyFs { path: PathBuf },
+    /// The file is immutable or append-only (`permission_denied`).
+    FileFlag { path: PathBuf, flag: InodeFlag },
+    /// The directory is immutable or append-only: the rename would fail.
+    DirFlag { path: PathBuf, flag: InodeFlag },
+    /// A sticky directory whose rename this user may not do.
+    StickyDir { path: PathBuf },
+    /// One step of writing the new content failed.
+    Write {
+        path: PathBuf,
+        step: WriteStep,
+        errno: Errno,
+    },
+    /// The file is not the one the host read, or changed during the edit.
+    Conflict { path: PathBuf, what: ConflictWhat },
+    /// The core refused the edit (`string_not_found`, …); `edits` is the
+    /// batch size (details name the edit in a batch).
+    Refused {
+        refusal: Refusal,
+        edits: usize,
+        path: PathBuf,
+    },
+}
+
+/// What is at a path that is not an editable regular file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotFoundKind {
+    Missing,
+    DanglingSymlink,
+    SymlinkLoop,
+    /// A component of the path is not a directory.
+    NotADirectory,
+    NameTooLong,
+    /// Resolving the path was denied.
+    SearchDenied,
+    /// Something other than a regular file is there.
+    NotRegular(FileKind),
+    /// Another cause, in the errno's words.
+    Other(Errno),
+}
+
+/// File types other than a regular file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Directory,
+    Fifo,
+    Socket,
+    CharDevice,
+    BlockDevice,
+    Symlink,
+    Unknown,
+}
+
+/// `chattr` flags that forbid replacing a file or a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InodeFlag {
+    Immutable,
+    AppendOnly,
+}
+
+/// The step of writing that failed (each `write_failed` detail names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteStep {
+    CreateTemp,
+    WriteTemp,
+    Flush,
+    Recheck,
+    NameTemp,
+    Rename,
+}
+
+/// What changed under the edit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConflictWhat {
+    /// `--expect-sha256` differs: the file's actual digest.
+    Sha256([u8; 32]),
+    /// A writer ignoring the lock changed the file during the edit.
+    ChangedWhileEditing,
+}
+
+/// Words for an errno, as `strerror` would say them.
+fn cause(e: Errno) -> String {
+    io::Error::from(e).to_string()
+}
+
+fn shown(p: &Path) -> String {
+    display_path(p)
+}
+
+fn parent(p: &Path) -> &Path {
+    p.parent().unwrap_or(Path::new("/"))
+}
+
+impl FileKind {
+    fn words(self) -> &'static str {
+        match self {
+            FileKind::Directory => "a directory",
+            FileKind::Fifo => "a FIFO",
+            FileKind::Socket => "a socket",
+            FileKind::CharDevice => "a character device",
+            FileKind::BlockDevice => "a block device",
+            FileKind::Symlink => "a symlink",
+            FileKind::Unknown => "of an unknown type",
+        }
+    }
+}
+
+impl WriteStep {
+    fn words(self) -> &'static str {
+        match self {
+            WriteStep::CreateTemp => "creating a temp file beside it",
+            WriteStep::WriteTemp => "writing the temp file",
+            WriteStep::Flush => "flushing the new content",
+            WriteStep::Recheck => "re-checking the file",
+            WriteStep::NameTemp => "naming the temp file",
+            WriteStep::Rename => "renaming the temp file over the target",
+        }
+    }
+}
+
+/// The errno's words plus, where it helps a host decide, what it means here.
+fn write_cause(e: Errno) -> String {
+    match e {
+        Errno::BUSY => format!(
+            "{} (the target is a mount point, such as a bind-mounted file, and cannot be replaced by rename)",
+            cause(e)
+        ),
+        Errno::XDEV => format!("{} (the temp file and the target are on different file systems)", cause(e)),
+        Errno::NOSPC => format!("{} (the file system is full)", cause(e)),
+        Errno::DQUOT => format!("{} (the disk quota is exhausted)", cause(e)),
+        Errno::ACCESS => format!("{} (the directory is not writable)", cause(e)),
+        Errno::PERM => format!(
+            "{} (refused by the file system or a security policy, not by the directory's permissions)",
+            cause(e)
+        ),
+        _ => cause(e),
+    }
+}
+
+impl From<FsError> for Failure {
+    fn from(e: FsError) -> Failure {
+        use ErrorKind as K;
+        let (kind, detail) = match e {
+            FsError::BadRoot { root, errno } => {
+                (K::InvalidArgument, format!("--root {}: {}", shown(&root), cause(errno)))
+            }
+            FsError::NotFound { path, kind } => (K::FileNotFound, not_found(&path, kind)),
+            FsError::OutsideRoot { path, root } => (
+                K::OutsideRoot,
+                format!("{} resolves outside the root {}", shown(&path), shown(&root)),
+            ),
+            FsError::ChangedBeneathRoot { path, root } => (
+                K::OutsideRoot,
+                format!(
+                    "{} changed while it was resolved beneath the root {}",
+                    shown(&path),
+                    shown(&root)
+                ),
+            ),
+            FsError::Open { path, errno } => {
+                (K::ReadFailed, format!("opening {}: {}", shown(&path), cause(errno)))
+            }
+            FsError::Stat { path, errno } => (
+                K::ReadFailed,
+                match path {
+                    Some(p) => format!("{}: {}", shown(&p), cause(errno)),
+                    None => cause(errno),
+                },
+            ),
+            FsError::Read { path, errno } => (
+                K::ReadFailed,
+                match path {
+                    Some(p) => format!("reading {}: {}", shown(&p), cause(errno)),
+                    None => format!("reading: {}", cause(errno)),
+                },
+            ),
+            FsError::Busy { path, waited } => (
+                K::Busy,
+                format!(
+                    "another edit holds the lock on {} (waited {:.1} s); the file is unchanged",
+                    shown(&path),
+                    waited.as_secs_f64()
+                ),
+            ),
+            FsError::KeptChanging { path } => (
+                K::Busy,
+                format!("{} kept changing while waiting for the lock", shown(&path)),
+            ),
+            FsError::NoWritePermission { path } => (
+                K::PermissionDenied,
+                format!("no write permission on {}", shown(&path)),
+            ),
+            FsError::ReadOnlyFs { path } => (
+                K::WriteFailed,
+                format!("{} is on a read-only file system", shown(&path)),
+            ),
+            FsError::FileFlag { path, flag } => {
+                let what = match flag {
+                    InodeFlag::Immutable => "immutable (chattr +i): it cannot be written, replaced or removed until the flag is cleared",
+                    InodeFlag::AppendOnly => "append-only (chattr +a): it can only be appended to, not rewritten or replaced",
+                };
+                (K::PermissionDenied, format!("{} is {what}", shown(&path)))
+            }
+            FsError::DirFlag { path, flag } => {
+                let what = match flag {
+                    InodeFlag::Immutable => "immutable (chattr +i): no name in it can be created, replaced or removed",
+                    InodeFlag::AppendOnly => "append-only (chattr +a): names in it can be added but not replaced or removed",
+                };
+                (
+                    K::WriteFailed,
+                    format!(
+                        "{} cannot be replaced by rename: its directory {} is {what}; the file is unchanged",
+                        shown(&path),
+                        shown(parent(&path))
+                    ),
+                )
+            }
+            FsError::StickyDir { path } => (
+                K::WriteFailed,
+                format!(
+                    "{} cannot be replaced by rename: its directory {} is sticky and neither the file nor the directory belongs to this user, so only an in-place write can change it; the file is unchanged",
+                    shown(&path),
+                    shown(parent(&path))
+                ),
+            ),
+            FsError::Write { path, step, errno } => (
+                K::WriteFailed,
+                format!(
+                    "{} for {}: {}; the file is unchanged",
+                    step.words(),
+                    shown(&path),
+                    write_cause(errno)
+                ),
+            ),
+            FsError::Conflict { path, what } => (
+                K::Conflict,
+                match what {
+                    ConflictWhat::Sha256(d) => format!(
+                        "{} changed since it was read: its SHA-256 is {}",
+                        shown(&path),
+                        crate::hex::encode(&d)
+                    ),
+                    ConflictWhat::ChangedWhileEditing => format!(
+                        "{} was changed by another writer while it was being edited; nothing was written",
+                        shown(&path)
+                    ),
+                },
+            ),
+            FsError::Refused {
+                refusal,
+                edits,
+                path,
+            } => return refusal_failure(refusal, edits, &shown(&path)),
+        };
+        Failure::new(kind, detail)
+    }
+}
+
+fn not_found(path: &Path, kind: NotFoundKind) -> String {
+    let p = shown(path);
+    match kind {
+        NotFoundKind::Missing => format!("{p} does not exist"),
+        NotFoundKind::DanglingSymlink => format!("{p} is a dangling symlink"),
+        NotFoundKind::SymlinkLoop => {
+            format!("{p}: too many levels of symbolic links (a symlink loop)")
+        }
+        NotFoundKind::NotADirectory => format!("{p}: a component of the path is not a directory"),
+        NotFoundKind::NameTooLong => format!("{p}: the path or one of its names is too long"),
+        NotFoundKind::SearchDenied => format!("{p}: permission denied while resolving the path"),
+        NotFoundKind::NotRegular(k) => format!("{p} is {}, not a regular file", k.words()),
+        NotFoundKind::Other(e) => format!("{p}: {}", cause(e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn detail(e: FsError) -> (ErrorKind, String) {
+        let f = Failure::from(e);
+        (f.kind, f.detail.unwrap_or_default())
+    }
+
+    #[test]
+    fn wording() {
+        let p = || PathBuf::from("/w/a.txt");
+        assert_eq!(
+            detail(FsError::Write {
+                path: p(),
+                step: WriteStep::Rename,
+                errno: Errno::BUSY
+            }),
+            (
+                ErrorKind::WriteFailed,
+                "renaming the temp file over the target for /w/a.txt: Device or resource busy (os error 16) (the target is a mount point, such as a bind-mounted file, and cannot be replaced by rename); the file is unchanged".to_owned()
+            )
+        );
+        assert_eq!(
+            detail(FsError::Busy {
+                path: p(),
+                waited: Duration::from_millis(1500)
+            })
+            .1,
+            "another edit holds the lock on /w/a.txt (waited 1.5 s); the file is unchanged"
+        );
+        assert_eq!(
+            detail(FsError::NotFound {
+                path: p(),
+                kind: NotFoundKind::NotRegular(FileKind::Fifo)
+            }),
+            (
+                ErrorKind::FileNotFound,
+                "/w/a.txt is a FIFO, not a regular file".to_owned()
+            )
+        );
+        assert_eq!(
+            detail(FsError::DirFlag {
+                path: p(),
+                flag: InodeFlag::AppendOnly
+            })
+            .1,
+            "/w/a.txt cannot be replaced by rename: its directory /w is append-only (chattr +a): names in it can be added but not replaced or removed; the file is unchanged"
+        );
+        assert_eq!(
+            detail(FsError::Read {
+                path: None,
+                errno: Errno::IO
+            })
+            .1,
+            "reading: Input/output error (os error 5)"
+        );
+    }
+}

@@ -1,0 +1,105 @@
+//! Opening the target: read-only, never blocking, only a regular file, under
+//! an exclusive `flock` taken within the deadline, and re-validated so the
+//! lock is on the inode the path names once we hold it.
+
+use std::os::fd::OwnedFd;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rustix::fs::{self as rfs, AtFlags, FileType, FlockOperation, Mode, OFlags, Stat};
+use rustix::io::Errno;
+
+use super::error::{FileKind, FsError, NotFoundKind};
+use super::Target;
+
+/// The type of what `st` describes: `Ok` for a regular file, else the
+/// `file_not_found` naming what is there instead.
+fn require_regular(st: &Stat, path: &Path) -> Result<(), FsError> {
+    let kind = match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => return Ok(()),
+        FileType::Directory => FileKind::Directory,
+        FileType::Fifo => FileKind::Fifo,
+        FileType::Socket => FileKind::Socket,
+        FileType::CharacterDevice => FileKind::CharDevice,
+        FileType::BlockDevice => FileKind::BlockDevice,
+        FileType::Symlink => FileKind::Symlink,
+        FileType::Unknown => FileKind::Unknown,
+    };
+    Err(FsError::NotFound {
+        path: path.to_owned(),
+        kind: NotFoundKind::NotRegular(kind),
+    })
+}
+
+/// Opens the target read-only and takes an exclusive `flock`, waiting at
+/// most `timeout`. If a previous holder replaced the file while we waited,
+/// the path names a new inode: reopen and lock that one instead.
+pub(super) fn open_locked(t: &Target, timeout: Duration) -> Result<(OwnedFd, Stat), FsError> {
+    let deadline = Instant::now() + timeout;
+    let path = || t.path.clone();
+    for _ in 0..1000 {
+        // Check the type before opening: opening a device can have effects.
+        let st =
+            rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
+                FsError::NotFound {
+                    path: path(),
+                    kind: NotFoundKind::Other(e),
+                }
+            })?;
+        require_regular(&st, &t.path)?;
+        // O_NONBLOCK: should a FIFO be swapped in after the check, open must not hang.
+        let flags =
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+        let fd = match rfs::openat(&t.dir, t.name.as_c_str(), flags, Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => continue, // replaced between stat and open
+            Err(errno) => {
+                return Err(FsError::Open {
+                    path: path(),
+                    errno,
+                })
+            }
+        };
+        let st = rfs::fstat(&fd).map_err(|errno| FsError::Stat {
+            path: Some(path()),
+            errno,
+        })?;
+        require_regular(&st, &t.path)?;
+        lock(&fd, deadline, timeout, &t.path)?;
+        // Still the file the path names? (We may have waited behind an edit
+        // that renamed a new file over it.)
+        match rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(now) if now.st_dev == st.st_dev && now.st_ino == st.st_ino => {
+                // Re-read the metadata under the lock: this is the baseline.
+                let st = rfs::fstat(&fd).map_err(|errno| FsError::Stat { path: None, errno })?;
+                return Ok((fd, st));
+            }
+            _ => continue,
+        }
+    }
+    Err(FsError::KeptChanging { path: path() })
+}
+
+fn lock(fd: &OwnedFd, deadline: Instant, timeout: Duration, path: &Path) -> Result<(), FsError> {
+    let mut pause = Duration::from_micros(500);
+    loop {
+        match rfs::flock(fd, FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => return Ok(()),
+            Err(Errno::INTR) => {}
+            Err(Errno::WOULDBLOCK) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    return Err(FsError::Busy {
+                        path: path.to_owned(),
+                        waited: timeout,
+                    });
+                }
+                std::thread::sleep(pause.min(deadline - now));
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            // File systems without flock (some network mounts): proceed; the
+            // pre-rename re-check still catches a concurrent change.
+            Err(_) => return Ok(()),
+        }
+    }
+}

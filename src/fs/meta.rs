@@ -1,0 +1,246 @@
+//! Metadata, both ways: what the target's metadata lets an edit do (write
+//! permission with effective ids, immutable/append-only inode flags, a
+//! sticky or flagged directory), decided before any temp exists, and what
+//! the new file carries over (owner, group, mode, xattrs and ACLs).
+
+use std::ffi::CString;
+use std::os::fd::OwnedFd;
+
+use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, Stat, XattrFlags};
+use rustix::io::Errno;
+use rustix::thread::CapabilitySet;
+
+use super::error::{FsError, InodeFlag, WriteStep};
+use super::Target;
+
+/// Permission parity with the host's transfer path: a file the caller may
+/// not write is refused (`permission_denied`), not replaced by rename.
+///
+/// EPERM is both the kernel's answer for an immutable file and what seccomp
+/// profiles older than `faccessat2` answer for it, so EPERM alone never
+/// decides: the inode flags are read first, and an EPERM or ENOSYS from the
+/// access syscalls falls back to the older syscall, then to the mode bits.
+pub(super) fn check_writable(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), FsError> {
+    if let Some(flag) = inode_flag(file) {
+        return Err(FsError::FileFlag {
+            path: t.path.clone(),
+            flag,
+        });
+    }
+    let verdict = match rfs::accessat(
+        &t.dir,
+        t.name.as_c_str(),
+        rfs::Access::WRITE_OK,
+        AtFlags::EACCESS,
+    ) {
+        Err(Errno::PERM) | Err(Errno::NOSYS) => access_fallback(t, file, st),
+        r => r,
+    };
+    match verdict {
+        Err(Errno::ACCESS) => Err(FsError::NoWritePermission {
+            path: t.path.clone(),
+        }),
+        Err(Errno::ROFS) => Err(FsError::ReadOnlyFs {
+            path: t.path.clone(),
+        }),
+        // Anything else is left to the write itself, which names its cause.
+        _ => Ok(()),
+    }
+}
+
+/// `chattr +i` / `+a`: for a file, no writer can replace or truncate it, the
+/// host's transfer path included, so the refusal is final; for a directory,
+/// no name in it can be replaced. A file system without inode flags (or a
+/// filter refusing the ioctl) means "none known".
+fn inode_flag(fd: &OwnedFd) -> Option<InodeFlag> {
+    let flags = rfs::ioctl_getflags(fd).ok()?;
+    if flags.contains(rfs::IFlags::IMMUTABLE) {
+        Some(InodeFlag::Immutable)
+    } else if flags.contains(rfs::IFlags::APPEND) {
+        Some(InodeFlag::AppendOnly)
+    } else {
+        None
+    }
+}
+
+/// Is `cap` in the effective set? Where capget is refused, assume root has
+/// it and others do not.
+fn has_capability(cap: CapabilitySet) -> bool {
+    match rustix::thread::capabilities(None) {
+        Ok(c) => c.effective.contains(cap),
+        Err(_) => rustix::process::geteuid().is_root(),
+    }
+}
+
+/// The access check without `faccessat2`: the old `faccessat` (real ids,
+/// which equal the effective ones unless as-edit runs setuid/setgid), else
+/// the mode bits.
+fn access_fallback(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
+    use rustix::process::{getegid, geteuid, getgid, getuid};
+    if getuid() == geteuid() && getgid() == getegid() {
+        match rfs::accessat(
+            &t.dir,
+            t.name.as_c_str(),
+            rfs::Access::WRITE_OK,
+            AtFlags::empty(),
+        ) {
+            Err(Errno::PERM) | Err(Errno::NOSYS) => {}
+            r => return r,
+        }
+    }
+    mode_allows_write(file, st)
+}
+
+/// The last resort when no access syscall answers: a read-only mount is
+/// EROFS; CAP_DAC_OVERRIDE in effect (root's, unless dropped) may write; else the owner,
+/// group (effective or supplementary) or other write bit decides. POSIX ACL
+/// entries are not evaluated: with an ACL the group bits are its mask.
+fn mode_allows_write(file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
+    use rustix::process::{getegid, geteuid, getgroups};
+    if let Ok(v) = rfs::fstatvfs(file) {
+        if v.f_flag.contains(rfs::StatVfsMountFlags::RDONLY) {
+            return Err(Errno::ROFS);
+        }
+    }
+    if has_capability(CapabilitySet::DAC_OVERRIDE) {
+        return Ok(());
+    }
+    let euid = geteuid();
+    let gid = rfs::Gid::from_raw(st.st_gid);
+    let bit = if st.st_uid == euid.as_raw() {
+        0o200
+    } else if getegid() == gid || getgroups().is_ok_and(|g| g.contains(&gid)) {
+        0o020
+    } else {
+        0o002
+    };
+    if st.st_mode & bit != 0 {
+        Ok(())
+    } else {
+        Err(Errno::ACCESS)
+    }
+}
+
+/// Will the directory let the temp be renamed over the target? Decided
+/// before any temp exists, so the real cause is named. A sticky directory
+/// (`/tmp`, mode 1777) lets only the owner of the file or of the directory
+/// (or CAP_FOWNER) rename over a name; an append-only or immutable one
+/// lets no name be replaced. `write_failed` either way: the host's
+/// transfer path writes the file in place and may succeed. `dir` is the
+/// directory opened for reading, when it could be.
+pub(super) fn check_rename(t: &Target, st: &Stat, dir: Option<&OwnedFd>) -> Result<(), FsError> {
+    if sticky_refuses(t, st, true) {
+        return Err(FsError::StickyDir {
+            path: t.path.clone(),
+        });
+    }
+    match dir.and_then(inode_flag) {
+        Some(flag) => Err(FsError::DirFlag {
+            path: t.path.clone(),
+            flag,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// `ask_caps`: before the rename, CAP_FOWNER (which overrides the sticky
+/// bit) is read; after a refused rename it evidently did not apply.
+fn sticky_refuses(t: &Target, st: &Stat, ask_caps: bool) -> bool {
+    let Ok(dir) = rfs::fstat(&t.dir) else {
+        return false;
+    };
+    let euid = rustix::process::geteuid().as_raw();
+    if dir.st_mode & 0o1000 == 0 || st.st_uid == euid || dir.st_uid == euid {
+        return false;
+    }
+    !(ask_caps && has_capability(CapabilitySet::FOWNER))
+}
+
+/// A rename refused with EPERM: name the cause when it can be seen (an
+/// immutable or append-only target or directory, a sticky directory), else
+/// the errno's words. (Normally these are caught before the temp exists;
+/// this covers a flag set meanwhile, or root without CAP_FOWNER.)
+pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) -> FsError {
+    let path = t.path.clone();
+    if e == Errno::PERM {
+        if let Some(flag) = inode_flag(file) {
+            return FsError::FileFlag { path, flag };
+        }
+        if let Some(flag) = open_dir_readable(t).as_ref().and_then(inode_flag) {
+            return FsError::DirFlag { path, flag };
+        }
+        if sticky_refuses(t, st, false) {
+            return FsError::StickyDir { path };
+        }
+    }
+    FsError::Write {
+        path,
+        step: WriteStep::Rename,
+        errno: e,
+    }
+}
+
+/// The target's directory opened for reading (for its inode flags and the
+/// `--fsync` flush), or `None` when the caller may not read it. The `O_PATH`
+/// descriptor we hold cannot serve: `fsync` and `ioctl` refuse it (EBADF).
+pub(super) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
+    rfs::openat(
+        &t.dir,
+        c".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
+}
+
+/// Owner and group (when permitted), then the mode (chown clears setuid),
+/// then extended attributes, best-effort.
+pub(super) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) {
+    let euid = rustix::process::geteuid();
+    let uid = rfs::Uid::from_raw(st.st_uid);
+    let gid = rfs::Gid::from_raw(st.st_gid);
+    if euid.is_root() {
+        let _ = rfs::fchown(to, Some(uid), Some(gid));
+    } else if gid != rustix::process::getegid() {
+        // Permitted when the caller is a member of the group.
+        let _ = rfs::fchown(to, None, Some(gid));
+    }
+    let _ = rfs::fchmod(to, Mode::from_raw_mode(st.st_mode & 0o7777));
+    copy_xattrs(from, to);
+}
+
+fn copy_xattrs(from: &OwnedFd, to: &OwnedFd) {
+    let mut names = vec![0u8; 4096];
+    let n = match rfs::flistxattr(from, &mut names[..]) {
+        Ok(n) => n,
+        Err(Errno::RANGE) => {
+            names = vec![0u8; 65536];
+            match rfs::flistxattr(from, &mut names[..]) {
+                Ok(n) => n,
+                Err(_) => return,
+            }
+        }
+        Err(_) => return,
+    };
+    let mut value = vec![0u8; 65536];
+    for name in names[..n].split(|b| *b == 0).filter(|s| !s.is_empty()) {
+        // File capabilities are privileges granted to exact content: the
+        // kernel drops them on any write, and an edit is new content.
+        if name == b"security.capability" {
+            continue;
+        }
+        let keep = name.starts_with(b"user.")
+            || name.starts_with(b"security.")
+            || name == b"system.posix_acl_access"
+            || name.starts_with(b"trusted.");
+        if !keep {
+            continue;
+        }
+        let Ok(cname) = CString::new(name) else {
+            continue;
+        };
+        if let Ok(len) = rfs::fgetxattr(from, cname.as_c_str(), &mut value[..]) {
+            let _ = rfs::fsetxattr(to, cname.as_c_str(), &value[..len], XattrFlags::empty());
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! The filesystem work: resolve, open, lock, stream through the core, write a
+//! temp beside the target, carry metadata over, re-check, commit by rename.
+//!
+//! Invariants (each failure path below keeps them):
+//! - the target is only ever replaced by `renameat`; it is never opened for writing;
+//! - until that rename, every failure leaves the target byte-identical (same inode)
+//!   and no temp behind: the temp is unnamed (`O_TMPFILE`) until just before the
+//!   rename, or, where that is unsupported, a hidden named temp removed on failure.
+//! - after the rename nothing reports a failure: the edit is in the file (a
+//!   `--fsync` flush failing then only makes `--report` say `durable: false`).
+//!
+//! One concern per file: `resolve` (which file, `--root`), `lock` (open
+//! and flock), `meta` (permission checks, metadata carried over), `temp`
+//! (the temp and the commit), `sink` (the output written to it), `report`
+//! (`--report` keys), `error` ([`FsError`]: every failure and its wording).
+
+mod error;
+mod lock;
+mod meta;
+mod report;
+mod resolve;
+mod sink;
+mod temp;
+
+use std::ffi::CString;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+
+use rustix::io::Errno;
+use sha2::{Digest, Sha256};
+
+pub use error::{ConflictWhat, FileKind, FsError, InodeFlag, NotFoundKind, WriteStep};
+pub use temp::remove_registered_temp;
+
+use crate::core::Engine;
+use crate::protocol::{display_path, Failure, Report};
+use crate::request::{Eol, Request};
+use sink::Sink;
+
+/// Read and write buffers: bounded memory whatever the file size.
+const CHUNK: usize = 256 * 1024;
+
+/// The outcome of one edit: the result (count or failure) and, with
+/// `--report`, the extra keys.
+#[derive(Debug)]
+pub struct EditOutcome {
+    pub result: Result<u64, Failure>,
+    pub report: Option<Report>,
+}
+
+/// The resolved target: its directory (an fd, so nothing can swap it under
+/// us), its name in there, and its absolute path for messages.
+struct Target {
+    dir: OwnedFd,
+    name: CString,
+    path: PathBuf,
+}
+
+/// Performs the edit the request describes.
+pub fn edit(req: &Request) -> EditOutcome {
+    let mut report = req.options.report.then(Report::default);
+    let result = edit_inner(req, &mut report).map_err(Failure::from);
+    EditOutcome { result, report }
+}
+
+fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError> {
+    let opts = &req.options;
+    let target = resolve::resolve(&req.path, opts.root.as_deref())?;
+    if let Some(r) = report.as_mut() {
+        r.path = Some(display_path(&target.path));
+    }
+    let (file, st) = lock::open_locked(&target, opts.lock_timeout)?;
+    meta::check_writable(&target, &file, &st)?;
+    // The directory, opened for reading once, while nothing is committed:
+    // for its inode flags and the --fsync flush. `None` where it cannot be
+    // opened so (a 0333 directory): then --fsync flushes the file system.
+    // A directory that will refuse the rename is named before any temp exists.
+    let dir_fd = if opts.dry_run {
+        None
+    } else {
+        let d = meta::open_dir_readable(&target);
+        meta::check_rename(&target, &st, d.as_ref())?;
+        d
+    };
+    let crlf_out = opts.eol == Eol::Preserve && sink::dominant_is_crlf(&file)?;
+    let flush = (opts.fsync && !opts.dry_run).then_some(dir_fd);
+
+    let mut engine = Engine::new(&req.edits, report.is_some());
+    if opts.diff {
+        engine = engine.with_diff(&display_path(&target.path));
+    }
+    let mut in_hash = (opts.expect_sha256.is_some() || report.is_some()).then(Sha256::new);
+    // The temp is created only once the output differs from the input (see
+    // `sink`): a refusal writes nothing.
+    let mut sink = Sink::new(&target, &file, crlf_out, report.is_some(), !opts.dry_run);
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        let chunk = match rustix::io::read(&file, &mut buf[..]) {
+            Ok(0) => break,
+            Ok(n) => &buf[..n],
+            Err(Errno::INTR) => continue,
+            Err(errno) => {
+                let path = Some(target.path.clone());
+                return Err(FsError::Read { path, errno });
+            }
+        };
+        if let Some(h) = in_hash.as_mut() {
+            h.update(chunk);
+        }
+        engine.feed(chunk, &mut |b| sink.push(b));
+        sink.fed(&engine);
+        // Invalid UTF-8 settles the outcome, but a hash must still see the
+        // whole file (--expect-sha256 compares it, --report shows it).
+        if engine.invalid_utf8() && in_hash.is_none() {
+            break;
+        }
+    }
+    let summary = engine.finish(&mut |b| sink.push(b));
+    // Test builds only (debug, or the off-by-default `fault-injection`
+    // feature): prove a panic mid-edit leaves the target and the directory
+    // as they were. Release builds compile this out.
+    #[cfg(any(debug_assertions, feature = "fault-injection"))]
+    if std::env::var_os("AS_EDIT_TEST_PANIC").is_some() {
+        sink.complete();
+        panic!("injected test panic");
+    }
+    let in_digest: Option<[u8; 32]> = in_hash.map(|h| h.finalize().into());
+    if let Some(expected) = opts.expect_sha256 {
+        if in_digest != Some(expected) {
+            report::fill_current(report, &file, in_digest);
+            let what = ConflictWhat::Sha256(in_digest.unwrap_or_default());
+            return Err(FsError::Conflict {
+                path: target.path.clone(),
+                what,
+            });
+        }
+    }
+    let mut summary = match summary {
+        Ok(s) => s,
+        Err(refusal) => {
+            report::fill_current(report, &file, in_digest);
+            let edits = req.edits.len();
+            return Err(FsError::Refused {
+                refusal,
+                edits,
+                path: target.path.clone(),
+            });
+        }
+    };
+    sink.complete();
+    if let Some(r) = report.as_mut() {
+        let digest = sink.digest();
+        report::fill_edited(r, sink.size, digest, &summary.edits, summary.diff.take());
+        if opts.dry_run {
+            r.dry_run = Some(true);
+        }
+    }
+    if opts.dry_run {
+        return Ok(summary.count);
+    }
+    let temp = sink.into_temp()?;
+    let durable = temp.commit(&target, &file, &st, flush)?;
+    if let (false, Some(r)) = (durable, report.as_mut()) {
+        r.durable = Some(false);
+    }
+    Ok(summary.count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::Edit;
+
+    fn req(path: PathBuf) -> Request {
+        Request {
+            path,
+            edits: vec![Edit::new("a", "b", false).unwrap()],
+            options: Default::default(),
+        }
+    }
+
+    /// Callers can match on the facts; the wording stays in `error.rs`.
+    #[test]
+    fn failures_are_facts() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = |p: PathBuf| edit_inner(&req(p), &mut None).unwrap_err();
+        assert!(matches!(
+            err(dir.path().join("missing")),
+            FsError::NotFound {
+                kind: NotFoundKind::Missing,
+                ..
+            }
+        ));
+        std::os::unix::fs::symlink("nowhere", dir.path().join("dangling")).unwrap();
+        assert!(matches!(
+            err(dir.path().join("dangling")),
+            FsError::NotFound {
+                kind: NotFoundKind::DanglingSymlink,
+                ..
+            }
+        ));
+        assert!(matches!(
+            err(dir.path().to_owned()),
+            FsError::NotFound {
+                kind: NotFoundKind::NotRegular(FileKind::Directory),
+                ..
+            }
+        ));
+        std::fs::write(dir.path().join("f"), "xyz").unwrap();
+        assert!(matches!(
+            err(dir.path().join("f")),
+            FsError::Refused {
+                refusal: crate::core::Refusal::NotFound { edit: 0 },
+                edits: 1,
+                ..
+            }
+        ));
+        let mut r = req(dir.path().join("f"));
+        r.options.root = Some(dir.path().join("sub"));
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        assert!(matches!(
+            edit_inner(&r, &mut None).unwrap_err(),
+            FsError::OutsideRoot { .. }
+        ));
+    }
+}

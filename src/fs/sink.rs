@@ -1,0 +1,419 @@
+//! The output side of the stream: the core's LF-normalized output, re-expanded
+//! to CRLF when `--eol preserve` asks for it, hashed for `--report`, and
+//! written to the temp — which is created only once the output differs
+//! from the input.
+//!
+//! Until an edit replaces something, the output is exactly the (normalized)
+//! input, so nothing needs writing: the sink is *pending*. It keeps only the
+//! current feed's output; between feeds, while nothing changed, that output
+//! is dropped and counted as the identical prefix. On the first change it
+//! *materializes*: creates the temp, brings the prefix over from the source
+//! (in the kernel by `copy_file_range` when the prefix is the raw input byte
+//! for byte, else by re-reading and re-normalizing it), writes the retained
+//! output and from then on writes through. A refusal (`string_not_found`,
+//! say) therefore writes nothing, and no temp ever exists.
+
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use rustix::io::Errno;
+use sha2::{Digest, Sha256};
+
+use super::error::{ConflictWhat, FsError, WriteStep};
+use super::temp::Temp;
+use super::{Target, CHUNK};
+use crate::core::Engine;
+use crate::eol::{expand_crlf, EolCounter};
+
+/// Output kept for one feed before materializing anyway: a first chunk full
+/// of expanding replacements must not grow memory.
+const RETAIN_MAX: usize = 2 * CHUNK;
+
+/// The longest prefix kept pending when it must be re-normalized to be
+/// brought over (a CR was fed, or CRLF is written): past it the temp is
+/// made and written through, as if nothing were deferred. Re-reading and
+/// re-normalizing costs about what writing does, so on a large CRLF file a
+/// success would pay twice for the prefix; below it a refusal writes nothing
+/// and a success pays a bounded replay.
+const REPLAY_MAX: u64 = 4 * CHUNK as u64;
+
+/// The raw piece re-read at a time when the prefix is re-normalized (its
+/// output, re-expanded, is at most twice as long).
+const REPLAY_PIECE: usize = 64 * 1024;
+
+/// Where output goes.
+enum Mode {
+    /// No temp yet; output so far equals the input (see the module note).
+    Pending,
+    /// Written through to the temp.
+    Writing,
+    /// Not written: `--dry-run`, a certain refusal, or a failure already met.
+    Off,
+}
+
+/// Collects output and writes it to the temp in large pieces; remembers the
+/// first failure instead of returning it (the refusal, if any, still wins).
+pub(super) struct Sink<'a> {
+    target: &'a Target,
+    /// The file being edited, read again for the identical prefix.
+    source: &'a OwnedFd,
+    mode: Mode,
+    temp: Option<Temp<'a>>,
+    /// Pending: this feed's output; writing: the write buffer.
+    buf: Vec<u8>,
+    /// Pending: output bytes known equal to the input's (normalized and, for
+    /// CRLF output, re-expanded) prefix, and not kept.
+    identical: u64,
+    /// Pending: that prefix is the raw input byte for byte (no CR was fed
+    /// and the output is LF), so the kernel can copy it.
+    raw_prefix: bool,
+    error: Option<FsError>,
+    crlf: bool,
+    hash: Option<Sha256>,
+    /// Bytes of output, whether written or not.
+    pub(super) size: u64,
+}
+
+impl<'a> Sink<'a> {
+    /// `crlf`: write LF as CRLF; `hash`: digest the output for `--report`;
+    /// `write`: false for `--dry-run` (nothing is ever written).
+    pub(super) fn new(
+        target: &'a Target,
+        source: &'a OwnedFd,
+        crlf: bool,
+        hash: bool,
+        write: bool,
+    ) -> Sink<'a> {
+        Sink {
+            target,
+            source,
+            mode: if write { Mode::Pending } else { Mode::Off },
+            temp: None,
+            buf: Vec::new(),
+            identical: 0,
+            raw_prefix: !crlf,
+            error: None,
+            crlf,
+            hash: hash.then(Sha256::new),
+            size: 0,
+        }
+    }
+
+    /// Output from the engine.
+    pub(super) fn push(&mut self, b: &[u8]) {
+        if self.crlf {
+            expand_crlf(b, &mut |p| self.put(p));
+        } else {
+            self.put(b);
+        }
+    }
+
+    /// Between feeds: a refusal that is certain stops all writing; while
+    /// nothing changed, this feed's output joins the identical prefix; on
+    /// the first change, the temp is made.
+    pub(super) fn fed(&mut self, engine: &Engine) {
+        if engine.doomed() {
+            self.mode = Mode::Off;
+            self.buf = Vec::new();
+        } else if let Mode::Pending = self.mode {
+            if engine.changed() {
+                self.materialize();
+            } else {
+                self.identical += self.buf.len() as u64;
+                self.buf.clear();
+                self.raw_prefix = !self.crlf && !engine.saw_cr();
+                if !self.raw_prefix && self.identical > REPLAY_MAX {
+                    self.materialize();
+                }
+            }
+        }
+    }
+
+    /// The edit succeeded: make sure the temp holds everything (after the
+    /// engine's `finish`, which may release a last replacement).
+    pub(super) fn complete(&mut self) {
+        if let Mode::Pending = self.mode {
+            self.materialize();
+        }
+        self.flush();
+    }
+
+    /// The digest of all output, once it is complete.
+    pub(super) fn digest(&mut self) -> Option<[u8; 32]> {
+        self.hash.take().map(|h| h.finalize().into())
+    }
+
+    /// The temp holding the new content, or the first failure met.
+    pub(super) fn into_temp(mut self) -> Result<Temp<'a>, FsError> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.temp.take().ok_or(FsError::Write {
+            path: self.target.path.clone(),
+            step: WriteStep::CreateTemp,
+            errno: Errno::INVAL,
+        })
+    }
+
+    fn put(&mut self, b: &[u8]) {
+        if b.is_empty() {
+            return;
+        }
+        self.size += b.len() as u64;
+        if let Some(h) = self.hash.as_mut() {
+            h.update(b);
+        }
+        match self.mode {
+            Mode::Off => {}
+            Mode::Pending => {
+                self.buf.extend_from_slice(b);
+                if self.buf.len() > RETAIN_MAX {
+                    self.materialize();
+                }
+            }
+            Mode::Writing => self.write_buffered(b),
+        }
+    }
+
+    fn write_buffered(&mut self, b: &[u8]) {
+        if self.buf.len() + b.len() <= CHUNK {
+            self.buf.extend_from_slice(b);
+            return;
+        }
+        self.flush();
+        if b.len() >= CHUNK / 2 {
+            self.write(b); // large slices go straight through: no copy
+        } else {
+            self.buf.extend_from_slice(b);
+        }
+    }
+
+    pub(super) fn flush(&mut self) {
+        if let Mode::Writing = self.mode {
+            let buf = std::mem::take(&mut self.buf);
+            self.write(&buf);
+            self.buf = buf;
+            self.buf.clear();
+        }
+    }
+
+    fn write(&mut self, b: &[u8]) {
+        let Some(temp) = self.temp.as_ref() else {
+            return;
+        };
+        if let Err(e) = write_all(temp.fd(), b) {
+            self.fail(WriteStep::WriteTemp, e);
+        }
+    }
+
+    fn fail(&mut self, step: WriteStep, errno: Errno) {
+        self.fail_with(FsError::Write {
+            path: self.target.path.clone(),
+            step,
+            errno,
+        });
+    }
+
+    fn fail_with(&mut self, e: FsError) {
+        self.mode = Mode::Off;
+        self.buf = Vec::new();
+        self.error.get_or_insert(e);
+    }
+
+    /// Creates the temp, brings the identical prefix over, writes what this
+    /// feed retained, and switches to writing through.
+    fn materialize(&mut self) {
+        let temp = match Temp::create(self.target) {
+            Ok(t) => t,
+            Err(e) => return self.fail(WriteStep::CreateTemp, e),
+        };
+        let fd = temp.fd();
+        let copied = if self.raw_prefix {
+            copy_raw(self.source.as_fd(), fd, self.identical)
+        } else {
+            replay(self.source.as_fd(), fd, self.identical, self.crlf)
+        };
+        self.temp = Some(temp);
+        match copied {
+            Ok(()) => {}
+            Err(Short::Write(e)) => return self.fail(WriteStep::WriteTemp, e),
+            Err(Short::Read(errno)) => {
+                return self.fail_with(FsError::Read {
+                    path: Some(self.target.path.clone()),
+                    errno,
+                })
+            }
+            // The source no longer has the prefix it had: a writer that
+            // ignores the lock truncated or rewrote it meanwhile.
+            Err(Short::Changed) => {
+                return self.fail_with(FsError::Conflict {
+                    path: self.target.path.clone(),
+                    what: ConflictWhat::ChangedWhileEditing,
+                })
+            }
+        }
+        self.mode = Mode::Writing;
+        let retained = std::mem::take(&mut self.buf);
+        self.buf = Vec::with_capacity(CHUNK);
+        if !retained.is_empty() {
+            self.write(&retained);
+        }
+    }
+}
+
+/// Why the prefix could not be brought over.
+enum Short {
+    Write(Errno),
+    Read(Errno),
+    Changed,
+}
+
+fn write_all(fd: BorrowedFd<'_>, mut b: &[u8]) -> Result<(), Errno> {
+    while !b.is_empty() {
+        match rustix::io::write(fd, b) {
+            Ok(0) => return Err(Errno::IO),
+            Ok(n) => b = &b[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> Result<usize, Short> {
+    loop {
+        match rustix::io::pread(fd, &mut *buf, off) {
+            Err(Errno::INTR) => {}
+            r => return r.map_err(Short::Read),
+        }
+    }
+}
+
+/// Copies the first `len` bytes of `src` to `dst` at its position, in the
+/// kernel where it can (`copy_file_range` with an explicit source offset, so
+/// the source's read position is untouched; a reflink on XFS and btrfs),
+/// else through a buffer.
+fn copy_raw(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64) -> Result<(), Short> {
+    let mut off = 0u64;
+    // Test builds only: answer as a kernel, file system or seccomp filter
+    // refusing the syscall would, or copy in short pieces.
+    #[cfg(any(debug_assertions, feature = "fault-injection"))]
+    let (refused, piece) = (
+        std::env::var("AS_EDIT_TEST_NO_COPY_RANGE")
+            .ok()
+            .map(|v| match v.as_str() {
+                "EXDEV" => Errno::XDEV,
+                "ENOSYS" => Errno::NOSYS,
+                "EPERM" => Errno::PERM,
+                "EOPNOTSUPP" => Errno::OPNOTSUPP,
+                "EBADF" => Errno::BADF,
+                _ => Errno::INVAL,
+            }),
+        std::env::var("AS_EDIT_TEST_COPY_RANGE_PIECE")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok()),
+    );
+    #[cfg(not(any(debug_assertions, feature = "fault-injection")))]
+    let (refused, piece): (Option<Errno>, Option<usize>) = (None, None);
+    while off < len {
+        let want = (len - off).min(1 << 30) as usize;
+        let want = piece.map_or(want, |p| want.min(p.max(1)));
+        let r = match refused {
+            Some(e) => Err(e),
+            None => rustix::fs::copy_file_range(src, Some(&mut off), dst, None, want),
+        };
+        match r {
+            Ok(0) => return Err(Short::Changed),
+            Ok(_) => {} // `off` has advanced
+            Err(Errno::INTR) => {}
+            // Not between these files (EXDEV on older kernels, EINVAL or
+            // EOPNOTSUPP on some file systems), not on this kernel (ENOSYS),
+            // refused by a seccomp profile (EPERM), or not for these fds.
+            Err(Errno::XDEV)
+            | Err(Errno::NOSYS)
+            | Err(Errno::PERM)
+            | Err(Errno::INVAL)
+            | Err(Errno::OPNOTSUPP)
+            | Err(Errno::BADF) => return copy_buffered(src, dst, off, len),
+            Err(e) => return Err(Short::Write(e)),
+        }
+    }
+    Ok(())
+}
+
+/// The fallback: `pread` the source from `off` up to `len`, write to `dst`.
+fn copy_buffered(
+    src: BorrowedFd<'_>,
+    dst: BorrowedFd<'_>,
+    mut off: u64,
+    len: u64,
+) -> Result<(), Short> {
+    let mut buf = vec![0u8; CHUNK];
+    while off < len {
+        let want = (len - off).min(CHUNK as u64) as usize;
+        let n = pread(src, &mut buf[..want], off)?;
+        if n == 0 {
+            return Err(Short::Changed);
+        }
+        write_all(dst, &buf[..n]).map_err(Short::Write)?;
+        off += n as u64;
+    }
+    Ok(())
+}
+
+/// The prefix when normalizing changed it (a CR was seen) or CRLF is
+/// written: re-read the raw input, normalize it again (the core with no
+/// edits), re-expand for CRLF output, and write exactly `len` output bytes.
+fn replay(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64, crlf: bool) -> Result<(), Short> {
+    if len == 0 {
+        return Ok(());
+    }
+    let mut norm = Engine::new(&[], false);
+    let mut raw = vec![0u8; REPLAY_PIECE];
+    let mut out = Vec::with_capacity(2 * REPLAY_PIECE);
+    let (mut off, mut left) = (0u64, len);
+    while left > 0 {
+        let n = pread(src, &mut raw, off)?;
+        out.clear();
+        let mut keep = |b: &[u8]| {
+            if crlf {
+                expand_crlf(b, &mut |p| out.extend_from_slice(p));
+            } else {
+                out.extend_from_slice(b);
+            }
+        };
+        if n == 0 {
+            // The end: a trailing CR is released only now.
+            let _ = std::mem::replace(&mut norm, Engine::new(&[], false)).finish(&mut keep);
+        } else {
+            norm.feed(&raw[..n], &mut keep);
+        }
+        let take = (out.len() as u64).min(left) as usize;
+        write_all(dst, &out[..take]).map_err(Short::Write)?;
+        left -= take as u64;
+        if n == 0 && left > 0 {
+            return Err(Short::Changed);
+        }
+        off += n as u64;
+    }
+    Ok(())
+}
+
+/// `--eol preserve`: is the file's dominant line ending CRLF? (A pre-pass;
+/// only paid for when asked.)
+pub(super) fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, FsError> {
+    let mut counter = EolCounter::default();
+    let mut buf = vec![0u8; CHUNK];
+    let mut off = 0u64;
+    loop {
+        match rustix::io::pread(file, &mut buf[..], off) {
+            Ok(0) => break,
+            Ok(n) => {
+                counter.feed(&buf[..n]);
+                off += n as u64;
+            }
+            Err(Errno::INTR) => {}
+            Err(errno) => return Err(FsError::Read { path: None, errno }),
+        }
+    }
+    Ok(counter.finish().dominant_is_crlf())
+}

@@ -1,0 +1,280 @@
+//! The new content's file, behind one small API: [`Temp::create`] beside the
+//! target, write to [`Temp::fd`], then [`Temp::commit`] renames it over the
+//! target; dropped uncommitted, it leaves nothing behind.
+//!
+//! Two ways inside, kept apart: an unnamed `O_TMPFILE` (vanishes with the
+//! process, even under SIGKILL; linked to a hidden name only just before the
+//! rename), and, where the file system, kernel or a seccomp filter refuses
+//! that, a hidden named temp from the start, registered so that the panic
+//! hook can remove it and removed on drop.
+
+use std::ffi::CString;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::sync::Mutex;
+
+use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, Stat, CWD};
+use rustix::io::Errno;
+
+use super::error::{ConflictWhat, FsError, WriteStep};
+use super::meta::{copy_metadata, rename_refused};
+use super::{Target, CHUNK};
+
+/// Hidden temp names registered here are removed by the panic hook.
+static NAMED_TEMP: Mutex<Option<(i32, CString)>> = Mutex::new(None);
+
+/// Removes a registered named temp; called from the panic hook.
+pub fn remove_registered_temp() {
+    if let Ok(mut g) = NAMED_TEMP.try_lock() {
+        if let Some((dirfd, name)) = g.take() {
+            // SAFETY: the fd stays open for the life of the edit that registered it.
+            let dir = unsafe { BorrowedFd::borrow_raw(dirfd) };
+            let _ = rfs::unlinkat(dir, name.as_c_str(), AtFlags::empty());
+        }
+    }
+}
+
+fn register(dir: BorrowedFd<'_>, name: Option<&CString>) {
+    if let Ok(mut g) = NAMED_TEMP.lock() {
+        *g = name.map(|n| (dir.as_raw_fd(), n.clone()));
+    }
+}
+
+fn temp_name() -> CString {
+    CString::new(format!(".as-edit-{}.tmp", crate::hex::random())).expect("hex has no NUL")
+}
+
+/// A temp file in the target's directory.
+pub(super) struct Temp<'d> {
+    fd: OwnedFd,
+    /// Set once the temp has a name in the directory; removed on drop.
+    name: Option<CString>,
+    dir: BorrowedFd<'d>,
+}
+
+impl<'d> Temp<'d> {
+    /// An unnamed temp where the file system allows it, else a named one.
+    pub(super) fn create(t: &'d Target) -> Result<Temp<'d>, Errno> {
+        let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
+        // Test builds only: exercise the named-temp fallback on any file system.
+        #[cfg(any(debug_assertions, feature = "fault-injection"))]
+        if std::env::var_os("AS_EDIT_TEST_NO_TMPFILE").is_some() {
+            return Temp::create_named(t.dir.as_fd());
+        }
+        match rfs::openat(&t.dir, c".", flags, Mode::from_raw_mode(0o600)) {
+            Ok(fd) => {
+                return Ok(Temp {
+                    fd,
+                    name: None,
+                    dir: t.dir.as_fd(),
+                })
+            }
+            // Not supported by this file system or kernel, or refused by a
+            // seccomp profile (EPERM/ENOSYS): use a named temp. A real EPERM
+            // (an immutable directory) comes back from the named attempt.
+            Err(Errno::OPNOTSUPP)
+            | Err(Errno::ISDIR)
+            | Err(Errno::INVAL)
+            | Err(Errno::NOENT)
+            | Err(Errno::PERM)
+            | Err(Errno::NOSYS) => {}
+            Err(e) => return Err(e),
+        }
+        Temp::create_named(t.dir.as_fd())
+    }
+
+    fn create_named(dir: BorrowedFd<'d>) -> Result<Temp<'d>, Errno> {
+        let flags =
+            OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        loop {
+            let name = temp_name();
+            match rfs::openat(dir, name.as_c_str(), flags, Mode::from_raw_mode(0o600)) {
+                Ok(fd) => {
+                    register(dir, Some(&name));
+                    return Ok(Temp {
+                        fd,
+                        name: Some(name),
+                        dir,
+                    });
+                }
+                Err(Errno::EXIST) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Where the new content is written.
+    pub(super) fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+
+    /// Metadata, optional fsync, the stale check, then link (if unnamed) and
+    /// rename. `flush` is `Some` with `--fsync` (holding the directory when it
+    /// could be opened). Returns whether the edit is known durable: a flush
+    /// that fails after the rename cannot undo it, so it is not an error.
+    pub(super) fn commit(
+        mut self,
+        t: &Target,
+        file: &OwnedFd,
+        st: &Stat,
+        flush: Option<Option<OwnedFd>>,
+    ) -> Result<bool, FsError> {
+        self.commit_inner(t, file, st, flush)
+        // Drop removes the named temp on failure.
+    }
+
+    fn commit_inner(
+        &mut self,
+        t: &Target,
+        file: &OwnedFd,
+        st: &Stat,
+        flush: Option<Option<OwnedFd>>,
+    ) -> Result<bool, FsError> {
+        let failed = |step, errno| FsError::Write {
+            path: t.path.clone(),
+            step,
+            errno,
+        };
+        copy_metadata(file, &self.fd, st);
+        if flush.is_some() {
+            rfs::fsync(&self.fd).map_err(|e| failed(WriteStep::Flush, e))?;
+        }
+        // The last look before committing: a writer that ignores the lock may
+        // have changed the file since we read it.
+        let now = rfs::fstat(file).map_err(|e| failed(WriteStep::Recheck, e))?;
+        let named = rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).ok();
+        let same_inode = named.is_some_and(|n| n.st_dev == st.st_dev && n.st_ino == st.st_ino);
+        let unchanged = now.st_size == st.st_size
+            && now.st_mtime == st.st_mtime
+            && now.st_mtime_nsec == st.st_mtime_nsec
+            && now.st_ctime == st.st_ctime
+            && now.st_ctime_nsec == st.st_ctime_nsec;
+        if !same_inode || !unchanged {
+            return Err(FsError::Conflict {
+                path: t.path.clone(),
+                what: ConflictWhat::ChangedWhileEditing,
+            });
+        }
+        if self.name.is_none() {
+            self.link().map_err(|e| failed(WriteStep::NameTemp, e))?;
+        }
+        let name = self.name.as_ref().expect("named above");
+        rfs::renameat(&t.dir, name.as_c_str(), &t.dir, t.name.as_c_str())
+            .map_err(|e| rename_refused(t, file, st, e))?;
+        self.name = None; // it is the target now
+        register(self.dir, None);
+        // Committed: from here on nothing may report a failure.
+        let Some(dir) = flush else {
+            return Ok(true);
+        };
+        let flushed = match &dir {
+            Some(d) => rfs::fsync(d),
+            // The directory could not be opened for reading: flushing the
+            // whole file system also makes the rename durable.
+            None => rfs::syncfs(&self.fd),
+        };
+        // Test builds only: a flush that fails after the rename (EIO, or the
+        // EINVAL of file systems that cannot sync a directory).
+        #[cfg(any(debug_assertions, feature = "fault-injection"))]
+        let flushed = match std::env::var("AS_EDIT_TEST_DIR_FSYNC_ERRNO").as_deref() {
+            Ok("EINVAL") => Err(Errno::INVAL),
+            Ok("EIO") => Err(Errno::IO),
+            _ => flushed,
+        };
+        Ok(flushed.is_ok())
+    }
+
+    /// Gives the unnamed temp a hidden name in the directory, just before the rename.
+    fn link(&mut self) -> Result<(), Errno> {
+        let dir = self.dir;
+        for _ in 0..16 {
+            let name = temp_name();
+            register(dir, Some(&name));
+            let r = rfs::linkat(&self.fd, c"", dir, name.as_c_str(), AtFlags::EMPTY_PATH).or_else(
+                |_| {
+                    // Unprivileged (no CAP_DAC_READ_SEARCH): link through /proc.
+                    let proc = format!("/proc/self/fd/{}", self.fd.as_raw_fd());
+                    rfs::linkat(
+                        CWD,
+                        proc.as_str(),
+                        dir,
+                        name.as_c_str(),
+                        AtFlags::SYMLINK_FOLLOW,
+                    )
+                },
+            );
+            // Test builds only: as if neither link worked (no capability, no /proc).
+            #[cfg(any(debug_assertions, feature = "fault-injection"))]
+            let r = match std::env::var_os("AS_EDIT_TEST_NO_LINK") {
+                Some(_) => r.and_then(|()| {
+                    let _ = rfs::unlinkat(dir, name.as_c_str(), AtFlags::empty());
+                    Err(Errno::NOENT)
+                }),
+                None => r,
+            };
+            match r {
+                Ok(()) => {
+                    self.name = Some(name);
+                    return Ok(());
+                }
+                Err(Errno::EXIST) => continue,
+                Err(Errno::NOENT) | Err(Errno::PERM) | Err(Errno::ACCESS) | Err(Errno::NOSYS) => {
+                    // Neither way works (no /proc, or linkat filtered): copy
+                    // into a named temp.
+                    register(dir, None);
+                    return self.copy_to_named();
+                }
+                Err(e) => {
+                    register(dir, None);
+                    return Err(e);
+                }
+            }
+        }
+        Err(Errno::EXIST)
+    }
+
+    fn copy_to_named(&mut self) -> Result<(), Errno> {
+        let named = Temp::create_named(self.dir)?;
+        let len = rfs::fstat(&self.fd)?.st_size as u64;
+        let mut off_in = 0u64;
+        let mut buf = vec![0u8; CHUNK];
+        let copied = (|| -> Result<(), Errno> {
+            while off_in < len {
+                let n = rustix::io::pread(&self.fd, &mut buf[..], off_in)?;
+                if n == 0 {
+                    return Err(Errno::IO);
+                }
+                let mut w = &buf[..n];
+                while !w.is_empty() {
+                    let k = rustix::io::write(&named.fd, w)?;
+                    w = &w[k..];
+                }
+                off_in += n as u64;
+            }
+            let st = rfs::fstat(&self.fd)?;
+            copy_metadata(&self.fd, &named.fd, &st);
+            Ok(())
+        })();
+        // The unnamed original vanishes when dropped; a failed copy is
+        // removed by the named temp's own drop.
+        *self = named;
+        copied
+    }
+}
+
+impl Drop for Temp<'_> {
+    fn drop(&mut self) {
+        // An unnamed temp vanishes with its fd; a named one that was not
+        // renamed over the target is removed here, on every failure path.
+        if let Some(name) = self.name.take() {
+            if rfs::unlinkat(self.dir, name.as_c_str(), AtFlags::empty()) == Err(Errno::PERM) {
+                // A sticky directory lets only the owner remove a name, and
+                // the temp was given the target's owner: take it back (root
+                // without CAP_FOWNER still has CAP_CHOWN), then remove it.
+                use rustix::process::{getegid, geteuid};
+                let _ = rfs::fchown(&self.fd, Some(geteuid()), Some(getegid()));
+                let _ = rfs::unlinkat(self.dir, name.as_c_str(), AtFlags::empty());
+            }
+            register(self.dir, None);
+        }
+    }
+}

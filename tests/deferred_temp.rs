@@ -1,0 +1,382 @@
+//! The deferred temp (issue 14): a refusal creates no temp and writes
+//! nothing; a success writes exactly the new bytes whichever way the
+//! identical prefix is brought over (`copy_file_range`, each of its
+//! fallbacks, short copies, the re-normalizing replay, the named temp).
+//!
+//! The files span several 256 KiB read chunks so that the prefix before the
+//! first change is non-empty and matches can straddle chunk boundaries.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use common::*;
+
+const CHUNK: usize = 256 * 1024;
+
+/// The test hooks every success must survive: none, each errno the copy
+/// falls back on, copies in short odd pieces, and the named temp.
+const HOOKS: &[(&str, &str)] = &[
+    ("", ""),
+    ("AS_EDIT_TEST_NO_COPY_RANGE", "EXDEV"),
+    ("AS_EDIT_TEST_NO_COPY_RANGE", "ENOSYS"),
+    ("AS_EDIT_TEST_NO_COPY_RANGE", "EPERM"),
+    ("AS_EDIT_TEST_NO_COPY_RANGE", "EINVAL"),
+    ("AS_EDIT_TEST_NO_COPY_RANGE", "EOPNOTSUPP"),
+    ("AS_EDIT_TEST_NO_COPY_RANGE", "EBADF"),
+    ("AS_EDIT_TEST_COPY_RANGE_PIECE", "4093"),
+    ("AS_EDIT_TEST_NO_TMPFILE", "1"),
+];
+
+fn run(dir: &Path, hook: (&str, &str), args: &[&str]) -> Run {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args).current_dir(dir).stdin(Stdio::null());
+    if !hook.0.is_empty() {
+        cmd.env(hook.0, hook.1);
+    }
+    cmd.output().unwrap().into()
+}
+
+/// Ordinary source text of `len` bytes with `eol` line ends.
+fn text(len: usize, eol: &str) -> Vec<u8> {
+    let line = format!("    let value = compute(alpha, beta); // text{eol}");
+    line.as_bytes().iter().copied().cycle().take(len).collect()
+}
+
+/// The contract's replacement, written out independently of the engine:
+/// normalize CRLF then CR, replace the first (or every) occurrence.
+fn expected(content: &[u8], old: &str, new: &str, all: bool) -> Vec<u8> {
+    let s = String::from_utf8(content.to_vec())
+        .unwrap()
+        .replace("\r\n", "\n")
+        .replace('\r', "\n");
+    assert!(s.contains(old), "test input holds OLD");
+    if all {
+        s.replace(old, new).into_bytes()
+    } else {
+        s.replacen(old, new, 1).into_bytes()
+    }
+}
+
+/// `text` with `needle` spliced in at each offset (the offsets ascending).
+fn with_needles(mut base: Vec<u8>, needle: &str, at: &[usize]) -> Vec<u8> {
+    for &i in at.iter().rev() {
+        base.splice(i..i, needle.bytes());
+    }
+    base
+}
+
+/// One success under every hook: exact bytes, a new inode, nothing left.
+fn edits_exactly(content: &[u8], args: &[&str], want: &[u8]) {
+    for &hook in HOOKS {
+        let d = scratch();
+        let p = write_file(d.path(), "f", content, 0o640);
+        let ino = inode(&p);
+        let mut argv = args.to_vec();
+        argv.insert(argv.iter().position(|a| *a == "--").unwrap() + 1, "f");
+        let r = run(d.path(), hook, &argv);
+        assert_eq!(r.code, 0, "{hook:?}: {}", r.stdout);
+        assert_eq!(r.stderr, "");
+        let got = std::fs::read(&p).unwrap();
+        assert!(
+            got == want,
+            "{hook:?}: bytes differ (len {} vs {})",
+            got.len(),
+            want.len()
+        );
+        assert_ne!(inode(&p), ino, "{hook:?}");
+        assert_eq!(mode(&p), 0o640, "{hook:?}");
+        assert_eq!(listing(d.path()), vec!["f"], "{hook:?}");
+    }
+}
+
+/// One refusal under every hook: the exact line (`{dir}` stands for the
+/// scratch directory), same bytes and inode, nothing left.
+fn refuses(content: &[u8], args: &[&str], line: &str) {
+    for &hook in HOOKS {
+        let d = scratch();
+        let p = write_file(d.path(), "f", content, 0o640);
+        let ino = inode(&p);
+        let mut argv = args.to_vec();
+        argv.insert(argv.iter().position(|a| *a == "--").unwrap() + 1, "f");
+        let r = run(d.path(), hook, &argv);
+        let dir = std::fs::canonicalize(d.path()).unwrap();
+        assert_result(&r, &line.replace("{dir}", dir.to_str().unwrap()), 1);
+        assert!(
+            std::fs::read(&p).unwrap() == content,
+            "{hook:?}: bytes changed"
+        );
+        assert_eq!(inode(&p), ino, "{hook:?}");
+        assert_eq!(listing(d.path()), vec!["f"], "{hook:?}");
+    }
+}
+
+#[test]
+fn lf_matches_at_start_middle_end_and_across_chunk_boundaries() {
+    let needle = "NEEDLE_xyz";
+    let len = 4 * CHUNK + 1000;
+    for at in [
+        0,
+        CHUNK / 2,
+        CHUNK - 3,                // straddles the first boundary
+        2 * CHUNK - needle.len(), // ends exactly at the second
+        2 * CHUNK,                // starts exactly at it
+        len - 10,
+    ] {
+        let content = with_needles(text(len, "\n"), needle, &[at]);
+        let want = expected(&content, needle, "replaced!", false);
+        let (o, n) = (b64(needle), b64("replaced!"));
+        edits_exactly(&content, &["--", &o, &n], &want);
+    }
+    // At the very end, with no line end after it.
+    let mut content = text(3 * CHUNK, "\n");
+    content.extend_from_slice(needle.as_bytes());
+    let want = expected(&content, needle, "", false);
+    edits_exactly(&content, &["--", &b64(needle), ""], &want);
+}
+
+#[test]
+fn crlf_files_replay_the_normalized_prefix() {
+    let needle = "NEEDLE_xyz";
+    // Below the replay bound (the whole prefix re-normalized) and above it
+    // (the temp made early, then written through); a CRLF split across a
+    // chunk boundary and a lone CR on the way.
+    for len in [3 * CHUNK, 7 * CHUNK] {
+        let mut base = text(len, "\r\n");
+        base[CHUNK - 1] = b'\r';
+        base[CHUNK] = b'\n';
+        base[CHUNK + 100] = b'\r';
+        for at in [CHUNK / 2, len - 20] {
+            let content = with_needles(base.clone(), needle, &[at]);
+            let want = expected(&content, needle, "N2", false);
+            edits_exactly(&content, &["--", &b64(needle), &b64("N2")], &want);
+        }
+    }
+}
+
+#[test]
+fn eol_preserve_writes_the_crlf_prefix_again() {
+    let needle = "NEEDLE_xyz";
+    for len in [3 * CHUNK, 7 * CHUNK] {
+        let content = with_needles(text(len, "\r\n"), needle, &[len - 30]);
+        let lf = expected(&content, needle, "two\nlines", false);
+        let want = String::from_utf8(lf)
+            .unwrap()
+            .replace('\n', "\r\n")
+            .into_bytes();
+        let (o, n) = (b64(needle), b64("two\nlines"));
+        edits_exactly(&content, &["--eol", "preserve", "--", &o, &n], &want);
+    }
+}
+
+#[test]
+fn a_batch_and_a_replace_all_write_exact_bytes() {
+    let len = 4 * CHUNK;
+    let content = with_needles(text(len, "\n"), "ALPHA", &[CHUNK + 7]);
+    let content = with_needles(content, "OMEGA", &[3 * CHUNK + 11]);
+    let step = expected(&content, "ALPHA", "a", false);
+    let want = expected(&step, "OMEGA", "o-o", false);
+    let args = [
+        "--",
+        &b64("ALPHA"),
+        &b64("a"),
+        "false",
+        &b64("OMEGA"),
+        &b64("o-o"),
+        "false",
+    ];
+    edits_exactly(&content, &args, &want);
+
+    // Every "beta" (one per line) through the whole file.
+    let content = text(len, "\n");
+    let want = expected(&content, "beta", "BETA!", true);
+    edits_exactly(
+        &content,
+        &["--replace-all", "--", &b64("beta"), &b64("BETA!")],
+        &want,
+    );
+}
+
+#[test]
+fn a_first_chunk_of_expanding_replacements_stays_bounded_and_exact() {
+    // Each byte becomes eight: the first feed's output passes the retained
+    // bound, so the temp is made mid-feed.
+    let content = vec![b'a'; CHUNK + 5];
+    let want = expected(&content, "a", "bbbbbbbb", true);
+    edits_exactly(
+        &content,
+        &["--replace-all", "--", &b64("a"), &b64("bbbbbbbb")],
+        &want,
+    );
+}
+
+#[test]
+fn refusals_leave_the_same_inode_and_nothing_else() {
+    let len = 4 * CHUNK;
+    let lf = text(len, "\n");
+    refuses(
+        &lf,
+        &["--", &b64("absent"), &b64("x")],
+        r#"{"error":"string_not_found"}"#,
+    );
+    // The first occurrence is replaced before the second is met, chunks later.
+    let two = with_needles(lf.clone(), "TWICE", &[100, 3 * CHUNK]);
+    refuses(
+        &two,
+        &["--", &b64("TWICE"), &b64("x")],
+        r#"{"error":"multiple_occurrences","count":2}"#,
+    );
+    // A change, then invalid UTF-8 two chunks later.
+    let mut bad = with_needles(lf.clone(), "ONCE", &[10]);
+    bad[2 * CHUNK + 1] = 0xff;
+    refuses(
+        &bad,
+        &["--", &b64("ONCE"), &b64("x")],
+        &format!(
+            r#"{{"error":"read_failed","detail":"{{dir}}/f is not valid UTF-8: invalid start byte at byte offset {}"}}"#,
+            2 * CHUNK + 1
+        ),
+    );
+    // A batch whose second edit is missing, after the first changed the output.
+    let once = with_needles(text(len, "\r\n"), "ONCE", &[CHUNK + 3]);
+    refuses(
+        &once,
+        &[
+            "--",
+            &b64("ONCE"),
+            &b64("x"),
+            "false",
+            &b64("absent"),
+            &b64("y"),
+            "false",
+        ],
+        r#"{"error":"string_not_found","detail":"edit 2 of 2: OLD not found"}"#,
+    );
+}
+
+/// The syscalls an edit made, by `strace -f` (installed as the README says).
+fn traced(dir: &Path, args: &[&str], env: Option<(&str, &str)>) -> String {
+    let log = dir.join("..").join(format!(
+        "strace-{}.log",
+        dir.file_name().unwrap().to_string_lossy()
+    ));
+    let mut cmd = Command::new("strace");
+    cmd.args([
+        "-f",
+        "-qq",
+        "-e",
+        "trace=openat,write,pwrite64,copy_file_range,linkat",
+    ])
+    .arg("-o")
+    .arg(&log)
+    .arg(BIN)
+    .args(args)
+    .current_dir(dir)
+    .stdin(Stdio::null());
+    if let Some((k, v)) = env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("strace runs (Debian package strace)");
+    assert!(!out.stdout.is_empty(), "the binary ran under strace");
+    let s = std::fs::read_to_string(&log).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    s
+}
+
+/// No temp opened or named, no copy, and no write but the result line on fd 1.
+fn assert_wrote_nothing(trace: &str) {
+    for l in trace.lines() {
+        assert!(!l.contains("O_TMPFILE"), "a temp was opened: {l}");
+        assert!(!l.contains("O_CREAT"), "a file was created: {l}");
+        assert!(!l.contains("copy_file_range("), "a copy was made: {l}");
+        assert!(!l.contains("linkat("), "a name was made: {l}");
+        assert!(!l.contains("pwrite64("), "a write was made: {l}");
+        if let Some(i) = l.find("write(") {
+            assert!(l[i..].starts_with("write(1, \"__RESULT__"), "a write: {l}");
+        }
+    }
+}
+
+#[test]
+fn a_refused_edit_of_a_large_file_opens_no_temp_and_writes_nothing() {
+    let d = scratch();
+    let content = with_needles(text(8 * CHUNK, "\n"), "TWICE", &[1000, 2000]);
+    write_file(d.path(), "f", &content, 0o644);
+    let cases: [(&str, Option<(&str, &str)>); 3] = [
+        ("absent", None),
+        ("absent", Some(("AS_EDIT_TEST_NO_TMPFILE", "1"))),
+        // Both occurrences in the first chunk: certain before any write.
+        ("TWICE", None),
+    ];
+    for (old, env) in cases {
+        let t = traced(d.path(), &["--", "f", &b64(old), &b64("x")], env);
+        assert!(t.contains("__RESULT__{\\\"error\\\""), "{old}: {t}");
+        assert_wrote_nothing(&t);
+    }
+    // The control: the same trace of a success shows the temp and the
+    // in-kernel copy of the prefix, so the checks above can fail.
+    let t = traced(d.path(), &["--", "f", &b64("absent"), &b64("x")], None);
+    assert_wrote_nothing(&t);
+    let content = with_needles(text(8 * CHUNK, "\n"), "ONCE", &[5 * CHUNK]);
+    write_file(d.path(), "f", &content, 0o644);
+    let t = traced(d.path(), &["--", "f", &b64("ONCE"), &b64("x")], None);
+    assert!(t.contains("O_TMPFILE"), "{t}");
+    assert!(t.contains("copy_file_range("), "{t}");
+    assert_eq!(
+        std::fs::read(d.path().join("f")).unwrap(),
+        expected(&content, "ONCE", "x", false)
+    );
+    // And the fallback hook really takes the buffered path.
+    write_file(d.path(), "f", &content, 0o644);
+    let hook = Some(("AS_EDIT_TEST_NO_COPY_RANGE", "EPERM"));
+    let t = traced(d.path(), &["--", "f", &b64("ONCE"), &b64("x")], hook);
+    assert!(
+        t.contains("O_TMPFILE") && !t.contains("copy_file_range("),
+        "{t}"
+    );
+    assert_eq!(
+        std::fs::read(d.path().join("f")).unwrap(),
+        expected(&content, "ONCE", "x", false)
+    );
+}
+
+#[test]
+fn dry_run_never_makes_a_temp() {
+    let d = scratch();
+    let content = with_needles(text(4 * CHUNK, "\n"), "ONCE", &[3 * CHUNK]);
+    let p = write_file(d.path(), "f", &content, 0o644);
+    let t = traced(
+        d.path(),
+        &["--dry-run", "--", "f", &b64("ONCE"), &b64("x")],
+        None,
+    );
+    assert!(t.contains("__RESULT__{\\\"count\\\":1}"), "{t}");
+    assert_wrote_nothing(&t);
+    assert_eq!(std::fs::read(&p).unwrap(), content);
+}
+
+#[test]
+fn the_report_hashes_all_of_the_new_content() {
+    use sha2::{Digest, Sha256};
+    let d = scratch();
+    let content = with_needles(text(3 * CHUNK, "\r\n"), "ONCE", &[2 * CHUNK]);
+    let p = write_file(d.path(), "f", &content, 0o644);
+    let r = run(
+        d.path(),
+        ("", ""),
+        &["--report", "--", "f", &b64("ONCE"), &b64("x")],
+    );
+    let new = std::fs::read(&p).unwrap();
+    assert_eq!(new, expected(&content, "ONCE", "x", false));
+    let sha: String = Sha256::digest(&new)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert!(
+        r.stdout
+            .contains(&format!(r#""size":{},"sha256":"{sha}""#, new.len())),
+        "{}",
+        r.stdout
+    );
+}
