@@ -166,11 +166,14 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, Failure
         Ok(s) => s,
         Err(refusal) => {
             fill_current(report, &file, in_digest);
-            return Err(refusal_failure(
-                refusal,
-                req.edits.len(),
-                &display_path(&target.path),
-            ));
+            // --hints: computed here, after the refusal, never on success. The
+            // read stops early only on invalid UTF-8, which takes no hints.
+            let hints = opts
+                .hints
+                .then(|| crate::fs_hints::hint_keys(file.as_fd(), &req.edits, &refusal, true));
+            let mut f = refusal_failure(refusal, req.edits.len(), &display_path(&target.path));
+            f.hints = hints.flatten();
+            return Err(f);
         }
     };
     sink.flush();

@@ -13,6 +13,7 @@ pub mod args;
 pub mod core;
 pub mod diff;
 pub mod fs;
+pub mod fs_hints;
 pub mod hints;
 pub mod host;
 pub mod protocol;
