@@ -48,32 +48,64 @@ pub fn hint_keys(
 ) -> Option<HintKeys> {
     match *refusal {
         Refusal::NotFound { edit } => {
-            let e = edits.get(edit)?;
             let (text, whole) = text_seen(file, &edits[..edit]);
-            let found = hints::find(
-                &text,
-                std::str::from_utf8(e.old()).ok()?,
-                std::str::from_utf8(e.new_text()).ok()?,
-                whole && fully_read,
-            );
-            Some(HintKeys {
-                hints: Some(found.hints),
-                hints_truncated: found.truncated.then_some(true),
-                ..HintKeys::default()
-            })
+            not_found_keys(&text, whole && fully_read, edits.get(edit)?)
         }
         Refusal::Multiple { edit, count } => {
-            let e = edits.get(edit)?;
-            let mut scan = OccurrenceScan::new(e.old(), OCCURRENCE_LINES_MAX);
+            let mut scan = OccurrenceScan::new(edits.get(edit)?.old(), OCCURRENCE_LINES_MAX);
             stream(file, &edits[..edit], &mut |b| scan.feed(b));
-            let lines = scan.lines;
-            Some(HintKeys {
-                lines_truncated: (count > lines.len() as u64).then_some(true),
-                lines: Some(lines),
-                ..HintKeys::default()
-            })
+            Some(multiple_keys(scan.lines, count))
         }
         _ => None,
+    }
+}
+
+/// The same keys for the host's transfer path: `bytes` is the downloaded
+/// file, `edit` the one edit that `refusal` refused. The text is cut at
+/// [`TEXT_MAX`] exactly as the helper cuts it, so both answer alike.
+pub fn hint_keys_for_bytes(bytes: &[u8], edit: &Edit, refusal: &Refusal) -> Option<HintKeys> {
+    let normalized = crate::core::normalize_eol(bytes);
+    let text = std::str::from_utf8(&normalized).ok()?;
+    match *refusal {
+        Refusal::NotFound { .. } => {
+            let (cut, whole) = if text.len() <= TEXT_MAX {
+                (text, true)
+            } else {
+                let end = memchr::memrchr(b'\n', &text.as_bytes()[..TEXT_MAX]).map_or(0, |i| i + 1);
+                (&text[..end], false)
+            };
+            not_found_keys(cut, whole, edit)
+        }
+        Refusal::Multiple { count, .. } => {
+            let old = std::str::from_utf8(edit.old()).ok()?;
+            Some(multiple_keys(
+                hints::occurrence_lines(text, old, OCCURRENCE_LINES_MAX),
+                count,
+            ))
+        }
+        _ => None,
+    }
+}
+
+fn not_found_keys(text: &str, whole: bool, e: &Edit) -> Option<HintKeys> {
+    let found = hints::find(
+        text,
+        std::str::from_utf8(e.old()).ok()?,
+        std::str::from_utf8(e.new_text()).ok()?,
+        whole,
+    );
+    Some(HintKeys {
+        hints: Some(found.hints),
+        hints_truncated: found.truncated.then_some(true),
+        ..HintKeys::default()
+    })
+}
+
+fn multiple_keys(lines: Vec<u64>, count: u64) -> HintKeys {
+    HintKeys {
+        lines_truncated: (count > lines.len() as u64).then_some(true),
+        lines: Some(lines),
+        ..HintKeys::default()
     }
 }
 

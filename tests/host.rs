@@ -39,7 +39,12 @@ fn native_edit_and_every_refusal() {
     let e = ed.edit(&EditRequest::new(&p, "b", "c", false)).unwrap_err();
     assert!(matches!(&e, EditError::Refused { count: Some(2), .. }));
     assert_eq!(refused_kind(&e), ("multiple_occurrences", Via::Native));
-    assert_eq!(e.to_string(), "multiple occurrences (2)");
+    // The helper (protocol 2) was asked for hints: the occurrence lines.
+    assert_eq!(
+        e.to_string(),
+        "2 occurrences, starting on lines 2, 2; pass at_line to choose one \
+         (where a line holds several, extend OLD instead)"
+    );
     let e = ed
         .edit(&EditRequest::new(&p, "zz", "c", false))
         .unwrap_err();
@@ -200,6 +205,7 @@ fn noisy_backend_outputs() {
                 kind: Token::Known(ErrorKind::StringNotFound),
                 detail: None,
                 count: None,
+                hints: None,
             },
         ),
         (
@@ -379,7 +385,12 @@ fn the_example_edits_natively_and_through_the_fallback() {
     };
     assert_eq!(
         run(None, &["a", "c"]),
-        ("multiple occurrences (2)\n".into(), 1)
+        (
+            "2 occurrences, starting on lines 1, 1; pass at_line to choose one \
+             (where a line holds several, extend OLD instead)\n"
+                .into(),
+            1
+        )
     );
     assert_eq!(
         run(None, &["a", "c", "--all"]),
