@@ -242,36 +242,73 @@ fn native_vs_transfer(
     old: &str,
     new: &str,
     all: bool,
+    at_line: Option<u64>,
 ) -> Result<(), TestCaseError> {
     let d = scratch();
     let a = write_file(d.path(), "native", content, 0o644);
     let b = write_file(d.path(), "transfer", content, 0o644);
-    let native = editor(BIN).edit(&EditRequest::new(&a, old, new, all));
-    let transfer =
-        host::transfer_edit(&mut LocalShell::new(), &EditRequest::new(&b, old, new, all));
-    let summary = |r: &Result<Edited, EditError>| match r {
-        Ok(e) => Ok(e.count),
-        Err(EditError::Refused { kind, count, .. }) => Err((kind.as_str().to_owned(), *count)),
-        Err(e) => panic!("{e}"),
+    let req = |p: &Path| {
+        let r = EditRequest::new(p, old, new, all);
+        match at_line {
+            Some(l) => r.at_line(l),
+            None => r,
+        }
     };
-    prop_assert_eq!(summary(&native), summary(&transfer));
+    let mut ed = editor(BIN);
+    let native = ed.edit(&req(&a));
+    prop_assert_eq!(ed.helper_protocol(), Some(2), "hints were asked for");
+    let transfer = host::transfer_edit(&mut LocalShell::new(), &req(&b));
+    // Token, count, the parsed hints and the words a model reads: the
+    // helper's --hints and the fallback's own must agree exactly.
+    type Summary = Result<u64, (String, Option<u64>, Option<host::RefusalHints>, String)>;
+    let summary = |r: &Result<Edited, EditError>, p: &Path| -> Summary {
+        match r {
+            Ok(e) => Ok(e.count),
+            Err(
+                e @ EditError::Refused {
+                    kind, count, hints, ..
+                },
+            ) => Err((
+                kind.as_str().to_owned(),
+                *count,
+                hints.clone(),
+                // An invalid request is worded for its form (the helper's
+                // argv names `--at-line`, the fallback the field `at_line`).
+                if kind.as_str() == "invalid_argument" {
+                    String::new()
+                } else {
+                    e.to_string().replace(p.to_str().unwrap(), "<P>")
+                },
+            )),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    let (n, t) = (summary(&native, &a), summary(&transfer, &b));
+    // --at-line refusals name the lines in their detail and carry no hints.
+    if let (Err((token, _, hints, _)), None) = (&n, at_line) {
+        if token == "string_not_found" || token == "multiple_occurrences" {
+            prop_assert!(hints.is_some(), "the helper answered with hints");
+        }
+    }
+    prop_assert_eq!(n, t);
     prop_assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     Ok(())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
     #[test]
     fn native_and_transfer_agree(
-        content in prop::collection::vec(prop::sample::select(vec!["a", "b", "\r\n", "\r", "\n", "é", "😀"]), 0..20).prop_map(|v| v.concat()),
-        old in prop::collection::vec(prop::sample::select(vec!["a", "b", "\r", "\n", "é"]), 1..3).prop_map(|v| v.concat()),
-        new in prop::collection::vec(prop::sample::select(vec!["x", "\r\n", "😀"]), 0..3).prop_map(|v| v.concat()),
+        content in prop::collection::vec(prop::sample::select(vec!["a", "b", "ab", " ", "\t", "  ab\n", "\tab\n", "ab  \n", "a  b\n", "\r\n", "\r", "\n", "é", "😀", "\u{2019}"]), 0..24).prop_map(|v| v.concat()),
+        old in prop::collection::vec(prop::sample::select(vec!["a", "b", "ab", "ab\n", " ", "\t", "\r", "\n", "é", "'", "\\n"]), 1..5).prop_map(|v| v.concat()),
+        new in prop::collection::vec(prop::sample::select(vec!["x", "\r\n", "😀", "a"]), 0..3).prop_map(|v| v.concat()),
         all in any::<bool>(),
+        at_line in prop::option::of(1u64..5),
         bad in any::<bool>(),
     ) {
         let mut bytes = content.into_bytes();
         if bad { bytes.push(0xff); }
-        native_vs_transfer(&bytes, &old, &new, all)?;
+        native_vs_transfer(&bytes, &old, &new, all, at_line)?;
     }
 }
 

@@ -162,6 +162,16 @@ fn span(h: &crate::hints::Hint) -> String {
     }
 }
 
+/// `lines 40-44 differ`, or `line 40 differs`.
+fn span_differs(h: &crate::hints::Hint) -> String {
+    let verb = if h.end_line > h.line {
+        "differ"
+    } else {
+        "differs"
+    };
+    format!("{} {verb}", span(h))
+}
+
 /// Words for a model: what to send next. False when there is nothing to say
 /// beyond the plain refusal (no hints found), so the caller writes that.
 fn render_hints(
@@ -198,21 +208,22 @@ fn render_hints(
         Token::Known(ErrorKind::StringNotFound) if !h.hints.is_empty() => {
             let best = &h.hints[0];
             let at = span(best);
+            let differ = span_differs(best);
             let why = match best.kind {
                 Kind::AlreadyApplied => {
                     format!("the edit appears to be applied already ({at})")
                 }
                 Kind::TrailingWhitespace => {
-                    format!("{at} differ only in trailing whitespace")
+                    format!("{differ} only in trailing whitespace")
                 }
                 Kind::Indentation => match indent {
-                    Some(i) => format!("{at} differ only in indentation ({i})"),
-                    None => format!("{at} differ only in indentation"),
+                    Some(i) => format!("{differ} only in indentation ({i})"),
+                    None => format!("{differ} only in indentation"),
                 },
-                Kind::Tabs => format!("{at} differ only in tabs versus spaces"),
-                Kind::Whitespace => format!("{at} differ only in whitespace"),
+                Kind::Tabs => format!("{differ} only in tabs versus spaces"),
+                Kind::Whitespace => format!("{differ} only in whitespace"),
                 Kind::UnicodePunctuation => format!(
-                    "{at} differ only in Unicode punctuation (curly quotes, dashes, special spaces)"
+                    "{differ} only in Unicode punctuation (curly quotes, dashes, special spaces)"
                 ),
                 Kind::Escapes => format!(
                     "OLD holds literal escapes (\\n, \\t, \\\", \\\\); unescaped, it is on {at}"
