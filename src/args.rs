@@ -589,6 +589,33 @@ mod tests {
     }
 
     #[test]
+    fn hints_and_at_line() {
+        let r = edit(&[b"--hints", b"--at-line=12", b"f", b"YQ==", b"Yg=="]);
+        assert!(r.options.hints);
+        assert_eq!(r.edits[0].at_line(), Some(12));
+        let r = edit(&[b"f", b"YQ==", b"Yg=="]);
+        assert!(!r.options.hints);
+        assert_eq!(r.edits[0].at_line(), None);
+        assert_eq!(
+            detail(&[b"--at-line", b"x", b"f", b"YQ==", b"Yg=="]),
+            "--at-line takes a line number from 1, got \"x\""
+        );
+        assert_eq!(
+            detail(&[b"--at-line=3", b"--replace-all", b"f", b"YQ==", b"Yg=="]),
+            "--at-line conflicts with replace-all"
+        );
+        let json = br#"{"path":"f","edits":[{"old":"a","new":"b","at_line":5}]}"#;
+        let r = parse_stdin_request(json, EditOptions::default()).unwrap();
+        assert_eq!(r.edits[0].at_line(), Some(5));
+        let json = br#"{"path":"f","edits":[{"old":"a","new":"b","at_line":-1}]}"#;
+        assert!(parse_stdin_request(json, EditOptions::default())
+            .unwrap_err()
+            .detail
+            .unwrap()
+            .starts_with("stdin request: invalid value: integer `-1`"));
+    }
+
+    #[test]
     fn flags_refuse_inline_values() {
         assert_eq!(
             detail(&[b"--replace-all=false", b"f", b"YQ==", b"Yg=="]),

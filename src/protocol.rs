@@ -433,6 +433,46 @@ mod tests {
         );
     }
 
+    // `--report` fills `lines` only on success, but if a refusal's report
+    // ever held it, the occurrence lines win and no key appears twice.
+    #[test]
+    fn hint_keys_join_the_report_without_a_key_twice() {
+        let mut f = Failure {
+            kind: ErrorKind::MultipleOccurrences,
+            count: Some(2),
+            detail: None,
+            hints: Some(HintKeys {
+                lines: Some(vec![3, 9]),
+                ..HintKeys::default()
+            }),
+        };
+        let r = Report {
+            path: Some("/p".into()),
+            lines: Some(vec![1]),
+            lines_truncated: Some(true),
+            ..Report::default()
+        };
+        assert_eq!(
+            failure_line(&f, Some(&r)),
+            "__RESULT__{\"error\":\"multiple_occurrences\",\"count\":2,\"lines\":[3,9],\"path\":\"/p\"}\n"
+        );
+        f.hints = Some(HintKeys {
+            hints: Some(Vec::new()),
+            hints_truncated: Some(true),
+            ..HintKeys::default()
+        });
+        f.kind = ErrorKind::StringNotFound;
+        f.count = None;
+        let r = Report {
+            path: Some("/p".into()),
+            ..Report::default()
+        };
+        assert_eq!(
+            failure_line(&f, Some(&r)),
+            "__RESULT__{\"error\":\"string_not_found\",\"hints\":[],\"hints_truncated\":true,\"path\":\"/p\"}\n"
+        );
+    }
+
     #[test]
     fn existing_refusal_details_unchanged() {
         use crate::core::Refusal;
