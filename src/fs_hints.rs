@@ -118,22 +118,16 @@ fn text_seen(file: BorrowedFd<'_>, before: &[Edit]) -> (String, bool) {
     let mut text: Vec<u8> = Vec::with_capacity(size.min(TEXT_MAX));
     let mut over = false;
     let complete = stream(file, before, &mut |b| {
-        if over {
-            return false;
-        }
-        if text.len() + b.len() > TEXT_MAX {
-            text.extend_from_slice(&b[..TEXT_MAX - text.len()]);
-            over = true;
-            return false;
-        }
-        if text.len() + b.len() > text.capacity() {
-            let want = (text.capacity() * 2)
-                .max(text.len() + b.len())
-                .min(TEXT_MAX);
+        let take = b.len().min(TEXT_MAX - text.len());
+        if text.len() + take > text.capacity() {
+            // Grow by doubling, but never past the cap (a plain extend
+            // from 8 MiB would reserve 16).
+            let want = (text.capacity() * 2).max(text.len() + take).min(TEXT_MAX);
             text.reserve_exact(want - text.len());
         }
-        text.extend_from_slice(b);
-        true
+        text.extend_from_slice(&b[..take]);
+        over = take < b.len();
+        !over
     });
     let whole = complete && !over;
     if !whole {

@@ -386,7 +386,7 @@ proptest! {
         if report {
             base.push("--report");
         }
-        let (o, n) = (b64(&old), b64(&new));
+        let (o, n) = (b64(&old), b64(new));
         let tail = ["--", "f", o.as_str(), n.as_str()];
         let plain: Vec<&str> = base.iter().chain(tail.iter()).copied().collect();
         let hinted: Vec<&str> = base.iter().copied().chain(["--hints"]).chain(tail.iter().copied()).collect();

@@ -271,7 +271,7 @@ fn native_vs_transfer(
             ) => Err((
                 kind.as_str().to_owned(),
                 *count,
-                hints.clone(),
+                hints.as_deref().cloned(),
                 // An invalid request is worded for its form (the helper's
                 // argv names `--at-line`, the fallback the field `at_line`).
                 if kind.as_str() == "invalid_argument" {

@@ -46,7 +46,10 @@ fn default_result_lines() {
 #[test]
 fn hint_lines() {
     let h = |file: &str, old: &str, new: &str| {
-        line(file.as_bytes(), &["--hints", "--", "f", &b64(old), &b64(new)])
+        line(
+            file.as_bytes(),
+            &["--hints", "--", "f", &b64(old), &b64(new)],
+        )
     };
     let lines = [
         h("fn a() {\n    return 2;\n}\n", "return 1;", "return 2;"),

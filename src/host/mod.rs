@@ -84,8 +84,8 @@ pub enum EditError {
         /// What `--hints` found (the helper's, or the transfer path's from
         /// the same code): candidates on `string_not_found`, occurrence
         /// lines on `multiple_occurrences`. None from a helper older than
-        /// protocol 2, and for other tokens.
-        hints: Option<RefusalHints>,
+        /// protocol 2, and for other tokens. Boxed: errors stay small.
+        hints: Option<Box<RefusalHints>>,
         /// How OLD's indentation differs from the best `indentation` hint's
         /// text, in words (`4 spaces more in the file`), for `Display`.
         indent: Option<String>,
@@ -412,7 +412,7 @@ impl<S: Sandbox> Editor<S> {
                             count,
                             via: Via::Native,
                             indent: indent_words(&req.old, hints.as_ref()),
-                            hints,
+                            hints: hints.map(Box::new),
                         })
                     }
                     Outcome::Unexpected { exit_code, excerpt } => {
@@ -551,7 +551,7 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
             count: f.count,
             via: Via::Transfer,
             indent: indent_words(&req.old, hints.as_ref()),
-            hints,
+            hints: hints.map(Box::new),
         }
     })?;
     sandbox.upload(&req.path, &out).map_err(|e| {
