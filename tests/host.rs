@@ -478,3 +478,96 @@ fn printf_install_works_under_the_system_sh() {
         }
     }
 }
+
+// What a model reads from EditError's Display, through the real helper
+// (protocol 2, so the Editor asked for hints), and at_line end to end.
+#[test]
+fn refusals_are_worded_for_a_model_and_at_line_picks_one() {
+    let d = scratch();
+    let p = write_file(
+        d.path(),
+        "f.py",
+        b"def f():\n    if x:\n        go()\n    return 2\n",
+        0o644,
+    );
+    let mut ed = editor(BIN);
+    let e = ed
+        .edit(&EditRequest::new(&p, "if x:\n    go()\n", "if y:\n", false))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "string not found; lines 2-3 differ only in indentation (4 spaces more in the file). \
+         The file has:\n    if x:\n        go()"
+    );
+    let e = ed
+        .edit(&EditRequest::new(&p, "return 1", "return 2", false))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "string not found; the edit appears to be applied already (line 4)"
+    );
+    std::fs::write(&p, b"a = 1\nb\na = 1\nc\na = 1\n").unwrap();
+    let e = ed
+        .edit(&EditRequest::new(&p, "a = 1", "a = 2", false))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "3 occurrences, starting on lines 1, 3, 5; pass at_line to choose one"
+    );
+    match &e {
+        EditError::Refused { hints, .. } => assert_eq!(hints.as_ref().unwrap().lines, [1, 3, 5]),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        ed.edit(&EditRequest::new(&p, "a = 1", "a = 2", false).at_line(3))
+            .unwrap(),
+        Edited {
+            count: 1,
+            via: Via::Native
+        }
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), b"a = 1\nb\na = 2\nc\na = 1\n");
+    assert_eq!(listing(d.path()), vec!["f.py"]);
+}
+
+// A helper that reports protocol 1 never gets --hints, and a request with
+// at_line (which it cannot do) goes to the transfer path.
+#[test]
+fn an_older_helper_never_gets_the_new_flags() {
+    let d = scratch();
+    let log = d.path().join("argv.log");
+    let fake = write_file(
+        d.path(),
+        "old-helper",
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\n\
+             [ \"$1\" = --version ] && {{ echo 'as-edit 0.1.0 (protocol 1; x86_64-unknown-linux-musl)'; exit 0; }}\n\
+             echo '__RESULT__{{\"error\":\"string_not_found\"}}'; exit 1\n",
+            log.display()
+        )
+        .as_bytes(),
+        0o755,
+    );
+    let p = write_file(d.path(), "f.txt", b"x\ny\nx\n", 0o644);
+    let mut ed = editor(fake.to_str().unwrap());
+    let e = ed
+        .edit(&EditRequest::new(&p, "zz", "q", false))
+        .unwrap_err();
+    assert_eq!(refused_kind(&e), ("string_not_found", Via::Native));
+    assert_eq!(e.to_string(), "string not found");
+    assert_eq!(ed.helper_protocol(), Some(1));
+    assert_eq!(
+        ed.edit(&EditRequest::new(&p, "x", "X", false).at_line(3))
+            .unwrap(),
+        Edited {
+            count: 1,
+            via: Via::Transfer
+        }
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), b"x\ny\nX\n");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = calls.lines().collect();
+    assert_eq!(lines.len(), 2, "one probe, one edit: {calls}");
+    assert_eq!(lines[0], "--version");
+    assert!(lines[1].starts_with("-- "), "no --hints: {calls}");
+}
