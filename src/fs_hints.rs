@@ -112,6 +112,11 @@ fn multiple_keys(lines: Vec<u64>, count: u64) -> HintKeys {
 /// The text the edit after `before` saw: at most [`TEXT_MAX`] bytes, cut at
 /// a line end, and whether it is the whole text.
 fn text_seen(file: BorrowedFd<'_>, before: &[Edit]) -> (String, bool) {
+    if before.is_empty() {
+        if let Some(seen) = read_without_cr(file) {
+            return seen;
+        }
+    }
     let size = rustix::fs::fstat(file).map_or(0, |st| st.st_size.max(0) as usize);
     // Reserve what the text needs (normalizing only shrinks; earlier edits
     // may grow it), never more than the cap: no doubling past it.
@@ -140,6 +145,49 @@ fn text_seen(file: BorrowedFd<'_>, before: &[Edit]) -> (String, bool) {
         Ok(t) => (t, whole),
         // The file changed under a writer that ignores the lock: no hints.
         Err(_) => (String::new(), false),
+    }
+}
+
+/// The common case, faster: one edit and a file without CR, whose text is
+/// its bytes. Read straight into the text buffer and validated once, with
+/// no bounce buffer and no second copy. None when the file holds a CR (the
+/// engine path then reads it again and normalizes) or a read fails.
+fn read_without_cr(file: BorrowedFd<'_>) -> Option<(String, bool)> {
+    use rustix::buffer::spare_capacity;
+    let size = rustix::fs::fstat(file).map_or(0, |st| st.st_size.max(0) as usize);
+    let mut text: Vec<u8> = Vec::with_capacity(size.clamp(1, TEXT_MAX));
+    let whole = loop {
+        if text.len() == text.capacity() {
+            if text.len() >= TEXT_MAX {
+                // Full: whole only if nothing follows.
+                let mut probe = [0u8; 1];
+                break matches!(
+                    rustix::io::pread(file, &mut probe, text.len() as u64),
+                    Ok(0)
+                );
+            }
+            // The file grew since fstat: grow by doubling, never past the cap.
+            let want = (text.capacity() * 2).min(TEXT_MAX);
+            text.reserve_exact(want - text.len());
+        }
+        let at = text.len() as u64;
+        match rustix::io::pread(file, spare_capacity(&mut text), at) {
+            Ok(0) => break true,
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    };
+    if memchr::memchr(b'\r', &text).is_some() {
+        return None;
+    }
+    if !whole {
+        let end = memchr::memrchr(b'\n', &text).map_or(0, |i| i + 1);
+        text.truncate(end);
+    }
+    match String::from_utf8(text) {
+        Ok(t) => Some((t, whole)),
+        Err(_) => Some((String::new(), false)),
     }
 }
 

@@ -337,6 +337,23 @@ fn large_files_truncate_hints_but_not_occurrence_lines() {
     assert_eq!(v["hints"][0]["kind"], "whitespace", "{line}");
     assert_eq!(v["hints"][0]["line"], small.matches('\n').count());
     assert!(v.get("hints_truncated").is_none(), "{line}");
+    // Exactly 10 MiB is whole; one byte more is cut after the needle's
+    // line (still found, but the answer is marked truncated).
+    let needle = "  needle(a,  b)\n";
+    let mut exact = "    filler line of text\n".repeat((10 << 20) / 24 - 1);
+    exact.push_str(&"x".repeat((10 << 20) - exact.len() - needle.len() - 1));
+    exact.push('\n');
+    exact.push_str(needle);
+    assert_eq!(exact.len(), 10 << 20);
+    for (text, cut) in [(exact.clone(), false), (format!("{exact}y"), true)] {
+        write_file(d.path(), "f", text.as_bytes(), 0o644);
+        let (v, _, line) = result(
+            d.path(),
+            &["--hints", "--", "f", &b64("needle(a, b)"), &b64("Q")],
+        );
+        assert_eq!(v.get("hints_truncated").is_some(), cut, "{line}");
+        assert_eq!(v["hints"][0]["kind"], "whitespace", "{line}");
+    }
     // Past the cut it is not seen, and the answer says so.
     let mut file = "    filler line of text\n".repeat((11 << 20) / 24);
     file.push_str("  needle(a,  b)\n");
