@@ -170,17 +170,16 @@ fn read_without_cr(file: BorrowedFd<'_>) -> Option<(String, bool)> {
             let want = (text.capacity() * 2).min(TEXT_MAX);
             text.reserve_exact(want - text.len());
         }
-        let at = text.len() as u64;
-        match rustix::io::pread(file, spare_capacity(&mut text), at) {
+        let at = text.len();
+        match rustix::io::pread(file, spare_capacity(&mut text), at as u64) {
             Ok(0) => break true,
+            // A CR: give up at once, before buffering more.
+            Ok(_) if memchr::memchr(b'\r', &text[at..]).is_some() => return None,
             Ok(_) => {}
             Err(rustix::io::Errno::INTR) => {}
             Err(_) => return None,
         }
     };
-    if memchr::memchr(b'\r', &text).is_some() {
-        return None;
-    }
     if !whole {
         let end = memchr::memrchr(b'\n', &text).map_or(0, |i| i + 1);
         text.truncate(end);

@@ -430,3 +430,27 @@ proptest! {
         prop_assert_eq!(pv, hv);
     }
 }
+
+// A file with CR takes the normalizing re-read: the same cut at 10 MiB of
+// normalized text, lines counted after CRLF → LF.
+#[test]
+fn crlf_files_are_cut_after_normalizing() {
+    let d = scratch();
+    let filler = "    filler line of text\r\n";
+    for (lines, cut) in [((1 << 20) / 25, false), ((11 << 20) / 25, true)] {
+        let file = format!("{}  needle(a,  b)\r\n", filler.repeat(lines));
+        write_file(d.path(), "f", file.as_bytes(), 0o644);
+        let (v, _, line) = result(
+            d.path(),
+            &["--hints", "--", "f", &b64("needle(a, b)"), &b64("Q")],
+        );
+        assert_eq!(v.get("hints_truncated").is_some(), cut, "{line}");
+        if cut {
+            assert_eq!(v["hints"], serde_json::json!([]), "{line}");
+        } else {
+            assert_eq!(v["hints"][0]["kind"], "whitespace", "{line}");
+            assert_eq!(v["hints"][0]["line"], lines as u64 + 1);
+            assert_eq!(v["hints"][0]["text"], "  needle(a,  b)");
+        }
+    }
+}
