@@ -7,19 +7,22 @@
 #   --diff-only  only the diff case: --report --diff against --report alone
 #                on the large file (time ratio target <= 2, peak RSS <= 4 MiB)
 #   --install    only the install-over-exec table (see install_bench below)
+#   --hints-only only the hints case: a --hints refusal of a 1 MiB source file
+#                against the plain refusal (target <= 3x), peak RSS <= 16 MiB
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 # --docker [--quick] [--bin PATH]: the docker exec timing table instead (scripts/bench/docker.sh).
 [ "${1:-}" = --docker ] && { shift; exec scripts/bench/docker.sh "$@"; }
 
-quick=0 huge=0 diff_only=0 bin="" install=0
+quick=0 huge=0 diff_only=0 hints_only=0 bin="" install=0
 while (($#)); do
   case "$1" in
     --install) install=1 ;;
     --quick) quick=1 ;;
     --huge) huge=1 ;;
     --diff-only) diff_only=1 ;;
+    --hints-only) hints_only=1 ;;
     --bin) bin=$2; shift ;;
     *) die "unknown argument $1" ;;
   esac
@@ -182,7 +185,90 @@ diff_case() {
     "peak RSS --report ${rss_report} KiB, --report --diff ${rss_diff} KiB (target <= 4096)"
 }
 
+# --- hints (issue 11) ---------------------------------------------------
+# A --hints refusal against the plain one on a 1 MiB source file (generated
+# Rust-like code, every line distinct): OLD is three of its lines with one
+# changed word, so no normalized-exact kind holds and the whole finder runs,
+# `similar` included (the slowest path). Then the same on the `lf` file,
+# whose lines are all one line repeated (every line anchors: the finder's
+# worst case). Peak RSS of --hints refusals on 64 MiB files: string_not_found
+# (the text is cut at 10 MiB), multiple_occurrences (streamed), and long
+# lines (`similar`'s line keys at their largest). Targets: <= 3x, <= 16 MiB.
+hints_case() {
+  local f="$work/hints.txt" r="$work/repeated.txt" o n line
+  "$py" - "$f" $((1048576 / scale)) <<'PY'
+import sys
+path, size = sys.argv[1], int(sys.argv[2])
+out, i = [], 0
+while sum(map(len, out)) < size:
+    if i % 20 == 0:
+        out.append("\npub fn step_%d(alpha: &Input, beta: u64) -> Result<u64, Error> {\n" % i)
+    out.append("    let value_%d = compute_%d(alpha.field_%d, beta + %d)?; // step %d\n" % (i, i % 97, i % 13, i, i))
+    if i % 20 == 19:
+        out.append("    Ok(value_%d)\n}\n" % i)
+    i += 1
+open(path, "w").write("".join(out)[:size].rsplit("\n", 1)[0] + "\n")
+PY
+  make_file repeated $((1048576 / scale)) lf
+  cp "$work/repeated.orig" "$r"
+  n=$(b64 'QQ')
+  o=$(b64 '    let value_301 = compute_10(alpha.field_2, beta + 301)?; // step 301
+    let value_302 = compute_11(alpha.field_3, gamma + 302)?; // step 302
+    let value_303 = compute_12(alpha.field_4, beta + 303)?; // step 303')
+  local o2
+  o2=$(b64 '    let value = compute(alpha, gamma); // some ordinary source text')
+  for pair in "$f:$o" "$r:$o2"; do
+    line=$("$bin" --hints -- "${pair%%:*}" "${pair#*:}" "$n" false) && die "hints: edited: $line"
+    case "$line" in *'"kind":"similar"'*) ;; *) die "hints: no similar hint in $line" ;; esac
+  done
+  # -i: every command refuses (exit 1) by design.
+  hyperfine -N -i "${runs[@]}" --export-csv "$work/hints.csv" \
+    -n plain "sh -c \"'$bin' -- '$f' '$o' '$n' false >/dev/null\"" \
+    -n hints "sh -c \"'$bin' --hints -- '$f' '$o' '$n' false >/dev/null\"" \
+    -n plain-repeated "sh -c \"'$bin' -- '$r' '$o2' '$n' false >/dev/null\"" \
+    -n hints-repeated "sh -c \"'$bin' --hints -- '$r' '$o2' '$n' false >/dev/null\"" >&2
+  # Medians, and CPU time (user + system, means) and minimums, which a
+  # loaded machine distorts less than wall-clock medians.
+  local -A cpu fastest
+  while IFS=, read -r name mean _ med user sys min _; do
+    [ "$name" = command ] && continue
+    median[hints/$name]=$med
+    cpu[$name]=$(awk -v a="$user" -v b="$sys" 'BEGIN { print a + b }')
+    fastest[$name]=$min
+  done <"$work/hints.csv"
+  # rss of a command that refuses (exit 1) by design
+  rss1() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1 || true; }
+  local big="$work/large.orig" rss_plain rss_nf rss_multi rss_long
+  rss_plain=$(rss1 "$bin" -- "$big" "$o2" "$n" false)
+  rss_nf=$(rss1 "$bin" --hints -- "$big" "$o2" "$n" false)
+  rss_multi=$(rss1 "$bin" --hints -- "$big" "$(b64 'alpha')" "$n" false)
+  "$py" - "$work/long.txt" $((64 * 1048576 / scale)) <<'PY'
+import sys
+path, size = sys.argv[1], int(sys.argv[2])
+line = "".join("v%d=compute(alpha%d,beta%d);" % (i, i, i) for i in range(40)) + "\n"
+with open(path, "w") as f:
+    f.write((line * (size // len(line) + 1))[:size])
+PY
+  rss_long=$(rss1 "$bin" --hints -- "$work/long.txt" "$(b64 'v1=compute(alpha1,beta2);v2=compute(alpha2,beta2);')" "$n" false)
+  echo
+  echo "hints (1 MiB, string_not_found, similar; target <= 3x), plain vs --hints:"
+  local c
+  for c in "distinct lines:" "one line repeated:-repeated"; do
+    local p=plain${c#*:} h=hints${c#*:}
+    echo "  ${c%%:*}: median $(ms "${median[hints/$p]}") vs $(ms "${median[hints/$h]}") ms" \
+      "(ratio $(ratio "${median[hints/$h]}" "${median[hints/$p]}")), min $(ms "${fastest[$p]}") vs $(ms "${fastest[$h]}") ms" \
+      "($(ratio "${fastest[$h]}" "${fastest[$p]}")), CPU $(ms "${cpu[$p]}") vs $(ms "${cpu[$h]}") ms ($(ratio "${cpu[$h]}" "${cpu[$p]}"))"
+  done
+  echo "hints peak RSS on 64 MiB: plain ${rss_plain} KiB, --hints not found ${rss_nf} KiB, multiple ${rss_multi} KiB," \
+    "long lines ${rss_long} KiB (target <= 16384)"
+}
+# --- end hints ------------------------------------------------------------
+
 make_file large $((64 * 1048576 / scale)) lf
+if ((hints_only)); then
+  hints_case
+  exit 0
+fi
 if ((diff_only)); then
   diff_case
   exit 0
@@ -218,6 +304,7 @@ done
 echo
 echo "peak RSS on large: as-edit ${rss_as_large} KiB, status quo ${rss_py_large} KiB"
 diff_case
+hints_case
 
 if ((huge)); then
   make_file huge $((1024 * 1048576)) lf

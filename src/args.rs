@@ -55,6 +55,7 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
         ..EditOptions::default()
     };
     let mut flag_all = false;
+    let mut at_line: Option<u64> = None;
     let mut stdin = false;
     let mut max_request_bytes = DEFAULT_MAX_REQUEST_BYTES;
     let mut positionals: Vec<OsString> = Vec::new();
@@ -105,7 +106,14 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
             "--report" => opts.report = true,
             "--diff" => opts.diff = true,
             "--fsync" => opts.fsync = true,
+            "--hints" => opts.hints = true,
             "--stdin" => stdin = true,
+            "--at-line" => {
+                let v = value("LINE")?;
+                at_line = Some(v.parse::<u64>().ok().filter(|l| *l >= 1).ok_or_else(|| {
+                    invalid(format!("--at-line takes a line number from 1, got {v:?}"))
+                })?);
+            }
             "--lock-timeout" => {
                 let v = value("SECONDS")?;
                 let secs: f64 = v
@@ -170,13 +178,18 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
                 "--stdin takes the request from standard input; give no PATH or edits",
             ));
         }
+        if at_line.is_some() {
+            return Err(invalid(
+                "--at-line is per edit; with --stdin give \"at_line\" in the edit",
+            ));
+        }
         return Ok(Invocation::Stdin {
             options: opts,
             max_request_bytes,
         });
     }
     let positionals: Vec<&OsStr> = positionals.iter().map(OsString::as_os_str).collect();
-    let request = positional_request(&positionals, flag_all, opts)?;
+    let request = positional_request(&positionals, flag_all, at_line, opts)?;
     Ok(Invocation::Edit(request))
 }
 
@@ -214,6 +227,7 @@ fn is_flag(name: &str) -> bool {
             | "--report"
             | "--diff"
             | "--fsync"
+            | "--hints"
             | "--stdin"
     )
 }
@@ -221,6 +235,7 @@ fn is_flag(name: &str) -> bool {
 fn positional_request(
     pos: &[&OsStr],
     flag_all: bool,
+    at_line: Option<u64>,
     options: EditOptions,
 ) -> Result<Request, Failure> {
     let usage = "expected PATH OLD_B64 NEW_B64 [true|false], or PATH followed by OLD NEW true|false triples";
@@ -244,11 +259,23 @@ fn positional_request(
                     a || flag_all
                 }
             };
-            edits.push(decode_edit(rest[0], rest[1], all, None)?);
+            let mut edit = decode_edit(rest[0], rest[1], all, None)?;
+            if let Some(line) = at_line {
+                // Only the replace-all conflict remains (the line is ≥ 1).
+                edit = edit
+                    .with_at_line(line)
+                    .map_err(|_| invalid("--at-line conflicts with replace-all"))?;
+            }
+            edits.push(edit);
         }
         n if n >= 6 && n % 3 == 0 => {
             if flag_all {
                 return Err(invalid("--replace-all is for a single edit; in a batch every triple carries true|false"));
+            }
+            if at_line.is_some() {
+                return Err(invalid(
+                    "--at-line is for a single edit; in a batch use --stdin with \"at_line\" per edit",
+                ));
             }
             let total = n / 3;
             for (i, t) in rest.chunks(3).enumerate() {
@@ -323,6 +350,9 @@ struct StdinEdit {
     new: String,
     #[serde(default)]
     replace_all: bool,
+    /// `--at-line` for this edit: a line of the text it sees.
+    #[serde(default)]
+    at_line: Option<u64>,
 }
 
 /// Builds a request from `--stdin` JSON (already bounded by the caller).
@@ -344,14 +374,18 @@ pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Requ
     let total = req.edits.len();
     let mut edits = Vec::with_capacity(total);
     for (i, e) in req.edits.iter().enumerate() {
-        let edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(|m| {
+        let prefixed = |m: &str| {
             let prefix = if total > 1 {
                 format!("edit {} of {total}: ", i + 1)
             } else {
                 String::new()
             };
             invalid(format!("{prefix}{m}"))
-        })?;
+        };
+        let mut edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(prefixed)?;
+        if let Some(line) = e.at_line {
+            edit = edit.with_at_line(line).map_err(prefixed)?;
+        }
         edits.push(edit);
     }
     if let Some(h) = req.expect_sha256 {
@@ -393,8 +427,10 @@ Options:
   --dry-run                do everything but write
   --report                 add path, size, sha256, lines (and edits) to the result
   --diff                   with --report: add a unified diff (max 64 KiB)
-  --stdin                  read {\"path\",\"edits\":[{\"old\",\"new\",\"replace_all\"}],
-                           \"expect_sha256\"} as JSON from standard input
+  --hints                  on a not-found or ambiguous OLD, say where to look
+  --at-line LINE           replace the occurrence of OLD that starts on LINE
+  --stdin                  read {\"path\",\"edits\":[{\"old\",\"new\",\"replace_all\",
+                           \"at_line\"}],\"expect_sha256\"} as JSON from standard input
   --max-request-bytes N    bound for --stdin [67108864]
   --eol lf|preserve        line endings written: LF, or the file's own [lf]
   --fsync                  make the edit durable before reporting success
@@ -533,6 +569,33 @@ mod tests {
             edit(&[b"--", b"--help", b"YQ==", b"Yg=="]).path,
             PathBuf::from("--help")
         );
+    }
+
+    #[test]
+    fn hints_and_at_line() {
+        let r = edit(&[b"--hints", b"--at-line=12", b"f", b"YQ==", b"Yg=="]);
+        assert!(r.options.hints);
+        assert_eq!(r.edits[0].at_line(), Some(12));
+        let r = edit(&[b"f", b"YQ==", b"Yg=="]);
+        assert!(!r.options.hints);
+        assert_eq!(r.edits[0].at_line(), None);
+        assert_eq!(
+            detail(&[b"--at-line", b"x", b"f", b"YQ==", b"Yg=="]),
+            "--at-line takes a line number from 1, got \"x\""
+        );
+        assert_eq!(
+            detail(&[b"--at-line=3", b"--replace-all", b"f", b"YQ==", b"Yg=="]),
+            "--at-line conflicts with replace-all"
+        );
+        let json = br#"{"path":"f","edits":[{"old":"a","new":"b","at_line":5}]}"#;
+        let r = parse_stdin_request(json, EditOptions::default()).unwrap();
+        assert_eq!(r.edits[0].at_line(), Some(5));
+        let json = br#"{"path":"f","edits":[{"old":"a","new":"b","at_line":-1}]}"#;
+        assert!(parse_stdin_request(json, EditOptions::default())
+            .unwrap_err()
+            .detail
+            .unwrap()
+            .starts_with("stdin request: invalid value: integer `-1`"));
     }
 
     #[test]

@@ -80,6 +80,9 @@
 use memchr::memmem;
 use serde::Serialize;
 
+use crate::core::{Edit, Refusal};
+use crate::protocol::HintKeys;
+
 /// At most this many hints.
 pub const MAX_HINTS: usize = 3;
 /// A hint's `text` is cut to this many bytes (on a character boundary).
@@ -1026,6 +1029,62 @@ fn similar(text: &str, pieces: &[&str], ends_nl: bool, truncated: &mut bool) -> 
         }
     }
     out
+}
+
+// ------------------------------------------------------------ result keys
+
+/// The most text buffered for `string_not_found` hints. 10 MiB leaves room
+/// under the 16 MiB peak target for the hint finder's bounded work and the
+/// helper's baseline (see the module note).
+pub const TEXT_MAX: usize = 10 << 20;
+
+/// The same keys for the host's transfer path: `bytes` is the downloaded
+/// file, `edit` the one edit that `refusal` refused. The text is cut at
+/// [`TEXT_MAX`] exactly as the helper cuts it, so both answer alike.
+pub fn hint_keys_for_bytes(bytes: &[u8], edit: &Edit, refusal: &Refusal) -> Option<HintKeys> {
+    let normalized = crate::core::normalize_eol(bytes);
+    let text = std::str::from_utf8(&normalized).ok()?;
+    match *refusal {
+        Refusal::NotFound { .. } => {
+            let (cut, whole) = if text.len() <= TEXT_MAX {
+                (text, true)
+            } else {
+                let end = memchr::memrchr(b'\n', &text.as_bytes()[..TEXT_MAX]).map_or(0, |i| i + 1);
+                (&text[..end], false)
+            };
+            not_found_keys(cut, whole, edit)
+        }
+        Refusal::Multiple { count, .. } => {
+            let old = std::str::from_utf8(edit.old()).ok()?;
+            Some(multiple_keys(
+                occurrence_lines(text, old, OCCURRENCE_LINES_MAX),
+                count,
+            ))
+        }
+        _ => None,
+    }
+}
+
+pub(crate) fn not_found_keys(text: &str, whole: bool, e: &Edit) -> Option<HintKeys> {
+    let found = find(
+        text,
+        std::str::from_utf8(e.old()).ok()?,
+        std::str::from_utf8(e.new_text()).ok()?,
+        whole,
+    );
+    Some(HintKeys {
+        hints: Some(found.hints),
+        hints_truncated: found.truncated.then_some(true),
+        ..HintKeys::default()
+    })
+}
+
+pub(crate) fn multiple_keys(lines: Vec<u64>, count: u64) -> HintKeys {
+    HintKeys {
+        lines_truncated: (count > lines.len() as u64).then_some(true),
+        lines: Some(lines),
+        ..HintKeys::default()
+    }
 }
 
 #[cfg(test)]

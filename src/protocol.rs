@@ -10,7 +10,9 @@ use serde::Serialize;
 pub const RESULT_PREFIX: &str = "__RESULT__";
 
 /// Protocol version reported by `--version`; bumped only on incompatible change.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// 2: `--hints` and `--at-line` (hosts pass `--hints` only to a helper of
+/// protocol 2 or later).
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Exit code: the file was edited.
 pub const EXIT_EDITED: i32 = 0;
@@ -83,11 +85,31 @@ impl ErrorKind {
 }
 
 /// An error result: token, optional count (multiple_occurrences) and detail.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Failure {
     pub kind: ErrorKind,
     pub count: Option<u64>,
     pub detail: Option<String>,
+    /// `--hints` only: the keys a refusal adds.
+    pub hints: Option<HintKeys>,
+}
+
+/// What `--hints` adds to a refusal: `hints` (and `hints_truncated`) on
+/// `string_not_found`, `lines` (and `lines_truncated`) on
+/// `multiple_occurrences`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct HintKeys {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hints: Option<Vec<crate::hints::Hint>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hints_truncated: Option<bool>,
+    /// The start lines of the first [`crate::hints::OCCURRENCE_LINES_MAX`]
+    /// occurrences.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Vec<u64>>,
+    /// More occurrences than `lines` holds (`count` says how many).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_truncated: Option<bool>,
 }
 
 impl Failure {
@@ -96,6 +118,7 @@ impl Failure {
             kind,
             count: None,
             detail: Some(detail.into()),
+            hints: None,
         }
     }
     pub fn bare(kind: ErrorKind) -> Failure {
@@ -103,6 +126,7 @@ impl Failure {
             kind,
             count: None,
             detail: None,
+            hints: None,
         }
     }
 }
@@ -153,6 +177,8 @@ struct Line<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     detail: Option<&'a str>,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    hints: Option<&'a HintKeys>,
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
     report: Option<&'a Report>,
 }
 
@@ -162,16 +188,34 @@ pub fn success_line(count: u64, report: Option<&Report>) -> String {
         error: None,
         count: Some(count),
         detail: None,
+        hints: None,
         report,
     })
 }
 
 /// Renders `__RESULT__{...}\n` for a failure.
 pub fn failure_line(f: &Failure, report: Option<&Report>) -> String {
+    // `--report` fills `lines` only on success, but a key must never appear
+    // twice: the hint's occurrence lines win over any report lines.
+    let stripped;
+    let report = match (report, f.hints.as_ref()) {
+        (Some(r), Some(h))
+            if h.lines.is_some() && (r.lines.is_some() || r.lines_truncated.is_some()) =>
+        {
+            stripped = Report {
+                lines: None,
+                lines_truncated: None,
+                ..r.clone()
+            };
+            Some(&stripped)
+        }
+        (r, _) => r,
+    };
     render(&Line {
         error: Some(f.kind.token()),
         count: f.count,
         detail: f.detail.as_deref(),
+        hints: f.hints.as_ref(),
         report,
     })
 }
@@ -240,6 +284,7 @@ pub fn refusal_failure(r: crate::core::Refusal, total: usize, path: &str) -> Fai
             kind: ErrorKind::MultipleOccurrences,
             count: Some(count),
             detail: (total > 1).then(|| format!("{}OLD occurs {count} times", prefix(edit))),
+            hints: None,
         },
         Refusal::NotAtLine {
             edit,
@@ -261,6 +306,7 @@ pub fn refusal_failure(r: crate::core::Refusal, total: usize, path: &str) -> Fai
                 "{}{count} occurrences of OLD start on line {line}",
                 prefix(edit)
             )),
+            hints: None,
         },
     }
 }
@@ -299,6 +345,7 @@ mod tests {
             kind: ErrorKind::MultipleOccurrences,
             count: Some(2),
             detail: None,
+            hints: None,
         };
         assert_eq!(
             failure_line(&f, None),
@@ -383,6 +430,46 @@ mod tests {
         assert_eq!(
             failure_line(&f, None),
             "__RESULT__{\"error\":\"multiple_occurrences\",\"count\":2,\"detail\":\"2 occurrences of OLD start on line 4\"}\n"
+        );
+    }
+
+    // `--report` fills `lines` only on success, but if a refusal's report
+    // ever held it, the occurrence lines win and no key appears twice.
+    #[test]
+    fn hint_keys_join_the_report_without_a_key_twice() {
+        let mut f = Failure {
+            kind: ErrorKind::MultipleOccurrences,
+            count: Some(2),
+            detail: None,
+            hints: Some(HintKeys {
+                lines: Some(vec![3, 9]),
+                ..HintKeys::default()
+            }),
+        };
+        let r = Report {
+            path: Some("/p".into()),
+            lines: Some(vec![1]),
+            lines_truncated: Some(true),
+            ..Report::default()
+        };
+        assert_eq!(
+            failure_line(&f, Some(&r)),
+            "__RESULT__{\"error\":\"multiple_occurrences\",\"count\":2,\"lines\":[3,9],\"path\":\"/p\"}\n"
+        );
+        f.hints = Some(HintKeys {
+            hints: Some(Vec::new()),
+            hints_truncated: Some(true),
+            ..HintKeys::default()
+        });
+        f.kind = ErrorKind::StringNotFound;
+        f.count = None;
+        let r = Report {
+            path: Some("/p".into()),
+            ..Report::default()
+        };
+        assert_eq!(
+            failure_line(&f, Some(&r)),
+            "__RESULT__{\"error\":\"string_not_found\",\"hints\":[],\"hints_truncated\":true,\"path\":\"/p\"}\n"
         );
     }
 

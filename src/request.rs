@@ -32,6 +32,9 @@ pub struct EditOptions {
     pub diff: bool,
     pub eol: Eol,
     pub fsync: bool,
+    /// `--hints`: after `string_not_found` or `multiple_occurrences`, say
+    /// where the text most likely is (computed only after the refusal).
+    pub hints: bool,
 }
 
 /// The lock wait when `--lock-timeout` is not given.
@@ -48,6 +51,7 @@ impl Default for EditOptions {
             diff: false,
             eol: Eol::Lf,
             fsync: false,
+            hints: false,
         }
     }
 }

@@ -111,6 +111,7 @@ fn refusal(r: Result<Edited, EditError>) -> (String, Via, Option<u64>, String) {
             via,
             count,
             detail,
+            ..
         }) => (
             kind.as_str().to_owned(),
             via,

@@ -39,7 +39,12 @@ fn native_edit_and_every_refusal() {
     let e = ed.edit(&EditRequest::new(&p, "b", "c", false)).unwrap_err();
     assert!(matches!(&e, EditError::Refused { count: Some(2), .. }));
     assert_eq!(refused_kind(&e), ("multiple_occurrences", Via::Native));
-    assert_eq!(e.to_string(), "multiple occurrences (2)");
+    // The helper (protocol 2) was asked for hints: the occurrence lines.
+    assert_eq!(
+        e.to_string(),
+        "2 occurrences, starting on lines 2, 2; pass at_line to choose one \
+         (where a line holds several, extend OLD instead)"
+    );
     let e = ed
         .edit(&EditRequest::new(&p, "zz", "c", false))
         .unwrap_err();
@@ -200,6 +205,7 @@ fn noisy_backend_outputs() {
                 kind: Token::Known(ErrorKind::StringNotFound),
                 detail: None,
                 count: None,
+                hints: None,
             },
         ),
         (
@@ -236,36 +242,73 @@ fn native_vs_transfer(
     old: &str,
     new: &str,
     all: bool,
+    at_line: Option<u64>,
 ) -> Result<(), TestCaseError> {
     let d = scratch();
     let a = write_file(d.path(), "native", content, 0o644);
     let b = write_file(d.path(), "transfer", content, 0o644);
-    let native = editor(BIN).edit(&EditRequest::new(&a, old, new, all));
-    let transfer =
-        host::transfer_edit(&mut LocalShell::new(), &EditRequest::new(&b, old, new, all));
-    let summary = |r: &Result<Edited, EditError>| match r {
-        Ok(e) => Ok(e.count),
-        Err(EditError::Refused { kind, count, .. }) => Err((kind.as_str().to_owned(), *count)),
-        Err(e) => panic!("{e}"),
+    let req = |p: &Path| {
+        let r = EditRequest::new(p, old, new, all);
+        match at_line {
+            Some(l) => r.at_line(l),
+            None => r,
+        }
     };
-    prop_assert_eq!(summary(&native), summary(&transfer));
+    let mut ed = editor(BIN);
+    let native = ed.edit(&req(&a));
+    prop_assert_eq!(ed.helper_protocol(), Some(2), "hints were asked for");
+    let transfer = host::transfer_edit(&mut LocalShell::new(), &req(&b));
+    // Token, count, the parsed hints and the words a model reads: the
+    // helper's --hints and the fallback's own must agree exactly.
+    type Summary = Result<u64, (String, Option<u64>, Option<host::RefusalHints>, String)>;
+    let summary = |r: &Result<Edited, EditError>, p: &Path| -> Summary {
+        match r {
+            Ok(e) => Ok(e.count),
+            Err(
+                e @ EditError::Refused {
+                    kind, count, hints, ..
+                },
+            ) => Err((
+                kind.as_str().to_owned(),
+                *count,
+                hints.as_deref().cloned(),
+                // An invalid request is worded for its form (the helper's
+                // argv names `--at-line`, the fallback the field `at_line`).
+                if kind.as_str() == "invalid_argument" {
+                    String::new()
+                } else {
+                    e.to_string().replace(p.to_str().unwrap(), "<P>")
+                },
+            )),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    let (n, t) = (summary(&native, &a), summary(&transfer, &b));
+    // --at-line refusals name the lines in their detail and carry no hints.
+    if let (Err((token, _, hints, _)), None) = (&n, at_line) {
+        if token == "string_not_found" || token == "multiple_occurrences" {
+            prop_assert!(hints.is_some(), "the helper answered with hints");
+        }
+    }
+    prop_assert_eq!(n, t);
     prop_assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     Ok(())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
     #[test]
     fn native_and_transfer_agree(
-        content in prop::collection::vec(prop::sample::select(vec!["a", "b", "\r\n", "\r", "\n", "é", "😀"]), 0..20).prop_map(|v| v.concat()),
-        old in prop::collection::vec(prop::sample::select(vec!["a", "b", "\r", "\n", "é"]), 1..3).prop_map(|v| v.concat()),
-        new in prop::collection::vec(prop::sample::select(vec!["x", "\r\n", "😀"]), 0..3).prop_map(|v| v.concat()),
+        content in prop::collection::vec(prop::sample::select(vec!["a", "b", "ab", " ", "\t", "  ab\n", "\tab\n", "ab  \n", "a  b\n", "\r\n", "\r", "\n", "é", "😀", "\u{2019}"]), 0..24).prop_map(|v| v.concat()),
+        old in prop::collection::vec(prop::sample::select(vec!["a", "b", "ab", "ab\n", " ", "\t", "\r", "\n", "é", "'", "\\n"]), 1..5).prop_map(|v| v.concat()),
+        new in prop::collection::vec(prop::sample::select(vec!["x", "\r\n", "😀", "a"]), 0..3).prop_map(|v| v.concat()),
         all in any::<bool>(),
+        at_line in prop::option::of(1u64..5),
         bad in any::<bool>(),
     ) {
         let mut bytes = content.into_bytes();
         if bad { bytes.push(0xff); }
-        native_vs_transfer(&bytes, &old, &new, all)?;
+        native_vs_transfer(&bytes, &old, &new, all, at_line)?;
     }
 }
 
@@ -519,7 +562,12 @@ fn the_example_edits_natively_and_through_the_fallback() {
     };
     assert_eq!(
         run(None, &["a", "c"]),
-        ("multiple occurrences (2)\n".into(), 1)
+        (
+            "2 occurrences, starting on lines 1, 1; pass at_line to choose one \
+             (where a line holds several, extend OLD instead)\n"
+                .into(),
+            1
+        )
     );
     assert_eq!(
         run(None, &["a", "c", "--all"]),
@@ -671,4 +719,97 @@ fn the_system_sh_installs_a_helper_that_runs() {
         assert_eq!(std::fs::read(&dest).unwrap(), real);
         assert_eq!(listing(d.path()), vec!["helper"]);
     }
+}
+
+// What a model reads from EditError's Display, through the real helper
+// (protocol 2, so the Editor asked for hints), and at_line end to end.
+#[test]
+fn refusals_are_worded_for_a_model_and_at_line_picks_one() {
+    let d = scratch();
+    let p = write_file(
+        d.path(),
+        "f.py",
+        b"def f():\n    if x:\n        go()\n    return 2\n",
+        0o644,
+    );
+    let mut ed = editor(BIN);
+    let e = ed
+        .edit(&EditRequest::new(&p, "if x:\n    go()\n", "if y:\n", false))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "string not found; lines 2-3 differ only in indentation (4 spaces more in the file). \
+         The file has:\n    if x:\n        go()"
+    );
+    let e = ed
+        .edit(&EditRequest::new(&p, "return 1", "return 2", false))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "string not found; the edit appears to be applied already (line 4)"
+    );
+    std::fs::write(&p, b"a = 1\nb\na = 1\nc\na = 1\n").unwrap();
+    let e = ed
+        .edit(&EditRequest::new(&p, "a = 1", "a = 2", false))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "3 occurrences, starting on lines 1, 3, 5; pass at_line to choose one"
+    );
+    match &e {
+        EditError::Refused { hints, .. } => assert_eq!(hints.as_ref().unwrap().lines, [1, 3, 5]),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        ed.edit(&EditRequest::new(&p, "a = 1", "a = 2", false).at_line(3))
+            .unwrap(),
+        Edited {
+            count: 1,
+            via: Via::Native
+        }
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), b"a = 1\nb\na = 2\nc\na = 1\n");
+    assert_eq!(listing(d.path()), vec!["f.py"]);
+}
+
+// A helper that reports protocol 1 never gets --hints, and a request with
+// at_line (which it cannot do) goes to the transfer path.
+#[test]
+fn an_older_helper_never_gets_the_new_flags() {
+    let d = scratch();
+    let log = d.path().join("argv.log");
+    let fake = write_file(
+        d.path(),
+        "old-helper",
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\n\
+             [ \"$1\" = --version ] && {{ echo 'as-edit 0.1.0 (protocol 1; x86_64-unknown-linux-musl)'; exit 0; }}\n\
+             echo '__RESULT__{{\"error\":\"string_not_found\"}}'; exit 1\n",
+            log.display()
+        )
+        .as_bytes(),
+        0o755,
+    );
+    let p = write_file(d.path(), "f.txt", b"x\ny\nx\n", 0o644);
+    let mut ed = editor(fake.to_str().unwrap());
+    let e = ed
+        .edit(&EditRequest::new(&p, "zz", "q", false))
+        .unwrap_err();
+    assert_eq!(refused_kind(&e), ("string_not_found", Via::Native));
+    assert_eq!(e.to_string(), "string not found");
+    assert_eq!(ed.helper_protocol(), Some(1));
+    assert_eq!(
+        ed.edit(&EditRequest::new(&p, "x", "X", false).at_line(3))
+            .unwrap(),
+        Edited {
+            count: 1,
+            via: Via::Transfer
+        }
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), b"x\ny\nX\n");
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = calls.lines().collect();
+    assert_eq!(lines.len(), 2, "one probe, one edit: {calls}");
+    assert_eq!(lines[0], "--version");
+    assert!(lines[1].starts_with("-- "), "no --hints: {calls}");
 }

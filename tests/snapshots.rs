@@ -40,3 +40,53 @@ fn default_result_lines() {
     ];
     insta::assert_snapshot!(lines.join(""));
 }
+
+// `--hints`: each kind's exact line, the occurrence lines, both joined with
+// `--report`, and `--at-line`'s refusals. Only these opted-in lines change.
+#[test]
+fn hint_lines() {
+    let h = |file: &str, old: &str, new: &str| {
+        line(
+            file.as_bytes(),
+            &["--hints", "--", "f", &b64(old), &b64(new)],
+        )
+    };
+    let lines = [
+        h("fn a() {\n    return 2;\n}\n", "return 1;", "return 2;"),
+        h("x = 1   \ny = 2\nz = 3\n", "x = 1\ny = 2\n", "w"),
+        h(
+            "def f():\n    if x:\n        go()\n    return\n",
+            "if x:\n    go()\n",
+            "w",
+        ),
+        h("def f():\n\tif x:\n\t\tgo()\n", "def f():\n    if x:\n        go()\n", "w"),
+        h("let  x =  1;\nlet y = 2;\n", "let x = 1;", "w"),
+        h("say(\u{201c}hi\u{201d} \u{2014} ok)\n", "say(\"hi\" - ok)", "W"),
+        h("first\n\tsecond\nthird\n", "first\\n\\tsecond", "w"),
+        h(
+            "fn compute_total(items: &[Item]) -> u64 {\n    items.iter().map(|i| i.price).sum()\n}\n",
+            "fn compute_total(items: &[Item]) -> u32 {\n    items.iter().map(|i| i.cost).sum()\n}\n",
+            "w",
+        ),
+        h("nothing alike here\n", "zzz", "w"),
+        h("a\nb a\na\n", "a", "w"),
+        line(
+            b"a\nb a\na\n",
+            &["--hints", "--report", "--", "f", &b64("a"), &b64("w")],
+        ),
+        line(
+            b"x = 1   \n",
+            &["--hints", "--report", "--", "f", &b64("x = 1\n"), &b64("w")],
+        ),
+        line(
+            b"a\nb\na\n",
+            &["--hints", "--at-line", "2", "--", "f", &b64("a"), &b64("w")],
+        ),
+        line(
+            b"a a\n",
+            &["--hints", "--at-line", "1", "--", "f", &b64("a"), &b64("w")],
+        ),
+        line(b"a\nb a\na\n", &["--at-line", "3", "--", "f", &b64("a"), &b64("w")]),
+    ];
+    insta::assert_snapshot!(lines.join(""));
+}

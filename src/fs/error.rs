@@ -58,6 +58,8 @@ pub enum FsError {
         refusal: Refusal,
         edits: usize,
         path: PathBuf,
+        /// `--hints`: what the refusal adds to the result line.
+        hints: Option<Box<crate::protocol::HintKeys>>,
     },
 }
 
@@ -289,7 +291,12 @@ impl From<FsError> for Failure {
                 refusal,
                 edits,
                 path,
-            } => return refusal_failure(refusal, edits, &shown(&path)),
+                hints,
+            } => {
+                let mut f = refusal_failure(refusal, edits, &shown(&path));
+                f.hints = hints.map(|h| *h);
+                return f;
+            }
         };
         Failure::new(kind, detail)
     }

@@ -15,6 +15,7 @@
 //! (`--report` keys), `error` ([`FsError`]: every failure and its wording).
 
 mod error;
+mod hints;
 mod lock;
 mod meta;
 mod report;
@@ -23,7 +24,7 @@ mod sink;
 mod temp;
 
 use std::ffi::CString;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 
 use rustix::io::Errno;
@@ -139,11 +140,19 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
         Ok(s) => s,
         Err(refusal) => {
             report::fill_current(report, &file, in_digest);
+            // --hints: computed here, after the refusal, never on success. The
+            // read stops early only on invalid UTF-8, which takes no hints.
+            let hints = opts
+                .hints
+                .then(|| hints::hint_keys(file.as_fd(), &req.edits, &refusal, true))
+                .flatten()
+                .map(Box::new);
             let edits = req.edits.len();
             return Err(FsError::Refused {
                 refusal,
                 edits,
                 path: target.path.clone(),
+                hints,
             });
         }
     };

@@ -21,6 +21,9 @@ pub struct EditRequest {
     pub old: String,
     pub new: String,
     pub replace_all: bool,
+    /// Replace only the occurrence that starts on this 1-based line
+    /// (`--at-line`; the helper needs protocol 2). Conflicts with `replace_all`.
+    pub at_line: Option<u64>,
 }
 
 impl EditRequest {
@@ -35,7 +38,14 @@ impl EditRequest {
             old: old.into(),
             new: new.into(),
             replace_all,
+            at_line: None,
         }
+    }
+
+    /// The same request restricted to the occurrence starting on `line`.
+    pub fn at_line(mut self, line: u64) -> Self {
+        self.at_line = Some(line);
+        self
     }
 }
 
@@ -90,22 +100,47 @@ fn b64(s: &str) -> OsString {
     OsString::from(base64::engine::general_purpose::STANDARD.encode(s.as_bytes()))
 }
 
-/// `HELPER -- PATH OLD_B64 NEW_B64 true|false`, for backends that exec argv.
+/// `HELPER -- PATH OLD_B64 NEW_B64 true|false`, for backends that exec argv
+/// (`--at-line L` before `--` when the request has one).
 pub fn argv(helper: &str, req: &EditRequest) -> Vec<OsString> {
-    vec![
-        OsString::from(helper),
+    argv_with(helper, req, false)
+}
+
+/// [`argv`], with `--hints` when `hints` (only for a helper of protocol 2
+/// or later: an older one refuses the flag).
+pub fn argv_with(helper: &str, req: &EditRequest, hints: bool) -> Vec<OsString> {
+    let mut a = vec![OsString::from(helper)];
+    if hints {
+        a.push("--hints".into());
+    }
+    if let Some(l) = req.at_line {
+        a.push("--at-line".into());
+        a.push(l.to_string().into());
+    }
+    a.extend([
         OsString::from("--"),
         req.path.clone().into_os_string(),
         b64(&req.old),
         b64(&req.new),
         OsString::from(if req.replace_all { "true" } else { "false" }),
-    ]
+    ]);
+    a
 }
 
 /// `'HELPER' -- 'PATH' 'OLD_B64' 'NEW_B64' 'true|false'` for `sh -c`,
 /// bounded by `limit` bytes.
 pub fn shell_command(helper: &str, req: &EditRequest, limit: usize) -> Result<Vec<u8>, TooLarge> {
-    let cmd = join_quoted(&argv(helper, req));
+    shell_command_with(helper, req, limit, false)
+}
+
+/// [`shell_command`], with `--hints` when `hints`.
+pub fn shell_command_with(
+    helper: &str,
+    req: &EditRequest,
+    limit: usize,
+    hints: bool,
+) -> Result<Vec<u8>, TooLarge> {
+    let cmd = join_quoted(&argv_with(helper, req, hints));
     if cmd.len() > limit {
         return Err(TooLarge {
             size: cmd.len(),
@@ -118,12 +153,28 @@ pub fn shell_command(helper: &str, req: &EditRequest, limit: usize) -> Result<Ve
 /// The `--stdin` form for edits of any size: a short command plus a JSON
 /// body with plain strings (the path must be UTF-8 to travel in JSON).
 pub fn stdin_command(helper: &str, req: &EditRequest) -> Option<(Vec<u8>, Vec<u8>)> {
+    stdin_command_with(helper, req, false)
+}
+
+/// [`stdin_command`], with `--hints` when `hints`.
+pub fn stdin_command_with(
+    helper: &str,
+    req: &EditRequest,
+    hints: bool,
+) -> Option<(Vec<u8>, Vec<u8>)> {
     let path = req.path.to_str()?;
-    let body = serde_json::json!({
-        "path": path,
-        "edits": [{"old": req.old, "new": req.new, "replace_all": req.replace_all}],
-    });
-    let cmd = join_quoted(&[OsString::from(helper), OsString::from("--stdin")]);
+    let mut edit =
+        serde_json::json!({"old": req.old, "new": req.new, "replace_all": req.replace_all});
+    if let Some(l) = req.at_line {
+        edit["at_line"] = l.into();
+    }
+    let body = serde_json::json!({"path": path, "edits": [edit]});
+    let mut argv = vec![OsString::from(helper)];
+    if hints {
+        argv.push("--hints".into());
+    }
+    argv.push("--stdin".into());
+    let cmd = join_quoted(&argv);
     Some((
         cmd,
         serde_json::to_vec(&body).expect("JSON of strings serializes"),
@@ -177,6 +228,29 @@ mod tests {
             b"'/opt/as edit' '--' 'it'\\''s $(x)' 'YQ==' '' 'false'".to_vec()
         );
         assert_eq!(split_quoted(&cmd).unwrap(), argv("/opt/as edit", &req));
+    }
+
+    #[test]
+    fn hints_and_at_line_flags() {
+        let req = EditRequest::new("f", "a", "b", false).at_line(7);
+        assert_eq!(
+            shell_command_with("h", &req, DEFAULT_COMMAND_LIMIT, true).unwrap(),
+            b"'h' '--hints' '--at-line' '7' '--' 'f' 'YQ==' 'Yg==' 'false'".to_vec()
+        );
+        let plain = EditRequest::new("f", "a", "b", false);
+        assert_eq!(
+            shell_command("h", &plain, DEFAULT_COMMAND_LIMIT).unwrap(),
+            b"'h' '--' 'f' 'YQ==' 'Yg==' 'false'".to_vec()
+        );
+        let (cmd, body) = stdin_command_with("h", &req, true).unwrap();
+        assert_eq!(cmd, b"'h' '--hints' '--stdin'".to_vec());
+        assert_eq!(
+            String::from_utf8(body).unwrap(),
+            r#"{"edits":[{"at_line":7,"new":"b","old":"a","replace_all":false}],"path":"f"}"#
+        );
+        let (cmd, body) = stdin_command("h", &plain).unwrap();
+        assert_eq!(cmd, b"'h' '--stdin'".to_vec());
+        assert!(!String::from_utf8(body).unwrap().contains("at_line"));
     }
 
     #[test]

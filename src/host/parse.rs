@@ -2,8 +2,10 @@
 //!
 //! The result line is found anywhere in merged output (profile noise before,
 //! `[stderr] …` after, CRLF line ends) and parsed with serde_json, never by
-//! substring. Unknown keys are ignored; unknown tokens are kept verbatim.
+//! substring. Unknown keys are ignored; unknown tokens are kept verbatim;
+//! hints of an unknown kind are left out.
 
+use crate::hints::{Hint, Kind};
 use crate::protocol::{ErrorKind, RESULT_PREFIX};
 
 /// An error token: one this library knows, or a newer one kept verbatim.
@@ -22,8 +24,34 @@ impl Token {
     }
 }
 
+/// What `--hints` added to a refusal (the helper's, or the transfer
+/// path's own from the same code).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RefusalHints {
+    /// `string_not_found`: candidates, best first (known kinds only).
+    pub hints: Vec<Hint>,
+    /// A bound cut the search: better candidates may exist.
+    pub truncated: bool,
+    /// `multiple_occurrences`: the lines where the first occurrences start.
+    pub lines: Vec<u64>,
+    /// More occurrences than `lines` holds.
+    pub lines_truncated: bool,
+}
+
+impl RefusalHints {
+    /// From the protocol's keys (the transfer path builds them in-process).
+    pub fn from_keys(k: crate::protocol::HintKeys) -> RefusalHints {
+        RefusalHints {
+            hints: k.hints.unwrap_or_default(),
+            truncated: k.hints_truncated.unwrap_or(false),
+            lines: k.lines.unwrap_or_default(),
+            lines_truncated: k.lines_truncated.unwrap_or(false),
+        }
+    }
+}
+
 /// What one exec of the helper came to.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
     Edited {
         count: u64,
@@ -32,6 +60,8 @@ pub enum Outcome {
         kind: Token,
         detail: Option<String>,
         count: Option<u64>,
+        /// Present when the line carried `hints` or `lines` (`--hints`).
+        hints: Option<RefusalHints>,
     },
     /// No result line, and the shell said the helper is missing or not
     /// executable (exit 126/127, or words to that effect).
@@ -96,10 +126,60 @@ fn parse_result_json(json: &str) -> Option<Outcome> {
             kind: ErrorKind::from_token(t).map_or_else(|| Token::Unknown(t.clone()), Token::Known),
             detail,
             count,
+            hints: parse_hints(obj),
         }),
         Some(_) => None,
         None => count.map(|count| Outcome::Edited { count }),
     }
+}
+
+/// The `--hints` keys of a refusal, leniently: a malformed or unknown-kind
+/// hint is left out, never an error (the refusal itself stands).
+fn parse_hints(obj: &serde_json::Map<String, serde_json::Value>) -> Option<RefusalHints> {
+    let list = obj.get("hints").and_then(|h| h.as_array());
+    let lines = obj.get("lines").and_then(|l| l.as_array());
+    if list.is_none() && lines.is_none() {
+        return None;
+    }
+    let flag = |k: &str| obj.get(k).and_then(|v| v.as_bool()).unwrap_or(false);
+    Some(RefusalHints {
+        hints: list
+            .into_iter()
+            .flatten()
+            .filter_map(|h| {
+                let h = h.as_object()?;
+                Some(Hint {
+                    line: h.get("line")?.as_u64()?,
+                    end_line: h.get("end_line")?.as_u64()?,
+                    kind: Kind::from_token(h.get("kind")?.as_str()?)?,
+                    score: h.get("score").and_then(|s| s.as_f64()).unwrap_or(0.0),
+                    text: h.get("text")?.as_str()?.to_owned(),
+                    text_truncated: h
+                        .get("text_truncated")
+                        .and_then(|t| t.as_bool())
+                        .unwrap_or(false),
+                })
+            })
+            .collect(),
+        truncated: flag("hints_truncated"),
+        lines: lines
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.as_u64())
+            .collect(),
+        lines_truncated: flag("lines_truncated"),
+    })
+}
+
+/// The protocol number in `--version` output (`as-edit X (protocol N; …)`),
+/// or None when no line names an as-edit helper.
+pub fn helper_protocol(output: &[u8]) -> Option<u32> {
+    let s = String::from_utf8_lossy(output);
+    s.lines().find_map(|l| {
+        let rest = l.strip_prefix("as-edit ")?;
+        let n = &rest[rest.find("(protocol ")? + "(protocol ".len()..];
+        n[..n.find(|c: char| !c.is_ascii_digit())?].parse().ok()
+    })
 }
 
 #[cfg(test)]
@@ -122,7 +202,8 @@ mod tests {
             Outcome::Refused {
                 kind: Token::Known(ErrorKind::MultipleOccurrences),
                 detail: None,
-                count: Some(3)
+                count: Some(3),
+                hints: None,
             }
         );
         assert_eq!(
@@ -130,7 +211,8 @@ mod tests {
             Outcome::Refused {
                 kind: Token::Unknown("quota".into()),
                 detail: Some("d".into()),
-                count: None
+                count: None,
+                hints: None,
             }
         );
     }
@@ -159,5 +241,58 @@ mod tests {
             parse_output(b"__RESULT__{\"count\":", Some(0)),
             Outcome::Unexpected { .. }
         ));
+    }
+}
+
+#[cfg(test)]
+mod hint_tests {
+    use super::*;
+
+    #[test]
+    fn hints_are_parsed_and_unknown_kinds_and_keys_ignored() {
+        let out = br#"__RESULT__{"error":"string_not_found","hints":[{"line":2,"end_line":3,"kind":"indentation","score":1.0,"text":"  a\n  b","future":1},{"line":9,"end_line":9,"kind":"telepathy","score":1.0,"text":"x"},{"line":5,"end_line":5,"kind":"similar","score":0.75,"text":"y","text_truncated":true}],"hints_truncated":true,"path":"/p"}"#;
+        let Outcome::Refused { hints, .. } = parse_output(out, Some(1)) else {
+            panic!()
+        };
+        let h = hints.unwrap();
+        assert_eq!(h.hints.len(), 2, "the unknown kind is left out");
+        assert_eq!(
+            h.hints[0],
+            Hint {
+                line: 2,
+                end_line: 3,
+                kind: Kind::Indentation,
+                score: 1.0,
+                text: "  a\n  b".into(),
+                text_truncated: false
+            }
+        );
+        assert_eq!((h.hints[1].kind, h.hints[1].score), (Kind::Similar, 0.75));
+        assert!(h.hints[1].text_truncated && h.truncated);
+        let out = b"__RESULT__{\"error\":\"multiple_occurrences\",\"count\":3,\"lines\":[1,4,4]}";
+        let Outcome::Refused { hints, .. } = parse_output(out, Some(1)) else {
+            panic!()
+        };
+        assert_eq!(
+            hints,
+            Some(RefusalHints {
+                lines: vec![1, 4, 4],
+                ..RefusalHints::default()
+            })
+        );
+    }
+
+    #[test]
+    fn protocol_from_version_output() {
+        assert_eq!(
+            helper_protocol(b"noise\nas-edit 0.1.0 (protocol 2; x86_64-unknown-linux-musl)\n"),
+            Some(2)
+        );
+        assert_eq!(
+            helper_protocol(b"as-edit 0.1.0 (protocol 1; aarch64-unknown-linux-musl)"),
+            Some(1)
+        );
+        assert_eq!(helper_protocol(b"sh: as-edit: not found"), None);
+        assert_eq!(helper_protocol(b"as-edit 0.1.0 (protocol x; y)"), None);
     }
 }

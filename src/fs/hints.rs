@@ -1,0 +1,268 @@
+//! `--hints` on the helper's side: after a refusal (never on the success
+//! path), re-read the target with `pread` and compute what [`crate::hints`]
+//! says about it.
+//!
+//! The text a refused edit saw is rebuilt by streaming the file through the
+//! same [`Engine`] that refused, with only the edits before it (none for a
+//! single edit): strict UTF-8, CRLF/CR → LF, and in a batch the earlier
+//! replacements, exactly as the edit saw them.
+//!
+//! Memory (the target is peak RSS ≤ 16 MiB on any file):
+//! - `string_not_found`: the text is buffered up to [`TEXT_MAX`] bytes; a
+//!   longer text is cut at its last whole line and the answer is marked
+//!   `hints_truncated` (the hint finder then sees only that first part). The
+//!   rest of the peak is the 64 KiB read buffer, the finder's own bounded
+//!   work (at most 4 MiB of `similar` line keys, tens of KiB for source
+//!   code) and the helper's baseline of about 1 MiB.
+//! - `multiple_occurrences`: nothing is buffered; the occurrences are found
+//!   as the text streams by (keeping `len(OLD) - 1` bytes across chunks), so
+//!   the lines are complete for any file size, and reading stops once
+//!   [`OCCURRENCE_LINES_MAX`] lines are known.
+
+use std::os::fd::BorrowedFd;
+
+use memchr::memmem;
+
+use crate::core::{Edit, Engine, Refusal};
+use crate::hints::{multiple_keys, not_found_keys, OCCURRENCE_LINES_MAX, TEXT_MAX};
+use crate::protocol::HintKeys;
+
+/// The re-read's chunk size.
+const CHUNK: usize = 64 * 1024;
+
+/// The keys `--hints` adds to `refusal`, or None for refusals that take none
+/// (an `--at-line` refusal's detail already lists the lines; other tokens
+/// have nothing to hint). `file` is the target as opened for the edit;
+/// `fully_read` is whether the edit read it to the end (when not, the
+/// answer is marked truncated).
+pub fn hint_keys(
+    file: BorrowedFd<'_>,
+    edits: &[Edit],
+    refusal: &Refusal,
+    fully_read: bool,
+) -> Option<HintKeys> {
+    match *refusal {
+        Refusal::NotFound { edit } => {
+            let (text, whole) = text_seen(file, &edits[..edit]);
+            not_found_keys(&text, whole && fully_read, edits.get(edit)?)
+        }
+        Refusal::Multiple { edit, count } => {
+            let mut scan = OccurrenceScan::new(edits.get(edit)?.old(), OCCURRENCE_LINES_MAX);
+            stream(file, &edits[..edit], &mut |b| scan.feed(b));
+            Some(multiple_keys(scan.lines, count))
+        }
+        _ => None,
+    }
+}
+
+/// The text the edit after `before` saw: at most [`TEXT_MAX`] bytes, cut at
+/// a line end, and whether it is the whole text.
+fn text_seen(file: BorrowedFd<'_>, before: &[Edit]) -> (String, bool) {
+    if before.is_empty() {
+        if let Some(seen) = read_without_cr(file) {
+            return seen;
+        }
+    }
+    let size = rustix::fs::fstat(file).map_or(0, |st| st.st_size.max(0) as usize);
+    // Reserve what the text needs (normalizing only shrinks; earlier edits
+    // may grow it), never more than the cap: no doubling past it.
+    let mut text: Vec<u8> = Vec::with_capacity(size.min(TEXT_MAX));
+    let mut over = false;
+    let complete = stream(file, before, &mut |b| {
+        let take = b.len().min(TEXT_MAX - text.len());
+        if text.len() + take > text.capacity() {
+            // Grow by doubling, but never past the cap (a plain extend
+            // from 8 MiB would reserve 16).
+            let want = (text.capacity() * 2).max(text.len() + take).min(TEXT_MAX);
+            text.reserve_exact(want - text.len());
+        }
+        text.extend_from_slice(&b[..take]);
+        over = take < b.len();
+        !over
+    });
+    let whole = complete && !over;
+    if !whole {
+        // A cut may split a character; the finder ignores the partial last
+        // line anyway.
+        let end = memchr::memrchr(b'\n', &text).map_or(0, |i| i + 1);
+        text.truncate(end);
+    }
+    match String::from_utf8(text) {
+        Ok(t) => (t, whole),
+        // The file changed under a writer that ignores the lock: no hints.
+        Err(_) => (String::new(), false),
+    }
+}
+
+/// The common case, faster: one edit and a file without CR, whose text is
+/// its bytes. Read straight into the text buffer and validated once, with
+/// no bounce buffer and no second copy. None when the file holds a CR (the
+/// engine path then reads it again and normalizes) or a read fails.
+fn read_without_cr(file: BorrowedFd<'_>) -> Option<(String, bool)> {
+    use rustix::buffer::spare_capacity;
+    let size = rustix::fs::fstat(file).map_or(0, |st| st.st_size.max(0) as usize);
+    let mut text: Vec<u8> = Vec::with_capacity(size.clamp(1, TEXT_MAX));
+    let whole = loop {
+        if text.len() == text.capacity() {
+            if text.len() >= TEXT_MAX {
+                // Full: whole only if nothing follows.
+                let mut probe = [0u8; 1];
+                break matches!(
+                    rustix::io::pread(file, &mut probe, text.len() as u64),
+                    Ok(0)
+                );
+            }
+            // The file grew since fstat: grow by doubling, never past the cap.
+            let want = (text.capacity() * 2).min(TEXT_MAX);
+            text.reserve_exact(want - text.len());
+        }
+        let at = text.len();
+        match rustix::io::pread(file, spare_capacity(&mut text), at as u64) {
+            Ok(0) => break true,
+            // A CR: give up at once, before buffering more.
+            Ok(_) if memchr::memchr(b'\r', &text[at..]).is_some() => return None,
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    };
+    if !whole {
+        let end = memchr::memrchr(b'\n', &text).map_or(0, |i| i + 1);
+        text.truncate(end);
+    }
+    match String::from_utf8(text) {
+        Ok(t) => Some((t, whole)),
+        Err(_) => Some((String::new(), false)),
+    }
+}
+
+/// Streams the file from offset 0 through an engine holding `before`,
+/// passing its output to `sink` until `sink` answers false. True when the
+/// whole file was read and the engine finished cleanly.
+fn stream(file: BorrowedFd<'_>, before: &[Edit], sink: &mut dyn FnMut(&[u8]) -> bool) -> bool {
+    let mut engine = Engine::new(before, false);
+    let mut buf = vec![0u8; CHUNK];
+    let mut offset = 0u64;
+    let mut more = true;
+    loop {
+        let n = match rustix::io::pread(file, &mut buf[..], offset) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => return false,
+        };
+        offset += n as u64;
+        engine.feed(&buf[..n], &mut |b| {
+            if more {
+                more = sink(b);
+            }
+        });
+        if !more || engine.invalid_utf8() {
+            return false;
+        }
+    }
+    let done = engine.finish(&mut |b| {
+        if more {
+            more = sink(b);
+        }
+    });
+    done.is_ok() && more
+}
+
+/// Finds where the non-overlapping occurrences of OLD start, left to right,
+/// in text that arrives in pieces: the streaming twin of
+/// [`hints::occurrence_lines`] (the host's fallback uses that one on the
+/// whole text; a test holds them equal).
+pub struct OccurrenceScan<'o> {
+    finder: memmem::Finder<'o>,
+    /// Unscanned text: at most `len(OLD) - 1` bytes carried plus one piece.
+    buf: Vec<u8>,
+    /// The line of `buf[0]`.
+    line: u64,
+    limit: usize,
+    pub lines: Vec<u64>,
+}
+
+impl<'o> OccurrenceScan<'o> {
+    pub fn new(old: &'o [u8], limit: usize) -> OccurrenceScan<'o> {
+        OccurrenceScan {
+            finder: memmem::Finder::new(old),
+            buf: Vec::new(),
+            line: 1,
+            limit,
+            lines: Vec::new(),
+        }
+    }
+
+    /// Takes the next piece; false once `limit` lines are known (reading
+    /// further cannot change the answer).
+    pub fn feed(&mut self, piece: &[u8]) -> bool {
+        let n = self.finder.needle().len();
+        if n == 0 || self.lines.len() >= self.limit {
+            return false;
+        }
+        self.buf.extend_from_slice(piece);
+        let mut at = 0;
+        while let Some(p) = self.finder.find(&self.buf[at..]) {
+            let p = at + p;
+            self.line += newlines(&self.buf[at..p]);
+            self.lines.push(self.line);
+            if self.lines.len() == self.limit {
+                self.buf = Vec::new();
+                return false;
+            }
+            at = p + n;
+            self.line += newlines(&self.buf[p..at]);
+        }
+        // Keep what could still be the start of an occurrence.
+        let keep = at.max(self.buf.len().saturating_sub(n - 1));
+        self.line += newlines(&self.buf[at..keep]);
+        self.buf.drain(..keep);
+        true
+    }
+}
+
+fn newlines(b: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', b).count() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(text: &str, old: &str, limit: usize, piece: usize) -> Vec<u64> {
+        let mut s = OccurrenceScan::new(old.as_bytes(), limit);
+        for c in text.as_bytes().chunks(piece.max(1)) {
+            if !s.feed(c) {
+                break;
+            }
+        }
+        s.lines
+    }
+
+    #[test]
+    fn streaming_scan_matches_the_whole_text_scan() {
+        let texts = [
+            "aaaaa\naa\na",
+            "x\nab\nab ab\n\nab",
+            "a\nb\na\nb\n",
+            "",
+            "\n\n\n",
+        ];
+        let olds = ["a", "aa", "ab", "a\nb", "\n", "b\na\nb", "zz"];
+        for t in texts {
+            for o in olds {
+                for limit in [0, 1, 2, 1000] {
+                    let want = crate::hints::occurrence_lines(t, o, limit);
+                    for piece in 1..=t.len().max(1) {
+                        assert_eq!(
+                            scan(t, o, limit, piece),
+                            want,
+                            "{t:?} {o:?} limit {limit} piece {piece}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
