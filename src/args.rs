@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 
-use crate::core::Edit;
+use crate::engine::Edit;
 use crate::protocol::{ErrorKind, Failure};
 use crate::request::{EditOptions, Eol, Request};
 

@@ -25,7 +25,7 @@ use rustix::io::Errno;
 use rustix::thread::CapabilitySet;
 use sha2::{Digest, Sha256};
 
-use crate::core::{EditStats, Engine};
+use crate::engine::{EditStats, Engine};
 use crate::protocol::{display_path, refusal_failure, EditReport, ErrorKind, Failure, Report};
 use crate::request::{Eol, Request};
 
@@ -465,7 +465,7 @@ fn hex(d: &[u8; 32]) -> String {
 
 /// `--diff`: the core built it (see `core::Engine::with_diff` for its
 /// memory bound); `diff_truncated` when it was cut or left out.
-fn fill_diff(r: &mut Report, d: crate::core::Diff) {
+fn fill_diff(r: &mut Report, d: crate::engine::Diff) {
     r.diff = d.text;
     if d.truncated {
         r.diff_truncated = Some(true);
@@ -544,7 +544,7 @@ impl Sink<'_> {
 /// `--eol preserve`: is the file's dominant line ending CRLF? (A pre-pass;
 /// only paid for when asked.)
 fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, Failure> {
-    let mut counter = crate::core::EolCounter::default();
+    let mut counter = crate::engine::EolCounter::default();
     let mut buf = vec![0u8; CHUNK];
     let mut off = 0u64;
     loop {

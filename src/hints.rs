@@ -1050,8 +1050,8 @@ mod tests {
     }
 
     fn second_call(text: &str, hint_text: &str) {
-        let e = crate::core::Edit::new(hint_text, "REPLACED", false).unwrap();
-        let (_, s) = crate::core::replace(text.as_bytes(), &[e]).expect("second call succeeds");
+        let e = crate::engine::Edit::new(hint_text, "REPLACED", false).unwrap();
+        let (_, s) = crate::engine::replace(text.as_bytes(), &[e]).expect("second call succeeds");
         assert_eq!(s.count, 1);
     }
 

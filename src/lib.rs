@@ -5,13 +5,13 @@
 //! - [`args`]: the argument grammar (argv and `--stdin`);
 //! - [`request`]: what one edit asks for (path, edits, the options that reach `fs`);
 //! - [`protocol`]: tokens, the `__RESULT__` line, exit codes;
-//! - [`core`]: the pure replacement engine (no I/O; the host fallback reuses it);
+//! - [`engine`]: the pure replacement engine (no I/O; the host fallback reuses it);
 //! - [`fs`]: resolve, open, lock, write, commit;
 //! - [`host`]: the host library (command building, parsing, fallback, install).
 
 pub mod args;
-pub mod core;
 pub mod diff;
+pub mod engine;
 pub mod fs;
 pub mod hints;
 pub mod host;

@@ -118,7 +118,7 @@ pub struct Report {
     pub sha256: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<Vec<u64>>,
-    /// `lines` holds only the first `core::LINES_MAX` replacements.
+    /// `lines` holds only the first `engine::LINES_MAX` replacements.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines_truncated: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -216,8 +216,8 @@ impl serde_json::ser::Formatter for AsciiFormatter {
 /// Maps a refusal of the core to its token and detail. One function for the
 /// binary and the host's transfer fallback, so their results cannot drift.
 /// `total` is the number of edits (details name the edit in a batch).
-pub fn refusal_failure(r: crate::core::Refusal, total: usize, path: &str) -> Failure {
-    use crate::core::Refusal;
+pub fn refusal_failure(r: crate::engine::Refusal, total: usize, path: &str) -> Failure {
+    use crate::engine::Refusal;
     let prefix = |i: usize| {
         if total > 1 {
             format!("edit {} of {total}: ", i + 1)
@@ -328,7 +328,7 @@ mod tests {
 
     #[test]
     fn at_line_details() {
-        use crate::core::Refusal;
+        use crate::engine::Refusal;
         let f = refusal_failure(
             Refusal::NotAtLine {
                 edit: 0,
@@ -388,7 +388,7 @@ mod tests {
 
     #[test]
     fn existing_refusal_details_unchanged() {
-        use crate::core::Refusal;
+        use crate::engine::Refusal;
         let cases = [
             (Refusal::NotFound { edit: 0 }, 1, "__RESULT__{\"error\":\"string_not_found\"}\n"),
             (

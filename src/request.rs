@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::core::Edit;
+use crate::engine::Edit;
 
 /// How line endings are written back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

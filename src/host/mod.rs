@@ -25,7 +25,7 @@ use std::path::Path;
 pub use command::{EditRequest, TooLarge, DEFAULT_COMMAND_LIMIT};
 pub use parse::{parse_output, Outcome, Token};
 
-use crate::core::{self, Edit};
+use crate::engine::{self, Edit};
 use crate::protocol::{display_path, refusal_failure, ErrorKind};
 
 /// What a backend returned for one command.
@@ -339,7 +339,7 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
             ))
         }
     };
-    let (out, summary) = core::replace(&bytes, std::slice::from_ref(&edit)).map_err(|r| {
+    let (out, summary) = engine::replace(&bytes, std::slice::from_ref(&edit)).map_err(|r| {
         let f = refusal_failure(r, 1, &display_path(&req.path));
         refused(f.kind, f.detail, f.count)
     })?;
