@@ -1,8 +1,11 @@
 //! The pure replacement core: no I/O, no allocation proportional to the file.
 //!
 //! The file's raw bytes are fed in chunks of any size through three stages:
-//! strict UTF-8 validation, CRLF/lone-CR → LF normalization, then one matcher
-//! per edit (a batch chains them, each edit seeing the previous one's output).
+//! strict UTF-8 validation (`utf8.rs`), CRLF/lone-CR → LF normalization
+//! (`normalize.rs`), then one matcher per edit (`matcher.rs`; a batch chains
+//! them, each edit seeing the previous one's output). This file is the
+//! pipeline: [`Engine`] wires the stages, and a batch's `--diff` keeps both
+//! texts on the way (`batch_diff.rs`).
 //! The output is emitted in slices as soon as it is known. [`replace`] runs the
 //! same engine over a whole buffer; the host's transfer fallback uses it, so
 //! the native helper and the fallback cannot drift.
@@ -12,7 +15,18 @@
 //! (`str.count`), refuse 0, refuse >1 unless replace-all, replace the first (or
 //! every) occurrence.
 
-use memchr::memmem::Finder;
+mod batch_diff;
+mod matcher;
+mod normalize;
+mod utf8;
+
+use batch_diff::BatchDiff;
+use matcher::Matcher;
+use normalize::Normalizer;
+use utf8::Utf8Validator;
+
+pub use normalize::normalize_eol;
+pub use normalize::{EolCounter, EolCounts};
 
 /// One replacement, with OLD and NEW already decoded and LF-normalized.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,15 +80,6 @@ impl Edit {
     pub fn at_line(&self) -> Option<u64> {
         self.at_line
     }
-}
-
-/// CRLF, then any lone CR, become LF (Python: `s.replace("\r\n","\n").replace("\r","\n")`).
-pub fn normalize_eol(s: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(s.len());
-    let mut n = Normalizer::default();
-    n.feed(s, &mut |b| out.extend_from_slice(b));
-    n.finish(&mut |b| out.extend_from_slice(b));
-    out
 }
 
 /// Why an edit was refused. Nothing may be written for any of these.
@@ -143,62 +148,6 @@ pub struct Diff {
 /// ones), kept in memory up to this size each; past it there is no diff.
 pub const BATCH_DIFF_MAX: usize = 4 << 20;
 
-/// Both texts of a batch, for its diff.
-struct BatchDiff {
-    name: String,
-    old: Vec<u8>,
-    new: Vec<u8>,
-    over: bool,
-}
-
-impl BatchDiff {
-    fn keep(&mut self, new: bool, b: &[u8]) {
-        let v = if new { &mut self.new } else { &mut self.old };
-        if self.over {
-            return;
-        }
-        if v.len() + b.len() > BATCH_DIFF_MAX {
-            self.over = true;
-            self.old = Vec::new();
-            self.new = Vec::new();
-            return;
-        }
-        v.extend_from_slice(b);
-    }
-
-    fn finish(self) -> Diff {
-        let (Ok(old), Ok(new)) = (
-            std::str::from_utf8(&self.old),
-            std::str::from_utf8(&self.new),
-        ) else {
-            return Diff {
-                text: None,
-                truncated: true,
-            };
-        };
-        if self.over {
-            return Diff {
-                text: None,
-                truncated: true,
-            };
-        }
-        let (text, truncated) =
-            crate::diff::unified(old, new, &self.name, crate::diff::CONTEXT, crate::diff::CAP);
-        Diff {
-            text: Some(text),
-            truncated,
-        }
-    }
-}
-
-/// Line endings of raw text: CRLF pairs, lone CRs, lone LFs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EolCounts {
-    pub crlf: u64,
-    pub cr: u64,
-    pub lf: u64,
-}
-
 /// Replaces in a whole buffer: the same engine as the streaming path.
 pub fn replace(content: &[u8], edits: &[Edit]) -> Result<(Vec<u8>, Summary), Refusal> {
     let mut out = Vec::with_capacity(content.len());
@@ -239,14 +188,7 @@ impl Engine {
     pub fn with_diff(mut self, name: &str) -> Engine {
         match self.stages.as_mut_slice() {
             [one] => one.diff = Some(Box::new(crate::diff::Builder::new(name, crate::diff::CAP))),
-            _ => {
-                self.batch_diff = Some(BatchDiff {
-                    name: name.to_owned(),
-                    old: Vec::new(),
-                    new: Vec::new(),
-                    over: false,
-                })
-            }
+            _ => self.batch_diff = Some(BatchDiff::new(name)),
         }
         self
     }
@@ -255,21 +197,21 @@ impl Engine {
     /// writing output (but must keep feeding to learn the final counts,
     /// except after invalid UTF-8, see [`Engine::invalid_utf8`]).
     pub fn doomed(&self) -> bool {
-        self.utf8.error.is_some() || self.stages.iter().any(|s| s.doomed())
+        self.utf8.failed() || self.stages.iter().any(|s| s.doomed())
     }
 
     /// True once invalid UTF-8 was seen: the outcome is final, reading can stop.
     pub fn invalid_utf8(&self) -> bool {
-        self.utf8.error.is_some()
+        self.utf8.failed()
     }
 
     pub fn feed(&mut self, chunk: &[u8], out: &mut dyn FnMut(&[u8])) {
-        if self.utf8.error.is_some() {
+        if self.utf8.failed() {
             return;
         }
         self.input_len += chunk.len() as u64;
         self.utf8.feed(chunk);
-        if self.utf8.error.is_some() {
+        if self.utf8.failed() {
             return;
         }
         let Engine {
@@ -392,395 +334,6 @@ fn finish_stages(stages: &mut [Matcher], bufs: &mut [Vec<u8>; 2], out: &mut dyn 
     }
     last.feed(cur, out);
     last.finish(out);
-}
-
-/// Counts the line endings of raw bytes (for `--eol preserve`). Kept out
-/// of the engine: only this option pays for counting every LF.
-#[derive(Default)]
-pub struct EolCounter {
-    norm: Normalizer,
-    all_lf: u64,
-}
-
-impl EolCounter {
-    pub fn feed(&mut self, chunk: &[u8]) {
-        self.all_lf += memchr::memchr_iter(b'\n', chunk).count() as u64;
-        self.norm.feed(chunk, &mut |_| {});
-    }
-    pub fn finish(mut self) -> EolCounts {
-        self.norm.finish(&mut |_| {});
-        let (crlf, cr) = (self.norm.crlf, self.norm.cr);
-        EolCounts {
-            crlf,
-            cr,
-            lf: self.all_lf - crlf,
-        }
-    }
-}
-
-/// Strict UTF-8 across chunk boundaries (a sequence may be split).
-#[derive(Default)]
-struct Utf8Validator {
-    /// An incomplete sequence at the end of the previous chunk.
-    carry: [u8; 4],
-    carry_len: usize,
-    /// Raw offset of the carry's first byte, or of the next chunk.
-    offset: u64,
-    error: Option<(u64, &'static str)>,
-}
-
-impl Utf8Validator {
-    fn feed(&mut self, mut chunk: &[u8]) {
-        if self.carry_len > 0 {
-            let width = utf8_width(self.carry[0]);
-            let need = width - self.carry_len;
-            let take = need.min(chunk.len());
-            let mut tmp = [0u8; 4];
-            tmp[..self.carry_len].copy_from_slice(&self.carry[..self.carry_len]);
-            tmp[self.carry_len..self.carry_len + take].copy_from_slice(&chunk[..take]);
-            let have = self.carry_len + take;
-            match std::str::from_utf8(&tmp[..have]) {
-                Ok(_) => {
-                    self.offset += have as u64;
-                    self.carry_len = 0;
-                    chunk = &chunk[take..];
-                }
-                Err(e) if e.error_len().is_none() => {
-                    // Still incomplete: the chunk was shorter than the sequence.
-                    self.carry = tmp;
-                    self.carry_len = have;
-                    return;
-                }
-                Err(_) => {
-                    self.error = Some((self.offset, "invalid continuation byte"));
-                    return;
-                }
-            }
-        }
-        match std::str::from_utf8(chunk) {
-            Ok(_) => self.offset += chunk.len() as u64,
-            Err(e) => {
-                let at = e.valid_up_to();
-                match e.error_len() {
-                    Some(_) => {
-                        self.error = Some((self.offset + at as u64, bad_utf8_reason(chunk[at])));
-                    }
-                    None => {
-                        let rest = &chunk[at..];
-                        self.offset += at as u64;
-                        self.carry[..rest.len()].copy_from_slice(rest);
-                        self.carry_len = rest.len();
-                    }
-                }
-            }
-        }
-    }
-
-    fn finish(&mut self) -> Option<(u64, &'static str)> {
-        if self.error.is_none() && self.carry_len > 0 {
-            self.error = Some((self.offset, "unexpected end of data"));
-        }
-        self.error
-    }
-}
-
-fn utf8_width(b: u8) -> usize {
-    match b {
-        0xC2..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        0xF0..=0xF4 => 4,
-        _ => 1,
-    }
-}
-
-fn bad_utf8_reason(b: u8) -> &'static str {
-    if utf8_width(b) == 1 && b >= 0x80 {
-        "invalid start byte"
-    } else {
-        "invalid continuation byte"
-    }
-}
-
-/// CRLF → LF, lone CR → LF, across chunk boundaries.
-#[derive(Default)]
-struct Normalizer {
-    /// The previous chunk ended in CR: its fate depends on the next byte.
-    pending_cr: bool,
-    scratch: Vec<u8>,
-    /// CRLF pairs and lone CRs seen (cheap: only on the CR path).
-    crlf: u64,
-    cr: u64,
-}
-
-impl Normalizer {
-    fn feed(&mut self, mut chunk: &[u8], out: &mut dyn FnMut(&[u8])) {
-        if chunk.is_empty() {
-            return;
-        }
-        if self.pending_cr {
-            self.pending_cr = false;
-            if chunk[0] == b'\n' {
-                self.crlf += 1;
-                chunk = &chunk[1..];
-            } else {
-                self.cr += 1;
-            }
-            out(b"\n");
-        }
-        let Some(first_cr) = memchr::memchr(b'\r', chunk) else {
-            out(chunk); // the common case: no copy
-            return;
-        };
-        self.scratch.clear();
-        self.scratch.extend_from_slice(&chunk[..first_cr]);
-        let mut i = first_cr;
-        loop {
-            // chunk[i] is a CR
-            if i + 1 == chunk.len() {
-                self.pending_cr = true;
-                break;
-            }
-            if chunk[i + 1] == b'\n' {
-                self.crlf += 1;
-                self.scratch.push(b'\n');
-                i += 2;
-            } else {
-                self.cr += 1;
-                self.scratch.push(b'\n');
-                i += 1;
-            }
-            match memchr::memchr(b'\r', &chunk[i..]) {
-                Some(j) => {
-                    self.scratch.extend_from_slice(&chunk[i..i + j]);
-                    i += j;
-                }
-                None => {
-                    self.scratch.extend_from_slice(&chunk[i..]);
-                    break;
-                }
-            }
-        }
-        out(&self.scratch);
-    }
-
-    fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
-        if self.pending_cr {
-            self.pending_cr = false;
-            self.cr += 1;
-            out(b"\n");
-        }
-    }
-}
-
-/// One edit over a stream: finds non-overlapping occurrences left to right,
-/// carrying at most `len(old) - 1` unresolved bytes between chunks.
-struct Matcher {
-    finder: Finder<'static>,
-    new: Vec<u8>,
-    replace_all: bool,
-    m: usize,
-    tail: Vec<u8>,
-    count: u64,
-    track_lines: bool,
-    /// Newlines emitted so far (only counted when tracking lines).
-    newlines: u64,
-    lines: Vec<u64>,
-    /// `--diff` of a single edit: fed the unchanged text and each replacement.
-    diff: Option<Box<crate::diff::Builder>>,
-    /// `--at-line` state: the target line, newlines consumed from the input
-    /// so far (counted only with `at_line`), occurrences starting on the
-    /// target line, and the start lines of the first occurrences.
-    at_line: Option<u64>,
-    in_newlines: u64,
-    old_newlines: u64,
-    on_line: u64,
-    starts: Vec<u64>,
-}
-
-impl Matcher {
-    fn new(e: &Edit, track_lines: bool) -> Matcher {
-        Matcher {
-            finder: Finder::new(&e.old).into_owned(),
-            new: e.new.clone(),
-            replace_all: e.replace_all,
-            m: e.old.len(),
-            tail: Vec::with_capacity(2 * e.old.len()),
-            count: 0,
-            track_lines,
-            newlines: 0,
-            lines: Vec::new(),
-            diff: None,
-            at_line: e.at_line,
-            in_newlines: 0,
-            old_newlines: memchr::memchr_iter(b'\n', &e.old).count() as u64,
-            on_line: 0,
-            starts: Vec::new(),
-        }
-    }
-
-    fn doomed(&self) -> bool {
-        match self.at_line {
-            // Refused once two occurrences start on the line, or once the
-            // consumed input has passed the line without one starting there.
-            Some(l) => self.on_line > 1 || (self.on_line == 0 && self.in_newlines >= l),
-            None => !self.replace_all && self.count > 1,
-        }
-    }
-
-    /// The edit's result once the input has been fed and finished.
-    fn outcome(self, edit: usize) -> Result<EditStats, Refusal> {
-        if self.count == 0 {
-            return Err(Refusal::NotFound { edit });
-        }
-        if let Some(line) = self.at_line {
-            return match self.on_line {
-                0 => Err(Refusal::NotAtLine {
-                    edit,
-                    line,
-                    count: self.count,
-                    starts: self.starts,
-                }),
-                1 => Ok(EditStats {
-                    count: 1,
-                    lines_truncated: false,
-                    lines: self.lines,
-                }),
-                count => Err(Refusal::MultipleAtLine { edit, line, count }),
-            };
-        }
-        if self.count > 1 && !self.replace_all {
-            return Err(Refusal::Multiple {
-                edit,
-                count: self.count,
-            });
-        }
-        Ok(EditStats {
-            count: self.count,
-            lines_truncated: self.track_lines && self.lines.len() as u64 != self.count,
-            lines: self.lines,
-        })
-    }
-
-    /// Whether the occurrence just counted (the `count`-th) is replaced.
-    /// Records its input line first when `at_line` is set.
-    fn take_occurrence(&mut self, before: &[u8]) -> bool {
-        let Some(target) = self.at_line else {
-            return self.replace_all || self.count == 1;
-        };
-        self.in_newlines += memchr::memchr_iter(b'\n', before).count() as u64;
-        let line = self.in_newlines + 1;
-        self.in_newlines += self.old_newlines;
-        if self.starts.len() < AT_LINE_STARTS_MAX {
-            self.starts.push(line);
-        }
-        if line != target {
-            return false;
-        }
-        self.on_line += 1;
-        self.on_line == 1
-    }
-
-    fn feed(&mut self, data: &[u8], out: &mut dyn FnMut(&[u8])) {
-        if data.is_empty() {
-            return;
-        }
-        if self.tail.is_empty() {
-            let limit = data.len().saturating_sub(self.m - 1);
-            let pos = self.scan(data, limit, out);
-            self.tail.extend_from_slice(&data[pos.max(limit)..]);
-            return;
-        }
-        // The tail may start a match that ends in `data`: resolve it on a
-        // small joined window, then search `data` in place.
-        let take = data.len().min(self.m - 1);
-        let mut joined = std::mem::take(&mut self.tail);
-        let tail_len = joined.len();
-        joined.extend_from_slice(&data[..take]);
-        if take == data.len() {
-            let limit = joined.len().saturating_sub(self.m - 1);
-            let pos = self.scan(&joined, limit, out);
-            let start = pos.max(limit);
-            joined.drain(..start);
-            self.tail = joined;
-            return;
-        }
-        let pos = self.scan(&joined, tail_len, out);
-        joined.clear();
-        self.tail = joined; // keep the allocation
-        let rest = &data[pos - tail_len..];
-        let limit = rest.len().saturating_sub(self.m - 1);
-        let pos = self.scan(rest, limit, out);
-        self.tail.extend_from_slice(&rest[pos.max(limit)..]);
-    }
-
-    fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
-        let tail = std::mem::take(&mut self.tail);
-        self.scan(&tail, tail.len(), out);
-    }
-
-    /// Handles every match in `buf` that starts before `limit`, emitting
-    /// everything before it and the replacement; emits unmatched bytes up to
-    /// `limit`. Returns how far `buf` has been consumed.
-    fn scan(&mut self, buf: &[u8], limit: usize, out: &mut dyn FnMut(&[u8])) -> usize {
-        let mut pos = 0;
-        while pos < limit {
-            let Some(i) = self.finder.find(&buf[pos..]).map(|i| i + pos) else {
-                break;
-            };
-            if i >= limit {
-                break;
-            }
-            self.same(&buf[pos..i], out);
-            self.count += 1;
-            if self.take_occurrence(&buf[pos..i]) {
-                if self.track_lines && self.lines.len() < LINES_MAX {
-                    self.lines.push(self.newlines + 1);
-                }
-                if let Some(d) = self.diff.as_mut() {
-                    d.change(&buf[i..i + self.m], &self.new);
-                }
-                let new = std::mem::take(&mut self.new);
-                self.emit(&new, out);
-                self.new = new;
-            } else if self.at_line.is_some() {
-                // With `at_line`, an occurrence on another line is kept
-                // as it is: unchanged text for the diff too.
-                self.same(&buf[i..i + self.m], out);
-            } else {
-                // A second match without replace-all: the edit is
-                // refused, the output (and its diff) no longer matters.
-                self.diff = None;
-                self.emit(&buf[i..i + self.m], out);
-            }
-            pos = i + self.m;
-        }
-        if pos < limit {
-            if self.at_line.is_some() {
-                self.in_newlines += memchr::memchr_iter(b'\n', &buf[pos..limit]).count() as u64;
-            }
-            self.same(&buf[pos..limit], out);
-            pos = limit;
-        }
-        pos
-    }
-
-    /// Unchanged text.
-    fn same(&mut self, b: &[u8], out: &mut dyn FnMut(&[u8])) {
-        if let Some(d) = self.diff.as_mut() {
-            d.same(b);
-        }
-        self.emit(b, out);
-    }
-
-    fn emit(&mut self, b: &[u8], out: &mut dyn FnMut(&[u8])) {
-        if b.is_empty() {
-            return;
-        }
-        if self.track_lines {
-            self.newlines += memchr::memchr_iter(b'\n', b).count() as u64;
-        }
-        out(b);
-    }
 }
 
 #[cfg(test)]
@@ -984,26 +537,6 @@ mod tests {
             (s.edits[0].lines.len(), s.edits[0].lines_truncated),
             (LINES_MAX, false)
         );
-    }
-
-    #[test]
-    fn eol_counts() {
-        let text = b"a\r\nb\rc\nd\r";
-        for size in 1..=text.len() {
-            let mut c = EolCounter::default();
-            for chunk in text.chunks(size) {
-                c.feed(chunk);
-            }
-            assert_eq!(
-                c.finish(),
-                EolCounts {
-                    crlf: 1,
-                    cr: 2,
-                    lf: 1
-                },
-                "chunk {size}"
-            );
-        }
     }
 
     fn at(old: &str, new: &str, line: u64) -> Edit {
