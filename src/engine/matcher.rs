@@ -6,26 +6,56 @@ use super::{Edit, EditStats, Refusal, AT_LINE_STARTS_MAX, LINES_MAX};
 
 /// One edit over a stream: finds non-overlapping occurrences left to right,
 /// carrying at most `len(old) - 1` unresolved bytes between chunks.
+///
+/// "Input" is the text this edit sees (the normalized file, or in a batch
+/// the previous edit's output); "output" is what it passes on.
 pub(super) struct Matcher {
+    /// Searches for OLD (LF-normalized, never empty).
     finder: Finder<'static>,
+    /// NEW, emitted for each replaced occurrence (moved out of `self` for
+    /// the length of one `emit`, which needs `&mut self`).
     new: Vec<u8>,
     replace_all: bool,
+    /// `len(OLD)`, at least 1.
     m: usize,
+    /// The end of the input that could still be the start of an occurrence
+    /// completed by the next chunk: fed, but neither emitted nor part of a
+    /// handled occurrence. Between calls `tail.len() <= m - 1`; every
+    /// occurrence starting before it has been counted and handled.
+    /// `finish` scans it one last time and emits it.
     tail: Vec<u8>,
+    /// Occurrences found so far (non-overlapping, left to right), replaced
+    /// or not: one without replace-all past the first, and ones off the
+    /// `--at-line` target, count too. Counted when the finder reaches them,
+    /// so it is final only after `finish`.
     count: u64,
+    /// `--report`: record `lines` and count `newlines`.
     track_lines: bool,
-    /// Newlines emitted so far (only counted when tracking lines).
+    /// LF bytes emitted to the output so far, counted only when
+    /// `track_lines`: the next emitted byte lands on line `newlines + 1`.
     newlines: u64,
+    /// The 1-based output lines where replacements start, recorded as each
+    /// replacement is emitted, only when `track_lines`, at most
+    /// [`LINES_MAX`] (`count` says how many there were).
     lines: Vec<u64>,
-    /// `--diff` of a single edit: fed the unchanged text and each replacement.
+    /// `--diff` of a single edit: fed the unchanged text and each
+    /// replacement; dropped once a second occurrence without replace-all
+    /// dooms the edit (the diff of a refused edit is never shown).
     pub(super) diff: Option<Box<crate::diff::Builder>>,
-    /// `--at-line` state: the target line, newlines consumed from the input
-    /// so far (counted only with `at_line`), occurrences starting on the
-    /// target line, and the start lines of the first occurrences.
+    /// `--at-line`: the 1-based input line the one replaced occurrence must
+    /// start on. All the fields below are kept only when it is set.
     at_line: Option<u64>,
+    /// LF bytes of the input consumed so far (scanned past, OLD's own
+    /// included; not yet the `tail`): an occurrence found next starts on
+    /// line `in_newlines + 1 + LFs between the consumed end and it`.
     in_newlines: u64,
+    /// LF bytes in OLD, added to `in_newlines` per occurrence.
     old_newlines: u64,
+    /// Occurrences starting on the `at_line` target so far: the first is
+    /// replaced, a second makes the edit `MultipleAtLine`.
     on_line: u64,
+    /// Input start lines of the first [`AT_LINE_STARTS_MAX`] occurrences,
+    /// for a `NotAtLine` refusal.
     starts: Vec<u64>,
 }
 
