@@ -4,7 +4,7 @@
 //!
 //! - [`command`]: request → shell command / argv, within the argv bound;
 //! - [`parse`]: backend output → [`Outcome`];
-//! - [`install`]: the commands that install the helper over exec alone;
+//! - [`install`]: installing the helper over exec alone ([`install::run`] and its commands);
 //! - [`Editor`]: build, exec, parse, fall back, and say which path did the work;
 //! - [`LocalShell`] (`local.rs`): a [`Sandbox`] on this machine (tests and the example);
 //! - `agent_sandbox` (feature `agent-sandbox`): the Kubernetes agent-sandbox runtime;
@@ -228,84 +228,9 @@ impl<S: Sandbox> Editor<S> {
     /// Through a shell the exec calls are: one probe (the version check and
     /// the tool probes together), then one per command of
     /// [`install::install_commands`], the last of which also verifies; plus
-    /// one cleanup after a failure.
+    /// one cleanup after a failure. See [`install::run`].
     pub fn ensure_helper(&mut self, binary: &[u8]) -> Result<bool, EditError> {
-        let shell = self.sandbox.has_shell();
-        let probe_cmd = if shell {
-            install::probe_command(&self.helper)
-        } else {
-            install::version_command(&self.helper)
-        };
-        let probe = self.sandbox.exec(&probe_cmd, None);
-        if matches!(&probe, Ok(o) if o.exit_code == Some(0) && install::is_helper_version(&o.output))
-        {
-            return Ok(false);
-        }
-        if shell {
-            let tools = match &probe {
-                Ok(o) => install::parse_probe(&o.output),
-                Err(_) => install::Tools::default(),
-            };
-            let nonce = crate::fs::random_hex();
-            let (_, cmds) =
-                install::install_commands(binary, &self.helper, tools, self.limit, &nonce);
-            let last = cmds.len() - 1;
-            for (i, c) in cmds.iter().enumerate() {
-                let o = self.sandbox.exec(c, None).map_err(EditError::Backend)?;
-                let ok =
-                    o.exit_code == Some(0) && (i < last || install::is_helper_version(&o.output));
-                if !ok {
-                    // After the last step's mv the temps are gone already;
-                    // removing them again is harmless.
-                    let _ = self
-                        .sandbox
-                        .exec(&install::cleanup_command(&self.helper, &nonce), None);
-                    return Err(EditError::Install(format!(
-                        "{} exited {:?}: {}",
-                        if i < last {
-                            "a step"
-                        } else {
-                            "the last step (finish and run --version)"
-                        },
-                        o.exit_code,
-                        String::from_utf8_lossy(&o.output).trim()
-                    )));
-                }
-            }
-        } else {
-            // No shell (argv exec): upload the bytes, then chmod through exec.
-            self.sandbox
-                .upload(Path::new(&self.helper), binary)
-                .map_err(EditError::Backend)?;
-            let chmod =
-                command::join_quoted(&["chmod".into(), "755".into(), self.helper.clone().into()]);
-            let o = self
-                .sandbox
-                .exec(&chmod, None)
-                .map_err(EditError::Backend)?;
-            if o.exit_code != Some(0) {
-                return Err(EditError::Install(format!(
-                    "chmod exited {:?}: {}",
-                    o.exit_code,
-                    String::from_utf8_lossy(&o.output).trim()
-                )));
-            }
-            self.verify(&install::version_command(&self.helper))?;
-        }
-        Ok(true)
-    }
-
-    fn verify(&mut self, cmd: &[u8]) -> Result<(), EditError> {
-        let o = self.sandbox.exec(cmd, None).map_err(EditError::Backend)?;
-        if o.exit_code == Some(0) && install::is_helper_version(&o.output) {
-            Ok(())
-        } else {
-            Err(EditError::Install(format!(
-                "the installed helper does not run (exit {:?}): {}",
-                o.exit_code,
-                String::from_utf8_lossy(&o.output).trim()
-            )))
-        }
+        install::run(&mut self.sandbox, &self.helper, binary, self.limit)
     }
 }
 
