@@ -3,7 +3,7 @@
 //! the very same replacement core.
 //!
 //! - [`command`]: request → shell command / argv, within the argv bound;
-//! - [`parse`]: backend output → [`Outcome`];
+//! - [`parse`]: backend output → [`HelperOutcome`];
 //! - [`install`]: installing the helper over exec alone ([`install::run`] and its commands);
 //! - [`Editor`]: build, exec, parse, fall back, and say which path did the work;
 //! - [`LocalShell`] (`local.rs`): a [`Sandbox`] on this machine (tests and the example);
@@ -26,7 +26,7 @@ use std::path::Path;
 
 pub use command::{EditRequest, TooLarge, DEFAULT_COMMAND_LIMIT};
 pub use local::LocalShell;
-pub use parse::{parse_output, Outcome, Token};
+pub use parse::{parse_output, HelperOutcome, Token};
 
 use crate::engine::{self, Edit};
 use crate::protocol::{display_path, refusal_failure, ErrorKind};
@@ -78,8 +78,9 @@ pub struct Edited {
 
 #[derive(Debug)]
 pub enum EditError {
-    /// The edit was refused (the file is untouched): a protocol token.
-    Refused {
+    /// The helper, or the transfer path, answered with a protocol error
+    /// token (a [`crate::protocol::Failure`] on the wire): the file is untouched.
+    Failed {
         kind: Token,
         detail: Option<String>,
         count: Option<u64>,
@@ -97,10 +98,10 @@ pub enum EditError {
 }
 
 impl EditError {
-    /// The refusal's token, if this is a refusal.
+    /// The protocol error token, if the edit failed with one.
     pub fn token(&self) -> Option<&str> {
         match self {
-            EditError::Refused { kind, .. } => Some(kind.as_str()),
+            EditError::Failed { kind, .. } => Some(kind.as_str()),
             _ => None,
         }
     }
@@ -109,7 +110,7 @@ impl EditError {
 impl std::fmt::Display for EditError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            EditError::Refused {
+            EditError::Failed {
                 kind,
                 detail,
                 count,
@@ -168,7 +169,7 @@ impl<S: Sandbox> Editor<S> {
     /// Edits through the helper; falls back to the transfer path when the
     /// helper is unavailable or answers `write_failed` (target untouched by
     /// contract), or when the edit is too large for one command and the
-    /// backend has no stdin. Other refusals are final.
+    /// backend has no stdin. Other failures are final.
     pub fn edit(&mut self, req: &EditRequest) -> Result<Edited, EditError> {
         let attempt = match command::shell_command(&self.helper, req, self.limit) {
             Ok(cmd) => Some((cmd, None)),
@@ -188,30 +189,30 @@ impl<S: Sandbox> Editor<S> {
             }
             if let Ok(out) = out {
                 match parse_output(&out.output, out.exit_code) {
-                    Outcome::Edited { count } => {
+                    HelperOutcome::Edited { count } => {
                         return Ok(Edited {
                             count,
                             via: Via::Native,
                         })
                     }
-                    Outcome::Refused {
+                    HelperOutcome::Failed {
                         kind: Token::Known(ErrorKind::WriteFailed),
                         ..
                     }
-                    | Outcome::HelperUnavailable => {}
-                    Outcome::Refused {
+                    | HelperOutcome::HelperUnavailable => {}
+                    HelperOutcome::Failed {
                         kind,
                         detail,
                         count,
                     } => {
-                        return Err(EditError::Refused {
+                        return Err(EditError::Failed {
                             kind,
                             detail,
                             count,
                             via: Via::Native,
                         })
                     }
-                    Outcome::Unexpected { exit_code, excerpt } => {
+                    HelperOutcome::Unexpected { exit_code, excerpt } => {
                         return Err(EditError::Unexpected { exit_code, excerpt })
                     }
                 }
@@ -240,27 +241,26 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
     sandbox: &mut S,
     req: &EditRequest,
 ) -> Result<Edited, EditError> {
-    let refused =
-        |kind: ErrorKind, detail: Option<String>, count: Option<u64>| EditError::Refused {
-            kind: Token::Known(kind),
-            detail,
-            count,
-            via: Via::Transfer,
-        };
+    let failed = |kind: ErrorKind, detail: Option<String>, count: Option<u64>| EditError::Failed {
+        kind: Token::Known(kind),
+        detail,
+        count,
+        via: Via::Transfer,
+    };
     let edit = Edit::new(&req.old, &req.new, req.replace_all)
-        .map_err(|m| refused(ErrorKind::InvalidArgument, Some(m.to_owned()), None))?;
+        .map_err(|m| failed(ErrorKind::InvalidArgument, Some(m.to_owned()), None))?;
     let bytes = match sandbox.download(&req.path) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotConnected => return Err(EditError::Backend(e)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(refused(
+            return Err(failed(
                 ErrorKind::FileNotFound,
                 Some(format!("{} does not exist", display_path(&req.path))),
                 None,
             ))
         }
         Err(e) => {
-            return Err(refused(
+            return Err(failed(
                 ErrorKind::ReadFailed,
                 Some(format!("downloading {}: {e}", display_path(&req.path))),
                 None,
@@ -269,10 +269,10 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
     };
     let (out, summary) = engine::replace(&bytes, std::slice::from_ref(&edit)).map_err(|r| {
         let f = refusal_failure(r, 1, &display_path(&req.path));
-        refused(f.kind, f.detail, f.count)
+        failed(f.kind, f.detail, f.count)
     })?;
     sandbox.upload(&req.path, &out).map_err(|e| {
-        refused(
+        failed(
             ErrorKind::WriteFailed,
             Some(format!("uploading: {e}")),
             None,

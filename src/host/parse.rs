@@ -22,13 +22,17 @@ impl Token {
     }
 }
 
-/// What one exec of the helper came to.
+/// What one exec of the helper came to (not the file-system layer's
+/// `fs::Outcome`: this is the host's reading of the helper's output).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum HelperOutcome {
+    /// A result line with `count` and no `error`: the file was edited.
     Edited {
+        /// Replacements made.
         count: u64,
     },
-    Refused {
+    /// A result line with an `error` token: the file was not edited.
+    Failed {
         kind: Token,
         detail: Option<String>,
         count: Option<u64>,
@@ -46,7 +50,7 @@ pub enum Outcome {
 const EXCERPT_CHARS: usize = 200;
 
 /// Parses merged stdout/stderr and the exit code, if the backend has one.
-pub fn parse_output(output: &[u8], exit_code: Option<i32>) -> Outcome {
+pub fn parse_output(output: &[u8], exit_code: Option<i32>) -> HelperOutcome {
     let text = String::from_utf8_lossy(output);
     for line in text.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);
@@ -70,9 +74,9 @@ pub fn parse_output(output: &[u8], exit_code: Option<i32>) -> Outcome {
         .iter()
         .any(|w| lower.contains(w));
     if missing {
-        return Outcome::HelperUnavailable;
+        return HelperOutcome::HelperUnavailable;
     }
-    Outcome::Unexpected {
+    HelperOutcome::Unexpected {
         exit_code,
         excerpt: text.trim().chars().take(EXCERPT_CHARS).collect(),
     }
@@ -80,7 +84,7 @@ pub fn parse_output(output: &[u8], exit_code: Option<i32>) -> Outcome {
 
 /// The JSON after `__RESULT__`: an object with `count` (a non-negative
 /// integer) and/or `error` (a string). Anything else is not a result line.
-fn parse_result_json(json: &str) -> Option<Outcome> {
+fn parse_result_json(json: &str) -> Option<HelperOutcome> {
     let v: serde_json::Value = serde_json::from_str(json).ok()?;
     let obj = v.as_object()?;
     let count = match obj.get("count") {
@@ -92,13 +96,13 @@ fn parse_result_json(json: &str) -> Option<Outcome> {
         .and_then(|d| d.as_str())
         .map(str::to_owned);
     match obj.get("error") {
-        Some(serde_json::Value::String(t)) => Some(Outcome::Refused {
+        Some(serde_json::Value::String(t)) => Some(HelperOutcome::Failed {
             kind: ErrorKind::from_token(t).map_or_else(|| Token::Unknown(t.clone()), Token::Known),
             detail,
             count,
         }),
         Some(_) => None,
-        None => count.map(|count| Outcome::Edited { count }),
+        None => count.map(|count| HelperOutcome::Edited { count }),
     }
 }
 
@@ -109,7 +113,10 @@ mod tests {
     #[test]
     fn finds_the_line_in_noise() {
         let out = b"Welcome to the box\r\nmotd: __RESULT__{\"count\":9}\r\n__RESULT__{\"count\":2,\"extra\":1}\r\n\n[stderr] warning: x\n";
-        assert_eq!(parse_output(out, Some(0)), Outcome::Edited { count: 2 });
+        assert_eq!(
+            parse_output(out, Some(0)),
+            HelperOutcome::Edited { count: 2 }
+        );
     }
 
     #[test]
@@ -119,7 +126,7 @@ mod tests {
                 b"__RESULT__{\"error\":\"multiple_occurrences\",\"count\":3}\n",
                 Some(1)
             ),
-            Outcome::Refused {
+            HelperOutcome::Failed {
                 kind: Token::Known(ErrorKind::MultipleOccurrences),
                 detail: None,
                 count: Some(3)
@@ -127,7 +134,7 @@ mod tests {
         );
         assert_eq!(
             parse_output(b"__RESULT__{\"error\":\"quota\",\"detail\":\"d\"}", None),
-            Outcome::Refused {
+            HelperOutcome::Failed {
                 kind: Token::Unknown("quota".into()),
                 detail: Some("d".into()),
                 count: None
@@ -139,16 +146,19 @@ mod tests {
     fn missing_helper_and_unexpected() {
         assert_eq!(
             parse_output(b"sh: 1: /opt/as-edit: not found\n", Some(127)),
-            Outcome::HelperUnavailable
+            HelperOutcome::HelperUnavailable
         );
-        assert_eq!(parse_output(b"", Some(126)), Outcome::HelperUnavailable);
+        assert_eq!(
+            parse_output(b"", Some(126)),
+            HelperOutcome::HelperUnavailable
+        );
         assert_eq!(
             parse_output(b"sh: /x: Permission denied", None),
-            Outcome::HelperUnavailable
+            HelperOutcome::HelperUnavailable
         );
         let long = "z".repeat(500);
         match parse_output(long.as_bytes(), Some(3)) {
-            Outcome::Unexpected {
+            HelperOutcome::Unexpected {
                 exit_code: Some(3),
                 excerpt,
             } => assert_eq!(excerpt.len(), 200),
@@ -157,7 +167,7 @@ mod tests {
         // A marker with broken JSON is not a result.
         assert!(matches!(
             parse_output(b"__RESULT__{\"count\":", Some(0)),
-            Outcome::Unexpected { .. }
+            HelperOutcome::Unexpected { .. }
         ));
     }
 }
