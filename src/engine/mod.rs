@@ -68,15 +68,19 @@ impl Edit {
         Ok(self)
     }
 
-    pub fn old(&self) -> &[u8] {
+    /// OLD, LF-normalized: the text to find.
+    pub fn old_text(&self) -> &[u8] {
         &self.old
     }
+    /// NEW, LF-normalized: the text that replaces it.
     pub fn new_text(&self) -> &[u8] {
         &self.new
     }
+    /// Whether every occurrence is replaced (else exactly one must exist).
     pub fn replace_all(&self) -> bool {
         self.replace_all
     }
+    /// The `--at-line` restriction, if any (see [`Edit::with_at_line`]).
     pub fn at_line(&self) -> Option<u64> {
         self.at_line
     }
