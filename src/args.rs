@@ -19,7 +19,7 @@ use std::time::Duration;
 use base64::Engine as _;
 
 use crate::engine::Edit;
-use crate::protocol::{ErrorKind, Failure};
+use crate::protocol::{edit_prefix, ErrorKind, Failure};
 use crate::request::{EditOptions, Eol, Request};
 
 /// The bound on a `--stdin` request when `--max-request-bytes` is not given.
@@ -252,7 +252,7 @@ fn positional_request(
             }
             let total = n / 3;
             for (i, t) in rest.chunks(3).enumerate() {
-                let all = parse_bool(t[2], &format!("edit {} of {total}: REPLACE_ALL", i + 1))?;
+                let all = parse_bool(t[2], &format!("{}REPLACE_ALL", edit_prefix(i, total)))?;
                 edits.push(decode_edit(t[0], t[1], all, Some((i, total)))?);
             }
         }
@@ -285,7 +285,7 @@ fn decode_edit(
     batch: Option<(usize, usize)>,
 ) -> Result<Edit, Failure> {
     let prefix = match batch {
-        Some((i, n)) => format!("edit {} of {n}: ", i + 1),
+        Some((i, n)) => edit_prefix(i, n),
         None => String::new(),
     };
     let old = decode_b64(old).map_err(|e| invalid(format!("{prefix}OLD_B64 {e}")))?;
@@ -361,14 +361,8 @@ pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Requ
     let total = req.edits.len();
     let mut edits = Vec::with_capacity(total);
     for (i, e) in req.edits.iter().enumerate() {
-        let edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(|m| {
-            let prefix = if total > 1 {
-                format!("edit {} of {total}: ", i + 1)
-            } else {
-                String::new()
-            };
-            invalid(format!("{prefix}{m}"))
-        })?;
+        let edit = Edit::new(&e.old, &e.new, e.replace_all)
+            .map_err(|m| invalid(format!("{}{m}", edit_prefix(i, total))))?;
         edits.push(edit);
     }
     if let Some(h) = req.expect_sha256 {

@@ -213,18 +213,23 @@ impl serde_json::ser::Formatter for AsciiFormatter {
     }
 }
 
+/// How a detail names edit `index` (0-based) of a batch of `total`:
+/// `edit 2 of 3: `; empty for a single edit. Every such detail, the
+/// parser's and the engine's refusals alike, is worded through it.
+pub fn edit_prefix(index: usize, total: usize) -> String {
+    if total > 1 {
+        format!("edit {} of {total}: ", index + 1)
+    } else {
+        String::new()
+    }
+}
+
 /// Maps a refusal of the core to its token and detail. One function for the
 /// binary and the host's transfer fallback, so their results cannot drift.
 /// `total` is the number of edits (details name the edit in a batch).
 pub fn refusal_failure(r: crate::engine::Refusal, total: usize, path: &str) -> Failure {
     use crate::engine::Refusal;
-    let prefix = |i: usize| {
-        if total > 1 {
-            format!("edit {} of {total}: ", i + 1)
-        } else {
-            String::new()
-        }
-    };
+    let prefix = |i: usize| edit_prefix(i, total);
     match r {
         Refusal::Empty => Failure::bare(ErrorKind::Empty),
         Refusal::InvalidUtf8 { offset, reason } => Failure::new(
@@ -384,6 +389,13 @@ mod tests {
             failure_line(&f, None),
             "__RESULT__{\"error\":\"multiple_occurrences\",\"count\":2,\"detail\":\"2 occurrences of OLD start on line 4\"}\n"
         );
+    }
+
+    #[test]
+    fn edit_prefix_names_an_edit_of_a_batch_only() {
+        assert_eq!(edit_prefix(1, 3), "edit 2 of 3: ");
+        assert_eq!(edit_prefix(0, 2), "edit 1 of 2: ");
+        assert_eq!(edit_prefix(0, 1), "");
     }
 
     #[test]
