@@ -28,13 +28,18 @@ pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
 /// What the command line asks for.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Invocation {
+    /// `--help`: print [`HELP`].
     Help,
+    /// `--version`: print [`version_line`].
     Version,
+    /// An edit given entirely on the command line.
     Edit(Request),
     /// `--stdin`: the path and edits come as JSON on standard input, at
     /// most `max_request_bytes` of it.
     Stdin {
+        /// The flags given on the command line.
         options: EditOptions,
+        /// `--max-request-bytes`, or the default.
         max_request_bytes: u64,
     },
 }
@@ -382,6 +387,7 @@ pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Requ
     })
 }
 
+/// The `--help` text.
 pub const HELP: &str = "\
 as-edit: edit one file atomically (exact-once string replacement)
 

@@ -36,7 +36,9 @@ const CHUNK: usize = 256 * 1024;
 /// `--report`, the extra keys.
 #[derive(Debug)]
 pub struct Outcome {
+    /// The replacement count, or why the file was not edited.
     pub result: Result<u64, Failure>,
+    /// `--report`'s keys, when asked for (also after some failures).
     pub report: Option<Report>,
 }
 

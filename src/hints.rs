@@ -109,17 +109,26 @@ pub const OCCURRENCE_LINES_MAX: usize = 1000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
+    /// OLD does not occur, NEW does: the edit looks done already.
     AlreadyApplied,
+    /// Equal but for spaces and tabs at line ends.
     TrailingWhitespace,
+    /// Equal but for one leading-whitespace string added or removed on every line.
     Indentation,
+    /// Equal when leading whitespace is compared by width (tabs versus spaces).
     Tabs,
+    /// Equal once runs of whitespace collapse to one space.
     Whitespace,
+    /// Equal once curly quotes, dashes, special spaces and zero-width characters map to ASCII.
     UnicodePunctuation,
+    /// OLD holds literal escapes (`\n`, `\t`, …) and, unescaped, occurs.
     Escapes,
+    /// The most similar window of lines (no exact relation).
     Similar,
 }
 
 impl Kind {
+    /// Every kind, in the order they are checked.
     pub const ALL: [Kind; 8] = [
         Kind::AlreadyApplied,
         Kind::TrailingWhitespace,
@@ -145,6 +154,7 @@ impl Kind {
         }
     }
 
+    /// The kind a wire name names, if any.
     pub fn from_token(s: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.token() == s)
     }
@@ -155,7 +165,9 @@ impl Kind {
 pub struct Hint {
     /// 1-based first and last line of the candidate.
     pub line: u64,
+    /// The candidate's last line (1-based; see `line`).
     pub end_line: u64,
+    /// Why OLD did not match here.
     pub kind: Kind,
     /// 1 for the normalized-exact kinds, the similarity for `similar`
     /// (rounded to 3 decimals).
@@ -164,6 +176,7 @@ pub struct Hint {
     /// when OLD (NEW for `already_applied`, unescaped OLD for `escapes`) ends
     /// with one; cut to [`TEXT_MAX_BYTES`].
     pub text: String,
+    /// `text` was cut.
     #[serde(skip_serializing_if = "is_false")]
     pub text_truncated: bool,
 }

@@ -9,6 +9,8 @@
 //! - [`fs`]: resolve, open, lock, write, commit;
 //! - [`host`]: the host library (command building, parsing, fallback, install).
 
+#![warn(missing_docs)]
+
 pub mod args;
 pub mod diff;
 pub mod engine;
@@ -27,6 +29,7 @@ use protocol::{ErrorKind, Failure};
 pub struct Response {
     /// Text for stdout (the result line, or help/version text).
     pub stdout: String,
+    /// 0 edited, 1 not edited, 2 invalid invocation (see [`protocol`]).
     pub exit_code: i32,
 }
 

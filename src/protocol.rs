@@ -22,21 +22,34 @@ pub const EXIT_INVALID: i32 = 2;
 /// Every error token the helper emits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
+    /// `file_not_found`: no regular file at the resolved path.
     FileNotFound,
+    /// `read_failed`: the content is not strict UTF-8, or could not be read.
     ReadFailed,
+    /// `empty`: the file has zero bytes.
     Empty,
+    /// `string_not_found`: OLD does not occur.
     StringNotFound,
+    /// `multiple_occurrences`: OLD occurs more than once without replace-all.
     MultipleOccurrences,
+    /// `write_failed`: the new content could not be committed; the file is unchanged.
     WriteFailed,
+    /// `invalid_argument`: an invalid invocation (exit 2).
     InvalidArgument,
+    /// `internal_error`: a bug; the file is unchanged.
     InternalError,
+    /// `permission_denied`: the caller may not write the file, or it is immutable or append-only.
     PermissionDenied,
+    /// `busy`: another edit held the file's lock past `--lock-timeout`.
     Busy,
+    /// `conflict`: the file is not the one the host read, or changed during the edit.
     Conflict,
+    /// `outside_root`: the resolved path is outside `--root`.
     OutsideRoot,
 }
 
 impl ErrorKind {
+    /// Every kind, for [`ErrorKind::from_token`] and exhaustive tests.
     pub const ALL: [ErrorKind; 12] = [
         ErrorKind::FileNotFound,
         ErrorKind::ReadFailed,
@@ -52,6 +65,7 @@ impl ErrorKind {
         ErrorKind::OutsideRoot,
     ];
 
+    /// The token as the result line spells it (`file_not_found`, …).
     pub fn token(self) -> &'static str {
         match self {
             ErrorKind::FileNotFound => "file_not_found",
@@ -69,6 +83,7 @@ impl ErrorKind {
         }
     }
 
+    /// The kind a token names; `None` for a token this version does not know.
     pub fn from_token(s: &str) -> Option<ErrorKind> {
         ErrorKind::ALL.into_iter().find(|k| k.token() == s)
     }
@@ -85,12 +100,16 @@ impl ErrorKind {
 /// An error result: token, optional count (multiple_occurrences) and detail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Failure {
+    /// The `error` token.
     pub kind: ErrorKind,
+    /// `count`: set for `multiple_occurrences` only.
     pub count: Option<u64>,
+    /// `detail`: words for a person or a model when the token is not enough.
     pub detail: Option<String>,
 }
 
 impl Failure {
+    /// A failure with a detail.
     pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Failure {
         Failure {
             kind,
@@ -98,6 +117,7 @@ impl Failure {
             detail: Some(detail.into()),
         }
     }
+    /// A failure with the token alone.
     pub fn bare(kind: ErrorKind) -> Failure {
         Failure {
             kind,
@@ -110,23 +130,32 @@ impl Failure {
 /// Opt-in keys added by `--report`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Report {
+    /// The resolved path of the file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Bytes of the new content (of the current file after a refusal).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// Lowercase hex SHA-256 of the new content (of the current file after a refusal).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
+    /// 1-based lines of the new content where replacements start (in a
+    /// batch, those of the last edit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<Vec<u64>>,
     /// `lines` holds only the first `engine::LINES_MAX` replacements.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines_truncated: Option<bool>,
+    /// A batch: each edit's own count and lines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edits: Option<Vec<EditReport>>,
+    /// `true` under `--dry-run`: nothing was written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
+    /// `--diff`: the unified diff of the LF-normalized old text and the new text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// `--diff`: `true` when the diff was cut at its cap or left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff_truncated: Option<bool>,
     /// `--fsync` only: `false` when the edit is applied but the flush after
@@ -135,10 +164,14 @@ pub struct Report {
     pub durable: Option<bool>,
 }
 
+/// One edit of a batch, under `--report`'s `edits`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct EditReport {
+    /// Replacements this edit made.
     pub count: u64,
+    /// 1-based lines of its own output where its replacements start.
     pub lines: Vec<u64>,
+    /// More replacements than `lines` lists.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lines_truncated: bool,
 }

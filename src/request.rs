@@ -26,11 +26,15 @@ pub struct EditOptions {
     pub root: Option<PathBuf>,
     /// `--expect-sha256`: the raw bytes the host last read.
     pub expect_sha256: Option<[u8; 32]>,
+    /// `--dry-run`: everything but the write.
     pub dry_run: bool,
+    /// `--report`: add path, size, sha256 and lines to the result line.
     pub report: bool,
     /// With `report`: add a unified diff.
     pub diff: bool,
+    /// `--eol`: how line endings are written back.
     pub eol: Eol,
+    /// `--fsync`: flush the file and its directory before reporting success.
     pub fsync: bool,
 }
 
@@ -55,7 +59,10 @@ impl Default for EditOptions {
 /// A complete edit request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
+    /// The target, relative to the working directory (symlinks followed).
     pub path: PathBuf,
+    /// The edits, applied in order (one or a batch).
     pub edits: Vec<Edit>,
+    /// What the flags ask of the edit.
     pub options: EditOptions,
 }

@@ -92,22 +92,46 @@ pub enum Refusal {
     /// The file has zero bytes.
     Empty,
     /// The file is not valid UTF-8; `offset` is the raw byte offset of the first bad sequence.
-    InvalidUtf8 { offset: u64, reason: &'static str },
+    InvalidUtf8 {
+        /// Raw byte offset of the first bad sequence.
+        offset: u64,
+        /// What is wrong there, in Python's words (`invalid start byte`, …).
+        reason: &'static str,
+    },
     /// Edit `edit` (0-based) found no occurrence.
-    NotFound { edit: usize },
+    NotFound {
+        /// The edit, 0-based (in a batch, its position).
+        edit: usize,
+    },
     /// Edit `edit` found `count` > 1 occurrences without replace-all.
-    Multiple { edit: usize, count: u64 },
+    Multiple {
+        /// The edit, 0-based (in a batch, its position).
+        edit: usize,
+        /// Occurrences found.
+        count: u64,
+    },
     /// Edit `edit` (with `at_line`) has `count` ≥ 1 occurrences, none
     /// starting on `line`; `starts` holds the lines where the first
     /// [`AT_LINE_STARTS_MAX`] of them start.
     NotAtLine {
+        /// The edit, 0-based (in a batch, its position).
         edit: usize,
+        /// The requested 1-based line.
         line: u64,
+        /// Occurrences anywhere in the text.
         count: u64,
+        /// Start lines of the first occurrences.
         starts: Vec<u64>,
     },
     /// Edit `edit` (with `at_line`) has `count` > 1 occurrences starting on `line`.
-    MultipleAtLine { edit: usize, line: u64, count: u64 },
+    MultipleAtLine {
+        /// The edit, 0-based (in a batch, its position).
+        edit: usize,
+        /// The requested 1-based line.
+        line: u64,
+        /// Occurrences starting on it.
+        count: u64,
+    },
 }
 
 /// `--report` keeps the lines of the first this many replacements of each
@@ -122,8 +146,11 @@ pub const AT_LINE_STARTS_MAX: usize = 20;
 /// was asked for); `lines_truncated` when there were more.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EditStats {
+    /// Replacements made.
     pub count: u64,
+    /// 1-based output lines where the first replacements start.
     pub lines: Vec<u64>,
+    /// More replacements than `lines` lists.
     pub lines_truncated: bool,
 }
 
@@ -132,6 +159,7 @@ pub struct EditStats {
 pub struct Summary {
     /// Total replacements over all edits.
     pub count: u64,
+    /// Each edit's stats, in order.
     pub edits: Vec<EditStats>,
     /// Raw bytes read.
     pub input_len: u64,
@@ -209,6 +237,9 @@ impl Engine {
         self.utf8.failed()
     }
 
+    /// Feeds the next raw chunk (any size, split anywhere); output known so
+    /// far goes to `out` in slices. Nothing more is processed after invalid
+    /// UTF-8.
     pub fn feed(&mut self, chunk: &[u8], out: &mut dyn FnMut(&[u8])) {
         if self.utf8.failed() {
             return;
@@ -237,6 +268,10 @@ impl Engine {
         }
     }
 
+    /// Ends the input: flushes the held-back output to `out` and returns the
+    /// summary, or the refusal (invalid UTF-8, then an empty file, then the
+    /// first edit refused, in order). After a refusal the output must be
+    /// discarded.
     pub fn finish(mut self, out: &mut dyn FnMut(&[u8])) -> Result<Summary, Refusal> {
         if let Some((offset, reason)) = self.utf8.finish() {
             return Err(Refusal::InvalidUtf8 { offset, reason });

@@ -13,8 +13,11 @@ pub fn normalize_eol(s: &[u8]) -> Vec<u8> {
 /// Line endings of raw text: CRLF pairs, lone CRs, lone LFs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EolCounts {
+    /// CR LF pairs.
     pub crlf: u64,
+    /// CRs not followed by LF.
     pub cr: u64,
+    /// LFs not preceded by CR.
     pub lf: u64,
 }
 
@@ -27,10 +30,12 @@ pub struct EolCounter {
 }
 
 impl EolCounter {
+    /// Counts the next raw chunk (a CRLF may be split between two).
     pub fn feed(&mut self, chunk: &[u8]) {
         self.all_lf += memchr::memchr_iter(b'\n', chunk).count() as u64;
         self.norm.feed(chunk, &mut |_| {});
     }
+    /// The counts of everything fed (a CR at the very end is lone).
     pub fn finish(mut self) -> EolCounts {
         self.norm.finish(&mut |_| {});
         let (crlf, cr) = (self.norm.crlf, self.norm.cr);

@@ -17,13 +17,18 @@ pub const DEFAULT_COMMAND_LIMIT: usize = 112 * 1024;
 /// One edit of one file, with plain (not base64) strings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EditRequest {
+    /// The file, as the sandbox sees it.
     pub path: PathBuf,
+    /// The text to find (exactly once unless `replace_all`).
     pub old: String,
+    /// The text that replaces it.
     pub new: String,
+    /// Replace every occurrence.
     pub replace_all: bool,
 }
 
 impl EditRequest {
+    /// A request from its four parts.
     pub fn new(
         path: impl Into<PathBuf>,
         old: impl Into<String>,
@@ -42,7 +47,9 @@ impl EditRequest {
 /// The command would not fit one argv element: nothing was sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TooLarge {
+    /// The command's length in bytes.
     pub size: usize,
+    /// The bound it exceeded.
     pub limit: usize,
 }
 

@@ -44,13 +44,16 @@ pub enum Gunzip {
 /// What the sandbox offers for an install, as the probe found it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tools {
+    /// `base64 -d` works.
     pub base64: bool,
+    /// A gzip decompressor that works, if any.
     pub gunzip: Option<Gunzip>,
 }
 
 /// The transfer [`install_commands`] chose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Transfer {
+    /// How the bytes are written into the commands.
     pub encoding: Encoding,
     /// Some: the bytes sent are a gzip stream of the binary.
     pub gunzip: Option<Gunzip>,

@@ -15,6 +15,7 @@ pub struct LocalShell {
 }
 
 impl LocalShell {
+    /// Commands run with this machine's `sh -c`, files at their own paths.
     pub fn new() -> Self {
         LocalShell::default()
     }

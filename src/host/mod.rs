@@ -70,25 +70,35 @@ pub enum Via {
     Transfer,
 }
 
+/// A successful edit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Edited {
+    /// Replacements made.
     pub count: u64,
+    /// Which path made them.
     pub via: Via,
 }
 
+/// Why [`Editor::edit`] (or [`transfer_edit`], or an install) did not edit.
 #[derive(Debug)]
 pub enum EditError {
     /// The helper, or the transfer path, answered with a protocol error
     /// token (a [`crate::protocol::Failure`] on the wire): the file is untouched.
     Failed {
+        /// The `error` token.
         kind: Token,
+        /// The result line's `detail`, if any.
         detail: Option<String>,
+        /// The result line's `count` (`multiple_occurrences`).
         count: Option<u64>,
+        /// Which path answered.
         via: Via,
     },
     /// The helper ran but printed no result line.
     Unexpected {
+        /// The exit code, if the backend reports one.
         exit_code: Option<i32>,
+        /// The start of the output, for the error message.
         excerpt: String,
     },
     /// The backend failed (exec, download or upload).
@@ -141,6 +151,7 @@ impl std::error::Error for EditError {}
 
 /// Builds, executes, parses, and falls back.
 pub struct Editor<S> {
+    /// Where the commands run (public so a caller can reach its own state).
     pub sandbox: S,
     helper: String,
     limit: usize,
@@ -162,6 +173,7 @@ impl<S: Sandbox> Editor<S> {
         self
     }
 
+    /// The helper's path inside the sandbox.
     pub fn helper(&self) -> &str {
         &self.helper
     }

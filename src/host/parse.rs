@@ -9,11 +9,14 @@ use crate::protocol::{ErrorKind, RESULT_PREFIX};
 /// An error token: one this library knows, or a newer one kept verbatim.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Token {
+    /// A token of this version's protocol.
     Known(ErrorKind),
+    /// A token from a newer helper, as it was sent.
     Unknown(String),
 }
 
 impl Token {
+    /// The token as the result line spells it.
     pub fn as_str(&self) -> &str {
         match self {
             Token::Known(k) => k.token(),
@@ -33,8 +36,11 @@ pub enum HelperOutcome {
     },
     /// A result line with an `error` token: the file was not edited.
     Failed {
+        /// The `error` token.
         kind: Token,
+        /// `detail`, if the line has one.
         detail: Option<String>,
+        /// `count`, if the line has one (`multiple_occurrences`).
         count: Option<u64>,
     },
     /// No result line, and the shell said the helper is missing or not
@@ -42,7 +48,9 @@ pub enum HelperOutcome {
     HelperUnavailable,
     /// No result line otherwise.
     Unexpected {
+        /// The exit code, if the backend reports one.
         exit_code: Option<i32>,
+        /// The first 200 characters of the trimmed output.
         excerpt: String,
     },
 }
