@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use base64::Engine as _;
 
-use crate::core::Edit;
-use crate::protocol::{ErrorKind, Failure};
+use crate::engine::Edit;
+use crate::protocol::{edit_prefix, ErrorKind, Failure};
 use crate::request::{EditOptions, Eol, Request};
 
 /// The bound on a `--stdin` request when `--max-request-bytes` is not given.
@@ -28,13 +28,18 @@ pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
 /// What the command line asks for.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Invocation {
+    /// `--help`: print [`HELP`].
     Help,
+    /// `--version`: print [`version_line`].
     Version,
+    /// An edit given entirely on the command line.
     Edit(Request),
     /// `--stdin`: the path and edits come as JSON on standard input, at
     /// most `max_request_bytes` of it.
     Stdin {
+        /// The flags given on the command line.
         options: EditOptions,
+        /// `--max-request-bytes`, or the default.
         max_request_bytes: u64,
     },
 }
@@ -279,7 +284,7 @@ fn positional_request(
             }
             let total = n / 3;
             for (i, t) in rest.chunks(3).enumerate() {
-                let all = parse_bool(t[2], &format!("edit {} of {total}: REPLACE_ALL", i + 1))?;
+                let all = parse_bool(t[2], &format!("{}REPLACE_ALL", edit_prefix(i, total)))?;
                 edits.push(decode_edit(t[0], t[1], all, Some((i, total)))?);
             }
         }
@@ -312,7 +317,7 @@ fn decode_edit(
     batch: Option<(usize, usize)>,
 ) -> Result<Edit, Failure> {
     let prefix = match batch {
-        Some((i, n)) => format!("edit {} of {n}: ", i + 1),
+        Some((i, n)) => edit_prefix(i, n),
         None => String::new(),
     };
     let old = decode_b64(old).map_err(|e| invalid(format!("{prefix}OLD_B64 {e}")))?;
@@ -374,14 +379,7 @@ pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Requ
     let total = req.edits.len();
     let mut edits = Vec::with_capacity(total);
     for (i, e) in req.edits.iter().enumerate() {
-        let prefixed = |m: &str| {
-            let prefix = if total > 1 {
-                format!("edit {} of {total}: ", i + 1)
-            } else {
-                String::new()
-            };
-            invalid(format!("{prefix}{m}"))
-        };
+        let prefixed = |m: &str| invalid(format!("{}{m}", edit_prefix(i, total)));
         let mut edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(prefixed)?;
         if let Some(line) = e.at_line {
             edit = edit.with_at_line(line).map_err(prefixed)?;
@@ -405,6 +403,7 @@ pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Requ
     })
 }
 
+/// The `--help` text.
 pub const HELP: &str = "\
 as-edit: edit one file atomically (exact-once string replacement)
 

@@ -7,8 +7,11 @@
 /// Line endings of raw text: CRLF pairs, lone CRs, lone LFs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EolCounts {
+    /// CR LF pairs.
     pub crlf: u64,
+    /// CRs not followed by LF.
     pub cr: u64,
+    /// LFs not preceded by CR.
     pub lf: u64,
 }
 
@@ -33,6 +36,7 @@ pub struct EolCounter {
 }
 
 impl EolCounter {
+    /// Counts the next raw chunk (a CRLF may be split between two).
     pub fn feed(&mut self, chunk: &[u8]) {
         let Some(&first) = chunk.first() else { return };
         if std::mem::take(&mut self.pending_cr) {
@@ -55,6 +59,7 @@ impl EolCounter {
         }
     }
 
+    /// The counts of everything fed (a CR at the very end is lone).
     pub fn finish(mut self) -> EolCounts {
         if self.pending_cr {
             self.cr += 1;

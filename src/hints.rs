@@ -80,7 +80,7 @@
 use memchr::memmem;
 use serde::Serialize;
 
-use crate::core::{Edit, Refusal};
+use crate::engine::{Edit, Refusal};
 use crate::protocol::HintKeys;
 
 /// At most this many hints.
@@ -112,17 +112,26 @@ pub const OCCURRENCE_LINES_MAX: usize = 1000;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
+    /// OLD does not occur, NEW does: the edit looks done already.
     AlreadyApplied,
+    /// Equal but for spaces and tabs at line ends.
     TrailingWhitespace,
+    /// Equal but for one leading-whitespace string added or removed on every line.
     Indentation,
+    /// Equal when leading whitespace is compared by width (tabs versus spaces).
     Tabs,
+    /// Equal once runs of whitespace collapse to one space.
     Whitespace,
+    /// Equal once curly quotes, dashes, special spaces and zero-width characters map to ASCII.
     UnicodePunctuation,
+    /// OLD holds literal escapes (`\n`, `\t`, …) and, unescaped, occurs.
     Escapes,
+    /// The most similar window of lines (no exact relation).
     Similar,
 }
 
 impl Kind {
+    /// Every kind, in the order they are checked.
     pub const ALL: [Kind; 8] = [
         Kind::AlreadyApplied,
         Kind::TrailingWhitespace,
@@ -148,6 +157,7 @@ impl Kind {
         }
     }
 
+    /// The kind a wire name names, if any.
     pub fn from_token(s: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.token() == s)
     }
@@ -158,7 +168,9 @@ impl Kind {
 pub struct Hint {
     /// 1-based first and last line of the candidate.
     pub line: u64,
+    /// The candidate's last line (1-based; see `line`).
     pub end_line: u64,
+    /// Why OLD did not match here.
     pub kind: Kind,
     /// 1 for the normalized-exact kinds, the similarity for `similar`
     /// (rounded to 3 decimals).
@@ -167,6 +179,7 @@ pub struct Hint {
     /// when OLD (NEW for `already_applied`, unescaped OLD for `escapes`) ends
     /// with one; cut to [`TEXT_MAX_BYTES`].
     pub text: String,
+    /// `text` was cut.
     #[serde(skip_serializing_if = "is_false")]
     pub text_truncated: bool,
 }
@@ -1042,7 +1055,7 @@ pub const TEXT_MAX: usize = 10 << 20;
 /// file, `edit` the one edit that `refusal` refused. The text is cut at
 /// [`TEXT_MAX`] exactly as the helper cuts it, so both answer alike.
 pub fn hint_keys_for_bytes(bytes: &[u8], edit: &Edit, refusal: &Refusal) -> Option<HintKeys> {
-    let normalized = crate::core::normalize_eol(bytes);
+    let normalized = crate::engine::normalize_eol(bytes);
     let text = std::str::from_utf8(&normalized).ok()?;
     match *refusal {
         Refusal::NotFound { .. } => {
@@ -1055,7 +1068,7 @@ pub fn hint_keys_for_bytes(bytes: &[u8], edit: &Edit, refusal: &Refusal) -> Opti
             not_found_keys(cut, whole, edit)
         }
         Refusal::Multiple { count, .. } => {
-            let old = std::str::from_utf8(edit.old()).ok()?;
+            let old = std::str::from_utf8(edit.old_text()).ok()?;
             Some(multiple_keys(
                 occurrence_lines(text, old, OCCURRENCE_LINES_MAX),
                 count,
@@ -1068,7 +1081,7 @@ pub fn hint_keys_for_bytes(bytes: &[u8], edit: &Edit, refusal: &Refusal) -> Opti
 pub(crate) fn not_found_keys(text: &str, whole: bool, e: &Edit) -> Option<HintKeys> {
     let found = find(
         text,
-        std::str::from_utf8(e.old()).ok()?,
+        std::str::from_utf8(e.old_text()).ok()?,
         std::str::from_utf8(e.new_text()).ok()?,
         whole,
     );
@@ -1109,8 +1122,8 @@ mod tests {
     }
 
     fn second_call(text: &str, hint_text: &str) {
-        let e = crate::core::Edit::new(hint_text, "REPLACED", false).unwrap();
-        let (_, s) = crate::core::replace(text.as_bytes(), &[e]).expect("second call succeeds");
+        let e = crate::engine::Edit::new(hint_text, "REPLACED", false).unwrap();
+        let (_, s) = crate::engine::replace(text.as_bytes(), &[e]).expect("second call succeeds");
         assert_eq!(s.count, 1);
     }
 

@@ -1,21 +1,46 @@
 //! as-edit: edit one file atomically inside a sandbox, with the python3
 //! edit script's exact semantics and result line.
 //!
-//! Modules, one concern each:
+//! The binary is [`run`] plus printing; hosts written in Rust use [`host`].
+//! README.md is the contract; its Guarantees section gives the details.
+//!
+//! # Guarantees
+//!
+//! Of every edit [`run`] (the binary) makes:
+//! - **Atomic**: the target is replaced only by `rename(2)` of a complete
+//!   file written in its own directory, never opened for writing; a reader
+//!   sees the old bytes or the new bytes.
+//! - **No residue**: the new content goes to an unnamed `O_TMPFILE`, which
+//!   vanishes with the process (it is named only for the two syscalls before
+//!   the rename); where that is unsupported, to a named temp that every
+//!   error path and a panic remove (a SIGKILL during the write can leave it).
+//!   A failure leaves the target byte-identical and no temp behind.
+//! - **Refusals touch nothing**: an edit refused (any error token) leaves the
+//!   file as as-edit found it, inode included: an error token always means
+//!   nothing was committed.
+//! - **One result line**: exactly one `__RESULT__{json}` line on stdout and
+//!   nothing on stderr, whatever happens (a panic prints `internal_error`);
+//!   exit 0 edited, 1 not edited, 2 invalid invocation.
+//!
+//! # Modules, one concern each
+//!
 //! - [`args`]: the argument grammar (argv and `--stdin`);
 //! - [`request`]: what one edit asks for (path, edits, the options that reach `fs`);
-//! - [`protocol`]: tokens, the `__RESULT__` line, exit codes;
-//! - [`core`]: the pure replacement engine (no I/O; the host fallback reuses it);
+//! - [`protocol`]: tokens, the `__RESULT__` line, exit codes, refusal → token;
+//! - [`engine`]: the pure streaming replacement engine (no I/O; the host fallback reuses it);
 //! - [`eol`]: the end-of-line policy of `--eol preserve` (count, decide, re-expand);
 //! - [`diff`]: unified diffs for `--diff`;
-//! - [`hints`]: the pure failure-hint finder;
+//! - [`hints`]: the pure failure-hint finder (`--hints`);
 //! - [`fs`]: resolve, open, lock, write, commit (one concern per file under `src/fs/`);
 //! - [`hex`]: lowercase hex and random names, shared by `fs`, `args` and `host`;
-//! - [`host`]: the host library (command building, parsing, fallback, install).
+//! - [`host`]: the host library (command building, parsing, the `Editor`,
+//!   fallback, install, backends).
+
+#![warn(missing_docs)]
 
 pub mod args;
-pub mod core;
 pub mod diff;
+pub mod engine;
 pub mod eol;
 pub mod fs;
 pub mod hex;
@@ -33,10 +58,18 @@ use protocol::{ErrorKind, Failure};
 pub struct Response {
     /// Text for stdout (the result line, or help/version text).
     pub stdout: String,
+    /// 0 edited, 1 not edited, 2 invalid invocation (see [`protocol`]).
     pub exit_code: i32,
 }
 
 /// Runs one invocation end to end; `stdin` is read only for `--stdin`.
+///
+/// This is the edit entry point, and the crate's [Guarantees](crate#guarantees)
+/// hold for it: the file is replaced atomically or not at all, nothing is
+/// left behind, a refused edit leaves the file untouched, and
+/// [`Response::stdout`] is exactly one result line (or the help or version
+/// text), with [`Response::exit_code`] 0 edited, 1 not edited, 2 invalid
+/// invocation.
 pub fn run(
     args: &[std::ffi::OsString],
     env_root: Option<std::ffi::OsString>,

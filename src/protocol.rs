@@ -24,21 +24,34 @@ pub const EXIT_INVALID: i32 = 2;
 /// Every error token the helper emits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorKind {
+    /// `file_not_found`: no regular file at the resolved path.
     FileNotFound,
+    /// `read_failed`: the content is not strict UTF-8, or could not be read.
     ReadFailed,
+    /// `empty`: the file has zero bytes.
     Empty,
+    /// `string_not_found`: OLD does not occur.
     StringNotFound,
+    /// `multiple_occurrences`: OLD occurs more than once without replace-all.
     MultipleOccurrences,
+    /// `write_failed`: the new content could not be committed; the file is unchanged.
     WriteFailed,
+    /// `invalid_argument`: an invalid invocation (exit 2).
     InvalidArgument,
+    /// `internal_error`: a bug; the file is unchanged.
     InternalError,
+    /// `permission_denied`: the caller may not write the file, or it is immutable or append-only.
     PermissionDenied,
+    /// `busy`: another edit held the file's lock past `--lock-timeout`.
     Busy,
+    /// `conflict`: the file is not the one the host read, or changed during the edit.
     Conflict,
+    /// `outside_root`: the resolved path is outside `--root`.
     OutsideRoot,
 }
 
 impl ErrorKind {
+    /// Every kind, for [`ErrorKind::from_token`] and exhaustive tests.
     pub const ALL: [ErrorKind; 12] = [
         ErrorKind::FileNotFound,
         ErrorKind::ReadFailed,
@@ -54,6 +67,7 @@ impl ErrorKind {
         ErrorKind::OutsideRoot,
     ];
 
+    /// The token as the result line spells it (`file_not_found`, …).
     pub fn token(self) -> &'static str {
         match self {
             ErrorKind::FileNotFound => "file_not_found",
@@ -71,6 +85,7 @@ impl ErrorKind {
         }
     }
 
+    /// The kind a token names; `None` for a token this version does not know.
     pub fn from_token(s: &str) -> Option<ErrorKind> {
         ErrorKind::ALL.into_iter().find(|k| k.token() == s)
     }
@@ -87,8 +102,11 @@ impl ErrorKind {
 /// An error result: token, optional count (multiple_occurrences) and detail.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Failure {
+    /// The `error` token.
     pub kind: ErrorKind,
+    /// `count`: set for `multiple_occurrences` only.
     pub count: Option<u64>,
+    /// `detail`: words for a person or a model when the token is not enough.
     pub detail: Option<String>,
     /// `--hints` only: the keys a refusal adds.
     pub hints: Option<HintKeys>,
@@ -99,8 +117,10 @@ pub struct Failure {
 /// `multiple_occurrences`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct HintKeys {
+    /// `string_not_found`: the candidates, best first.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hints: Option<Vec<crate::hints::Hint>>,
+    /// A bound cut the search (better candidates may exist).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hints_truncated: Option<bool>,
     /// The start lines of the first [`crate::hints::OCCURRENCE_LINES_MAX`]
@@ -113,6 +133,7 @@ pub struct HintKeys {
 }
 
 impl Failure {
+    /// A failure with a detail.
     pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Failure {
         Failure {
             kind,
@@ -121,6 +142,7 @@ impl Failure {
             hints: None,
         }
     }
+    /// A failure with the token alone.
     pub fn bare(kind: ErrorKind) -> Failure {
         Failure {
             kind,
@@ -134,23 +156,32 @@ impl Failure {
 /// Opt-in keys added by `--report`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Report {
+    /// The resolved path of the file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Bytes of the new content (of the current file after a refusal).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
+    /// Lowercase hex SHA-256 of the new content (of the current file after a refusal).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
+    /// 1-based lines of the new content where replacements start (in a
+    /// batch, those of the last edit).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines: Option<Vec<u64>>,
-    /// `lines` holds only the first `core::LINES_MAX` replacements.
+    /// `lines` holds only the first `engine::LINES_MAX` replacements.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines_truncated: Option<bool>,
+    /// A batch: each edit's own count and lines.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edits: Option<Vec<EditReport>>,
+    /// `true` under `--dry-run`: nothing was written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,
+    /// `--diff`: the unified diff of the LF-normalized old text and the new text.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// `--diff`: `true` when the diff was cut at its cap or left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff_truncated: Option<bool>,
     /// `--fsync` only: `false` when the edit is applied but the flush after
@@ -159,10 +190,14 @@ pub struct Report {
     pub durable: Option<bool>,
 }
 
+/// One edit of a batch, under `--report`'s `edits`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct EditReport {
+    /// Replacements this edit made.
     pub count: u64,
+    /// 1-based lines of its own output where its replacements start.
     pub lines: Vec<u64>,
+    /// More replacements than `lines` lists.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub lines_truncated: bool,
 }
@@ -257,18 +292,23 @@ impl serde_json::ser::Formatter for AsciiFormatter {
     }
 }
 
+/// How a detail names edit `index` (0-based) of a batch of `total`:
+/// `edit 2 of 3: `; empty for a single edit. Every such detail, the
+/// parser's and the engine's refusals alike, is worded through it.
+pub fn edit_prefix(index: usize, total: usize) -> String {
+    if total > 1 {
+        format!("edit {} of {total}: ", index + 1)
+    } else {
+        String::new()
+    }
+}
+
 /// Maps a refusal of the core to its token and detail. One function for the
 /// binary and the host's transfer fallback, so their results cannot drift.
 /// `total` is the number of edits (details name the edit in a batch).
-pub fn refusal_failure(r: crate::core::Refusal, total: usize, path: &str) -> Failure {
-    use crate::core::Refusal;
-    let prefix = |i: usize| {
-        if total > 1 {
-            format!("edit {} of {total}: ", i + 1)
-        } else {
-            String::new()
-        }
-    };
+pub fn refusal_failure(r: crate::engine::Refusal, total: usize, path: &str) -> Failure {
+    use crate::engine::Refusal;
+    let prefix = |i: usize| edit_prefix(i, total);
     match r {
         Refusal::Empty => Failure::bare(ErrorKind::Empty),
         Refusal::InvalidUtf8 { offset, reason } => Failure::new(
@@ -375,7 +415,7 @@ mod tests {
 
     #[test]
     fn at_line_details() {
-        use crate::core::Refusal;
+        use crate::engine::Refusal;
         let f = refusal_failure(
             Refusal::NotAtLine {
                 edit: 0,
@@ -474,8 +514,15 @@ mod tests {
     }
 
     #[test]
+    fn edit_prefix_names_an_edit_of_a_batch_only() {
+        assert_eq!(edit_prefix(1, 3), "edit 2 of 3: ");
+        assert_eq!(edit_prefix(0, 2), "edit 1 of 2: ");
+        assert_eq!(edit_prefix(0, 1), "");
+    }
+
+    #[test]
     fn existing_refusal_details_unchanged() {
-        use crate::core::Refusal;
+        use crate::engine::Refusal;
         let cases = [
             (Refusal::NotFound { edit: 0 }, 1, "__RESULT__{\"error\":\"string_not_found\"}\n"),
             (

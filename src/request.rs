@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::core::Edit;
+use crate::engine::Edit;
 
 /// How line endings are written back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -26,11 +26,15 @@ pub struct EditOptions {
     pub root: Option<PathBuf>,
     /// `--expect-sha256`: the raw bytes the host last read.
     pub expect_sha256: Option<[u8; 32]>,
+    /// `--dry-run`: everything but the write.
     pub dry_run: bool,
+    /// `--report`: add path, size, sha256 and lines to the result line.
     pub report: bool,
     /// With `report`: add a unified diff.
     pub diff: bool,
+    /// `--eol`: how line endings are written back.
     pub eol: Eol,
+    /// `--fsync`: flush the file and its directory before reporting success.
     pub fsync: bool,
     /// `--hints`: after `string_not_found` or `multiple_occurrences`, say
     /// where the text most likely is (computed only after the refusal).
@@ -59,7 +63,10 @@ impl Default for EditOptions {
 /// A complete edit request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Request {
+    /// The target, relative to the working directory (symlinks followed).
     pub path: PathBuf,
+    /// The edits, applied in order (one or a batch).
     pub edits: Vec<Edit>,
+    /// What the flags ask of the edit.
     pub options: EditOptions,
 }

@@ -90,7 +90,7 @@ proptest! {
                 prop_assert_eq!(r.edits.len(), edits.len());
                 for (e, (old, new, all)) in r.edits.iter().zip(&edits) {
                     let norm = |s: &str| s.replace("\r\n", "\n").replace('\r', "\n").into_bytes();
-                    prop_assert_eq!(e.old(), &norm(old)[..]);
+                    prop_assert_eq!(e.old_text(), &norm(old)[..]);
                     prop_assert_eq!(e.new_text(), &norm(new)[..]);
                     prop_assert_eq!(e.replace_all(), *all);
                 }

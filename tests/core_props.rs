@@ -2,7 +2,7 @@
 //! quo's semantics, over random text rich in CR, LF, CRLF, multi-byte
 //! characters and near-matches, fed in random chunk sizes.
 
-use as_edit::core::{Edit, Engine, Refusal};
+use as_edit::engine::{Edit, Engine, Refusal};
 use proptest::prelude::*;
 
 #[path = "support/apply_diff.rs"]
@@ -195,7 +195,7 @@ proptest! {
         let d = s.diff.expect("asked for a diff");
         prop_assert!(!d.truncated);
         let text = d.text.expect("small texts have a diff");
-        let old = String::from_utf8(as_edit::core::normalize_eol(t.as_bytes())).unwrap();
+        let old = String::from_utf8(as_edit::engine::normalize_eol(t.as_bytes())).unwrap();
         let new = String::from_utf8(out).unwrap();
         prop_assert_eq!(apply_diff::apply(&old, &text), Some(new.clone()), "diff:\n{}", text);
         prop_assert_eq!(text.is_empty(), old == new);
@@ -204,7 +204,7 @@ proptest! {
     #[test]
     fn whole_buffer_replace_is_the_engine(content in content(), e in edit()) {
         let edits = [Edit::new(&e.0, &e.1, e.2).unwrap()];
-        let whole = as_edit::core::replace(&content, &edits).map(|(b, s)| (b, s.count));
+        let whole = as_edit::engine::replace(&content, &edits).map(|(b, s)| (b, s.count));
         let r = reference(&content, &[e]).map(|(b, c, _)| (b, c));
         prop_assert_eq!(whole, r);
     }

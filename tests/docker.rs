@@ -10,7 +10,9 @@ use std::process::{Command, Stdio};
 
 use as_edit::host::command::{argv, join_quoted};
 use as_edit::host::docker::Docker;
-use as_edit::host::{parse_output, EditError, EditRequest, Edited, Editor, Outcome, Sandbox, Via};
+use as_edit::host::{
+    parse_output, EditError, EditRequest, Edited, Editor, HelperOutcome, Sandbox, Via,
+};
 
 const WHY: &str = "needs a Docker engine and test images: run scripts/docker-test.sh";
 const HELPER: &str = "/opt/as-edit/as-edit";
@@ -106,7 +108,7 @@ fn transfer(count: u64) -> Edited {
 /// (token, via, count) of a refusal; panics on anything else.
 fn refusal(r: Result<Edited, EditError>) -> (String, Via, Option<u64>, String) {
     match r {
-        Err(EditError::Refused {
+        Err(EditError::Failed {
             kind,
             via,
             count,
@@ -123,7 +125,7 @@ fn refusal(r: Result<Edited, EditError>) -> (String, Via, Option<u64>, String) {
 }
 
 /// Runs the helper with extra flags before `--`, returning the parsed outcome.
-fn raw(sb: &mut Docker, flags: &[&str], r: &EditRequest) -> Outcome {
+fn raw(sb: &mut Docker, flags: &[&str], r: &EditRequest) -> HelperOutcome {
     let mut a = argv(HELPER, r);
     for (i, f) in flags.iter().enumerate() {
         a.insert(1 + i, (*f).into());
@@ -132,9 +134,9 @@ fn raw(sb: &mut Docker, flags: &[&str], r: &EditRequest) -> Outcome {
     parse_output(&o.output, o.exit_code)
 }
 
-fn refused_token(o: Outcome) -> String {
+fn refused_token(o: HelperOutcome) -> String {
     match o {
-        Outcome::Refused { kind, .. } => kind.as_str().to_owned(),
+        HelperOutcome::Failed { kind, .. } => kind.as_str().to_owned(),
         other => panic!("expected a refusal, got {other:?}"),
     }
 }
@@ -263,7 +265,7 @@ fn scratch_argv_form_every_outcome() {
     // the outcome is write_failed through the transfer path, file intact.
     let rb = req("/work/bound.txt", "mounted", "edited");
     match raw(&mut sb, &[], &rb) {
-        Outcome::Refused { kind, detail, .. } => {
+        HelperOutcome::Failed { kind, detail, .. } => {
             assert_eq!(kind.as_str(), "write_failed");
             assert!(detail.unwrap_or_default().contains("mount point"));
         }

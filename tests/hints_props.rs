@@ -3,7 +3,7 @@
 //! and for every kind the agent's second call (the hint's text as OLD)
 //! succeeds through the core.
 
-use as_edit::core::{normalize_eol, replace, Edit};
+use as_edit::engine::{normalize_eol, replace, Edit};
 use as_edit::hints::{find, Hint, Kind, TEXT_MAX_BYTES};
 use proptest::prelude::*;
 

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 
 use as_edit::host::{
-    self, EditError, EditRequest, Edited, LocalShell, Outcome, Sandbox, Token, Via,
+    self, EditError, EditRequest, Edited, HelperOutcome, LocalShell, Sandbox, Token, Via,
 };
 use as_edit::protocol::ErrorKind;
 use proptest::prelude::*;
@@ -18,7 +18,7 @@ fn editor(helper: &str) -> host::Editor<LocalShell> {
 
 fn refused_kind(e: &EditError) -> (&str, Via) {
     match e {
-        EditError::Refused { kind, via, .. } => (kind.as_str(), *via),
+        EditError::Failed { kind, via, .. } => (kind.as_str(), *via),
         other => panic!("expected a refusal, got {other:?}"),
     }
 }
@@ -37,7 +37,7 @@ fn native_edit_and_every_refusal() {
     );
     assert_eq!(std::fs::read(&p).unwrap(), b"A\nb b\n");
     let e = ed.edit(&EditRequest::new(&p, "b", "c", false)).unwrap_err();
-    assert!(matches!(&e, EditError::Refused { count: Some(2), .. }));
+    assert!(matches!(&e, EditError::Failed { count: Some(2), .. }));
     assert_eq!(refused_kind(&e), ("multiple_occurrences", Via::Native));
     // The helper (protocol 2) was asked for hints: the occurrence lines.
     assert_eq!(
@@ -187,21 +187,21 @@ fn oversized_edits_go_through_stdin_or_transfer() {
 
 #[test]
 fn noisy_backend_outputs() {
-    let cases: &[(&[u8], Option<i32>, Outcome)] = &[
+    let cases: &[(&[u8], Option<i32>, HelperOutcome)] = &[
         (
             b"Last login: today\n. /etc/profile: ok\n__RESULT__{\"count\":1}\n",
             Some(0),
-            Outcome::Edited { count: 1 },
+            HelperOutcome::Edited { count: 1 },
         ),
         (
             b"__RESULT__{\"count\":1}\r\n\r\n[stderr] bash: warning: setlocale\r\n",
             Some(0),
-            Outcome::Edited { count: 1 },
+            HelperOutcome::Edited { count: 1 },
         ),
         (
             b"echo __RESULT__{\"count\":7}\n__RESULT__{\"error\":\"string_not_found\"}\n",
             Some(1),
-            Outcome::Refused {
+            HelperOutcome::Failed {
                 kind: Token::Known(ErrorKind::StringNotFound),
                 detail: None,
                 count: None,
@@ -211,17 +211,17 @@ fn noisy_backend_outputs() {
         (
             b"\n[stderr] sh: 1: /opt/as-edit: not found\n",
             Some(127),
-            Outcome::HelperUnavailable,
+            HelperOutcome::HelperUnavailable,
         ),
         (
             b"sh: /opt/as-edit: cannot execute binary file: Exec format error\n",
             Some(126),
-            Outcome::HelperUnavailable,
+            HelperOutcome::HelperUnavailable,
         ),
         (
             b"Killed\n",
             Some(137),
-            Outcome::Unexpected {
+            HelperOutcome::Unexpected {
                 exit_code: Some(137),
                 excerpt: "Killed".into(),
             },
@@ -265,7 +265,7 @@ fn native_vs_transfer(
         match r {
             Ok(e) => Ok(e.count),
             Err(
-                e @ EditError::Refused {
+                e @ EditError::Failed {
                     kind, count, hints, ..
                 },
             ) => Err((
@@ -757,7 +757,7 @@ fn refusals_are_worded_for_a_model_and_at_line_picks_one() {
         "3 occurrences, starting on lines 1, 3, 5; pass at_line to choose one"
     );
     match &e {
-        EditError::Refused { hints, .. } => assert_eq!(hints.as_ref().unwrap().lines, [1, 3, 5]),
+        EditError::Failed { hints, .. } => assert_eq!(hints.as_ref().unwrap().lines, [1, 3, 5]),
         other => panic!("{other:?}"),
     }
     assert_eq!(

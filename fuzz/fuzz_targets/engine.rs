@@ -2,7 +2,7 @@
 //! panic, and streaming must agree with the whole-buffer run.
 #![no_main]
 
-use as_edit::core::{replace, Edit, Engine};
+use as_edit::engine::{replace, Edit, Engine};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -8,55 +8,128 @@ use std::time::Duration;
 
 use rustix::io::Errno;
 
-use crate::core::Refusal;
+use crate::engine::Refusal;
 use crate::protocol::{display_path, refusal_failure, ErrorKind, Failure};
 
 /// Why an edit of the file system failed.
 #[derive(Debug)]
 pub enum FsError {
     /// `--root` itself cannot be resolved or opened (`invalid_argument`).
-    BadRoot { root: PathBuf, errno: Errno },
+    BadRoot {
+        /// The `--root` directory as given.
+        root: PathBuf,
+        /// The kernel's answer.
+        errno: Errno,
+    },
     /// No regular file at the path (`file_not_found`).
-    NotFound { path: PathBuf, kind: NotFoundKind },
+    NotFound {
+        /// The target (or the directory named), as resolved.
+        path: PathBuf,
+        /// What is there instead.
+        kind: NotFoundKind,
+    },
     /// The path resolves outside `--root`.
-    OutsideRoot { path: PathBuf, root: PathBuf },
+    OutsideRoot {
+        /// The target (or the directory named), as resolved.
+        path: PathBuf,
+        /// The `--root` directory as given.
+        root: PathBuf,
+    },
     /// A directory on the way was swapped while resolving beneath the root.
-    ChangedBeneathRoot { path: PathBuf, root: PathBuf },
+    ChangedBeneathRoot {
+        /// The target (or the directory named), as resolved.
+        path: PathBuf,
+        /// The `--root` directory as given.
+        root: PathBuf,
+    },
     /// Opening the file for reading failed.
-    Open { path: PathBuf, errno: Errno },
+    Open {
+        /// The target (or the directory named), as resolved.
+        path: PathBuf,
+        /// The kernel's answer.
+        errno: Errno,
+    },
     /// `fstat` of the open file failed (`path` is `None` for the re-read
     /// under the lock, whose detail never named it).
-    Stat { path: Option<PathBuf>, errno: Errno },
+    Stat {
+        /// The target (or the directory named), as resolved.
+        path: Option<PathBuf>,
+        /// The kernel's answer.
+        errno: Errno,
+    },
     /// Reading the content failed (`path` is `None` for the `--eol
     /// preserve` pre-pass, whose detail never named it).
-    Read { path: Option<PathBuf>, errno: Errno },
+    Read {
+        /// The target (or the directory named), as resolved.
+        path: Option<PathBuf>,
+        /// The kernel's answer.
+        errno: Errno,
+    },
     /// Another edit held the lock for the whole `--lock-timeout`.
-    Busy { path: PathBuf, waited: Duration },
+    Busy {
+        /// The target (or the directory named), as resolved.
+        path: PathBuf,
+        /// How long the lock was waited for.
+        waited: Duration,
+    },
     /// The path kept naming new inodes while waiting for the lock.
-    KeptChanging { path: PathBuf },
+    KeptChanging {
+        /// The target (or the directory named), as resolved.
+        path: PathBuf,
+    },
     /// The caller may not write the file (`permission_denied`).
-    NoWritePermission { path: PathBuf },
+    NoWritePermission {
+        /// The target (or the directory named), as resolved.
+        path: PathBuf,
+    },
     /// The file is on a read-only mount.
-    ReadOnlyFs { path: PathBuf },
+    ReadOnlyFs {
+        /// The target (or the directory named), as resolved.
+        path: PathBuf,
+    },
     /// The file is immutable or append-only (`permission_denied`).
-    FileFlag { path: PathBuf, flag: InodeFlag },
+    FileFlag {
+        /// The target (or the directory named), as resolved.
+        path: PathBuf,
+        /// Which flag.
+        flag: InodeFlag,
+    },
     /// The directory is immutable or append-only: the rename would fail.
-    DirFlag { path: PathBuf, flag: InodeFlag },
+    DirFlag {
+        /// The target (or the directory named), as resolved.
+        path: PathBuf,
+        /// Which flag.
+        flag: InodeFlag,
+    },
     /// A sticky directory whose rename this user may not do.
-    StickyDir { path: PathBuf },
+    StickyDir {
+        /// The target (or the directory named), as resolved.
+        path: PathBuf,
+    },
     /// One step of writing the new content failed.
     Write {
+        /// The target (or the directory named), as resolved.
         path: PathBuf,
+        /// Which step failed.
         step: WriteStep,
+        /// The kernel's answer.
         errno: Errno,
     },
     /// The file is not the one the host read, or changed during the edit.
-    Conflict { path: PathBuf, what: ConflictWhat },
+    Conflict {
+        /// The target (or the directory named), as resolved.
+        path: PathBuf,
+        /// What differed.
+        what: ConflictWhat,
+    },
     /// The core refused the edit (`string_not_found`, …); `edits` is the
     /// batch size (details name the edit in a batch).
     Refused {
+        /// The refusal.
         refusal: Refusal,
+        /// How many edits the request has (details name the edit in a batch).
         edits: usize,
+        /// The target (or the directory named), as resolved.
         path: PathBuf,
         /// `--hints`: what the refusal adds to the result line.
         hints: Option<Box<crate::protocol::HintKeys>>,
@@ -66,11 +139,15 @@ pub enum FsError {
 /// What is at a path that is not an editable regular file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotFoundKind {
+    /// Nothing exists at the path.
     Missing,
+    /// A symlink whose target does not exist.
     DanglingSymlink,
+    /// Symlinks that loop.
     SymlinkLoop,
     /// A component of the path is not a directory.
     NotADirectory,
+    /// The path or one of its names is too long.
     NameTooLong,
     /// Resolving the path was denied.
     SearchDenied,
@@ -83,30 +160,45 @@ pub enum NotFoundKind {
 /// File types other than a regular file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileKind {
+    /// A directory.
     Directory,
+    /// A FIFO.
     Fifo,
+    /// A socket.
     Socket,
+    /// A character device.
     CharDevice,
+    /// A block device.
     BlockDevice,
+    /// A symlink (the path itself, where one is not followed).
     Symlink,
+    /// A type the kernel did not say.
     Unknown,
 }
 
 /// `chattr` flags that forbid replacing a file or a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InodeFlag {
+    /// `chattr +i`.
     Immutable,
+    /// `chattr +a`.
     AppendOnly,
 }
 
 /// The step of writing that failed (each `write_failed` detail names it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteStep {
+    /// Creating the temp beside the target.
     CreateTemp,
+    /// Writing the new content to it.
     WriteTemp,
+    /// Flushing it (`--fsync`).
     Flush,
+    /// Re-checking the target before the rename.
     Recheck,
+    /// Giving the unnamed temp a name.
     NameTemp,
+    /// Renaming it over the target.
     Rename,
 }
 

@@ -23,7 +23,7 @@ use std::os::fd::BorrowedFd;
 
 use memchr::memmem;
 
-use crate::core::{Edit, Engine, Refusal};
+use crate::engine::{Edit, Engine, Refusal};
 use crate::hints::{multiple_keys, not_found_keys, OCCURRENCE_LINES_MAX, TEXT_MAX};
 use crate::protocol::HintKeys;
 
@@ -47,7 +47,7 @@ pub fn hint_keys(
             not_found_keys(&text, whole && fully_read, edits.get(edit)?)
         }
         Refusal::Multiple { edit, count } => {
-            let mut scan = OccurrenceScan::new(edits.get(edit)?.old(), OCCURRENCE_LINES_MAX);
+            let mut scan = OccurrenceScan::new(edits.get(edit)?.old_text(), OCCURRENCE_LINES_MAX);
             stream(file, &edits[..edit], &mut |b| scan.feed(b));
             Some(multiple_keys(scan.lines, count))
         }

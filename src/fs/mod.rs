@@ -33,7 +33,7 @@ use sha2::{Digest, Sha256};
 pub use error::{ConflictWhat, FileKind, FsError, InodeFlag, NotFoundKind, WriteStep};
 pub use temp::remove_registered_temp;
 
-use crate::core::Engine;
+use crate::engine::Engine;
 use crate::protocol::{display_path, Failure, Report};
 use crate::request::{Eol, Request};
 use sink::Sink;
@@ -45,7 +45,9 @@ const CHUNK: usize = 256 * 1024;
 /// `--report`, the extra keys.
 #[derive(Debug)]
 pub struct EditOutcome {
+    /// The replacements made, or why nothing was written.
     pub result: Result<u64, Failure>,
+    /// The `--report` keys, when asked for.
     pub report: Option<Report>,
 }
 
@@ -178,7 +180,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::Edit;
+    use crate::engine::Edit;
 
     fn req(path: PathBuf) -> Request {
         Request {
@@ -219,7 +221,7 @@ mod tests {
         assert!(matches!(
             err(dir.path().join("f")),
             FsError::Refused {
-                refusal: crate::core::Refusal::NotFound { edit: 0 },
+                refusal: crate::engine::Refusal::NotFound { edit: 0 },
                 edits: 1,
                 ..
             }

@@ -5,7 +5,7 @@ use std::os::fd::OwnedFd;
 
 use rustix::fs as rfs;
 
-use crate::core::{Diff, EditStats};
+use crate::engine::{Diff, EditStats};
 use crate::protocol::{EditReport, Report};
 
 /// On an error after a successful read, `--report` describes the current file.
@@ -40,7 +40,7 @@ pub(super) fn fill_edited(
                 .collect(),
         );
     }
-    // `--diff`: the core built it (see `core::Engine::with_diff` for its
+    // `--diff`: the core built it (see `engine::Engine::with_diff` for its
     // memory bound); `diff_truncated` when it was cut or left out.
     if let Some(d) = diff {
         r.diff = d.text;

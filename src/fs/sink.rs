@@ -21,7 +21,7 @@ use sha2::{Digest, Sha256};
 use super::error::{ConflictWhat, FsError, WriteStep};
 use super::temp::Temp;
 use super::{Target, CHUNK};
-use crate::core::Engine;
+use crate::engine::Engine;
 use crate::eol::{expand_crlf, EolCounter};
 
 /// Output kept for one feed before materializing anyway: a first chunk full

@@ -13,6 +13,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::{ExecOutput, Sandbox};
 
+/// One sandbox of the runtime, reached at its base URL.
 pub struct AgentSandbox {
     base_url: String,
     base_dir: PathBuf,

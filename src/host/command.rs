@@ -17,9 +17,13 @@ pub const DEFAULT_COMMAND_LIMIT: usize = 112 * 1024;
 /// One edit of one file, with plain (not base64) strings.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EditRequest {
+    /// The file, as the sandbox sees it.
     pub path: PathBuf,
+    /// The text to find (exactly once unless `replace_all`).
     pub old: String,
+    /// The text that replaces it.
     pub new: String,
+    /// Replace every occurrence.
     pub replace_all: bool,
     /// Replace only the occurrence that starts on this 1-based line
     /// (`--at-line`; the helper needs protocol 2). Conflicts with `replace_all`.
@@ -27,6 +31,7 @@ pub struct EditRequest {
 }
 
 impl EditRequest {
+    /// A request from its four parts.
     pub fn new(
         path: impl Into<PathBuf>,
         old: impl Into<String>,
@@ -52,7 +57,9 @@ impl EditRequest {
 /// The command would not fit one argv element: nothing was sent.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TooLarge {
+    /// The command's length in bytes.
     pub size: usize,
+    /// The bound it exceeded.
     pub limit: usize,
 }
 

@@ -81,6 +81,7 @@ impl Docker {
         self
     }
 
+    /// The container's name or id, as given.
     pub fn container(&self) -> &str {
         &self.container
     }

@@ -1,4 +1,6 @@
-//! Installing the helper into a sandbox over exec alone.
+//! Installing the helper into a sandbox over exec alone: [`run`] does it
+//! through a [`Sandbox`] (what `Editor::ensure_helper` calls); the rest
+//! builds the commands and reads their answers.
 //!
 //! For a sandbox with nothing but a POSIX `sh`: the bytes travel as `printf`
 //! format strings (printable ASCII raw, everything else as short octal
@@ -14,10 +16,12 @@
 
 use std::ffi::OsString;
 use std::io::Write as _;
+use std::path::Path;
 
 use base64::Engine as _;
 
 use super::command::{join_quoted, sh_quote};
+use super::{EditError, Sandbox};
 
 /// How the bytes travel inside the commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,13 +44,16 @@ pub enum Gunzip {
 /// What the sandbox offers for an install, as the probe found it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tools {
+    /// `base64 -d` works.
     pub base64: bool,
+    /// A gzip decompressor that works, if any.
     pub gunzip: Option<Gunzip>,
 }
 
 /// The transfer [`install_commands`] chose.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Transfer {
+    /// How the bytes are written into the commands.
     pub encoding: Encoding,
     /// Some: the bytes sent are a gzip stream of the binary.
     pub gunzip: Option<Gunzip>,
@@ -55,6 +62,87 @@ pub struct Transfer {
 const PROBE_BASE64: &str = "as-edit-probe: base64";
 const PROBE_GZIP: &str = "as-edit-probe: gzip";
 const PROBE_ZCAT: &str = "as-edit-probe: zcat";
+
+/// Makes sure a working helper is at `dest` in `sandbox`, installing
+/// `binary` there if not, with commands of at most `limit` bytes. Returns
+/// true when it installed. Through a shell: one probe ([`probe_command`]),
+/// then the commands of [`install_commands`] (the last one verifies), and
+/// [`cleanup_command`] after a failed step. Without a shell: upload, then
+/// `chmod 755` and `DEST --version` through exec.
+pub fn run<S: Sandbox + ?Sized>(
+    sandbox: &mut S,
+    dest: &str,
+    binary: &[u8],
+    limit: usize,
+) -> Result<bool, EditError> {
+    let shell = sandbox.has_shell();
+    let probe_cmd = if shell {
+        probe_command(dest)
+    } else {
+        version_command(dest)
+    };
+    let probe = sandbox.exec(&probe_cmd, None);
+    if matches!(&probe, Ok(o) if o.exit_code == Some(0) && is_helper_version(&o.output)) {
+        return Ok(false);
+    }
+    if shell {
+        let tools = match &probe {
+            Ok(o) => parse_probe(&o.output),
+            Err(_) => Tools::default(),
+        };
+        let nonce = crate::hex::random();
+        let (_, cmds) = install_commands(binary, dest, tools, limit, &nonce);
+        let last = cmds.len() - 1;
+        for (i, c) in cmds.iter().enumerate() {
+            let o = sandbox.exec(c, None).map_err(EditError::Backend)?;
+            let ok = o.exit_code == Some(0) && (i < last || is_helper_version(&o.output));
+            if !ok {
+                // After the last step's mv the temps are gone already;
+                // removing them again is harmless.
+                let _ = sandbox.exec(&cleanup_command(dest, &nonce), None);
+                return Err(EditError::Install(format!(
+                    "{} exited {:?}: {}",
+                    if i < last {
+                        "a step"
+                    } else {
+                        "the last step (finish and run --version)"
+                    },
+                    o.exit_code,
+                    String::from_utf8_lossy(&o.output).trim()
+                )));
+            }
+        }
+    } else {
+        // No shell (argv exec): upload the bytes, then chmod through exec.
+        sandbox
+            .upload(Path::new(dest), binary)
+            .map_err(EditError::Backend)?;
+        let chmod = join_quoted(&["chmod".into(), "755".into(), dest.to_owned().into()]);
+        let o = sandbox.exec(&chmod, None).map_err(EditError::Backend)?;
+        if o.exit_code != Some(0) {
+            return Err(EditError::Install(format!(
+                "chmod exited {:?}: {}",
+                o.exit_code,
+                String::from_utf8_lossy(&o.output).trim()
+            )));
+        }
+        verify(sandbox, &version_command(dest))?;
+    }
+    Ok(true)
+}
+
+fn verify<S: Sandbox + ?Sized>(sandbox: &mut S, cmd: &[u8]) -> Result<(), EditError> {
+    let o = sandbox.exec(cmd, None).map_err(EditError::Backend)?;
+    if o.exit_code == Some(0) && is_helper_version(&o.output) {
+        Ok(())
+    } else {
+        Err(EditError::Install(format!(
+            "the installed helper does not run (exit {:?}): {}",
+            o.exit_code,
+            String::from_utf8_lossy(&o.output).trim()
+        )))
+    }
+}
 
 /// The first command of an install through a shell: `DEST --version`, then
 /// the tool probes, exiting with the version check's status (so the output

@@ -3,7 +3,7 @@
 //! the very same replacement core.
 //!
 //! - [`command`]: request → shell command / argv, within the argv bound;
-//! - [`parse`]: backend output → [`Outcome`];
+//! - [`parse`]: backend output → [`HelperOutcome`];
 //! - [`install`]: the commands that install the helper over exec alone;
 //! - [`Editor`]: build, exec, parse, fall back, and say which path did the work;
 //! - [`LocalShell`]: a [`Sandbox`] on this machine (tests and the example);
@@ -12,6 +12,7 @@
 
 pub mod command;
 pub mod install;
+mod local;
 pub mod parse;
 
 #[cfg(feature = "agent-sandbox")]
@@ -23,9 +24,10 @@ use std::io;
 use std::path::Path;
 
 pub use command::{EditRequest, TooLarge, DEFAULT_COMMAND_LIMIT};
-pub use parse::{parse_output, Outcome, RefusalHints, Token};
+pub use local::LocalShell;
+pub use parse::{parse_output, HelperOutcome, RefusalHints, Token};
 
-use crate::core::{self, Edit};
+use crate::engine::{self, Edit};
 use crate::protocol::{display_path, refusal_failure, ErrorKind};
 
 /// What a backend returned for one command.
@@ -67,19 +69,28 @@ pub enum Via {
     Transfer,
 }
 
+/// A successful edit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Edited {
+    /// Replacements made.
     pub count: u64,
+    /// Which path did the work.
     pub via: Via,
 }
 
+/// Why an edit through the [`Editor`] did not happen.
 #[derive(Debug)]
 pub enum EditError {
-    /// The edit was refused (the file is untouched): a protocol token.
-    Refused {
+    /// The helper, or the transfer path, answered with a protocol error
+    /// token (a [`crate::protocol::Failure`] on the wire): the file is untouched.
+    Failed {
+        /// The `error` token.
         kind: Token,
+        /// The result line's `detail`, if any.
         detail: Option<String>,
+        /// The result line's `count` (`multiple_occurrences`).
         count: Option<u64>,
+        /// Which path answered.
         via: Via,
         /// What `--hints` found (the helper's, or the transfer path's from
         /// the same code): candidates on `string_not_found`, occurrence
@@ -92,7 +103,9 @@ pub enum EditError {
     },
     /// The helper ran but printed no result line.
     Unexpected {
+        /// The exit code, if the backend reports one.
         exit_code: Option<i32>,
+        /// The first 200 characters of the trimmed output.
         excerpt: String,
     },
     /// The backend failed (exec, download or upload).
@@ -105,7 +118,7 @@ impl EditError {
     /// The refusal's token, if this is a refusal.
     pub fn token(&self) -> Option<&str> {
         match self {
-            EditError::Refused { kind, .. } => Some(kind.as_str()),
+            EditError::Failed { kind, .. } => Some(kind.as_str()),
             _ => None,
         }
     }
@@ -114,7 +127,7 @@ impl EditError {
 impl std::fmt::Display for EditError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            EditError::Refused {
+            EditError::Failed {
                 kind,
                 detail,
                 count,
@@ -298,6 +311,7 @@ fn indent_words(old: &str, h: Option<&RefusalHints>) -> Option<String> {
 
 /// Builds, executes, parses, and falls back.
 pub struct Editor<S> {
+    /// The backend the editor runs commands in.
     pub sandbox: S,
     helper: String,
     limit: usize,
@@ -346,6 +360,7 @@ impl<S: Sandbox> Editor<S> {
         self
     }
 
+    /// The helper's path inside the sandbox.
     pub fn helper(&self) -> &str {
         &self.helper
     }
@@ -389,24 +404,24 @@ impl<S: Sandbox> Editor<S> {
             }
             if let Ok(out) = out {
                 match parse_output(&out.output, out.exit_code) {
-                    Outcome::Edited { count } => {
+                    HelperOutcome::Edited { count } => {
                         return Ok(Edited {
                             count,
                             via: Via::Native,
                         })
                     }
-                    Outcome::Refused {
+                    HelperOutcome::Failed {
                         kind: Token::Known(ErrorKind::WriteFailed),
                         ..
                     } => {}
-                    Outcome::HelperUnavailable => self.protocol = None,
-                    Outcome::Refused {
+                    HelperOutcome::HelperUnavailable => self.protocol = None,
+                    HelperOutcome::Failed {
                         kind,
                         detail,
                         count,
                         hints,
                     } => {
-                        return Err(EditError::Refused {
+                        return Err(EditError::Failed {
                             kind,
                             detail,
                             count,
@@ -415,7 +430,7 @@ impl<S: Sandbox> Editor<S> {
                             hints: hints.map(Box::new),
                         })
                     }
-                    Outcome::Unexpected { exit_code, excerpt } => {
+                    HelperOutcome::Unexpected { exit_code, excerpt } => {
                         return Err(EditError::Unexpected { exit_code, excerpt })
                     }
                 }
@@ -434,82 +449,7 @@ impl<S: Sandbox> Editor<S> {
     /// [`install::install_commands`], the last of which also verifies; plus
     /// one cleanup after a failure.
     pub fn ensure_helper(&mut self, binary: &[u8]) -> Result<bool, EditError> {
-        let shell = self.sandbox.has_shell();
-        let probe_cmd = if shell {
-            install::probe_command(&self.helper)
-        } else {
-            install::version_command(&self.helper)
-        };
-        let probe = self.sandbox.exec(&probe_cmd, None);
-        if matches!(&probe, Ok(o) if o.exit_code == Some(0) && install::is_helper_version(&o.output))
-        {
-            return Ok(false);
-        }
-        if shell {
-            let tools = match &probe {
-                Ok(o) => install::parse_probe(&o.output),
-                Err(_) => install::Tools::default(),
-            };
-            let nonce = crate::hex::random();
-            let (_, cmds) =
-                install::install_commands(binary, &self.helper, tools, self.limit, &nonce);
-            let last = cmds.len() - 1;
-            for (i, c) in cmds.iter().enumerate() {
-                let o = self.sandbox.exec(c, None).map_err(EditError::Backend)?;
-                let ok =
-                    o.exit_code == Some(0) && (i < last || install::is_helper_version(&o.output));
-                if !ok {
-                    // After the last step's mv the temps are gone already;
-                    // removing them again is harmless.
-                    let _ = self
-                        .sandbox
-                        .exec(&install::cleanup_command(&self.helper, &nonce), None);
-                    return Err(EditError::Install(format!(
-                        "{} exited {:?}: {}",
-                        if i < last {
-                            "a step"
-                        } else {
-                            "the last step (finish and run --version)"
-                        },
-                        o.exit_code,
-                        String::from_utf8_lossy(&o.output).trim()
-                    )));
-                }
-            }
-        } else {
-            // No shell (argv exec): upload the bytes, then chmod through exec.
-            self.sandbox
-                .upload(Path::new(&self.helper), binary)
-                .map_err(EditError::Backend)?;
-            let chmod =
-                command::join_quoted(&["chmod".into(), "755".into(), self.helper.clone().into()]);
-            let o = self
-                .sandbox
-                .exec(&chmod, None)
-                .map_err(EditError::Backend)?;
-            if o.exit_code != Some(0) {
-                return Err(EditError::Install(format!(
-                    "chmod exited {:?}: {}",
-                    o.exit_code,
-                    String::from_utf8_lossy(&o.output).trim()
-                )));
-            }
-            self.verify(&install::version_command(&self.helper))?;
-        }
-        Ok(true)
-    }
-
-    fn verify(&mut self, cmd: &[u8]) -> Result<(), EditError> {
-        let o = self.sandbox.exec(cmd, None).map_err(EditError::Backend)?;
-        if o.exit_code == Some(0) && install::is_helper_version(&o.output) {
-            Ok(())
-        } else {
-            Err(EditError::Install(format!(
-                "the installed helper does not run (exit {:?}): {}",
-                o.exit_code,
-                String::from_utf8_lossy(&o.output).trim()
-            )))
-        }
+        install::run(&mut self.sandbox, &self.helper, binary, self.limit)
     }
 }
 
@@ -521,15 +461,14 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
     sandbox: &mut S,
     req: &EditRequest,
 ) -> Result<Edited, EditError> {
-    let refused =
-        |kind: ErrorKind, detail: Option<String>, count: Option<u64>| EditError::Refused {
-            kind: Token::Known(kind),
-            detail,
-            count,
-            via: Via::Transfer,
-            hints: None,
-            indent: None,
-        };
+    let refused = |kind: ErrorKind, detail: Option<String>, count: Option<u64>| EditError::Failed {
+        kind: Token::Known(kind),
+        detail,
+        count,
+        via: Via::Transfer,
+        hints: None,
+        indent: None,
+    };
     let mut edit = Edit::new(&req.old, &req.new, req.replace_all)
         .map_err(|m| refused(ErrorKind::InvalidArgument, Some(m.to_owned()), None))?;
     if let Some(line) = req.at_line {
@@ -555,11 +494,11 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
             ))
         }
     };
-    let (out, summary) = core::replace(&bytes, std::slice::from_ref(&edit)).map_err(|r| {
+    let (out, summary) = engine::replace(&bytes, std::slice::from_ref(&edit)).map_err(|r| {
         let keys = crate::hints::hint_keys_for_bytes(&bytes, &edit, &r);
         let f = refusal_failure(r, 1, &display_path(&req.path));
         let hints = keys.map(RefusalHints::from_keys);
-        EditError::Refused {
+        EditError::Failed {
             kind: Token::Known(f.kind),
             detail: f.detail,
             count: f.count,
@@ -579,88 +518,4 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
         count: summary.count,
         via: Via::Transfer,
     })
-}
-
-/// Runs commands with the local `sh -c`; files are plain reads and writes.
-/// (Optionally inside `chroot ROOT`, for tests of minimal images.)
-#[derive(Clone, Debug, Default)]
-pub struct LocalShell {
-    /// Run commands as `chroot ROOT /bin/sh -c CMD`; files map under ROOT.
-    pub chroot: Option<std::path::PathBuf>,
-}
-
-impl LocalShell {
-    pub fn new() -> Self {
-        LocalShell::default()
-    }
-
-    fn host_path(&self, p: &Path) -> std::path::PathBuf {
-        match &self.chroot {
-            Some(root) => root.join(p.strip_prefix("/").unwrap_or(p)),
-            None => p.to_path_buf(),
-        }
-    }
-}
-
-impl Sandbox for LocalShell {
-    fn exec(&mut self, command: &[u8], stdin: Option<&[u8]>) -> io::Result<ExecOutput> {
-        use std::io::Write;
-        use std::os::unix::ffi::OsStrExt;
-        use std::process::{Command, Stdio};
-        let cmd = std::ffi::OsStr::from_bytes(command);
-        let mut c = match &self.chroot {
-            Some(root) => {
-                let mut c = Command::new("chroot");
-                c.arg(root).args(["/bin/sh", "-c"]).arg(cmd);
-                c
-            }
-            None => {
-                let mut c = Command::new("sh");
-                c.arg("-c").arg(cmd);
-                c
-            }
-        };
-        c.stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-        let mut child = c.spawn()?;
-        // Feed stdin from a thread while the output is drained, so neither
-        // side can block the other on a full pipe.
-        let writer = match (stdin, child.stdin.take()) {
-            (Some(data), Some(mut pipe)) => {
-                let data = data.to_vec();
-                // A child that exits early closes the pipe: not our error.
-                Some(std::thread::spawn(move || {
-                    let _ = pipe.write_all(&data);
-                }))
-            }
-            _ => None,
-        };
-        let out = child.wait_with_output()?;
-        if let Some(w) = writer {
-            let _ = w.join();
-        }
-        let mut merged = out.stdout;
-        merged.extend_from_slice(&out.stderr);
-        Ok(ExecOutput {
-            exit_code: out.status.code(),
-            output: merged,
-        })
-    }
-
-    fn download(&mut self, path: &Path) -> io::Result<Vec<u8>> {
-        std::fs::read(self.host_path(path))
-    }
-
-    fn upload(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
-        std::fs::write(self.host_path(path), bytes)
-    }
-
-    fn supports_stdin(&self) -> bool {
-        true
-    }
 }

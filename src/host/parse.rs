@@ -11,11 +11,14 @@ use crate::protocol::{ErrorKind, RESULT_PREFIX};
 /// An error token: one this library knows, or a newer one kept verbatim.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Token {
+    /// A token of this protocol version.
     Known(ErrorKind),
+    /// A newer token, kept verbatim (treat it as a failure).
     Unknown(String),
 }
 
 impl Token {
+    /// The token as it appears on the wire.
     pub fn as_str(&self) -> &str {
         match self {
             Token::Known(k) => k.token(),
@@ -50,15 +53,22 @@ impl RefusalHints {
     }
 }
 
-/// What one exec of the helper came to.
+/// What one exec of the helper came to (not the file-system layer's
+/// `fs::EditOutcome`: this is the host's reading of the helper's output).
 #[derive(Clone, Debug, PartialEq)]
-pub enum Outcome {
+pub enum HelperOutcome {
+    /// A result line with `count` and no `error`: the file was edited.
     Edited {
+        /// Replacements made.
         count: u64,
     },
-    Refused {
+    /// A result line with an `error` token: the file was not edited.
+    Failed {
+        /// The `error` token.
         kind: Token,
+        /// `detail`, if the line has one.
         detail: Option<String>,
+        /// `count`, if the line has one (`multiple_occurrences`).
         count: Option<u64>,
         /// Present when the line carried `hints` or `lines` (`--hints`).
         hints: Option<RefusalHints>,
@@ -68,7 +78,9 @@ pub enum Outcome {
     HelperUnavailable,
     /// No result line otherwise.
     Unexpected {
+        /// The exit code, if the backend reports one.
         exit_code: Option<i32>,
+        /// The first 200 characters of the trimmed output.
         excerpt: String,
     },
 }
@@ -76,7 +88,7 @@ pub enum Outcome {
 const EXCERPT_CHARS: usize = 200;
 
 /// Parses merged stdout/stderr and the exit code, if the backend has one.
-pub fn parse_output(output: &[u8], exit_code: Option<i32>) -> Outcome {
+pub fn parse_output(output: &[u8], exit_code: Option<i32>) -> HelperOutcome {
     let text = String::from_utf8_lossy(output);
     for line in text.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);
@@ -100,9 +112,9 @@ pub fn parse_output(output: &[u8], exit_code: Option<i32>) -> Outcome {
         .iter()
         .any(|w| lower.contains(w));
     if missing {
-        return Outcome::HelperUnavailable;
+        return HelperOutcome::HelperUnavailable;
     }
-    Outcome::Unexpected {
+    HelperOutcome::Unexpected {
         exit_code,
         excerpt: text.trim().chars().take(EXCERPT_CHARS).collect(),
     }
@@ -110,7 +122,7 @@ pub fn parse_output(output: &[u8], exit_code: Option<i32>) -> Outcome {
 
 /// The JSON after `__RESULT__`: an object with `count` (a non-negative
 /// integer) and/or `error` (a string). Anything else is not a result line.
-fn parse_result_json(json: &str) -> Option<Outcome> {
+fn parse_result_json(json: &str) -> Option<HelperOutcome> {
     let v: serde_json::Value = serde_json::from_str(json).ok()?;
     let obj = v.as_object()?;
     let count = match obj.get("count") {
@@ -122,14 +134,14 @@ fn parse_result_json(json: &str) -> Option<Outcome> {
         .and_then(|d| d.as_str())
         .map(str::to_owned);
     match obj.get("error") {
-        Some(serde_json::Value::String(t)) => Some(Outcome::Refused {
+        Some(serde_json::Value::String(t)) => Some(HelperOutcome::Failed {
             kind: ErrorKind::from_token(t).map_or_else(|| Token::Unknown(t.clone()), Token::Known),
             detail,
             count,
             hints: parse_hints(obj),
         }),
         Some(_) => None,
-        None => count.map(|count| Outcome::Edited { count }),
+        None => count.map(|count| HelperOutcome::Edited { count }),
     }
 }
 
@@ -189,7 +201,10 @@ mod tests {
     #[test]
     fn finds_the_line_in_noise() {
         let out = b"Welcome to the box\r\nmotd: __RESULT__{\"count\":9}\r\n__RESULT__{\"count\":2,\"extra\":1}\r\n\n[stderr] warning: x\n";
-        assert_eq!(parse_output(out, Some(0)), Outcome::Edited { count: 2 });
+        assert_eq!(
+            parse_output(out, Some(0)),
+            HelperOutcome::Edited { count: 2 }
+        );
     }
 
     #[test]
@@ -199,7 +214,7 @@ mod tests {
                 b"__RESULT__{\"error\":\"multiple_occurrences\",\"count\":3}\n",
                 Some(1)
             ),
-            Outcome::Refused {
+            HelperOutcome::Failed {
                 kind: Token::Known(ErrorKind::MultipleOccurrences),
                 detail: None,
                 count: Some(3),
@@ -208,7 +223,7 @@ mod tests {
         );
         assert_eq!(
             parse_output(b"__RESULT__{\"error\":\"quota\",\"detail\":\"d\"}", None),
-            Outcome::Refused {
+            HelperOutcome::Failed {
                 kind: Token::Unknown("quota".into()),
                 detail: Some("d".into()),
                 count: None,
@@ -221,16 +236,19 @@ mod tests {
     fn missing_helper_and_unexpected() {
         assert_eq!(
             parse_output(b"sh: 1: /opt/as-edit: not found\n", Some(127)),
-            Outcome::HelperUnavailable
+            HelperOutcome::HelperUnavailable
         );
-        assert_eq!(parse_output(b"", Some(126)), Outcome::HelperUnavailable);
+        assert_eq!(
+            parse_output(b"", Some(126)),
+            HelperOutcome::HelperUnavailable
+        );
         assert_eq!(
             parse_output(b"sh: /x: Permission denied", None),
-            Outcome::HelperUnavailable
+            HelperOutcome::HelperUnavailable
         );
         let long = "z".repeat(500);
         match parse_output(long.as_bytes(), Some(3)) {
-            Outcome::Unexpected {
+            HelperOutcome::Unexpected {
                 exit_code: Some(3),
                 excerpt,
             } => assert_eq!(excerpt.len(), 200),
@@ -239,7 +257,7 @@ mod tests {
         // A marker with broken JSON is not a result.
         assert!(matches!(
             parse_output(b"__RESULT__{\"count\":", Some(0)),
-            Outcome::Unexpected { .. }
+            HelperOutcome::Unexpected { .. }
         ));
     }
 }
@@ -251,7 +269,7 @@ mod hint_tests {
     #[test]
     fn hints_are_parsed_and_unknown_kinds_and_keys_ignored() {
         let out = br#"__RESULT__{"error":"string_not_found","hints":[{"line":2,"end_line":3,"kind":"indentation","score":1.0,"text":"  a\n  b","future":1},{"line":9,"end_line":9,"kind":"telepathy","score":1.0,"text":"x"},{"line":5,"end_line":5,"kind":"similar","score":0.75,"text":"y","text_truncated":true}],"hints_truncated":true,"path":"/p"}"#;
-        let Outcome::Refused { hints, .. } = parse_output(out, Some(1)) else {
+        let HelperOutcome::Failed { hints, .. } = parse_output(out, Some(1)) else {
             panic!()
         };
         let h = hints.unwrap();
@@ -270,7 +288,7 @@ mod hint_tests {
         assert_eq!((h.hints[1].kind, h.hints[1].score), (Kind::Similar, 0.75));
         assert!(h.hints[1].text_truncated && h.truncated);
         let out = b"__RESULT__{\"error\":\"multiple_occurrences\",\"count\":3,\"lines\":[1,4,4]}";
-        let Outcome::Refused { hints, .. } = parse_output(out, Some(1)) else {
+        let HelperOutcome::Failed { hints, .. } = parse_output(out, Some(1)) else {
             panic!()
         };
         assert_eq!(

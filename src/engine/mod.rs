@@ -1,8 +1,11 @@
 //! The pure replacement core: no I/O, no allocation proportional to the file.
 //!
 //! The file's raw bytes are fed in chunks of any size through three stages:
-//! strict UTF-8 validation, CRLF/lone-CR → LF normalization, then one matcher
-//! per edit (a batch chains them, each edit seeing the previous one's output).
+//! strict UTF-8 validation (`utf8.rs`), CRLF/lone-CR → LF normalization
+//! (`normalize.rs`), then one matcher per edit (`matcher.rs`; a batch chains
+//! them, each edit seeing the previous one's output). This file is the
+//! pipeline: [`Engine`] wires the stages, and a batch's `--diff` keeps both
+//! texts on the way (`batch_diff.rs`).
 //! The output is emitted in slices as soon as it is known. [`replace`] runs the
 //! same engine over a whole buffer; the host's transfer fallback uses it, so
 //! the native helper and the fallback cannot drift.
@@ -12,7 +15,17 @@
 //! (`str.count`), refuse 0, refuse >1 unless replace-all, replace the first (or
 //! every) occurrence.
 
-use memchr::memmem::Finder;
+mod batch_diff;
+mod matcher;
+mod normalize;
+mod utf8;
+
+use batch_diff::BatchDiff;
+use matcher::Matcher;
+use normalize::Normalizer;
+use utf8::Utf8Validator;
+
+pub use normalize::normalize_eol;
 
 /// One replacement, with OLD and NEW already decoded and LF-normalized.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -54,27 +67,22 @@ impl Edit {
         Ok(self)
     }
 
-    pub fn old(&self) -> &[u8] {
+    /// OLD, LF-normalized: the text to find.
+    pub fn old_text(&self) -> &[u8] {
         &self.old
     }
+    /// NEW, LF-normalized: the text that replaces it.
     pub fn new_text(&self) -> &[u8] {
         &self.new
     }
+    /// Whether every occurrence is replaced (else exactly one must exist).
     pub fn replace_all(&self) -> bool {
         self.replace_all
     }
+    /// The `--at-line` restriction, if any (see [`Edit::with_at_line`]).
     pub fn at_line(&self) -> Option<u64> {
         self.at_line
     }
-}
-
-/// CRLF, then any lone CR, become LF (Python: `s.replace("\r\n","\n").replace("\r","\n")`).
-pub fn normalize_eol(s: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(s.len());
-    let mut n = Normalizer::default();
-    n.feed(s, &mut |b| out.extend_from_slice(b));
-    n.finish(&mut |b| out.extend_from_slice(b));
-    out
 }
 
 /// Why an edit was refused. Nothing may be written for any of these.
@@ -83,22 +91,46 @@ pub enum Refusal {
     /// The file has zero bytes.
     Empty,
     /// The file is not valid UTF-8; `offset` is the raw byte offset of the first bad sequence.
-    InvalidUtf8 { offset: u64, reason: &'static str },
+    InvalidUtf8 {
+        /// Raw byte offset of the first bad sequence.
+        offset: u64,
+        /// What is wrong there, in Python's words (`invalid start byte`, …).
+        reason: &'static str,
+    },
     /// Edit `edit` (0-based) found no occurrence.
-    NotFound { edit: usize },
+    NotFound {
+        /// The edit, 0-based (in a batch, its position).
+        edit: usize,
+    },
     /// Edit `edit` found `count` > 1 occurrences without replace-all.
-    Multiple { edit: usize, count: u64 },
+    Multiple {
+        /// The edit, 0-based (in a batch, its position).
+        edit: usize,
+        /// Occurrences found.
+        count: u64,
+    },
     /// Edit `edit` (with `at_line`) has `count` ≥ 1 occurrences, none
     /// starting on `line`; `starts` holds the lines where the first
     /// [`AT_LINE_STARTS_MAX`] of them start.
     NotAtLine {
+        /// The edit, 0-based (in a batch, its position).
         edit: usize,
+        /// The requested 1-based line.
         line: u64,
+        /// Occurrences anywhere in the text.
         count: u64,
+        /// Start lines of the first occurrences.
         starts: Vec<u64>,
     },
     /// Edit `edit` (with `at_line`) has `count` > 1 occurrences starting on `line`.
-    MultipleAtLine { edit: usize, line: u64, count: u64 },
+    MultipleAtLine {
+        /// The edit, 0-based (in a batch, its position).
+        edit: usize,
+        /// The requested 1-based line.
+        line: u64,
+        /// Occurrences starting on it.
+        count: u64,
+    },
 }
 
 /// `--report` keeps the lines of the first this many replacements of each
@@ -113,8 +145,11 @@ pub const AT_LINE_STARTS_MAX: usize = 20;
 /// was asked for); `lines_truncated` when there were more.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EditStats {
+    /// Replacements made.
     pub count: u64,
+    /// 1-based output lines where the first replacements start.
     pub lines: Vec<u64>,
+    /// More replacements than `lines` lists.
     pub lines_truncated: bool,
 }
 
@@ -123,6 +158,7 @@ pub struct EditStats {
 pub struct Summary {
     /// Total replacements over all edits.
     pub count: u64,
+    /// Each edit's stats, in order.
     pub edits: Vec<EditStats>,
     /// Raw bytes read.
     pub input_len: u64,
@@ -142,54 +178,6 @@ pub struct Diff {
 /// A batch's diff needs both whole texts (later edits may rewrite earlier
 /// ones), kept in memory up to this size each; past it there is no diff.
 pub const BATCH_DIFF_MAX: usize = 4 << 20;
-
-/// Both texts of a batch, for its diff.
-struct BatchDiff {
-    name: String,
-    old: Vec<u8>,
-    new: Vec<u8>,
-    over: bool,
-}
-
-impl BatchDiff {
-    fn keep(&mut self, new: bool, b: &[u8]) {
-        let v = if new { &mut self.new } else { &mut self.old };
-        if self.over {
-            return;
-        }
-        if v.len() + b.len() > BATCH_DIFF_MAX {
-            self.over = true;
-            self.old = Vec::new();
-            self.new = Vec::new();
-            return;
-        }
-        v.extend_from_slice(b);
-    }
-
-    fn finish(self) -> Diff {
-        let (Ok(old), Ok(new)) = (
-            std::str::from_utf8(&self.old),
-            std::str::from_utf8(&self.new),
-        ) else {
-            return Diff {
-                text: None,
-                truncated: true,
-            };
-        };
-        if self.over {
-            return Diff {
-                text: None,
-                truncated: true,
-            };
-        }
-        let (text, truncated) =
-            crate::diff::unified(old, new, &self.name, crate::diff::CONTEXT, crate::diff::CAP);
-        Diff {
-            text: Some(text),
-            truncated,
-        }
-    }
-}
 
 /// Replaces in a whole buffer: the same engine as the streaming path.
 pub fn replace(content: &[u8], edits: &[Edit]) -> Result<(Vec<u8>, Summary), Refusal> {
@@ -231,14 +219,7 @@ impl Engine {
     pub fn with_diff(mut self, name: &str) -> Engine {
         match self.stages.as_mut_slice() {
             [one] => one.diff = Some(Box::new(crate::diff::Builder::new(name, crate::diff::CAP))),
-            _ => {
-                self.batch_diff = Some(BatchDiff {
-                    name: name.to_owned(),
-                    old: Vec::new(),
-                    new: Vec::new(),
-                    over: false,
-                })
-            }
+            _ => self.batch_diff = Some(BatchDiff::new(name)),
         }
         self
     }
@@ -247,7 +228,7 @@ impl Engine {
     /// writing output (but must keep feeding to learn the final counts,
     /// except after invalid UTF-8, see [`Engine::invalid_utf8`]).
     pub fn doomed(&self) -> bool {
-        self.utf8.error.is_some() || self.stages.iter().any(|s| s.doomed())
+        self.utf8.failed() || self.stages.iter().any(|s| s.doomed())
     }
 
     /// True once any edit has replaced an occurrence. Until then the output
@@ -264,16 +245,19 @@ impl Engine {
 
     /// True once invalid UTF-8 was seen: the outcome is final, reading can stop.
     pub fn invalid_utf8(&self) -> bool {
-        self.utf8.error.is_some()
+        self.utf8.failed()
     }
 
+    /// Feeds the next raw chunk (any size, split anywhere); output known so
+    /// far goes to `out` in slices. Nothing more is processed after invalid
+    /// UTF-8.
     pub fn feed(&mut self, chunk: &[u8], out: &mut dyn FnMut(&[u8])) {
-        if self.utf8.error.is_some() {
+        if self.utf8.failed() {
             return;
         }
         self.input_len += chunk.len() as u64;
         self.utf8.feed(chunk);
-        if self.utf8.error.is_some() {
+        if self.utf8.failed() {
             return;
         }
         let Engine {
@@ -295,6 +279,10 @@ impl Engine {
         }
     }
 
+    /// Ends the input: flushes the held-back output to `out` and returns the
+    /// summary, or the refusal (invalid UTF-8, then an empty file, then the
+    /// first edit refused, in order). After a refusal the output must be
+    /// discarded.
     pub fn finish(mut self, out: &mut dyn FnMut(&[u8])) -> Result<Summary, Refusal> {
         if let Some((offset, reason)) = self.utf8.finish() {
             return Err(Refusal::InvalidUtf8 { offset, reason });
@@ -396,364 +384,6 @@ fn finish_stages(stages: &mut [Matcher], bufs: &mut [Vec<u8>; 2], out: &mut dyn 
     }
     last.feed(cur, out);
     last.finish(out);
-}
-
-/// Strict UTF-8 across chunk boundaries (a sequence may be split).
-#[derive(Default)]
-struct Utf8Validator {
-    /// An incomplete sequence at the end of the previous chunk.
-    carry: [u8; 4],
-    carry_len: usize,
-    /// Raw offset of the carry's first byte, or of the next chunk.
-    offset: u64,
-    error: Option<(u64, &'static str)>,
-}
-
-impl Utf8Validator {
-    fn feed(&mut self, mut chunk: &[u8]) {
-        if self.carry_len > 0 {
-            let width = utf8_width(self.carry[0]);
-            let need = width - self.carry_len;
-            let take = need.min(chunk.len());
-            let mut tmp = [0u8; 4];
-            tmp[..self.carry_len].copy_from_slice(&self.carry[..self.carry_len]);
-            tmp[self.carry_len..self.carry_len + take].copy_from_slice(&chunk[..take]);
-            let have = self.carry_len + take;
-            match std::str::from_utf8(&tmp[..have]) {
-                Ok(_) => {
-                    self.offset += have as u64;
-                    self.carry_len = 0;
-                    chunk = &chunk[take..];
-                }
-                Err(e) if e.error_len().is_none() => {
-                    // Still incomplete: the chunk was shorter than the sequence.
-                    self.carry = tmp;
-                    self.carry_len = have;
-                    return;
-                }
-                Err(_) => {
-                    self.error = Some((self.offset, "invalid continuation byte"));
-                    return;
-                }
-            }
-        }
-        match std::str::from_utf8(chunk) {
-            Ok(_) => self.offset += chunk.len() as u64,
-            Err(e) => {
-                let at = e.valid_up_to();
-                match e.error_len() {
-                    Some(_) => {
-                        self.error = Some((self.offset + at as u64, bad_utf8_reason(chunk[at])));
-                    }
-                    None => {
-                        let rest = &chunk[at..];
-                        self.offset += at as u64;
-                        self.carry[..rest.len()].copy_from_slice(rest);
-                        self.carry_len = rest.len();
-                    }
-                }
-            }
-        }
-    }
-
-    fn finish(&mut self) -> Option<(u64, &'static str)> {
-        if self.error.is_none() && self.carry_len > 0 {
-            self.error = Some((self.offset, "unexpected end of data"));
-        }
-        self.error
-    }
-}
-
-fn utf8_width(b: u8) -> usize {
-    match b {
-        0xC2..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        0xF0..=0xF4 => 4,
-        _ => 1,
-    }
-}
-
-fn bad_utf8_reason(b: u8) -> &'static str {
-    if utf8_width(b) == 1 && b >= 0x80 {
-        "invalid start byte"
-    } else {
-        "invalid continuation byte"
-    }
-}
-
-/// CRLF → LF, lone CR → LF, across chunk boundaries.
-#[derive(Default)]
-struct Normalizer {
-    /// The previous chunk ended in CR: its fate depends on the next byte.
-    pending_cr: bool,
-    scratch: Vec<u8>,
-    /// A CR was seen: the output is no longer the input byte for byte.
-    saw_cr: bool,
-}
-
-impl Normalizer {
-    fn feed(&mut self, mut chunk: &[u8], out: &mut dyn FnMut(&[u8])) {
-        if chunk.is_empty() {
-            return;
-        }
-        if self.pending_cr {
-            self.pending_cr = false;
-            if chunk[0] == b'\n' {
-                chunk = &chunk[1..];
-            }
-            out(b"\n");
-        }
-        let Some(first_cr) = memchr::memchr(b'\r', chunk) else {
-            out(chunk); // the common case: no copy
-            return;
-        };
-        self.saw_cr = true;
-        self.scratch.clear();
-        self.scratch.extend_from_slice(&chunk[..first_cr]);
-        let mut i = first_cr;
-        loop {
-            // chunk[i] is a CR
-            if i + 1 == chunk.len() {
-                self.pending_cr = true;
-                break;
-            }
-            self.scratch.push(b'\n');
-            i += if chunk[i + 1] == b'\n' { 2 } else { 1 };
-            match memchr::memchr(b'\r', &chunk[i..]) {
-                Some(j) => {
-                    self.scratch.extend_from_slice(&chunk[i..i + j]);
-                    i += j;
-                }
-                None => {
-                    self.scratch.extend_from_slice(&chunk[i..]);
-                    break;
-                }
-            }
-        }
-        out(&self.scratch);
-    }
-
-    fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
-        if self.pending_cr {
-            self.pending_cr = false;
-            out(b"\n");
-        }
-    }
-}
-
-/// One edit over a stream: finds non-overlapping occurrences left to right,
-/// carrying at most `len(old) - 1` unresolved bytes between chunks.
-struct Matcher {
-    finder: Finder<'static>,
-    new: Vec<u8>,
-    replace_all: bool,
-    m: usize,
-    tail: Vec<u8>,
-    count: u64,
-    /// An occurrence was replaced (emitted as NEW).
-    replaced: bool,
-    track_lines: bool,
-    /// Newlines emitted so far (only counted when tracking lines).
-    newlines: u64,
-    lines: Vec<u64>,
-    /// `--diff` of a single edit: fed the unchanged text and each replacement.
-    diff: Option<Box<crate::diff::Builder>>,
-    /// `--at-line` state: the target line, newlines consumed from the input
-    /// so far (counted only with `at_line`), occurrences starting on the
-    /// target line, and the start lines of the first occurrences.
-    at_line: Option<u64>,
-    in_newlines: u64,
-    old_newlines: u64,
-    on_line: u64,
-    starts: Vec<u64>,
-}
-
-impl Matcher {
-    fn new(e: &Edit, track_lines: bool) -> Matcher {
-        Matcher {
-            finder: Finder::new(&e.old).into_owned(),
-            new: e.new.clone(),
-            replace_all: e.replace_all,
-            m: e.old.len(),
-            tail: Vec::with_capacity(2 * e.old.len()),
-            count: 0,
-            replaced: false,
-            track_lines,
-            newlines: 0,
-            lines: Vec::new(),
-            diff: None,
-            at_line: e.at_line,
-            in_newlines: 0,
-            old_newlines: memchr::memchr_iter(b'\n', &e.old).count() as u64,
-            on_line: 0,
-            starts: Vec::new(),
-        }
-    }
-
-    fn doomed(&self) -> bool {
-        match self.at_line {
-            // Refused once two occurrences start on the line, or once the
-            // consumed input has passed the line without one starting there.
-            Some(l) => self.on_line > 1 || (self.on_line == 0 && self.in_newlines >= l),
-            None => !self.replace_all && self.count > 1,
-        }
-    }
-
-    /// The edit's result once the input has been fed and finished.
-    fn outcome(self, edit: usize) -> Result<EditStats, Refusal> {
-        if self.count == 0 {
-            return Err(Refusal::NotFound { edit });
-        }
-        if let Some(line) = self.at_line {
-            return match self.on_line {
-                0 => Err(Refusal::NotAtLine {
-                    edit,
-                    line,
-                    count: self.count,
-                    starts: self.starts,
-                }),
-                1 => Ok(EditStats {
-                    count: 1,
-                    lines_truncated: false,
-                    lines: self.lines,
-                }),
-                count => Err(Refusal::MultipleAtLine { edit, line, count }),
-            };
-        }
-        if self.count > 1 && !self.replace_all {
-            return Err(Refusal::Multiple {
-                edit,
-                count: self.count,
-            });
-        }
-        Ok(EditStats {
-            count: self.count,
-            lines_truncated: self.track_lines && self.lines.len() as u64 != self.count,
-            lines: self.lines,
-        })
-    }
-
-    /// Whether the occurrence just counted (the `count`-th) is replaced.
-    /// Records its input line first when `at_line` is set.
-    fn take_occurrence(&mut self, before: &[u8]) -> bool {
-        let Some(target) = self.at_line else {
-            return self.replace_all || self.count == 1;
-        };
-        self.in_newlines += memchr::memchr_iter(b'\n', before).count() as u64;
-        let line = self.in_newlines + 1;
-        self.in_newlines += self.old_newlines;
-        if self.starts.len() < AT_LINE_STARTS_MAX {
-            self.starts.push(line);
-        }
-        if line != target {
-            return false;
-        }
-        self.on_line += 1;
-        self.on_line == 1
-    }
-
-    fn feed(&mut self, data: &[u8], out: &mut dyn FnMut(&[u8])) {
-        if data.is_empty() {
-            return;
-        }
-        if self.tail.is_empty() {
-            let limit = data.len().saturating_sub(self.m - 1);
-            let pos = self.scan(data, limit, out);
-            self.tail.extend_from_slice(&data[pos.max(limit)..]);
-            return;
-        }
-        // The tail may start a match that ends in `data`: resolve it on a
-        // small joined window, then search `data` in place.
-        let take = data.len().min(self.m - 1);
-        let mut joined = std::mem::take(&mut self.tail);
-        let tail_len = joined.len();
-        joined.extend_from_slice(&data[..take]);
-        if take == data.len() {
-            let limit = joined.len().saturating_sub(self.m - 1);
-            let pos = self.scan(&joined, limit, out);
-            let start = pos.max(limit);
-            joined.drain(..start);
-            self.tail = joined;
-            return;
-        }
-        let pos = self.scan(&joined, tail_len, out);
-        joined.clear();
-        self.tail = joined; // keep the allocation
-        let rest = &data[pos - tail_len..];
-        let limit = rest.len().saturating_sub(self.m - 1);
-        let pos = self.scan(rest, limit, out);
-        self.tail.extend_from_slice(&rest[pos.max(limit)..]);
-    }
-
-    fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
-        let tail = std::mem::take(&mut self.tail);
-        self.scan(&tail, tail.len(), out);
-    }
-
-    /// Handles every match in `buf` that starts before `limit`, emitting
-    /// everything before it and the replacement; emits unmatched bytes up to
-    /// `limit`. Returns how far `buf` has been consumed.
-    fn scan(&mut self, buf: &[u8], limit: usize, out: &mut dyn FnMut(&[u8])) -> usize {
-        let mut pos = 0;
-        while pos < limit {
-            let Some(i) = self.finder.find(&buf[pos..]).map(|i| i + pos) else {
-                break;
-            };
-            if i >= limit {
-                break;
-            }
-            self.same(&buf[pos..i], out);
-            self.count += 1;
-            if self.take_occurrence(&buf[pos..i]) {
-                self.replaced = true;
-                if self.track_lines && self.lines.len() < LINES_MAX {
-                    self.lines.push(self.newlines + 1);
-                }
-                if let Some(d) = self.diff.as_mut() {
-                    d.change(&buf[i..i + self.m], &self.new);
-                }
-                let new = std::mem::take(&mut self.new);
-                self.emit(&new, out);
-                self.new = new;
-            } else if self.at_line.is_some() {
-                // With `at_line`, an occurrence on another line is kept
-                // as it is: unchanged text for the diff too.
-                self.same(&buf[i..i + self.m], out);
-            } else {
-                // A second match without replace-all: the edit is
-                // refused, the output (and its diff) no longer matters.
-                self.diff = None;
-                self.emit(&buf[i..i + self.m], out);
-            }
-            pos = i + self.m;
-        }
-        if pos < limit {
-            if self.at_line.is_some() {
-                self.in_newlines += memchr::memchr_iter(b'\n', &buf[pos..limit]).count() as u64;
-            }
-            self.same(&buf[pos..limit], out);
-            pos = limit;
-        }
-        pos
-    }
-
-    /// Unchanged text.
-    fn same(&mut self, b: &[u8], out: &mut dyn FnMut(&[u8])) {
-        if let Some(d) = self.diff.as_mut() {
-            d.same(b);
-        }
-        self.emit(b, out);
-    }
-
-    fn emit(&mut self, b: &[u8], out: &mut dyn FnMut(&[u8])) {
-        if b.is_empty() {
-            return;
-        }
-        if self.track_lines {
-            self.newlines += memchr::memchr_iter(b'\n', b).count() as u64;
-        }
-        out(b);
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,71 @@
+//! CRLF, then any lone CR, become LF: for whole strings ([`normalize_eol`],
+//! OLD and NEW) and across chunk boundaries (the engine's second stage).
+
+/// CRLF, then any lone CR, become LF (Python: `s.replace("\r\n","\n").replace("\r","\n")`).
+pub fn normalize_eol(s: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len());
+    let mut n = Normalizer::default();
+    n.feed(s, &mut |b| out.extend_from_slice(b));
+    n.finish(&mut |b| out.extend_from_slice(b));
+    out
+}
+
+/// CRLF → LF, lone CR → LF, across chunk boundaries.
+#[derive(Default)]
+pub(super) struct Normalizer {
+    /// The previous chunk ended in CR: its fate depends on the next byte.
+    pending_cr: bool,
+    scratch: Vec<u8>,
+    /// A CR was seen: the output is no longer the input byte for byte.
+    pub(super) saw_cr: bool,
+}
+
+impl Normalizer {
+    pub(super) fn feed(&mut self, mut chunk: &[u8], out: &mut dyn FnMut(&[u8])) {
+        if chunk.is_empty() {
+            return;
+        }
+        if self.pending_cr {
+            self.pending_cr = false;
+            if chunk[0] == b'\n' {
+                chunk = &chunk[1..];
+            }
+            out(b"\n");
+        }
+        let Some(first_cr) = memchr::memchr(b'\r', chunk) else {
+            out(chunk); // the common case: no copy
+            return;
+        };
+        self.saw_cr = true;
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&chunk[..first_cr]);
+        let mut i = first_cr;
+        loop {
+            // chunk[i] is a CR
+            if i + 1 == chunk.len() {
+                self.pending_cr = true;
+                break;
+            }
+            self.scratch.push(b'\n');
+            i += if chunk[i + 1] == b'\n' { 2 } else { 1 };
+            match memchr::memchr(b'\r', &chunk[i..]) {
+                Some(j) => {
+                    self.scratch.extend_from_slice(&chunk[i..i + j]);
+                    i += j;
+                }
+                None => {
+                    self.scratch.extend_from_slice(&chunk[i..]);
+                    break;
+                }
+            }
+        }
+        out(&self.scratch);
+    }
+
+    pub(super) fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
+        if self.pending_cr {
+            self.pending_cr = false;
+            out(b"\n");
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! [`LocalShell`]: a [`Sandbox`] on this machine, for tests, the example and
+//! the install benchmark (optionally inside a chroot holding a minimal image).
+
+use std::io;
+use std::path::Path;
+
+use super::{ExecOutput, Sandbox};
+
+/// Runs commands with the local `sh -c`; files are plain reads and writes.
+/// (Optionally inside `chroot ROOT`, for tests of minimal images.)
+#[derive(Clone, Debug, Default)]
+pub struct LocalShell {
+    /// Run commands as `chroot ROOT /bin/sh -c CMD`; files map under ROOT.
+    pub chroot: Option<std::path::PathBuf>,
+}
+
+impl LocalShell {
+    /// Commands run with this machine's `sh -c`, files at their own paths.
+    pub fn new() -> Self {
+        LocalShell::default()
+    }
+
+    fn host_path(&self, p: &Path) -> std::path::PathBuf {
+        match &self.chroot {
+            Some(root) => root.join(p.strip_prefix("/").unwrap_or(p)),
+            None => p.to_path_buf(),
+        }
+    }
+}
+
+impl Sandbox for LocalShell {
+    fn exec(&mut self, command: &[u8], stdin: Option<&[u8]>) -> io::Result<ExecOutput> {
+        use std::io::Write;
+        use std::os::unix::ffi::OsStrExt;
+        use std::process::{Command, Stdio};
+        let cmd = std::ffi::OsStr::from_bytes(command);
+        let mut c = match &self.chroot {
+            Some(root) => {
+                let mut c = Command::new("chroot");
+                c.arg(root).args(["/bin/sh", "-c"]).arg(cmd);
+                c
+            }
+            None => {
+                let mut c = Command::new("sh");
+                c.arg("-c").arg(cmd);
+                c
+            }
+        };
+        c.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let mut child = c.spawn()?;
+        // Feed stdin from a thread while the output is drained, so neither
+        // side can block the other on a full pipe.
+        let writer = match (stdin, child.stdin.take()) {
+            (Some(data), Some(mut pipe)) => {
+                let data = data.to_vec();
+                // A child that exits early closes the pipe: not our error.
+                Some(std::thread::spawn(move || {
+                    let _ = pipe.write_all(&data);
+                }))
+            }
+            _ => None,
+        };
+        let out = child.wait_with_output()?;
+        if let Some(w) = writer {
+            let _ = w.join();
+        }
+        let mut merged = out.stdout;
+        merged.extend_from_slice(&out.stderr);
+        Ok(ExecOutput {
+            exit_code: out.status.code(),
+            output: merged,
+        })
+    }
+
+    fn download(&mut self, path: &Path) -> io::Result<Vec<u8>> {
+        std::fs::read(self.host_path(path))
+    }
+
+    fn upload(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        std::fs::write(self.host_path(path), bytes)
+    }
+
+    fn supports_stdin(&self) -> bool {
+        true
+    }
+}
