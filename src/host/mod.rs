@@ -13,6 +13,7 @@
 pub mod command;
 pub mod install;
 pub mod parse;
+mod transfer;
 
 #[cfg(feature = "agent-sandbox")]
 pub mod agent_sandbox;
@@ -321,6 +322,7 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
         };
     let edit = Edit::new(&req.old, &req.new, req.replace_all)
         .map_err(|m| refused(ErrorKind::InvalidArgument, Some(m.to_owned()), None))?;
+    let _one_at_a_time = transfer::lock(&req.path);
     let bytes = match sandbox.download(&req.path) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotConnected => return Err(EditError::Backend(e)),
@@ -343,13 +345,7 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
         let f = refusal_failure(r, 1, &display_path(&req.path));
         refused(f.kind, f.detail, f.count)
     })?;
-    sandbox.upload(&req.path, &out).map_err(|e| {
-        refused(
-            ErrorKind::WriteFailed,
-            Some(format!("uploading: {e}")),
-            None,
-        )
-    })?;
+    transfer::upload_checked(sandbox, &req.path, &bytes, &out)?;
     Ok(Edited {
         count: summary.count,
         via: Via::Transfer,
