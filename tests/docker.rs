@@ -458,6 +458,28 @@ fn busybox_as_user_1000() {
 
 #[test]
 #[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn an_unknown_user_or_workdir_is_a_backend_error_not_a_root_fallback() {
+    let c = Container::busybox("AS_EDIT_DOCKER_IMAGE_BUSYBOX_HELPER", &[]);
+    c.root_sh("mkdir -p /work && printf 'secret\\n' > /work/root.txt && chmod 600 /work/root.txt");
+    let r = req("/work/root.txt", "secret", "pwned");
+    for sb in [c.sandbox().user("nosuch"), c.sandbox().workdir("/nope")] {
+        match Editor::new(sb, HELPER).edit(&r) {
+            Err(EditError::Backend(e)) => assert!(
+                e.to_string()
+                    .starts_with("docker exec cannot start a process as configured"),
+                "{e}"
+            ),
+            other => panic!("expected a backend error, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        c.root_sh("cat /work/root.txt; stat -c '%u %a' /work/root.txt"),
+        "secret\n0 600"
+    );
+}
+
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
 fn read_only_root_with_tmpfs_workdir() {
     let c = Container::busybox(
         "AS_EDIT_DOCKER_IMAGE_BUSYBOX_HELPER",

@@ -289,6 +289,39 @@ impl Docker {
     }
 }
 
+/// `docker exec` exits 126 both for "cannot execute" and when it cannot set
+/// the process up at all: an unknown `--user`, a `--workdir` that does not
+/// exist. The latter is no missing helper: falling back would send the edit
+/// through `docker cp`, which runs as root, so it is `NotConnected` (the
+/// Editor returns it as a backend error, with no transfer attempt).
+fn exec_setup_error(out: &std::process::Output) -> Option<io::Error> {
+    if out.status.code() != Some(126)
+        || memchr::memmem::find(&out.stdout, crate::protocol::RESULT_PREFIX.as_bytes()).is_some()
+    {
+        return None;
+    }
+    // The daemon's words arrive on stdout (docker) or stderr (podman).
+    let text = [&out.stdout[..], &out.stderr[..]].concat();
+    let text = String::from_utf8_lossy(&text);
+    let lower = text.to_ascii_lowercase();
+    [
+        "unable to find user",
+        "no matching entries in passwd",
+        "chdir to cwd",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+    .then(|| {
+        io::Error::new(
+            io::ErrorKind::NotConnected,
+            format!(
+                "docker exec cannot start a process as configured (--user, --workdir): {}",
+                text.trim()
+            ),
+        )
+    })
+}
+
 fn cp_error(stderr: &[u8]) -> io::Error {
     let msg = String::from_utf8_lossy(stderr).trim().to_owned();
     let lower = msg.to_ascii_lowercase();
@@ -354,6 +387,9 @@ impl Sandbox for Docker {
             c.args(argv);
         }
         let out = self.run(c, stdin)?;
+        if let Some(e) = exec_setup_error(&out) {
+            return Err(e);
+        }
         // The CLI's own failures (no container, stopped, no daemon) exit 1
         // (docker) or 125 (podman); a command can too, so when no result
         // line came, the container's state decides.
@@ -448,9 +484,16 @@ impl Sandbox for Docker {
         }
         let mut c = self.exec_prefix(false);
         c.args(["sh", "-c", "true"]);
-        match self.run(c, None).map(|o| o.status.code()) {
-            Ok(Some(0)) => *self.shell.get_or_init(|| true),
-            Ok(Some(126)) | Ok(Some(127)) => *self.shell.get_or_init(|| false),
+        let out = self.run(c, None);
+        match out
+            .as_ref()
+            .map(|o| (o.status.code(), exec_setup_error(o).is_some()))
+        {
+            Ok((Some(0), _)) => *self.shell.get_or_init(|| true),
+            // 126 from docker's own set-up (unknown user, missing work
+            // directory) says nothing about sh: not cached, and the exec
+            // that follows reports it.
+            Ok((Some(126), false)) | Ok((Some(127), false)) => *self.shell.get_or_init(|| false),
             // The CLI or the container failed: assume a shell and let the
             // next call report the failure; probe again then.
             _ => true,
@@ -465,6 +508,7 @@ impl Sandbox for Docker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::EditRequest;
 
     #[test]
     fn cp_errors_are_classified_by_the_engines_words() {
@@ -592,6 +636,42 @@ mod tests {
             .exec(b"x", None)
             .unwrap();
         assert_eq!(o.output, b"__RESULT__{\"error\":\"empty\"}\n");
+    }
+
+    #[test]
+    fn exec_setup_errors_are_backend_errors_and_never_reach_the_root_fallback() {
+        let dir = tempfile::tempdir().unwrap();
+        // docker's words (on stdout, exit 126) for an unknown user and a
+        // missing work directory; `cp` (the fallback, run as root) exits 99.
+        for said in [
+            "unable to find user nosuch: no matching entries in passwd file",
+            "OCI runtime exec failed: exec failed: unable to start container process: chdir to cwd (/nope) set in config.json failed: no such file or directory: unknown",
+        ] {
+            let cli = fake_cli(dir.path(), "echo running", &format!("echo '{said}'; exit 126"));
+            let d = Docker::new("c").program(cli);
+            assert!(d.has_shell(), "{said}: a set-up failure is no proof of a missing sh");
+            assert_eq!(d.shell.get(), None, "{said}: not cached");
+            let r = EditRequest::new("/w/root.txt", "secret", "pwned", false);
+            match crate::host::Editor::new(d, "/opt/as-edit/as-edit").edit(&r) {
+                Err(EditError::Backend(e)) => {
+                    assert_eq!(e.kind(), io::ErrorKind::NotConnected);
+                    assert_eq!(
+                        e.to_string(),
+                        format!("docker exec cannot start a process as configured (--user, --workdir): {}", said)
+                    );
+                }
+                other => panic!("{said}: expected a backend error, got {other:?}"),
+            }
+        }
+        // A real "cannot execute" (no sh in the image) is still cached.
+        let cli = fake_cli(
+            dir.path(),
+            "echo running",
+            "echo 'OCI runtime exec failed: exec failed: unable to start container process: exec: \"sh\": executable file not found in $PATH: unknown'; exit 126",
+        );
+        let d = Docker::new("c").program(cli);
+        assert!(!d.has_shell());
+        assert_eq!(d.shell.get(), Some(&false));
     }
 
     #[test]
