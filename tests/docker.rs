@@ -318,6 +318,11 @@ fn scratch_without_helper_falls_back_then_installs_by_docker_cp() {
     let mut rel = Editor::new(c.sandbox().workdir("/work"), HELPER);
     assert_eq!(rel.edit(&req("f.txt", "a", "A")).unwrap(), transfer(1));
     assert_eq!(sb.download(Path::new("/work/f.txt")).unwrap(), b"A\nB c");
+    // Without .workdir(): the image's WORKDIR (/work), as exec uses it.
+    let mut rel = Editor::new(c.sandbox(), HELPER);
+    assert_eq!(rel.edit(&req("f.txt", "A", "a")).unwrap(), transfer(1));
+    assert_eq!(sb.download(Path::new("/work/f.txt")).unwrap(), b"a\nB c");
+    assert_eq!(rel.edit(&req("f.txt", "a", "A")).unwrap(), transfer(1));
     let (t, via, _, _) = refusal(ed.edit(&req("/work/f.txt", "zzz", "y")));
     assert_eq!((t.as_str(), via), ("string_not_found", Via::Transfer));
     let (t, via, _, _) = refusal(ed.edit(&req("/work/none.txt", "a", "y")));

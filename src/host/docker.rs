@@ -40,6 +40,8 @@ pub struct Docker {
     user: Option<String>,
     workdir: Option<String>,
     shell: OnceCell<bool>,
+    /// The image's `WORKDIR` (`Config.WorkingDir`), read once when needed.
+    image_workdir: OnceCell<String>,
     /// Mode, uid and gid of the last file downloaded, for its upload.
     last_meta: Option<(PathBuf, u32, u64, u64)>,
 }
@@ -53,6 +55,7 @@ impl Docker {
             user: None,
             workdir: None,
             shell: OnceCell::new(),
+            image_workdir: OnceCell::new(),
             last_meta: None,
         }
     }
@@ -253,14 +256,42 @@ impl Docker {
     }
 
     /// `docker cp` takes relative paths from the container's `/`; exec
-    /// resolves them against the work directory: use the latter.
-    fn absolute(&self, path: &Path) -> PathBuf {
+    /// resolves them against `--workdir`, else the image's `WORKDIR`: use
+    /// the same directory. A failed inspect is not cached (the container
+    /// may be gone: the `docker cp` that follows says so).
+    fn absolute(&self, path: &Path) -> io::Result<PathBuf> {
         if path.is_absolute() {
-            return path.to_path_buf();
+            return Ok(path.to_path_buf());
         }
-        Path::new("/")
-            .join(self.workdir.as_deref().unwrap_or("/"))
-            .join(path)
+        let dir = match &self.workdir {
+            Some(d) => d.as_str(),
+            None => match self.image_workdir.get() {
+                Some(d) => d.as_str(),
+                None => {
+                    let mut c = self.cli();
+                    c.args([
+                        "inspect",
+                        "--type",
+                        "container",
+                        "--format",
+                        "{{.Config.WorkingDir}}",
+                    ])
+                    .arg(&self.container);
+                    let out = self.run(c, None)?;
+                    if !out.status.success() {
+                        self.state()?;
+                        return Err(io::Error::other(format!(
+                            "cannot read the work directory of {}: {}",
+                            self.container,
+                            String::from_utf8_lossy(&out.stderr).trim()
+                        )));
+                    }
+                    let d = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+                    self.image_workdir.get_or_init(|| d).as_str()
+                }
+            },
+        };
+        Ok(Path::new("/").join(dir).join(path))
     }
 
     fn cp_in(&self, dir: &Path, tar: &[u8]) -> io::Result<()> {
@@ -268,7 +299,7 @@ impl Docker {
         // No -a: from a stream, the daemon keeps the headers' owners as
         // they are; -a would map them to the container's --user, through
         // a passwd lookup that fails for numeric users.
-        c.args(["cp", "-"]).arg(self.target(&self.absolute(dir))?);
+        c.args(["cp", "-"]).arg(self.target(&self.absolute(dir)?)?);
         let out = self.run(c, Some(tar))?;
         if out.status.success() {
             return Ok(());
@@ -412,7 +443,7 @@ impl Sandbox for Docker {
         let mut c = self.cli();
         // -L: read the file a symlink points to, as the helper would.
         c.args(["cp", "-L"])
-            .arg(self.target(&self.absolute(path))?)
+            .arg(self.target(&self.absolute(path)?)?)
             .arg("-");
         let out = self.run(c, None)?;
         if !out.status.success() {
@@ -531,12 +562,20 @@ mod tests {
 
     #[test]
     fn relative_paths_resolve_against_the_workdir_as_exec_does() {
-        let d = Docker::new("c");
-        assert_eq!(d.absolute(Path::new("f.txt")), Path::new("/f.txt"));
-        assert_eq!(d.absolute(Path::new("/a/b")), Path::new("/a/b"));
+        let dir = tempfile::tempdir().unwrap();
+        // The image's WORKDIR, as `docker exec` uses it when no --workdir
+        // is given; an image without one says "".
+        for (said, want) in [("/srv/app", "/srv/app/f.txt"), ("", "/f.txt")] {
+            let inspect =
+                format!("case \"$*\" in *WorkingDir*) echo '{said}' ;; *) echo running ;; esac");
+            let d = Docker::new("c").program(fake_cli(dir.path(), &inspect, "exit 99"));
+            assert_eq!(d.absolute(Path::new("f.txt")).unwrap(), Path::new(want));
+            assert_eq!(d.absolute(Path::new("/a/b")).unwrap(), Path::new("/a/b"));
+        }
+        let d = Docker::new("c").program("/nonexistent/docker-cli");
         let d = d.workdir("/work");
         assert_eq!(
-            d.absolute(Path::new("sub/f.txt")),
+            d.absolute(Path::new("sub/f.txt")).unwrap(),
             Path::new("/work/sub/f.txt")
         );
         assert_eq!(
