@@ -128,6 +128,21 @@ AS_EDIT_DOCKER_IMAGE_BUSYBOX="as-edit-test/busybox:$tag" \
 AS_EDIT_DOCKER_IMAGE_BUSYBOX_HELPER="as-edit-test/busybox-helper:$tag" \
 AS_EDIT_STATIC_BIN="$bin" \
   cargo test --quiet --all-features --test docker -- --ignored --test-threads 2
+# A fresh Debian machine has only docker.io's CLI (20.10 there), whose
+# messages differ from newer CLIs' (a missing file in docker cp, say): when
+# /usr/bin/docker is not the CLI found first on PATH, run the tests again
+# with it.
+if [ -x /usr/bin/docker ] && [ "$(command -v docker)" != /usr/bin/docker ]; then
+  step "tests/docker.rs again with /usr/bin/docker ($(/usr/bin/docker version -f '{{.Client.Version}}' 2>/dev/null) CLI)"
+  PATH="/usr/bin:$PATH" \
+  AS_EDIT_DOCKER_LABEL="$label" \
+  AS_EDIT_DOCKER_IMAGE_SCRATCH="as-edit-test/scratch:$tag" \
+  AS_EDIT_DOCKER_IMAGE_SCRATCH_HELPER="as-edit-test/scratch-helper:$tag" \
+  AS_EDIT_DOCKER_IMAGE_BUSYBOX="as-edit-test/busybox:$tag" \
+  AS_EDIT_DOCKER_IMAGE_BUSYBOX_HELPER="as-edit-test/busybox-helper:$tag" \
+  AS_EDIT_STATIC_BIN="$bin" \
+    cargo test --quiet --all-features --test docker -- --ignored --test-threads 2
+fi
 
 step "the example with --docker"
 cargo build --quiet --all-features --example host

@@ -357,10 +357,12 @@ fn cp_error(stderr: &[u8]) -> io::Error {
     let msg = String::from_utf8_lossy(stderr).trim().to_owned();
     let lower = msg.to_ascii_lowercase();
     // "must be a directory": docker's words for a missing destination
-    // directory when the source is a stream.
+    // directory when the source is a stream; "no such container:path":
+    // the 20.10 CLI's (Debian's docker.io) for a missing source.
     let kind = if lower.contains("could not find the file")
         || lower.contains("no such file or directory")
         || lower.contains("must be a directory")
+        || lower.contains("no such container:path")
     {
         io::ErrorKind::NotFound
     } else if lower.contains("read-only") || lower.contains("permission denied") {
@@ -555,6 +557,10 @@ mod tests {
         assert_eq!(
             kind("Error response from daemon: container rootfs is marked read-only"),
             io::ErrorKind::PermissionDenied
+        );
+        assert_eq!(
+            kind("Error: No such container:path: c:/work/none.txt"),
+            io::ErrorKind::NotFound
         );
         assert_eq!(kind("Error: something else"), io::ErrorKind::Other);
         assert_eq!(cp_error(b"Error: x\n").to_string(), "docker cp: Error: x");
