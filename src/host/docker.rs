@@ -424,10 +424,11 @@ impl Sandbox for Docker {
             return Err(e);
         }
         // The CLI's own failures (no container, stopped, no daemon) exit 1
-        // (docker) or 125 (podman); a command can too, so when no result
-        // line came, the container's state decides.
+        // (docker) or 125 (podman), a container stopped mid-command 137 or
+        // another signal's code; a command can exit so too, so when no
+        // result line came, the container's state decides.
         let code = out.status.code();
-        if matches!(code, Some(1) | Some(125))
+        if code != Some(0)
             && memchr::memmem::find(&out.stdout, crate::protocol::RESULT_PREFIX.as_bytes())
                 .is_none()
         {
@@ -651,6 +652,8 @@ mod tests {
                 "echo 'Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running?' >&2; exit 1",
                 Some("cannot inspect container c: Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running?".to_owned()),
             ),
+            // Stopped while the command ran (docker kill, docker stop).
+            ("echo exited", "exit 137", Some("container c is not running (status: exited)".to_owned())),
             // Running: a command's own exit 1 is its output, not an error.
             ("echo running", "echo 'chmod: x: No such file' >&2; exit 1", None),
         ];
