@@ -828,3 +828,40 @@ fn concurrent_transfer_edits_from_one_process_lose_nothing() {
     let want: String = (0..threads).map(|t| format!("t{t}={rounds};\n")).collect();
     assert_eq!(String::from_utf8(std::fs::read(&p).unwrap()).unwrap(), want);
 }
+
+#[test]
+fn a_transfer_refusal_after_the_helpers_write_failed_keeps_the_helpers_detail() {
+    // The helper refuses (its line, canned here); the transfer path then
+    // fails on its own: the caller sees both reasons.
+    struct Canned;
+    impl Sandbox for Canned {
+        fn exec(&mut self, _: &[u8], _: Option<&[u8]>) -> std::io::Result<host::ExecOutput> {
+            Ok(host::ExecOutput {
+                exit_code: Some(1),
+                output: b"__RESULT__{\"error\":\"write_failed\",\"detail\":\"cannot create a temp in /w: Permission denied\"}\n".to_vec(),
+            })
+        }
+        fn download(&mut self, p: &Path) -> std::io::Result<Vec<u8>> {
+            LocalShell::new().download(p)
+        }
+        fn upload(&mut self, _: &Path, _: &[u8]) -> std::io::Result<()> {
+            Err(std::io::Error::from_raw_os_error(30))
+        }
+    }
+    let d = scratch();
+    let p = write_file(d.path(), "f.txt", b"a\n", 0o644);
+    let mut ed = host::Editor::new(Canned, BIN);
+    let (tok, detail) = transfer_detail(ed.edit(&EditRequest::new(&p, "a", "b", false)));
+    assert_eq!(tok, "write_failed");
+    assert_eq!(
+        detail,
+        "uploading: Read-only file system (os error 30); the helper answered write_failed: cannot create a temp in /w: Permission denied"
+    );
+    let (tok, detail) = transfer_detail(ed.edit(&EditRequest::new(&p, "zz", "b", false)));
+    assert_eq!(tok, "string_not_found");
+    assert_eq!(
+        detail,
+        "the helper answered write_failed: cannot create a temp in /w: Permission denied"
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), b"a\n");
+}

@@ -175,6 +175,7 @@ impl<S: Sandbox> Editor<S> {
             }
             Err(_) => None,
         };
+        let mut helper_said = None;
         if let Some((cmd, stdin)) = attempt {
             let out = self.sandbox.exec(&cmd, stdin.as_deref());
             // NotConnected: the sandbox itself is unreachable (no such
@@ -194,9 +195,10 @@ impl<S: Sandbox> Editor<S> {
                     }
                     Outcome::Refused {
                         kind: Token::Known(ErrorKind::WriteFailed),
+                        detail,
                         ..
-                    }
-                    | Outcome::HelperUnavailable => {}
+                    } => helper_said = Some(detail.unwrap_or_default()),
+                    Outcome::HelperUnavailable => {}
                     Outcome::Refused {
                         kind,
                         detail,
@@ -217,7 +219,7 @@ impl<S: Sandbox> Editor<S> {
             // An exec that failed outright also falls through: the transfer
             // path may still work, and reports its own error if not.
         }
-        transfer_edit(&mut self.sandbox, req)
+        transfer::keep_helper_detail(transfer_edit(&mut self.sandbox, req), helper_said)
     }
 
     /// Makes sure a working helper is at the helper path, installing

@@ -18,7 +18,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex};
 
-use super::{EditError, Sandbox, Token, Via};
+use super::{EditError, Edited, Sandbox, Token, Via};
 use crate::protocol::{display_path, ErrorKind};
 
 static HELD: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
@@ -102,5 +102,40 @@ pub(crate) fn upload_checked<S: Sandbox + ?Sized>(
         Err(r) => Err(EditError::Backend(io::Error::other(format!(
             "uploading {shown} failed ({e}), and restoring the original failed too ({r}): the file may be damaged"
         )))),
+    }
+}
+
+/// A transfer refusal after the helper's `write_failed` keeps the helper's
+/// detail: it often says more (why the directory refused the temp) than
+/// the transfer path's own failure.
+pub(crate) fn keep_helper_detail(
+    r: Result<Edited, EditError>,
+    helper_said: Option<String>,
+) -> Result<Edited, EditError> {
+    match (r, helper_said) {
+        (
+            Err(EditError::Refused {
+                kind,
+                detail,
+                count,
+                via,
+            }),
+            Some(h),
+        ) => {
+            let mut d = detail.unwrap_or_default();
+            d.push_str(if d.is_empty() { "" } else { "; " });
+            d.push_str("the helper answered write_failed");
+            if !h.is_empty() {
+                d.push_str(": ");
+                d.push_str(&h);
+            }
+            Err(EditError::Refused {
+                kind,
+                detail: Some(d),
+                count,
+                via,
+            })
+        }
+        (r, _) => r,
     }
 }
