@@ -60,6 +60,18 @@ got=$(docker save "as-edit:$version" | tar -xO --wildcards '*/layer.tar' | tar -
 [ "$got" = "opt/ opt/as-edit/ opt/as-edit/as-edit " ] || die "as-edit:$version holds more than the helper: $got"
 echo "ok: as-edit:$version holds only: $got"
 
+# A rebuild with another binary moves the tags; the image they named before
+# must not stay behind as a dangling <none>.
+first=$(docker image inspect -f '{{.Id}}' "as-edit:$version")
+cp "$bin" "$work/other-bin"
+printf x >>"$work/other-bin"
+scripts/image.sh --bin "$work/other-bin" >/dev/null
+if docker image inspect "$first" >/dev/null 2>&1; then die "rebuilding as-edit:$version left the previous image $first behind"; fi
+second=$(docker image inspect -f '{{.Id}}' "as-edit:$version")
+scripts/image.sh --bin "$bin" >/dev/null
+if docker image inspect "$second" >/dev/null 2>&1; then die "rebuilding as-edit:$version left the previous image $second behind"; fi
+echo "ok: rebuilding the image layer leaves no dangling image"
+
 if ((${#arm[@]})); then
   arch=$(docker image inspect -f '{{.Os}}/{{.Architecture}}' "as-edit:$version-aarch64")
   [ "$arch" = linux/arm64 ] || die "as-edit:$version-aarch64 is $arch"
