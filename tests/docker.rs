@@ -485,6 +485,40 @@ fn an_unknown_user_or_workdir_is_a_backend_error_not_a_root_fallback() {
 
 #[test]
 #[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn the_transfer_path_refuses_files_under_a_tmpfs_mount() {
+    // No helper: every edit goes to the transfer path, whose docker cp
+    // would see the image's /etc under the tmpfs, not the mount.
+    let c = Container::busybox(
+        "AS_EDIT_DOCKER_IMAGE_BUSYBOX",
+        &["--tmpfs", "/etc", "--tmpfs", "/work"],
+    );
+    c.root_sh("printf 'in tmpfs\\n' > /etc/as-edit-test.txt && printf 'w\\n' > /work/t.txt");
+    let mut ed = Editor::new(c.sandbox(), HELPER);
+    for (path, mount) in [("/etc/as-edit-test.txt", "/etc"), ("/work/t.txt", "/work")] {
+        let (t, via, _, d) = refusal(ed.edit(&req(path, "t", "T")));
+        assert_eq!((t.as_str(), via), ("read_failed", Via::Transfer), "{d}");
+        assert!(
+            d.contains(&format!(
+                "under the container's tmpfs mount {mount}, which docker cp cannot reach"
+            )),
+            "{d}"
+        );
+    }
+    assert_eq!(
+        c.root_sh("cat /etc/as-edit-test.txt /work/t.txt; ls -A /work; ls -A /etc | grep as-edit"),
+        "in tmpfs\nw\nt.txt\nas-edit-test.txt"
+    );
+    // The image's copy beneath the mount is untouched too.
+    let tar = docker(&["cp", &format!("{}:/etc/as-edit-test.txt", c.0), "-"]).stdout;
+    let mut ar = tar::Archive::new(tar.as_slice());
+    let mut e = ar.entries().unwrap().next().unwrap().unwrap();
+    let mut got = String::new();
+    std::io::Read::read_to_string(&mut e, &mut got).unwrap();
+    assert_eq!(got, "read only\n");
+}
+
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
 fn read_only_root_with_tmpfs_workdir() {
     let c = Container::busybox(
         "AS_EDIT_DOCKER_IMAGE_BUSYBOX_HELPER",

@@ -32,6 +32,16 @@ use std::process::{Command, Stdio};
 use super::command::split_quoted;
 use super::{EditError, ExecOutput, Sandbox};
 
+/// Read from `docker inspect` once per [`Docker`], for `docker cp`.
+#[derive(Clone, Debug)]
+struct Layout {
+    /// `Config.WorkingDir`: where exec runs when no `--workdir` is given.
+    workdir: String,
+    /// Where tmpfs mounts are (`--tmpfs`, `--mount type=tmpfs`): `docker cp`
+    /// sees the image's directory under them, not the mount.
+    tmpfs: Vec<PathBuf>,
+}
+
 /// One running container, reached through the docker CLI.
 #[derive(Clone, Debug)]
 pub struct Docker {
@@ -40,8 +50,8 @@ pub struct Docker {
     user: Option<String>,
     workdir: Option<String>,
     shell: OnceCell<bool>,
-    /// The image's `WORKDIR` (`Config.WorkingDir`), read once when needed.
-    image_workdir: OnceCell<String>,
+    /// What `docker cp` needs to know of the container, read once.
+    layout: OnceCell<Layout>,
     /// Mode, uid and gid of the last file downloaded, for its upload.
     last_meta: Option<(PathBuf, u32, u64, u64)>,
 }
@@ -55,7 +65,7 @@ impl Docker {
             user: None,
             workdir: None,
             shell: OnceCell::new(),
-            image_workdir: OnceCell::new(),
+            layout: OnceCell::new(),
             last_meta: None,
         }
     }
@@ -255,43 +265,83 @@ impl Docker {
         Ok(())
     }
 
+    fn layout(&self) -> io::Result<&Layout> {
+        if let Some(l) = self.layout.get() {
+            return Ok(l);
+        }
+        let mut c = self.cli();
+        c.args([
+            "inspect",
+            "--type",
+            "container",
+            "--format",
+            "{{println .Config.WorkingDir}}{{range $k, $v := .HostConfig.Tmpfs}}{{println $k}}{{end}}\
+             {{range .Mounts}}{{if eq .Type \"tmpfs\"}}{{println .Destination}}{{end}}{{end}}",
+        ])
+        .arg(&self.container);
+        let out = self.run(c, None)?;
+        if !out.status.success() {
+            // Not cached: the container may be gone, and state() says so.
+            self.state()?;
+            return Err(io::Error::other(format!(
+                "cannot inspect container {}: {}",
+                self.container,
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut lines = text.lines();
+        let workdir = lines.next().unwrap_or("").trim().to_owned();
+        let tmpfs = lines
+            .map(str::trim)
+            .filter(|l| l.starts_with('/'))
+            .map(PathBuf::from)
+            .collect();
+        Ok(self.layout.get_or_init(|| Layout { workdir, tmpfs }))
+    }
+
     /// `docker cp` takes relative paths from the container's `/`; exec
     /// resolves them against `--workdir`, else the image's `WORKDIR`: use
-    /// the same directory. A failed inspect is not cached (the container
-    /// may be gone: the `docker cp` that follows says so).
+    /// the same directory.
     fn absolute(&self, path: &Path) -> io::Result<PathBuf> {
         if path.is_absolute() {
             return Ok(path.to_path_buf());
         }
         let dir = match &self.workdir {
             Some(d) => d.as_str(),
-            None => match self.image_workdir.get() {
-                Some(d) => d.as_str(),
-                None => {
-                    let mut c = self.cli();
-                    c.args([
-                        "inspect",
-                        "--type",
-                        "container",
-                        "--format",
-                        "{{.Config.WorkingDir}}",
-                    ])
-                    .arg(&self.container);
-                    let out = self.run(c, None)?;
-                    if !out.status.success() {
-                        self.state()?;
-                        return Err(io::Error::other(format!(
-                            "cannot read the work directory of {}: {}",
-                            self.container,
-                            String::from_utf8_lossy(&out.stderr).trim()
-                        )));
-                    }
-                    let d = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-                    self.image_workdir.get_or_init(|| d).as_str()
-                }
-            },
+            None => self.layout()?.workdir.as_str(),
         };
         Ok(Path::new("/").join(dir).join(path))
+    }
+
+    /// `CONTAINER:PATH` for `docker cp`, refusing a path under a tmpfs
+    /// mount: `docker cp` would read or write the image's copy hidden
+    /// under it. Judged on the path's text (`.` and `..` folded), so a
+    /// symlink into such a mount is not seen.
+    fn cp_target(&self, path: &Path) -> io::Result<OsString> {
+        use std::path::Component;
+        let abs = self.absolute(path)?;
+        let mut plain = PathBuf::from("/");
+        for c in abs.components() {
+            match c {
+                Component::ParentDir => {
+                    plain.pop();
+                }
+                Component::Normal(n) => plain.push(n),
+                _ => {}
+            }
+        }
+        if let Some(m) = self.layout()?.tmpfs.iter().find(|m| plain.starts_with(m)) {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "{} is under the container's tmpfs mount {}, which docker cp cannot reach (it sees the image's directory beneath)",
+                    path.display(),
+                    m.display()
+                ),
+            ));
+        }
+        self.target(&abs)
     }
 
     fn cp_in(&self, dir: &Path, tar: &[u8]) -> io::Result<()> {
@@ -299,7 +349,7 @@ impl Docker {
         // No -a: from a stream, the daemon keeps the headers' owners as
         // they are; -a would map them to the container's --user, through
         // a passwd lookup that fails for numeric users.
-        c.args(["cp", "-"]).arg(self.target(&self.absolute(dir)?)?);
+        c.args(["cp", "-"]).arg(self.cp_target(dir)?);
         let out = self.run(c, Some(tar))?;
         if out.status.success() {
             return Ok(());
@@ -445,9 +495,7 @@ impl Sandbox for Docker {
     fn download(&mut self, path: &Path) -> io::Result<Vec<u8>> {
         let mut c = self.cli();
         // -L: read the file a symlink points to, as the helper would.
-        c.args(["cp", "-L"])
-            .arg(self.target(&self.absolute(path)?)?)
-            .arg("-");
+        c.args(["cp", "-L"]).arg(self.cp_target(path)?).arg("-");
         let out = self.run(c, None)?;
         if !out.status.success() {
             self.state()?;
@@ -479,6 +527,9 @@ impl Sandbox for Docker {
     }
 
     fn upload(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        // The file itself may be a tmpfs mount point's name: check it, not
+        // only the directory the archive is extracted into.
+        self.cp_target(path)?;
         let (dir, name) = match (path.parent(), path.file_name()) {
             (Some(d), Some(n)) => (
                 if d.as_os_str().is_empty() {
@@ -594,6 +645,31 @@ mod tests {
             .target(Path::new(OsStr::from_bytes(b"/w/\xff")))
             .unwrap_err();
         assert_eq!(bad.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn docker_cp_refuses_paths_under_a_tmpfs_mount() {
+        let dir = tempfile::tempdir().unwrap();
+        // WorkingDir, then the tmpfs mounts (--tmpfs, then --mount type=tmpfs).
+        let inspect =
+            "case \"$*\" in *Tmpfs*) printf '/work\\n/work\\n/etc\\n/run/x\\n' ;; *) echo running ;; esac";
+        let mut d = Docker::new("c").program(fake_cli(dir.path(), inspect, "exit 99"));
+        for p in ["/etc/passwd", "/etc", "/work/../etc/x", "/run/x/y"] {
+            let e = d.download(Path::new(p)).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::Unsupported, "{p}: {e}");
+            assert!(e.to_string().contains("tmpfs mount /"), "{p}: {e}");
+            let e = d.upload(Path::new(p), b"x").unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::Unsupported, "{p}: {e}");
+        }
+        assert_eq!(
+            d.download(Path::new("ssl/f")).unwrap_err().to_string(),
+            "ssl/f is under the container's tmpfs mount /work, which docker cp cannot reach (it sees the image's directory beneath)"
+        );
+        // Beside a mount, not under it: docker cp runs (and the stand-in fails).
+        for p in ["/etcetera/f", "/run/xy"] {
+            let e = d.download(Path::new(p)).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::Other, "{p}: {e}");
+        }
     }
 
     #[test]
