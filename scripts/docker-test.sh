@@ -177,6 +177,11 @@ docker exec "$c" sh -c 'mkdir /work && printf "x\n" > /work/f.txt && chown -R 10
 expect "edited 1 (native)" 0 env AS_EDIT_STATIC_BIN="$bin" "$ex" --docker "$c" --install --user 1000:1000 /work/f.txt x y
 [ "$(docker exec "$c" stat -c '%u %a' /work/f.txt /opt/as-edit/as-edit | tr '\n' ' ')" = "1000 644 0 755 " ] \
   || die "--install over exec: $(docker exec "$c" stat -c '%n %u %a' /work/f.txt /opt/as-edit/as-edit)"
+# A shell without mkdir and chmod: --install goes by docker cp instead.
+c=$(run "as-edit-test/busybox:$tag" sleep 3600)
+docker exec "$c" sh -c 'printf "x\n" > /tmp/f.txt && rm /bin/mkdir /bin/chmod'
+expect "edited 1 (native)" 0 env AS_EDIT_STATIC_BIN="$bin" "$ex" --docker "$c" --install /tmp/f.txt x y
+[ "$(docker exec "$c" stat -c '%a %u' /opt/as-edit/as-edit)" = "755 0" ] || die "--install without mkdir: $(docker exec "$c" ls -la /opt/as-edit)"
 c=$(run "as-edit-test/scratch:$tag" /pause/sleep 3600)
 docker cp "$work/bb/etc/as-edit-test.txt" "$c:/work/f.txt"
 expect "edited 1 (native)" 0 env AS_EDIT_STATIC_BIN="$bin" "$ex" --docker "$c" --install /work/f.txt only alone
