@@ -321,6 +321,8 @@ impl Docker {
     fn cp_target(&self, path: &Path) -> io::Result<OsString> {
         use std::path::Component;
         let abs = self.absolute(path)?;
+        // A path the engine cannot carry is refused before any inspect.
+        let target = self.target(&abs)?;
         let mut plain = PathBuf::from("/");
         for c in abs.components() {
             match c {
@@ -341,7 +343,7 @@ impl Docker {
                 ),
             ));
         }
-        self.target(&abs)
+        Ok(target)
     }
 
     fn cp_in(&self, dir: &Path, tar: &[u8]) -> io::Result<()> {
@@ -796,6 +798,54 @@ mod tests {
         let d = Docker::new("c").program(cli);
         assert!(!d.has_shell());
         assert_eq!(d.shell.get(), Some(&false));
+    }
+
+    #[test]
+    fn a_non_utf8_path_is_invalid_argument_without_a_transfer_attempt() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        // Any CLI call would print this and exit 99.
+        let cli = fake_cli(
+            dir.path(),
+            "echo called >&2; exit 99",
+            "echo called; exit 99",
+        );
+        let r = EditRequest::new(
+            Path::new(OsStr::from_bytes(b"/w/\xff.txt")),
+            "a",
+            "b",
+            false,
+        );
+        let mut ed = crate::host::Editor::new(
+            Docker::new("c").program(cli).with_shell(true),
+            "/opt/as-edit/as-edit",
+        );
+        match ed.edit(&r) {
+            Err(EditError::Refused {
+                kind, detail, via, ..
+            }) => {
+                assert_eq!(kind.as_str(), "invalid_argument");
+                assert_eq!(
+                    detail.as_deref(),
+                    Some("the engine's API takes UTF-8 commands only")
+                );
+                assert_eq!(via, crate::host::Via::Native);
+            }
+            other => panic!("expected invalid_argument, got {other:?}"),
+        }
+        match crate::host::transfer_edit(&mut ed.sandbox, &r) {
+            Err(EditError::Refused {
+                kind, detail, via, ..
+            }) => {
+                assert_eq!(kind.as_str(), "invalid_argument");
+                assert_eq!(
+                    detail.as_deref(),
+                    Some("the engine's API takes UTF-8 paths only")
+                );
+                assert_eq!(via, crate::host::Via::Transfer);
+            }
+            other => panic!("expected invalid_argument, got {other:?}"),
+        }
     }
 
     #[test]

@@ -184,6 +184,9 @@ impl<S: Sandbox> Editor<S> {
                 if e.kind() == io::ErrorKind::NotConnected {
                     return Err(EditError::Backend(out.unwrap_err()));
                 }
+                if e.kind() == io::ErrorKind::InvalidInput {
+                    return Err(transfer::not_sendable(e, Via::Native));
+                }
             }
             if let Ok(out) = out {
                 match parse_output(&out.output, out.exit_code) {
@@ -328,6 +331,9 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
     let bytes = match sandbox.download(&req.path) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotConnected => return Err(EditError::Backend(e)),
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+            return Err(transfer::not_sendable(&e, Via::Transfer))
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(refused(
                 ErrorKind::FileNotFound,

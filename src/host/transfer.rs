@@ -139,3 +139,15 @@ pub(crate) fn keep_helper_detail(
         (r, _) => r,
     }
 }
+
+/// A request the backend cannot carry (a non-UTF-8 path to the docker
+/// engine's JSON API): `invalid_argument`, as the helper would refuse a bad
+/// invocation, rather than a transfer attempt that cannot carry it either.
+pub(crate) fn not_sendable(e: &io::Error, via: Via) -> EditError {
+    EditError::Refused {
+        kind: Token::Known(ErrorKind::InvalidArgument),
+        detail: Some(e.to_string()),
+        count: None,
+        via,
+    }
+}
