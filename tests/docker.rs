@@ -517,6 +517,70 @@ fn the_transfer_path_refuses_files_under_a_tmpfs_mount() {
     assert_eq!(got, "read only\n");
 }
 
+/// A 1 MiB tmpfs on the host, unmounted on drop (after the container that
+/// binds it is gone: declare it first).
+struct HostTmpfs(tempfile::TempDir);
+
+impl HostTmpfs {
+    fn new() -> HostTmpfs {
+        let d = tempfile::tempdir().unwrap();
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(d.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount -t tmpfs (needs root)");
+        HostTmpfs(d)
+    }
+}
+
+impl Drop for HostTmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn a_full_disk_during_the_fallback_upload_leaves_the_file_as_it_was() {
+    use std::os::unix::fs::MetadataExt;
+    let fs = HostTmpfs::new();
+    let f = fs.0.path().join("f.txt");
+    let body = "line\n".repeat(300 * 1024 / 5);
+    std::fs::write(&f, &body).unwrap();
+    std::fs::write(fs.0.path().join("filler"), vec![0u8; 600 * 1024]).unwrap();
+    let ino = std::fs::metadata(&f).unwrap().ino();
+    let bind = format!("{}:/work", fs.0.path().display());
+    // No helper in this image: the transfer path does the edit.
+    let c = Container::busybox("AS_EDIT_DOCKER_IMAGE_BUSYBOX", &["-v", &bind]);
+    let mut ed = Editor::new(c.sandbox(), HELPER);
+    let r = EditRequest::new("/work/f.txt", "line", "LINE", true);
+    let (t, via, _, d) = refusal(ed.edit(&r));
+    assert_eq!((t.as_str(), via), ("write_failed", Via::Transfer), "{d}");
+    assert!(!d.contains("restored"), "{d}");
+    // Untouched: same bytes, same inode (the new content went to a temp,
+    // which is gone).
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), body);
+    assert_eq!(std::fs::metadata(&f).unwrap().ino(), ino);
+    let mut names: Vec<_> = std::fs::read_dir(fs.0.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["f.txt", "filler"]);
+    // With room, the same edit lands by rename: a new inode, mode kept.
+    std::fs::remove_file(fs.0.path().join("filler")).unwrap();
+    assert_eq!(ed.edit(&r).unwrap(), transfer(body.len() as u64 / 5));
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        body.replace("line", "LINE")
+    );
+    assert_ne!(std::fs::metadata(&f).unwrap().ino(), ino);
+    assert_eq!(std::fs::metadata(&f).unwrap().mode() & 0o7777, 0o644);
+    assert_eq!(std::fs::read_dir(fs.0.path()).unwrap().count(), 1);
+    drop(c);
+}
+
 #[test]
 #[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
 fn read_only_root_with_tmpfs_workdir() {

@@ -346,6 +346,18 @@ impl Docker {
         Ok(target)
     }
 
+    /// `sh -c SCRIPT` as root (the rights `docker cp` has), for the
+    /// upload's rename; a CLI or container failure is `NotConnected`.
+    fn root_sh(&self, script: &str) -> io::Result<std::process::Output> {
+        let mut c = self.cli();
+        c.args(["exec", "--user", "0", &self.container, "sh", "-c", script]);
+        let out = self.run(c, None)?;
+        if !out.status.success() {
+            self.state()?;
+        }
+        Ok(out)
+    }
+
     fn cp_in(&self, dir: &Path, tar: &[u8]) -> io::Result<()> {
         let mut c = self.cli();
         // No -a: from a stream, the daemon keeps the headers' owners as
@@ -552,17 +564,48 @@ impl Sandbox for Docker {
             Some((p, m, u, g)) if p == path => (m & 0o7777, *u, *g),
             _ => (0o644, 0, 0),
         };
-        let mut ar = tar::Builder::new(Vec::with_capacity(bytes.len() + 1024));
-        append(
-            &mut ar,
-            Path::new(name),
-            tar::EntryType::Regular,
-            mode,
-            (uid, gid),
-            bytes,
-        )?;
-        let tar = ar.into_inner()?;
-        self.cp_in(dir, &tar)
+        let tar_of = |name: &OsStr| -> io::Result<Vec<u8>> {
+            let mut ar = tar::Builder::new(Vec::with_capacity(bytes.len() + 1024));
+            append(
+                &mut ar,
+                Path::new(name),
+                tar::EntryType::Regular,
+                mode,
+                (uid, gid),
+                bytes,
+            )?;
+            ar.into_inner()
+        };
+        if self.has_shell() {
+            // docker cp unlinks the target, then writes: a full disk leaves
+            // half a file. With a shell, write a temp beside it and rename
+            // it over the target, as the helper does; the target is then
+            // the old or the new file, never a mix. As root, like docker
+            // cp itself. Where the rename cannot work (a bind-mounted
+            // single file: EBUSY; no mv), the temp goes and the write falls
+            // back to docker cp in place.
+            let temp_name = format!(".as-edit-{}.tmp", crate::fs::random_hex());
+            let temp = self.absolute(dir)?.join(&temp_name);
+            let target = self.absolute(path)?;
+            let quoted = |p: &Path| {
+                use std::os::unix::ffi::OsStrExt;
+                String::from_utf8_lossy(&super::command::sh_quote(p.as_os_str().as_bytes()))
+                    .into_owned()
+            };
+            let (t, p) = (quoted(&temp), quoted(&target));
+            if let Err(e) = self.cp_in(dir, &tar_of(OsStr::new(&temp_name))?) {
+                let _ = self.root_sh(&format!("rm -f -- {t}"));
+                return Err(e);
+            }
+            match self.root_sh(&format!("mv -f -- {t} {p}")) {
+                Ok(o) if o.status.success() => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => return Err(e),
+                _ => {
+                    let _ = self.root_sh(&format!("rm -f -- {t}"));
+                }
+            }
+        }
+        self.cp_in(dir, &tar_of(name)?)
     }
 
     fn has_shell(&self) -> bool {
