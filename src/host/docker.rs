@@ -25,7 +25,7 @@
 
 use std::cell::OnceCell;
 use std::ffi::{OsStr, OsString};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -213,21 +213,17 @@ impl Docker {
             io::Error::new(io::ErrorKind::NotConnected, msg)
         })?;
         // Feed stdin from a thread while the output is drained, so neither
-        // side can block the other on a full pipe.
-        let writer = match (stdin, child.stdin.take()) {
-            (Some(data), Some(mut pipe)) => {
-                let data = data.to_vec();
-                Some(std::thread::spawn(move || {
-                    let _ = pipe.write_all(&data);
-                }))
+        // side can block the other on a full pipe; scoped, so the bytes are
+        // borrowed rather than copied (the file's size once more).
+        let pipe = child.stdin.take();
+        std::thread::scope(|s| {
+            if let (Some(data), Some(mut pipe)) = (stdin, pipe) {
+                s.spawn(move || {
+                    let _ = pipe.write_all(data);
+                });
             }
-            _ => None,
-        };
-        let out = child.wait_with_output()?;
-        if let Some(w) = writer {
-            let _ = w.join();
-        }
-        Ok(out)
+            child.wait_with_output()
+        })
     }
 
     /// `Running` or why not: no such container, or stopped.
@@ -516,7 +512,7 @@ impl Sandbox for Docker {
             return Err(cp_error(&out.stderr));
         }
         let mut ar = tar::Archive::new(out.stdout.as_slice());
-        let mut entry = ar.entries()?.next().ok_or_else(|| {
+        let entry = ar.entries()?.next().ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
                 "docker cp sent an empty archive",
@@ -534,8 +530,19 @@ impl Sandbox for Docker {
             ));
         }
         let meta = (path.to_path_buf(), h.mode()?, h.uid()?, h.gid()?);
-        let mut bytes = Vec::with_capacity(h.size()? as usize);
-        entry.read_to_end(&mut bytes)?;
+        // The file's bytes lie in the archive as they are: cut them out of
+        // the CLI's output in place instead of copying them out.
+        let (start, size) = (entry.raw_file_position() as usize, entry.size() as usize);
+        drop(ar);
+        let mut bytes = out.stdout;
+        if start.checked_add(size).is_none_or(|end| end > bytes.len()) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "docker cp sent a truncated archive",
+            ));
+        }
+        bytes.truncate(start + size);
+        bytes.drain(..start);
         self.last_meta = Some(meta);
         Ok(bytes)
     }
@@ -715,6 +722,47 @@ mod tests {
             let e = d.download(Path::new(p)).unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::Other, "{p}: {e}");
         }
+    }
+
+    #[test]
+    fn download_cuts_the_file_out_of_the_archive_in_place() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        // A long name (a GNU long-name entry before the file's header) and
+        // content of a size that needs padding.
+        let name = format!("{}.txt", "n".repeat(150));
+        let body: Vec<u8> = (0..70_001u32).map(|i| (i % 251) as u8).collect();
+        let mut ar = tar::Builder::new(Vec::new());
+        append(
+            &mut ar,
+            Path::new(&name),
+            tar::EntryType::Regular,
+            0o640,
+            (7, 8),
+            &body,
+        )
+        .unwrap();
+        let tar_path = dir.path().join("a.tar");
+        std::fs::write(&tar_path, ar.into_inner().unwrap()).unwrap();
+        let cli = dir.path().join("cli");
+        std::fs::write(
+            &cli,
+            format!(
+                "#!/bin/sh\ncase \"$1\" in cp) cat '{}' ;; *) exit 99 ;; esac\n",
+                tar_path.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut d = Docker::new("c").program(&cli);
+        // Absolute paths under no tmpfs: the layout is known, no inspect.
+        let _ = d.layout.set(Layout {
+            workdir: "/".into(),
+            tmpfs: vec![],
+        });
+        let p = Path::new("/w").join(&name);
+        assert_eq!(d.download(&p).unwrap(), body);
+        assert_eq!(d.last_meta, Some((p, 0o640, 7, 8)));
     }
 
     #[test]
