@@ -533,7 +533,6 @@ impl Sandbox for Docker {
         // The file's bytes lie in the archive as they are: cut them out of
         // the CLI's output in place instead of copying them out.
         let (start, size) = (entry.raw_file_position() as usize, entry.size() as usize);
-        drop(ar);
         let mut bytes = out.stdout;
         if start.checked_add(size).is_none_or(|end| end > bytes.len()) {
             return Err(io::Error::new(
