@@ -129,8 +129,11 @@ fn docker(container: &str, args: &Args, req: &EditRequest) -> ExitCode {
                 "-p".into(),
                 dir.as_os_str().to_owned(),
             ]);
+            // A shell without coreutils (no mkdir, hence likely no chmod
+            // or mv either): install by docker cp instead.
             match root.sandbox.exec(&mkdir, None) {
-                Ok(_) => root.ensure_helper(&bin).map(|_| ()),
+                Ok(o) if o.exit_code == Some(0) => root.ensure_helper(&bin).map(|_| ()),
+                Ok(_) => root.sandbox.install_helper(&bin, &helper),
                 Err(e) => Err(EditError::Backend(e)),
             }
         } else {

@@ -20,7 +20,12 @@ docker_up() {
   # --network none (the tests need no network), so the daemon needs neither
   # the iptables binary nor the bridge module, and leaves the host's
   # firewall alone.
-  dockerd --iptables=false --bridge=none >"$DOCKERD_LOG" 2>&1 &
+  # setsid: its own session and process group, so a Ctrl-C in the terminal
+  # reaches the script (whose EXIT trap removes containers and images, then
+  # stops this daemon) but not the daemon those removals need. Without job
+  # control the child is no group leader, so setsid does not fork: $! is
+  # dockerd's pid.
+  setsid dockerd --iptables=false --bridge=none >"$DOCKERD_LOG" 2>&1 </dev/null &
   DOCKERD_PID=$!
   echo "started dockerd (pid $DOCKERD_PID, log $DOCKERD_LOG)" >&2
   local deadline=$((SECONDS + 120))
@@ -32,6 +37,11 @@ docker_up() {
     fi
     sleep 0.2
   done
+  # A daemon in the caller's process group would die of the terminal's
+  # SIGINT before the cleanup that needs it.
+  # (Field 5 of /proc/PID/stat is the process group.)
+  [ "$(cut -d' ' -f5 "/proc/$DOCKERD_PID/stat")" != "$(cut -d' ' -f5 /proc/$$/stat)" ] \
+    || die "dockerd (pid $DOCKERD_PID) shares the script's process group"
 }
 
 # docker_down: stops the daemon docker_up started, if any.

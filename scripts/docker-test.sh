@@ -60,6 +60,18 @@ got=$(docker save "as-edit:$version" | tar -xO --wildcards '*/layer.tar' | tar -
 [ "$got" = "opt/ opt/as-edit/ opt/as-edit/as-edit " ] || die "as-edit:$version holds more than the helper: $got"
 echo "ok: as-edit:$version holds only: $got"
 
+# A rebuild with another binary moves the tags; the image they named before
+# must not stay behind as a dangling <none>.
+first=$(docker image inspect -f '{{.Id}}' "as-edit:$version")
+cp "$bin" "$work/other-bin"
+printf x >>"$work/other-bin"
+scripts/image.sh --bin "$work/other-bin" >/dev/null
+if docker image inspect "$first" >/dev/null 2>&1; then die "rebuilding as-edit:$version left the previous image $first behind"; fi
+second=$(docker image inspect -f '{{.Id}}' "as-edit:$version")
+scripts/image.sh --bin "$bin" >/dev/null
+if docker image inspect "$second" >/dev/null 2>&1; then die "rebuilding as-edit:$version left the previous image $second behind"; fi
+echo "ok: rebuilding the image layer leaves no dangling image"
+
 if ((${#arm[@]})); then
   arch=$(docker image inspect -f '{{.Os}}/{{.Architecture}}' "as-edit:$version-aarch64")
   [ "$arch" = linux/arm64 ] || die "as-edit:$version-aarch64 is $arch"
@@ -128,6 +140,21 @@ AS_EDIT_DOCKER_IMAGE_BUSYBOX="as-edit-test/busybox:$tag" \
 AS_EDIT_DOCKER_IMAGE_BUSYBOX_HELPER="as-edit-test/busybox-helper:$tag" \
 AS_EDIT_STATIC_BIN="$bin" \
   cargo test --quiet --all-features --test docker -- --ignored --test-threads 2
+# A fresh Debian machine has only docker.io's CLI (20.10 there), whose
+# messages differ from newer CLIs' (a missing file in docker cp, say): when
+# /usr/bin/docker is not the CLI found first on PATH, run the tests again
+# with it.
+if [ -x /usr/bin/docker ] && [ "$(command -v docker)" != /usr/bin/docker ]; then
+  step "tests/docker.rs again with /usr/bin/docker ($(/usr/bin/docker version -f '{{.Client.Version}}' 2>/dev/null) CLI)"
+  PATH="/usr/bin:$PATH" \
+  AS_EDIT_DOCKER_LABEL="$label" \
+  AS_EDIT_DOCKER_IMAGE_SCRATCH="as-edit-test/scratch:$tag" \
+  AS_EDIT_DOCKER_IMAGE_SCRATCH_HELPER="as-edit-test/scratch-helper:$tag" \
+  AS_EDIT_DOCKER_IMAGE_BUSYBOX="as-edit-test/busybox:$tag" \
+  AS_EDIT_DOCKER_IMAGE_BUSYBOX_HELPER="as-edit-test/busybox-helper:$tag" \
+  AS_EDIT_STATIC_BIN="$bin" \
+    cargo test --quiet --all-features --test docker -- --ignored --test-threads 2
+fi
 
 step "the example with --docker"
 cargo build --quiet --all-features --example host
@@ -150,6 +177,11 @@ docker exec "$c" sh -c 'mkdir /work && printf "x\n" > /work/f.txt && chown -R 10
 expect "edited 1 (native)" 0 env AS_EDIT_STATIC_BIN="$bin" "$ex" --docker "$c" --install --user 1000:1000 /work/f.txt x y
 [ "$(docker exec "$c" stat -c '%u %a' /work/f.txt /opt/as-edit/as-edit | tr '\n' ' ')" = "1000 644 0 755 " ] \
   || die "--install over exec: $(docker exec "$c" stat -c '%n %u %a' /work/f.txt /opt/as-edit/as-edit)"
+# A shell without mkdir and chmod: --install goes by docker cp instead.
+c=$(run "as-edit-test/busybox:$tag" sleep 3600)
+docker exec "$c" sh -c 'printf "x\n" > /tmp/f.txt && rm /bin/mkdir /bin/chmod'
+expect "edited 1 (native)" 0 env AS_EDIT_STATIC_BIN="$bin" "$ex" --docker "$c" --install /tmp/f.txt x y
+[ "$(docker exec "$c" stat -c '%a %u' /opt/as-edit/as-edit)" = "755 0" ] || die "--install without mkdir: $(docker exec "$c" ls -la /opt/as-edit)"
 c=$(run "as-edit-test/scratch:$tag" /pause/sleep 3600)
 docker cp "$work/bb/etc/as-edit-test.txt" "$c:/work/f.txt"
 expect "edited 1 (native)" 0 env AS_EDIT_STATIC_BIN="$bin" "$ex" --docker "$c" --install /work/f.txt only alone

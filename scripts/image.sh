@@ -32,13 +32,23 @@ build_image() {
   ctx=$(mktemp -d)
   install -D -m 755 "$b" "$ctx/opt/as-edit/as-edit"
   printf 'FROM scratch\nCOPY opt/as-edit/as-edit /opt/as-edit/as-edit\n' >"$ctx/Dockerfile"
-  local tags=()
+  local tags=() t old_ids id
   for t in "$@"; do tags+=(-t "$t"); done
+  # The images these tags name now: a rebuild moves the tags, and an old
+  # image no tag names any more would stay behind as a dangling <none>.
+  old_ids=$(for t in "$@"; do docker image inspect -f '{{.Id}}' "$t" 2>/dev/null || true; done | sort -u)
   # The classic builder: FROM scratch needs no registry and no buildx.
   local out
   out=$(DOCKER_BUILDKIT=0 docker build -q --platform "$platform" "${tags[@]}" "$ctx" 2>&1) \
     || { rm -rf "$ctx"; die "docker build of $* failed: $out"; }
   rm -rf "$ctx"
+  for id in $old_ids; do
+    # Only an image left without any tag; one a container still uses is
+    # refused by the engine (no -f) and kept.
+    [ "$(docker image inspect -f '{{len .RepoTags}}' "$id" 2>/dev/null)" = 0 ] || continue
+    docker image rm "$id" >/dev/null 2>&1 && echo "removed the previous image ${id#sha256:}" \
+      || echo "kept the previous image ${id#sha256:} (still in use)"
+  done
   echo "built $* ($platform): $(docker image inspect -f '{{.Size}}' "$1") bytes"
 }
 

@@ -321,6 +321,11 @@ fn scratch_without_helper_falls_back_then_installs_by_docker_cp() {
     let mut rel = Editor::new(c.sandbox().workdir("/work"), HELPER);
     assert_eq!(rel.edit(&req("f.txt", "a", "A")).unwrap(), transfer(1));
     assert_eq!(sb.download(Path::new("/work/f.txt")).unwrap(), b"A\nB c");
+    // Without .workdir(): the image's WORKDIR (/work), as exec uses it.
+    let mut rel = Editor::new(c.sandbox(), HELPER);
+    assert_eq!(rel.edit(&req("f.txt", "A", "a")).unwrap(), transfer(1));
+    assert_eq!(sb.download(Path::new("/work/f.txt")).unwrap(), b"a\nB c");
+    assert_eq!(rel.edit(&req("f.txt", "a", "A")).unwrap(), transfer(1));
     let (t, via, _, _) = refusal(ed.edit(&req("/work/f.txt", "zzz", "y")));
     assert_eq!((t.as_str(), via), ("string_not_found", Via::Transfer));
     let (t, via, _, _) = refusal(ed.edit(&req("/work/none.txt", "a", "y")));
@@ -457,6 +462,126 @@ fn busybox_as_user_1000() {
         ),
         "edited\n1000:1000 644\nf.txt"
     );
+}
+
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn an_unknown_user_or_workdir_is_a_backend_error_not_a_root_fallback() {
+    let c = Container::busybox("AS_EDIT_DOCKER_IMAGE_BUSYBOX_HELPER", &[]);
+    c.root_sh("mkdir -p /work && printf 'secret\\n' > /work/root.txt && chmod 600 /work/root.txt");
+    let r = req("/work/root.txt", "secret", "pwned");
+    for sb in [c.sandbox().user("nosuch"), c.sandbox().workdir("/nope")] {
+        match Editor::new(sb, HELPER).edit(&r) {
+            Err(EditError::Backend(e)) => assert!(
+                e.to_string()
+                    .starts_with("docker exec cannot start a process as configured"),
+                "{e}"
+            ),
+            other => panic!("expected a backend error, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        c.root_sh("cat /work/root.txt; stat -c '%u %a' /work/root.txt"),
+        "secret\n0 600"
+    );
+}
+
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn the_transfer_path_refuses_files_under_a_tmpfs_mount() {
+    // No helper: every edit goes to the transfer path, whose docker cp
+    // would see the image's /etc under the tmpfs, not the mount.
+    let c = Container::busybox(
+        "AS_EDIT_DOCKER_IMAGE_BUSYBOX",
+        &["--tmpfs", "/etc", "--tmpfs", "/work"],
+    );
+    c.root_sh("printf 'in tmpfs\\n' > /etc/as-edit-test.txt && printf 'w\\n' > /work/t.txt");
+    let mut ed = Editor::new(c.sandbox(), HELPER);
+    for (path, mount) in [("/etc/as-edit-test.txt", "/etc"), ("/work/t.txt", "/work")] {
+        let (t, via, _, d) = refusal(ed.edit(&req(path, "t", "T")));
+        assert_eq!((t.as_str(), via), ("read_failed", Via::Transfer), "{d}");
+        assert!(
+            d.contains(&format!(
+                "under the container's tmpfs mount {mount}, which docker cp cannot reach"
+            )),
+            "{d}"
+        );
+    }
+    assert_eq!(
+        c.root_sh("cat /etc/as-edit-test.txt /work/t.txt; ls -A /work; ls -A /etc | grep as-edit"),
+        "in tmpfs\nw\nt.txt\nas-edit-test.txt"
+    );
+    // The image's copy beneath the mount is untouched too.
+    let tar = docker(&["cp", &format!("{}:/etc/as-edit-test.txt", c.0), "-"]).stdout;
+    let mut ar = tar::Archive::new(tar.as_slice());
+    let mut e = ar.entries().unwrap().next().unwrap().unwrap();
+    let mut got = String::new();
+    std::io::Read::read_to_string(&mut e, &mut got).unwrap();
+    assert_eq!(got, "read only\n");
+}
+
+/// A 1 MiB tmpfs on the host, unmounted on drop (after the container that
+/// binds it is gone: declare it first).
+struct HostTmpfs(tempfile::TempDir);
+
+impl HostTmpfs {
+    fn new() -> HostTmpfs {
+        let d = tempfile::tempdir().unwrap();
+        let st = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(d.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount -t tmpfs (needs root)");
+        HostTmpfs(d)
+    }
+}
+
+impl Drop for HostTmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn a_full_disk_during_the_fallback_upload_leaves_the_file_as_it_was() {
+    use std::os::unix::fs::MetadataExt;
+    let fs = HostTmpfs::new();
+    let f = fs.0.path().join("f.txt");
+    let body = "line\n".repeat(300 * 1024 / 5);
+    std::fs::write(&f, &body).unwrap();
+    std::fs::write(fs.0.path().join("filler"), vec![0u8; 600 * 1024]).unwrap();
+    let ino = std::fs::metadata(&f).unwrap().ino();
+    let bind = format!("{}:/work", fs.0.path().display());
+    // No helper in this image: the transfer path does the edit.
+    let c = Container::busybox("AS_EDIT_DOCKER_IMAGE_BUSYBOX", &["-v", &bind]);
+    let mut ed = Editor::new(c.sandbox(), HELPER);
+    let r = EditRequest::new("/work/f.txt", "line", "LINE", true);
+    let (t, via, _, d) = refusal(ed.edit(&r));
+    assert_eq!((t.as_str(), via), ("write_failed", Via::Transfer), "{d}");
+    assert!(!d.contains("restored"), "{d}");
+    // Untouched: same bytes, same inode (the new content went to a temp,
+    // which is gone).
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), body);
+    assert_eq!(std::fs::metadata(&f).unwrap().ino(), ino);
+    let mut names: Vec<_> = std::fs::read_dir(fs.0.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["f.txt", "filler"]);
+    // With room, the same edit lands by rename: a new inode, mode kept.
+    std::fs::remove_file(fs.0.path().join("filler")).unwrap();
+    assert_eq!(ed.edit(&r).unwrap(), transfer(body.len() as u64 / 5));
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        body.replace("line", "LINE")
+    );
+    assert_ne!(std::fs::metadata(&f).unwrap().ino(), ino);
+    assert_eq!(std::fs::metadata(&f).unwrap().mode() & 0o7777, 0o644);
+    assert_eq!(std::fs::read_dir(fs.0.path()).unwrap().count(), 1);
+    drop(c);
 }
 
 #[test]

@@ -813,3 +813,196 @@ fn an_older_helper_never_gets_the_new_flags() {
     assert_eq!(lines[0], "--version");
     assert!(lines[1].starts_with("-- "), "no --hints: {calls}");
 }
+
+/// `LocalShell` with a transfer path that misbehaves on purpose: the next
+/// `fail_uploads` uploads fail with ENOSPC, after writing half the bytes in
+/// place when `damage` (as `docker cp` does on a full disk: it unlinks the
+/// file, then writes); `meddle` is written over its path right after the
+/// first download (another writer, between the download and the upload).
+#[derive(Default)]
+struct Flaky {
+    fail_uploads: usize,
+    damage: bool,
+    meddle: Option<(PathBuf, Vec<u8>)>,
+    uploads: usize,
+}
+
+impl Sandbox for Flaky {
+    fn exec(&mut self, command: &[u8], stdin: Option<&[u8]>) -> std::io::Result<host::ExecOutput> {
+        LocalShell::new().exec(command, stdin)
+    }
+    fn download(&mut self, p: &Path) -> std::io::Result<Vec<u8>> {
+        let got = LocalShell::new().download(p);
+        if let Some((path, bytes)) = self.meddle.take() {
+            std::fs::write(path, bytes).unwrap();
+        }
+        got
+    }
+    fn upload(&mut self, p: &Path, b: &[u8]) -> std::io::Result<()> {
+        self.uploads += 1;
+        if self.fail_uploads > 0 {
+            self.fail_uploads -= 1;
+            if self.damage {
+                std::fs::write(p, &b[..b.len() / 2]).unwrap();
+            }
+            return Err(std::io::Error::from_raw_os_error(28));
+        }
+        LocalShell::new().upload(p, b)
+    }
+}
+
+fn transfer_detail(r: Result<Edited, EditError>) -> (String, String) {
+    match r {
+        Err(EditError::Failed {
+            kind,
+            detail,
+            via: Via::Transfer,
+            ..
+        }) => (kind.as_str().to_owned(), detail.unwrap_or_default()),
+        other => panic!("expected a transfer refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_failed_upload_never_leaves_a_damaged_file_behind_write_failed() {
+    let d = scratch();
+    let original = b"line one\nline two\nline three\n".repeat(100);
+    let p = write_file(d.path(), "f.txt", &original, 0o644);
+    let req = EditRequest::new(&p, "line two", "LINE 2", true);
+    // Failed before writing: write_failed, nothing to restore.
+    let mut sb = Flaky {
+        fail_uploads: 1,
+        ..Flaky::default()
+    };
+    let (tok, detail) = transfer_detail(host::transfer_edit(&mut sb, &req));
+    assert_eq!(tok, "write_failed");
+    assert_eq!(detail, "uploading: No space left on device (os error 28)");
+    assert_eq!(std::fs::read(&p).unwrap(), original);
+    assert_eq!(sb.uploads, 1);
+    // Failed after cutting the file: the original is put back, and said so.
+    let mut sb = Flaky {
+        fail_uploads: 1,
+        damage: true,
+        ..Flaky::default()
+    };
+    let (tok, detail) = transfer_detail(host::transfer_edit(&mut sb, &req));
+    assert_eq!(tok, "write_failed");
+    assert_eq!(
+        detail,
+        "uploading: No space left on device (os error 28) (original restored)"
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), original);
+    assert_eq!(sb.uploads, 2);
+    // The restore fails too: never a refusal (which promises an untouched
+    // file), but a backend error saying the file may be damaged.
+    let mut sb = Flaky {
+        fail_uploads: 2,
+        damage: true,
+        ..Flaky::default()
+    };
+    match host::transfer_edit(&mut sb, &req) {
+        Err(EditError::Backend(e)) => assert_eq!(
+            e.to_string(),
+            format!(
+                "uploading {} failed (No space left on device (os error 28)), and restoring the original failed too (No space left on device (os error 28)): the file may be damaged",
+                p.display()
+            )
+        ),
+        other => panic!("expected a backend error, got {other:?}"),
+    }
+    assert_eq!(listing(d.path()), vec!["f.txt"]);
+}
+
+#[test]
+fn a_file_changed_during_a_transfer_edit_is_a_conflict_not_a_lost_update() {
+    let d = scratch();
+    let p = write_file(d.path(), "f.txt", b"a b\n", 0o644);
+    let mut sb = Flaky {
+        meddle: Some((p.clone(), b"a b c\n".to_vec())),
+        ..Flaky::default()
+    };
+    let (tok, detail) = transfer_detail(host::transfer_edit(
+        &mut sb,
+        &EditRequest::new(&p, "a", "A", false),
+    ));
+    assert_eq!(tok, "conflict");
+    assert_eq!(
+        detail,
+        format!(
+            "{} changed while the transfer edit ran; nothing written",
+            p.display()
+        )
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), b"a b c\n");
+    assert_eq!(sb.uploads, 0);
+}
+
+#[test]
+fn concurrent_transfer_edits_from_one_process_lose_nothing() {
+    let d = scratch();
+    let threads = 8;
+    let rounds = 10;
+    let text: String = (0..threads).map(|t| format!("t{t}=0;\n")).collect();
+    let p = write_file(d.path(), "f.txt", text.as_bytes(), 0o644);
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let p = &p;
+            s.spawn(move || {
+                for r in 0..rounds {
+                    let req = EditRequest::new(
+                        p,
+                        format!("t{t}={r};"),
+                        format!("t{t}={};", r + 1),
+                        false,
+                    );
+                    assert_eq!(
+                        host::transfer_edit(&mut LocalShell::new(), &req).unwrap(),
+                        Edited {
+                            count: 1,
+                            via: Via::Transfer
+                        }
+                    );
+                }
+            });
+        }
+    });
+    let want: String = (0..threads).map(|t| format!("t{t}={rounds};\n")).collect();
+    assert_eq!(String::from_utf8(std::fs::read(&p).unwrap()).unwrap(), want);
+}
+
+#[test]
+fn a_transfer_refusal_after_the_helpers_write_failed_keeps_the_helpers_detail() {
+    // The helper refuses (its line, canned here); the transfer path then
+    // fails on its own: the caller sees both reasons.
+    struct Canned;
+    impl Sandbox for Canned {
+        fn exec(&mut self, _: &[u8], _: Option<&[u8]>) -> std::io::Result<host::ExecOutput> {
+            Ok(host::ExecOutput {
+                exit_code: Some(1),
+                output: b"__RESULT__{\"error\":\"write_failed\",\"detail\":\"cannot create a temp in /w: Permission denied\"}\n".to_vec(),
+            })
+        }
+        fn download(&mut self, p: &Path) -> std::io::Result<Vec<u8>> {
+            LocalShell::new().download(p)
+        }
+        fn upload(&mut self, _: &Path, _: &[u8]) -> std::io::Result<()> {
+            Err(std::io::Error::from_raw_os_error(30))
+        }
+    }
+    let d = scratch();
+    let p = write_file(d.path(), "f.txt", b"a\n", 0o644);
+    let mut ed = host::Editor::new(Canned, BIN);
+    let (tok, detail) = transfer_detail(ed.edit(&EditRequest::new(&p, "a", "b", false)));
+    assert_eq!(tok, "write_failed");
+    assert_eq!(
+        detail,
+        "uploading: Read-only file system (os error 30); the helper answered write_failed: cannot create a temp in /w: Permission denied"
+    );
+    let (tok, detail) = transfer_detail(ed.edit(&EditRequest::new(&p, "zz", "b", false)));
+    assert_eq!(tok, "string_not_found");
+    assert_eq!(
+        detail,
+        "the helper answered write_failed: cannot create a temp in /w: Permission denied"
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), b"a\n");
+}

@@ -25,12 +25,22 @@
 
 use std::cell::OnceCell;
 use std::ffi::{OsStr, OsString};
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use super::command::split_quoted;
 use super::{EditError, ExecOutput, Sandbox};
+
+/// Read from `docker inspect` once per [`Docker`], for `docker cp`.
+#[derive(Clone, Debug)]
+struct Layout {
+    /// `Config.WorkingDir`: where exec runs when no `--workdir` is given.
+    workdir: String,
+    /// Where tmpfs mounts are (`--tmpfs`, `--mount type=tmpfs`): `docker cp`
+    /// sees the image's directory under them, not the mount.
+    tmpfs: Vec<PathBuf>,
+}
 
 /// One running container, reached through the docker CLI.
 #[derive(Clone, Debug)]
@@ -40,6 +50,8 @@ pub struct Docker {
     user: Option<String>,
     workdir: Option<String>,
     shell: OnceCell<bool>,
+    /// What `docker cp` needs to know of the container, read once.
+    layout: OnceCell<Layout>,
     /// Mode, uid and gid of the last file downloaded, for its upload.
     last_meta: Option<(PathBuf, u32, u64, u64)>,
 }
@@ -53,6 +65,7 @@ impl Docker {
             user: None,
             workdir: None,
             shell: OnceCell::new(),
+            layout: OnceCell::new(),
             last_meta: None,
         }
     }
@@ -201,21 +214,17 @@ impl Docker {
             io::Error::new(io::ErrorKind::NotConnected, msg)
         })?;
         // Feed stdin from a thread while the output is drained, so neither
-        // side can block the other on a full pipe.
-        let writer = match (stdin, child.stdin.take()) {
-            (Some(data), Some(mut pipe)) => {
-                let data = data.to_vec();
-                Some(std::thread::spawn(move || {
-                    let _ = pipe.write_all(&data);
-                }))
+        // side can block the other on a full pipe; scoped, so the bytes are
+        // borrowed rather than copied (the file's size once more).
+        let pipe = child.stdin.take();
+        std::thread::scope(|s| {
+            if let (Some(data), Some(mut pipe)) = (stdin, pipe) {
+                s.spawn(move || {
+                    let _ = pipe.write_all(data);
+                });
             }
-            _ => None,
-        };
-        let out = child.wait_with_output()?;
-        if let Some(w) = writer {
-            let _ = w.join();
-        }
-        Ok(out)
+            child.wait_with_output()
+        })
     }
 
     /// `Running` or why not: no such container, or stopped.
@@ -253,15 +262,97 @@ impl Docker {
         Ok(())
     }
 
-    /// `docker cp` takes relative paths from the container's `/`; exec
-    /// resolves them against the work directory: use the latter.
-    fn absolute(&self, path: &Path) -> PathBuf {
-        if path.is_absolute() {
-            return path.to_path_buf();
+    fn layout(&self) -> io::Result<&Layout> {
+        if let Some(l) = self.layout.get() {
+            return Ok(l);
         }
-        Path::new("/")
-            .join(self.workdir.as_deref().unwrap_or("/"))
-            .join(path)
+        let mut c = self.cli();
+        c.args([
+            "inspect",
+            "--type",
+            "container",
+            "--format",
+            "{{println .Config.WorkingDir}}{{range $k, $v := .HostConfig.Tmpfs}}{{println $k}}{{end}}\
+             {{range .Mounts}}{{if eq .Type \"tmpfs\"}}{{println .Destination}}{{end}}{{end}}",
+        ])
+        .arg(&self.container);
+        let out = self.run(c, None)?;
+        if !out.status.success() {
+            // Not cached: the container may be gone, and state() says so.
+            self.state()?;
+            return Err(io::Error::other(format!(
+                "cannot inspect container {}: {}",
+                self.container,
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut lines = text.lines();
+        let workdir = lines.next().unwrap_or("").trim().to_owned();
+        let tmpfs = lines
+            .map(str::trim)
+            .filter(|l| l.starts_with('/'))
+            .map(PathBuf::from)
+            .collect();
+        Ok(self.layout.get_or_init(|| Layout { workdir, tmpfs }))
+    }
+
+    /// `docker cp` takes relative paths from the container's `/`; exec
+    /// resolves them against `--workdir`, else the image's `WORKDIR`: use
+    /// the same directory.
+    fn absolute(&self, path: &Path) -> io::Result<PathBuf> {
+        if path.is_absolute() {
+            return Ok(path.to_path_buf());
+        }
+        let dir = match &self.workdir {
+            Some(d) => d.as_str(),
+            None => self.layout()?.workdir.as_str(),
+        };
+        Ok(Path::new("/").join(dir).join(path))
+    }
+
+    /// `CONTAINER:PATH` for `docker cp`, refusing a path under a tmpfs
+    /// mount: `docker cp` would read or write the image's copy hidden
+    /// under it. Judged on the path's text (`.` and `..` folded), so a
+    /// symlink into such a mount is not seen.
+    fn cp_target(&self, path: &Path) -> io::Result<OsString> {
+        use std::path::Component;
+        let abs = self.absolute(path)?;
+        // A path the engine cannot carry is refused before any inspect.
+        let target = self.target(&abs)?;
+        let mut plain = PathBuf::from("/");
+        for c in abs.components() {
+            match c {
+                Component::ParentDir => {
+                    plain.pop();
+                }
+                Component::Normal(n) => plain.push(n),
+                _ => {}
+            }
+        }
+        if let Some(m) = self.layout()?.tmpfs.iter().find(|m| plain.starts_with(m)) {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!(
+                    "{} is under the container's tmpfs mount {}, which docker cp cannot reach (it sees the image's directory beneath)",
+                    path.display(),
+                    m.display()
+                ),
+            ));
+        }
+        Ok(target)
+    }
+
+    /// `sh -c SCRIPT` as root (the rights `docker cp` has), for the
+    /// upload's rename; a CLI or container failure is `NotConnected`.
+    fn root_sh(&self, script: &str) -> io::Result<std::process::Output> {
+        let mut c = self.cli();
+        c.args(["exec", "--user", "0", &self.container, "sh", "-c", script]);
+        let out = self.run(c, None)?;
+        if !out.status.success() {
+            self.state()?;
+        }
+        Ok(out)
     }
 
     fn cp_in(&self, dir: &Path, tar: &[u8]) -> io::Result<()> {
@@ -269,7 +360,7 @@ impl Docker {
         // No -a: from a stream, the daemon keeps the headers' owners as
         // they are; -a would map them to the container's --user, through
         // a passwd lookup that fails for numeric users.
-        c.args(["cp", "-"]).arg(self.target(&self.absolute(dir))?);
+        c.args(["cp", "-"]).arg(self.cp_target(dir)?);
         let out = self.run(c, Some(tar))?;
         if out.status.success() {
             return Ok(());
@@ -290,14 +381,49 @@ impl Docker {
     }
 }
 
+/// `docker exec` exits 126 both for "cannot execute" and when it cannot set
+/// the process up at all: an unknown `--user`, a `--workdir` that does not
+/// exist. The latter is no missing helper: falling back would send the edit
+/// through `docker cp`, which runs as root, so it is `NotConnected` (the
+/// Editor returns it as a backend error, with no transfer attempt).
+fn exec_setup_error(out: &std::process::Output) -> Option<io::Error> {
+    if out.status.code() != Some(126)
+        || memchr::memmem::find(&out.stdout, crate::protocol::RESULT_PREFIX.as_bytes()).is_some()
+    {
+        return None;
+    }
+    // The daemon's words arrive on stdout (docker) or stderr (podman).
+    let text = [&out.stdout[..], &out.stderr[..]].concat();
+    let text = String::from_utf8_lossy(&text);
+    let lower = text.to_ascii_lowercase();
+    [
+        "unable to find user",
+        "no matching entries in passwd",
+        "chdir to cwd",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+    .then(|| {
+        io::Error::new(
+            io::ErrorKind::NotConnected,
+            format!(
+                "docker exec cannot start a process as configured (--user, --workdir): {}",
+                text.trim()
+            ),
+        )
+    })
+}
+
 fn cp_error(stderr: &[u8]) -> io::Error {
     let msg = String::from_utf8_lossy(stderr).trim().to_owned();
     let lower = msg.to_ascii_lowercase();
     // "must be a directory": docker's words for a missing destination
-    // directory when the source is a stream.
+    // directory when the source is a stream; "no such container:path":
+    // the 20.10 CLI's (Debian's docker.io) for a missing source.
     let kind = if lower.contains("could not find the file")
         || lower.contains("no such file or directory")
         || lower.contains("must be a directory")
+        || lower.contains("no such container:path")
     {
         io::ErrorKind::NotFound
     } else if lower.contains("read-only") || lower.contains("permission denied") {
@@ -355,11 +481,15 @@ impl Sandbox for Docker {
             c.args(argv);
         }
         let out = self.run(c, stdin)?;
+        if let Some(e) = exec_setup_error(&out) {
+            return Err(e);
+        }
         // The CLI's own failures (no container, stopped, no daemon) exit 1
-        // (docker) or 125 (podman); a command can too, so when no result
-        // line came, the container's state decides.
+        // (docker) or 125 (podman), a container stopped mid-command 137 or
+        // another signal's code; a command can exit so too, so when no
+        // result line came, the container's state decides.
         let code = out.status.code();
-        if matches!(code, Some(1) | Some(125))
+        if code != Some(0)
             && memchr::memmem::find(&out.stdout, crate::protocol::RESULT_PREFIX.as_bytes())
                 .is_none()
         {
@@ -376,16 +506,14 @@ impl Sandbox for Docker {
     fn download(&mut self, path: &Path) -> io::Result<Vec<u8>> {
         let mut c = self.cli();
         // -L: read the file a symlink points to, as the helper would.
-        c.args(["cp", "-L"])
-            .arg(self.target(&self.absolute(path))?)
-            .arg("-");
+        c.args(["cp", "-L"]).arg(self.cp_target(path)?).arg("-");
         let out = self.run(c, None)?;
         if !out.status.success() {
             self.state()?;
             return Err(cp_error(&out.stderr));
         }
         let mut ar = tar::Archive::new(out.stdout.as_slice());
-        let mut entry = ar.entries()?.next().ok_or_else(|| {
+        let entry = ar.entries()?.next().ok_or_else(|| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
                 "docker cp sent an empty archive",
@@ -403,13 +531,26 @@ impl Sandbox for Docker {
             ));
         }
         let meta = (path.to_path_buf(), h.mode()?, h.uid()?, h.gid()?);
-        let mut bytes = Vec::with_capacity(h.size()? as usize);
-        entry.read_to_end(&mut bytes)?;
+        // The file's bytes lie in the archive as they are: cut them out of
+        // the CLI's output in place instead of copying them out.
+        let (start, size) = (entry.raw_file_position() as usize, entry.size() as usize);
+        let mut bytes = out.stdout;
+        if start.checked_add(size).is_none_or(|end| end > bytes.len()) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "docker cp sent a truncated archive",
+            ));
+        }
+        bytes.truncate(start + size);
+        bytes.drain(..start);
         self.last_meta = Some(meta);
         Ok(bytes)
     }
 
     fn upload(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        // The file itself may be a tmpfs mount point's name: check it, not
+        // only the directory the archive is extracted into.
+        self.cp_target(path)?;
         let (dir, name) = match (path.parent(), path.file_name()) {
             (Some(d), Some(n)) => (
                 if d.as_os_str().is_empty() {
@@ -430,17 +571,48 @@ impl Sandbox for Docker {
             Some((p, m, u, g)) if p == path => (m & 0o7777, *u, *g),
             _ => (0o644, 0, 0),
         };
-        let mut ar = tar::Builder::new(Vec::with_capacity(bytes.len() + 1024));
-        append(
-            &mut ar,
-            Path::new(name),
-            tar::EntryType::Regular,
-            mode,
-            (uid, gid),
-            bytes,
-        )?;
-        let tar = ar.into_inner()?;
-        self.cp_in(dir, &tar)
+        let tar_of = |name: &OsStr| -> io::Result<Vec<u8>> {
+            let mut ar = tar::Builder::new(Vec::with_capacity(bytes.len() + 1024));
+            append(
+                &mut ar,
+                Path::new(name),
+                tar::EntryType::Regular,
+                mode,
+                (uid, gid),
+                bytes,
+            )?;
+            ar.into_inner()
+        };
+        if self.has_shell() {
+            // docker cp unlinks the target, then writes: a full disk leaves
+            // half a file. With a shell, write a temp beside it and rename
+            // it over the target, as the helper does; the target is then
+            // the old or the new file, never a mix. As root, like docker
+            // cp itself. Where the rename cannot work (a bind-mounted
+            // single file: EBUSY; no mv), the temp goes and the write falls
+            // back to docker cp in place.
+            let temp_name = format!(".as-edit-{}.tmp", crate::hex::random());
+            let temp = self.absolute(dir)?.join(&temp_name);
+            let target = self.absolute(path)?;
+            let quoted = |p: &Path| {
+                use std::os::unix::ffi::OsStrExt;
+                String::from_utf8_lossy(&super::command::sh_quote(p.as_os_str().as_bytes()))
+                    .into_owned()
+            };
+            let (t, p) = (quoted(&temp), quoted(&target));
+            if let Err(e) = self.cp_in(dir, &tar_of(OsStr::new(&temp_name))?) {
+                let _ = self.root_sh(&format!("rm -f -- {t}"));
+                return Err(e);
+            }
+            match self.root_sh(&format!("mv -f -- {t} {p}")) {
+                Ok(o) if o.status.success() => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => return Err(e),
+                _ => {
+                    let _ = self.root_sh(&format!("rm -f -- {t}"));
+                }
+            }
+        }
+        self.cp_in(dir, &tar_of(name)?)
     }
 
     fn has_shell(&self) -> bool {
@@ -449,9 +621,16 @@ impl Sandbox for Docker {
         }
         let mut c = self.exec_prefix(false);
         c.args(["sh", "-c", "true"]);
-        match self.run(c, None).map(|o| o.status.code()) {
-            Ok(Some(0)) => *self.shell.get_or_init(|| true),
-            Ok(Some(126)) | Ok(Some(127)) => *self.shell.get_or_init(|| false),
+        let out = self.run(c, None);
+        match out
+            .as_ref()
+            .map(|o| (o.status.code(), exec_setup_error(o).is_some()))
+        {
+            Ok((Some(0), _)) => *self.shell.get_or_init(|| true),
+            // 126 from docker's own set-up (unknown user, missing work
+            // directory) says nothing about sh: not cached, and the exec
+            // that follows reports it.
+            Ok((Some(126), false)) | Ok((Some(127), false)) => *self.shell.get_or_init(|| false),
             // The CLI or the container failed: assume a shell and let the
             // next call report the failure; probe again then.
             _ => true,
@@ -466,6 +645,7 @@ impl Sandbox for Docker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::EditRequest;
 
     #[test]
     fn cp_errors_are_classified_by_the_engines_words() {
@@ -482,18 +662,30 @@ mod tests {
             kind("Error response from daemon: container rootfs is marked read-only"),
             io::ErrorKind::PermissionDenied
         );
+        assert_eq!(
+            kind("Error: No such container:path: c:/work/none.txt"),
+            io::ErrorKind::NotFound
+        );
         assert_eq!(kind("Error: something else"), io::ErrorKind::Other);
         assert_eq!(cp_error(b"Error: x\n").to_string(), "docker cp: Error: x");
     }
 
     #[test]
     fn relative_paths_resolve_against_the_workdir_as_exec_does() {
-        let d = Docker::new("c");
-        assert_eq!(d.absolute(Path::new("f.txt")), Path::new("/f.txt"));
-        assert_eq!(d.absolute(Path::new("/a/b")), Path::new("/a/b"));
+        let dir = tempfile::tempdir().unwrap();
+        // The image's WORKDIR, as `docker exec` uses it when no --workdir
+        // is given; an image without one says "".
+        for (said, want) in [("/srv/app", "/srv/app/f.txt"), ("", "/f.txt")] {
+            let inspect =
+                format!("case \"$*\" in *WorkingDir*) echo '{said}' ;; *) echo running ;; esac");
+            let d = Docker::new("c").program(fake_cli(dir.path(), &inspect, "exit 99"));
+            assert_eq!(d.absolute(Path::new("f.txt")).unwrap(), Path::new(want));
+            assert_eq!(d.absolute(Path::new("/a/b")).unwrap(), Path::new("/a/b"));
+        }
+        let d = Docker::new("c").program("/nonexistent/docker-cli");
         let d = d.workdir("/work");
         assert_eq!(
-            d.absolute(Path::new("sub/f.txt")),
+            d.absolute(Path::new("sub/f.txt")).unwrap(),
             Path::new("/work/sub/f.txt")
         );
         assert_eq!(
@@ -505,6 +697,72 @@ mod tests {
             .target(Path::new(OsStr::from_bytes(b"/w/\xff")))
             .unwrap_err();
         assert_eq!(bad.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn docker_cp_refuses_paths_under_a_tmpfs_mount() {
+        let dir = tempfile::tempdir().unwrap();
+        // WorkingDir, then the tmpfs mounts (--tmpfs, then --mount type=tmpfs).
+        let inspect =
+            "case \"$*\" in *Tmpfs*) printf '/work\\n/work\\n/etc\\n/run/x\\n' ;; *) echo running ;; esac";
+        let mut d = Docker::new("c").program(fake_cli(dir.path(), inspect, "exit 99"));
+        for p in ["/etc/passwd", "/etc", "/work/../etc/x", "/run/x/y"] {
+            let e = d.download(Path::new(p)).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::Unsupported, "{p}: {e}");
+            assert!(e.to_string().contains("tmpfs mount /"), "{p}: {e}");
+            let e = d.upload(Path::new(p), b"x").unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::Unsupported, "{p}: {e}");
+        }
+        assert_eq!(
+            d.download(Path::new("ssl/f")).unwrap_err().to_string(),
+            "ssl/f is under the container's tmpfs mount /work, which docker cp cannot reach (it sees the image's directory beneath)"
+        );
+        // Beside a mount, not under it: docker cp runs (and the stand-in fails).
+        for p in ["/etcetera/f", "/run/xy"] {
+            let e = d.download(Path::new(p)).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::Other, "{p}: {e}");
+        }
+    }
+
+    #[test]
+    fn download_cuts_the_file_out_of_the_archive_in_place() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        // A long name (a GNU long-name entry before the file's header) and
+        // content of a size that needs padding.
+        let name = format!("{}.txt", "n".repeat(150));
+        let body: Vec<u8> = (0..70_001u32).map(|i| (i % 251) as u8).collect();
+        let mut ar = tar::Builder::new(Vec::new());
+        append(
+            &mut ar,
+            Path::new(&name),
+            tar::EntryType::Regular,
+            0o640,
+            (7, 8),
+            &body,
+        )
+        .unwrap();
+        let tar_path = dir.path().join("a.tar");
+        std::fs::write(&tar_path, ar.into_inner().unwrap()).unwrap();
+        let cli = dir.path().join("cli");
+        std::fs::write(
+            &cli,
+            format!(
+                "#!/bin/sh\ncase \"$1\" in cp) cat '{}' ;; *) exit 99 ;; esac\n",
+                tar_path.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut d = Docker::new("c").program(&cli);
+        // Absolute paths under no tmpfs: the layout is known, no inspect.
+        let _ = d.layout.set(Layout {
+            workdir: "/".into(),
+            tmpfs: vec![],
+        });
+        let p = Path::new("/w").join(&name);
+        assert_eq!(d.download(&p).unwrap(), body);
+        assert_eq!(d.last_meta, Some((p, 0o640, 7, 8)));
     }
 
     #[test]
@@ -563,6 +821,8 @@ mod tests {
                 "echo 'Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running?' >&2; exit 1",
                 Some("cannot inspect container c: Cannot connect to the Docker daemon at unix:///x. Is the docker daemon running?".to_owned()),
             ),
+            // Stopped while the command ran (docker kill, docker stop).
+            ("echo exited", "exit 137", Some("container c is not running (status: exited)".to_owned())),
             // Running: a command's own exit 1 is its output, not an error.
             ("echo running", "echo 'chmod: x: No such file' >&2; exit 1", None),
         ];
@@ -593,6 +853,90 @@ mod tests {
             .exec(b"x", None)
             .unwrap();
         assert_eq!(o.output, b"__RESULT__{\"error\":\"empty\"}\n");
+    }
+
+    #[test]
+    fn exec_setup_errors_are_backend_errors_and_never_reach_the_root_fallback() {
+        let dir = tempfile::tempdir().unwrap();
+        // docker's words (on stdout, exit 126) for an unknown user and a
+        // missing work directory; `cp` (the fallback, run as root) exits 99.
+        for said in [
+            "unable to find user nosuch: no matching entries in passwd file",
+            "OCI runtime exec failed: exec failed: unable to start container process: chdir to cwd (/nope) set in config.json failed: no such file or directory: unknown",
+        ] {
+            let cli = fake_cli(dir.path(), "echo running", &format!("echo '{said}'; exit 126"));
+            let d = Docker::new("c").program(cli);
+            assert!(d.has_shell(), "{said}: a set-up failure is no proof of a missing sh");
+            assert_eq!(d.shell.get(), None, "{said}: not cached");
+            let r = EditRequest::new("/w/root.txt", "secret", "pwned", false);
+            match crate::host::Editor::new(d, "/opt/as-edit/as-edit").edit(&r) {
+                Err(EditError::Backend(e)) => {
+                    assert_eq!(e.kind(), io::ErrorKind::NotConnected);
+                    assert_eq!(
+                        e.to_string(),
+                        format!("docker exec cannot start a process as configured (--user, --workdir): {}", said)
+                    );
+                }
+                other => panic!("{said}: expected a backend error, got {other:?}"),
+            }
+        }
+        // A real "cannot execute" (no sh in the image) is still cached.
+        let cli = fake_cli(
+            dir.path(),
+            "echo running",
+            "echo 'OCI runtime exec failed: exec failed: unable to start container process: exec: \"sh\": executable file not found in $PATH: unknown'; exit 126",
+        );
+        let d = Docker::new("c").program(cli);
+        assert!(!d.has_shell());
+        assert_eq!(d.shell.get(), Some(&false));
+    }
+
+    #[test]
+    fn a_non_utf8_path_is_invalid_argument_without_a_transfer_attempt() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        // Any CLI call would print this and exit 99.
+        let cli = fake_cli(
+            dir.path(),
+            "echo called >&2; exit 99",
+            "echo called; exit 99",
+        );
+        let r = EditRequest::new(
+            Path::new(OsStr::from_bytes(b"/w/\xff.txt")),
+            "a",
+            "b",
+            false,
+        );
+        let mut ed = crate::host::Editor::new(
+            Docker::new("c").program(cli).with_shell(true),
+            "/opt/as-edit/as-edit",
+        );
+        match ed.edit(&r) {
+            Err(EditError::Failed {
+                kind, detail, via, ..
+            }) => {
+                assert_eq!(kind.as_str(), "invalid_argument");
+                assert_eq!(
+                    detail.as_deref(),
+                    Some("the engine's API takes UTF-8 commands only")
+                );
+                assert_eq!(via, crate::host::Via::Native);
+            }
+            other => panic!("expected invalid_argument, got {other:?}"),
+        }
+        match crate::host::transfer_edit(&mut ed.sandbox, &r) {
+            Err(EditError::Failed {
+                kind, detail, via, ..
+            }) => {
+                assert_eq!(kind.as_str(), "invalid_argument");
+                assert_eq!(
+                    detail.as_deref(),
+                    Some("the engine's API takes UTF-8 paths only")
+                );
+                assert_eq!(via, crate::host::Via::Transfer);
+            }
+            other => panic!("expected invalid_argument, got {other:?}"),
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod command;
 pub mod install;
 mod local;
 pub mod parse;
+mod transfer;
 
 #[cfg(feature = "agent-sandbox")]
 pub mod agent_sandbox;
@@ -393,6 +394,7 @@ impl<S: Sandbox> Editor<S> {
             }
             Err(_) => None,
         };
+        let mut helper_said = None;
         if let Some((cmd, stdin)) = attempt {
             let out = self.sandbox.exec(&cmd, stdin.as_deref());
             // NotConnected: the sandbox itself is unreachable (no such
@@ -400,6 +402,9 @@ impl<S: Sandbox> Editor<S> {
             if let Err(e) = &out {
                 if e.kind() == io::ErrorKind::NotConnected {
                     return Err(EditError::Backend(out.unwrap_err()));
+                }
+                if e.kind() == io::ErrorKind::InvalidInput {
+                    return Err(transfer::not_sendable(e, Via::Native));
                 }
             }
             if let Ok(out) = out {
@@ -412,8 +417,9 @@ impl<S: Sandbox> Editor<S> {
                     }
                     HelperOutcome::Failed {
                         kind: Token::Known(ErrorKind::WriteFailed),
+                        detail,
                         ..
-                    } => {}
+                    } => helper_said = Some(detail.unwrap_or_default()),
                     HelperOutcome::HelperUnavailable => self.protocol = None,
                     HelperOutcome::Failed {
                         kind,
@@ -438,7 +444,7 @@ impl<S: Sandbox> Editor<S> {
             // An exec that failed outright also falls through: the transfer
             // path may still work, and reports its own error if not.
         }
-        transfer_edit(&mut self.sandbox, req)
+        transfer::keep_helper_detail(transfer_edit(&mut self.sandbox, req), helper_said)
     }
 
     /// Makes sure a working helper is at the helper path, installing
@@ -476,9 +482,13 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
             .with_at_line(line)
             .map_err(|m| refused(ErrorKind::InvalidArgument, Some(m.to_owned()), None))?;
     }
+    let _one_at_a_time = transfer::lock(&req.path);
     let bytes = match sandbox.download(&req.path) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotConnected => return Err(EditError::Backend(e)),
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+            return Err(transfer::not_sendable(&e, Via::Transfer))
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(refused(
                 ErrorKind::FileNotFound,
@@ -507,13 +517,7 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
             hints: hints.map(Box::new),
         }
     })?;
-    sandbox.upload(&req.path, &out).map_err(|e| {
-        refused(
-            ErrorKind::WriteFailed,
-            Some(format!("uploading: {e}")),
-            None,
-        )
-    })?;
+    transfer::upload_checked(sandbox, &req.path, &bytes, &out)?;
     Ok(Edited {
         count: summary.count,
         via: Via::Transfer,
