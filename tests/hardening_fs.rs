@@ -636,6 +636,67 @@ mod seccomp {
         }
     }
 
+    /// break10 findings 1 and 7: with the inode-flags ioctl refused by a
+    /// filter, the flags come from `statx`: an append-only directory is
+    /// `write_failed` naming it with no temp left, an immutable target
+    /// `permission_denied` naming the flag.
+    #[test]
+    fn flags_are_read_by_statx_when_the_ioctl_is_refused() {
+        let Some((_base, d, p)) = flagged_dir(rustix::fs::IFlags::APPEND, |_, _| {}) else {
+            return;
+        };
+        let _guard = Flagged(d.clone());
+        let ino = inode(&p);
+        let (o, n) = (b64("abc"), b64("xyz"));
+        let r = run_filtered(
+            &d,
+            &[rule(libc::SYS_ioctl, libc::EPERM)],
+            false,
+            &["--", "f", &o, &n],
+        );
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is {DIR_APPEND_WORDS}; the file is unchanged"}}"#,
+                d.display()
+            ),
+            1,
+        );
+        assert_eq!(
+            (std::fs::read(&p).unwrap(), inode(&p)),
+            (b"abc\n".to_vec(), ino)
+        );
+        assert_eq!(listing(&d), vec!["f"]);
+
+        let t = scratch_on_disk();
+        let p = write_file(t.path(), "f", b"abc\n", 0o644);
+        let f = std::fs::File::open(&p).unwrap();
+        if let Err(e) = rustix::fs::ioctl_setflags(&f, rustix::fs::IFlags::IMMUTABLE) {
+            return skip(&format!("this file system refuses +i: {e}"));
+        }
+        let _guard = Flagged(p.clone());
+        let ino = inode(&p);
+        let r = run_filtered(
+            t.path(),
+            &[rule(libc::SYS_ioctl, libc::EPERM)],
+            false,
+            &["--", "f", &o, &n],
+        );
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"permission_denied","detail":"{}/f is immutable (chattr +i): it cannot be written, replaced or removed until the flag is cleared"}}"#,
+                t.path().display()
+            ),
+            1,
+        );
+        assert_eq!(
+            (std::fs::read(&p).unwrap(), inode(&p)),
+            (b"abc\n".to_vec(), ino)
+        );
+        assert_eq!(listing(t.path()), vec!["f"]);
+    }
+
     /// The inode-flags ioctl refused (EPERM from a filter, ENOTTY where a file
     /// system has none): no flags are known, and the edit proceeds. Likewise
     /// capget (the capability check for the sticky-directory prediction).
@@ -785,6 +846,14 @@ fn a_sticky_directory_binds_root_without_cap_fowner() {
     assert_eq!(listing(&d), vec!["f"]);
 }
 
+/// A scratch directory on the real disk (tmpfs may lack inode flags).
+fn scratch_on_disk() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("as-edit-flags")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
 /// Clears inode flags on drop, so a failed assertion cannot leave an
 /// undeletable file behind.
 struct Flagged(std::path::PathBuf);
@@ -854,6 +923,86 @@ fn an_append_only_target_is_permission_denied_naming_the_flag() {
     );
 }
 
+/// A directory `d` on the real disk (tmpfs may lack inode flags) holding
+/// `f` = "abc\n", with `flag` set on `d`; `None` (the reason printed) where
+/// that cannot be done here.
+fn flagged_dir(
+    flag: rustix::fs::IFlags,
+    prepare: impl FnOnce(&Path, &Path),
+) -> Option<(tempfile::TempDir, std::path::PathBuf, std::path::PathBuf)> {
+    if !is_root() {
+        skip("chattr +i/+a needs CAP_LINUX_IMMUTABLE (root)");
+        return None;
+    }
+    let base = tempfile::Builder::new()
+        .prefix("as-edit-flags")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let d = base.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    let p = write_file(&d, "f", b"abc\n", 0o644);
+    // Before the flag: an append-only inode refuses chown and chmod.
+    prepare(&d, &p);
+    let dir = std::fs::File::open(&d).unwrap();
+    let before = match rustix::fs::ioctl_getflags(&dir) {
+        Ok(b) => b,
+        Err(e) => {
+            skip(&format!("this file system has no inode flags: {e}"));
+            return None;
+        }
+    };
+    if let Err(e) = rustix::fs::ioctl_setflags(&dir, before | flag) {
+        skip(&format!(
+            "this file system refuses {flag:?} on a directory: {e}"
+        ));
+        return None;
+    }
+    Some((base, d, p))
+}
+
+const DIR_APPEND_WORDS: &str =
+    "append-only (chattr +a): names in it can be added but not replaced or removed";
+
+/// break10 finding 1: nobody in an append-only directory it may write and
+/// search but not read (0333) cannot read the flags with the ioctl, so they
+/// come from `statx` on the `O_PATH` descriptor: refused before any temp
+/// exists, instead of a temp the append-only directory then keeps forever.
+#[test]
+fn an_append_only_directory_nobody_cannot_read_is_named_and_keeps_no_temp() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv to drop to nobody");
+    }
+    let prepare = |d: &Path, p: &Path| {
+        chown(p, 65534, 65534);
+        chown(d, 65534, 65534);
+        chmod(d, 0o333);
+    };
+    let Some((_base, d, p)) = flagged_dir(rustix::fs::IFlags::APPEND, prepare) else {
+        return;
+    };
+    let _guard = Flagged(d.clone());
+    let ino = inode(&p);
+    let (o, n) = (b64("abc"), b64("xyz"));
+    for extra in [&[][..], &[&b"--fsync"[..]][..]] {
+        let mut args: Vec<&[u8]> = extra.to_vec();
+        args.extend([&b"--"[..], b"f", o.as_bytes(), n.as_bytes()]);
+        let r = run_as_nobody(&d, &args);
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is {DIR_APPEND_WORDS}; the file is unchanged"}}"#,
+                d.display()
+            ),
+            1,
+        );
+        assert_eq!(
+            (std::fs::read(&p).unwrap(), inode(&p)),
+            (b"abc\n".to_vec(), ino)
+        );
+        assert_eq!(listing(&d), vec!["f"]);
+    }
+}
+
 /// An append-only or immutable directory refuses the rename, but the file in
 /// it can still be written in place: `write_failed` naming the directory.
 fn refused_for_dir_flag(flag: rustix::fs::IFlags, words: &str) {
@@ -917,8 +1066,5 @@ fn an_immutable_directory_is_write_failed_naming_it() {
 
 #[test]
 fn an_append_only_directory_is_write_failed_naming_it() {
-    refused_for_dir_flag(
-        rustix::fs::IFlags::APPEND,
-        "append-only (chattr +a): names in it can be added but not replaced or removed",
-    );
+    refused_for_dir_flag(rustix::fs::IFlags::APPEND, DIR_APPEND_WORDS);
 }
