@@ -193,6 +193,63 @@ fn a_directory_flush_failing_after_the_rename_is_success_not_durable() {
     }
 }
 
+/// break10 finding 2: where neither link of the unnamed temp works, its
+/// content is copied into a named temp, and that copy is the file renamed
+/// over the target: with --fsync it must be flushed before the rename (seen
+/// with `strace -y`, which shows the path behind each fd).
+#[test]
+fn fsync_flushes_the_named_copy_when_the_temp_cannot_be_linked() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        return skip("strace is not installed (scripts/test.sh installs it as root)");
+    }
+    let d = scratch();
+    let p = write_file(d.path(), "f", b"abc\n", 0o640);
+    let log = d.path().join("..").join(format!(
+        "strace-fsync-{}.log",
+        d.path().file_name().unwrap().to_string_lossy()
+    ));
+    let out = Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-y",
+            "-e",
+            "trace=fsync,rename,renameat,renameat2",
+            "-o",
+        ])
+        .arg(&log)
+        .args([BIN, "--fsync", "--", "f", &b64("b"), &b64("B")])
+        .current_dir(d.path())
+        .env("AS_EDIT_TEST_NO_LINK", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("strace runs");
+    let r: Run = out.into();
+    assert_result(&r, r#"{"count":1}"#, 0);
+    assert_eq!(std::fs::read(&p).unwrap(), b"aBc\n");
+    assert_eq!(mode(&p), 0o640);
+    assert_eq!(listing(d.path()), vec!["f"]);
+    let trace = std::fs::read_to_string(&log).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    let lines: Vec<&str> = trace.lines().collect();
+    let renamed = lines
+        .iter()
+        .position(|l| l.contains("rename") && l.contains(".as-edit-"))
+        .unwrap_or_else(|| panic!("a rename of the named temp in:\n{trace}"));
+    // The name renamed over the target is the one flushed before it.
+    let name_at = lines[renamed].find(".as-edit-").unwrap();
+    let name = &lines[renamed][name_at..name_at + ".as-edit-".len() + 16];
+    assert!(
+        lines[..renamed]
+            .iter()
+            .any(|l| l.starts_with(|c: char| c.is_ascii_digit())
+                && l.contains("fsync(")
+                && l.contains(name)
+                && l.ends_with("= 0")),
+        "fsync of {name} before its rename in:\n{trace}"
+    );
+}
+
 // ------------------------------------------------------------ 3. seccomp
 
 /// The filters use the syscall numbers and audit architecture of the two

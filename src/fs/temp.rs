@@ -155,7 +155,8 @@ impl<'d> Temp<'d> {
             });
         }
         if self.name.is_none() {
-            self.link().map_err(|e| failed(WriteStep::NameTemp, e))?;
+            self.link(flush.is_some())
+                .map_err(|e| failed(WriteStep::NameTemp, e))?;
         }
         let name = self.name.as_ref().expect("named above");
         rfs::renameat(&t.dir, name.as_c_str(), &t.dir, t.name.as_c_str())
@@ -183,8 +184,9 @@ impl<'d> Temp<'d> {
         Ok(flushed.is_ok())
     }
 
-    /// Gives the unnamed temp a hidden name in the directory, just before the rename.
-    fn link(&mut self) -> Result<(), Errno> {
+    /// Gives the unnamed temp a hidden name in the directory, just before the
+    /// rename. `fsync`: the content must be flushed (a copy is a new file).
+    fn link(&mut self, fsync: bool) -> Result<(), Errno> {
         let dir = self.dir;
         for _ in 0..16 {
             let name = temp_name();
@@ -221,7 +223,7 @@ impl<'d> Temp<'d> {
                     // Neither way works (no /proc, or linkat filtered): copy
                     // into a named temp.
                     register(dir, None);
-                    return self.copy_to_named();
+                    return self.copy_to_named(fsync);
                 }
                 Err(e) => {
                     register(dir, None);
@@ -232,7 +234,10 @@ impl<'d> Temp<'d> {
         Err(Errno::EXIST)
     }
 
-    fn copy_to_named(&mut self) -> Result<(), Errno> {
+    /// The content copied into a new named temp. With `fsync` the copy is
+    /// flushed too: the flush before `link` was of the unnamed file, which
+    /// is not the one renamed over the target.
+    fn copy_to_named(&mut self, fsync: bool) -> Result<(), Errno> {
         let named = Temp::create_named(self.dir)?;
         let len = rfs::fstat(&self.fd)?.st_size as u64;
         let mut off_in = 0u64;
@@ -252,6 +257,9 @@ impl<'d> Temp<'d> {
             }
             let st = rfs::fstat(&self.fd)?;
             copy_metadata(&self.fd, &named.fd, &st);
+            if fsync {
+                rfs::fsync(&named.fd)?;
+            }
             Ok(())
         })();
         // The unnamed original vanishes when dropped; a failed copy is
