@@ -250,6 +250,47 @@ fn fsync_flushes_the_named_copy_when_the_temp_cannot_be_linked() {
     );
 }
 
+/// break10 finding 3: a write that fails (here: nobody owns the file, but
+/// the directory is 0555) commits nothing, so `--report` describes the file
+/// as it is: its size and digest, no `lines`, no `diff` of content that was
+/// never written.
+#[test]
+fn report_after_write_failed_describes_the_current_file() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv to drop to nobody");
+    }
+    let d = scratch();
+    let rd = d.path().join("rd");
+    std::fs::create_dir(&rd).unwrap();
+    let p = write_file(&rd, "f", b"one\ntwo\n", 0o644);
+    chown(&p, 65534, 65534);
+    chmod(&rd, 0o555);
+    let ino = inode(&p);
+    let (o, n) = (b64("two"), b64("2"));
+    for extra in [
+        &[&b"--report"[..]][..],
+        &[&b"--report"[..], &b"--diff"[..]][..],
+    ] {
+        let mut args: Vec<&[u8]> = extra.to_vec();
+        args.extend([&b"--"[..], b"f", o.as_bytes(), n.as_bytes()]);
+        let r = run_as_nobody(&rd, &args);
+        let dir = rd.display();
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"write_failed","detail":"creating a temp file beside it for {dir}/f: Permission denied (os error 13) (the directory is not writable); the file is unchanged","path":"{dir}/f","size":8,"sha256":"{}"}}"#,
+                sha(b"one\ntwo\n")
+            ),
+            1,
+        );
+        assert_eq!(
+            (std::fs::read(&p).unwrap(), inode(&p)),
+            (b"one\ntwo\n".to_vec(), ino)
+        );
+        assert_eq!(listing(&rd), vec!["f"]);
+    }
+}
+
 // ------------------------------------------------------------ 3. seccomp
 
 /// The filters use the syscall numbers and audit architecture of the two

@@ -167,12 +167,29 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
     if opts.dry_run {
         return Ok(summary.count);
     }
-    let temp = sink.into_temp()?;
-    let durable = temp.commit(&target, &file, &st, flush)?;
-    if let (false, Some(r)) = (durable, report.as_mut()) {
-        r.durable = Some(false);
+    let committed = sink
+        .into_temp()
+        .and_then(|temp| temp.commit(&target, &file, &st, flush));
+    match committed {
+        Ok(durable) => {
+            if let (false, Some(r)) = (durable, report.as_mut()) {
+                r.durable = Some(false);
+            }
+            Ok(summary.count)
+        }
+        Err(e) => {
+            // Nothing was committed: the report describes the file as it
+            // is, not the content that was never written.
+            if let Some(r) = report.as_mut() {
+                *r = Report {
+                    path: r.path.take(),
+                    ..Report::default()
+                };
+            }
+            report::fill_current(report, &file, in_digest);
+            Err(e)
+        }
     }
-    Ok(summary.count)
 }
 
 #[cfg(test)]
