@@ -28,6 +28,41 @@ const BLOCK_EDIT_STEPS: usize = 256;
 /// line cannot fit in the capped diff, so the rest is never needed.
 const SIDE_KEEP: usize = 2 * CAP;
 
+/// The file name for the `---`/`+++` header lines. A name with a control
+/// character, `"` or `\\`, or that is not UTF-8, would break the header
+/// line (a newline) or be misread, so it is quoted C-style as git does:
+/// `"…"` with `\\a \\b \\t \\n \\v \\f \\r \\" \\\\` and every other byte
+/// below 0x20, 0x7f and above as a three-digit octal escape (`patch` and
+/// `git apply` read it back). Any other name is written as it is.
+pub fn quote_name(name: &[u8]) -> String {
+    let needs = std::str::from_utf8(name).is_err()
+        || name
+            .iter()
+            .any(|&b| b < 0x20 || b == 0x7f || b == b'"' || b == b'\\');
+    if !needs {
+        return String::from_utf8_lossy(name).into_owned();
+    }
+    let mut out = String::with_capacity(name.len() + 2);
+    out.push('"');
+    for &b in name {
+        match b {
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            0x0b => out.push_str("\\v"),
+            0x0c => out.push_str("\\f"),
+            b'\r' => out.push_str("\\r"),
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     Same,
@@ -641,6 +676,21 @@ mod apply_diff;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// break10 finding 6: names that would break the header are quoted as
+    /// git quotes them; ordinary names (UTF-8 included) are unchanged.
+    #[test]
+    fn header_names_are_quoted_like_git() {
+        assert_eq!(quote_name(b"/w/src/app.py"), "/w/src/app.py");
+        assert_eq!(quote_name("/w/caf\u{e9} x".as_bytes()), "/w/caf\u{e9} x");
+        assert_eq!(quote_name(b"/tmp/nl\nname"), r#""/tmp/nl\nname""#);
+        assert_eq!(
+            quote_name(b"/a\tb\rc\x07\x08\x0b\x0c\x01\x7f\"q\"\\z"),
+            r#""/a\tb\rc\a\b\v\f\001\177\"q\"\\z""#
+        );
+        // Not UTF-8: the whole name is quoted, every byte >= 0x80 in octal.
+        assert_eq!(quote_name(b"/x\xff\xc3\xa9"), r#""/x\377\303\251""#);
+    }
 
     /// Applying the script to `a` must give `b`, and Same lines must match.
     fn check(a: &str, b: &str) {

@@ -381,3 +381,42 @@ fn batch_diff_is_bounded_at_four_mib() {
     );
     assert_eq!(v.get("diff_truncated"), None);
 }
+
+/// break10 finding 6: a path with a newline (or another control character,
+/// or not UTF-8) is quoted C-style in the diff header, as git does, so the
+/// header stays two lines and `patch` reads the name back.
+#[test]
+fn diff_header_quotes_a_name_with_a_newline_or_invalid_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = scratch();
+    let dir = d.path().display().to_string();
+    for (name, quoted) in [
+        (&b"nl\nname"[..], r#"nl\nname"#),
+        (&b"bad\xffname"[..], r#"bad\377name"#),
+    ] {
+        let p = d.path().join(std::ffi::OsStr::from_bytes(name));
+        std::fs::write(&p, "one\ntwo\n").unwrap();
+        let (o, n) = (b64("two"), b64("2"));
+        let r = run_argv(
+            d.path(),
+            &[
+                b"--report",
+                b"--diff",
+                b"--",
+                name,
+                o.as_bytes(),
+                n.as_bytes(),
+            ],
+        );
+        assert_eq!(r.code, 0, "{r:?}");
+        let v = json(&r);
+        assert_eq!(
+            v["diff"].as_str().unwrap(),
+            format!(
+                "--- \"{dir}/{quoted}\"\n+++ \"{dir}/{quoted}\"\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
+            )
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), b"one\n2\n");
+    }
+    assert_eq!(listing(d.path()).len(), 2);
+}

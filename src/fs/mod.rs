@@ -88,7 +88,8 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
 
     let mut engine = Engine::new(&req.edits, report.is_some());
     if opts.diff {
-        engine = engine.with_diff(&display_path(&target.path));
+        use std::os::unix::ffi::OsStrExt;
+        engine = engine.with_diff(&crate::diff::quote_name(target.path.as_os_str().as_bytes()));
     }
     let mut in_hash = (opts.expect_sha256.is_some() || report.is_some()).then(Sha256::new);
     // The temp is created only once the output differs from the input (see
