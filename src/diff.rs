@@ -350,6 +350,16 @@ impl Builder {
         while !seg.is_empty() && !self.done {
             if self.hunk.is_none() {
                 self.skip_ahead(&mut seg);
+            } else if self.hunk_full() && self.shared.is_empty() {
+                // Nothing more of the hunk is shown: its whole unchanged
+                // lines are only counted (each may still close it).
+                let Some(i) = memchr::memchr(b'\n', seg) else {
+                    self.shared.push(seg);
+                    return;
+                };
+                self.same_line(Text::default());
+                seg = &seg[i + 1..];
+                continue;
             }
             let Some(i) = memchr::memchr(b'\n', seg) else {
                 self.shared.push(seg);
@@ -497,6 +507,9 @@ impl Builder {
         let Some((a, b)) = self.block.take() else {
             return;
         };
+        if self.hunk_full() && !a.cut && !b.cut && self.count_block(&a, &b) {
+            return;
+        }
         if a.cut || b.cut {
             // Too long to compare line by line (and to show whole).
             self.change_side(b'-', &a);
@@ -512,6 +525,57 @@ impl Builder {
                 Op::Add => self.change_line(b'+', lb[bi], false),
             }
         }
+    }
+
+    /// The hunk being built can show no more: only its header's line counts
+    /// (and where it closes) are still to be learned.
+    fn hunk_full(&self) -> bool {
+        self.hunk.as_ref().is_some_and(|h| h.full)
+    }
+
+    /// `close_block` once the hunk is full, without line tables or Myers:
+    /// the block's common leading and trailing lines are unchanged lines
+    /// (as the edit script makes them), and between them the middle's
+    /// lines are counted. The middle starts and ends with a change, so an
+    /// unchanged run inside it is shorter than both sides; when one side
+    /// has at most `2 * CONTEXT` lines no run there can close the hunk, and
+    /// the counts are exactly those of the full script. Returns false (do
+    /// the full work) otherwise.
+    fn count_block(&mut self, a: &Text, b: &Text) -> bool {
+        let lines = |t: &Text| t.kept.split_inclusive(|c| *c == b'\n').count();
+        let (na, nb) = (lines(a), lines(b));
+        let la = || a.kept.split_inclusive(|c| *c == b'\n');
+        let lb = || b.kept.split_inclusive(|c| *c == b'\n');
+        let prefix = la().zip(lb()).take_while(|(x, y)| x == y).count();
+        let suffix = la()
+            .rev()
+            .zip(lb().rev())
+            .take(na.min(nb) - prefix)
+            .take_while(|(x, y)| x == y)
+            .count();
+        let (ma, mb) = (na - prefix - suffix, nb - prefix - suffix);
+        if ma.min(mb) > 2 * CONTEXT {
+            return false;
+        }
+        for _ in 0..prefix {
+            self.same_line(Text::default());
+        }
+        if ma + mb > 0 {
+            let Some(h) = self.hunk.as_mut().filter(|_| !self.done) else {
+                return true;
+            };
+            // As change_line does: the unchanged lines since the last
+            // change join the hunk, then the middle's lines.
+            let trail = std::mem::take(&mut h.trail).len() as u64;
+            h.a_len += trail + ma as u64;
+            h.b_len += trail + mb as u64;
+            self.a_no += ma as u64;
+            self.b_no += mb as u64;
+        }
+        for _ in 0..suffix {
+            self.same_line(Text::default());
+        }
+        true
     }
 
     fn close_hunk(&mut self) {
