@@ -212,6 +212,14 @@ fn push_capped(out: &mut Vec<u8>, text: &[u8], cap: usize) -> bool {
     false
 }
 
+/// Empty, or exactly one line with its `\n`.
+fn whole_line_or_empty(b: &[u8]) -> bool {
+    match b.split_last() {
+        None => true,
+        Some((&last, rest)) => last == b'\n' && memchr::memchr(b'\n', rest).is_none(),
+    }
+}
+
 /// The diff's bytes are cut only after `\n`, so they stay UTF-8; a lossy
 /// conversion is only a guard.
 fn into_string(b: Vec<u8>) -> String {
@@ -311,6 +319,9 @@ pub struct Builder {
     /// The last unchanged lines, for the context before the next change.
     lead: std::collections::VecDeque<Text>,
     hunk: Option<Hunk>,
+    /// The buffers of the last block counted by `count_block`, reused for
+    /// the next one: dense replacements past the cap allocate nothing.
+    spare: (Vec<u8>, Vec<u8>),
 }
 
 impl Builder {
@@ -328,6 +339,7 @@ impl Builder {
             b_no: 0,
             lead: Default::default(),
             hunk: None,
+            spare: Default::default(),
         }
     }
 
@@ -391,8 +403,36 @@ impl Builder {
         if self.done {
             return;
         }
+        if self.block.is_none()
+            && self.shared.is_empty()
+            && self.hunk_full()
+            && whole_line_or_empty(old)
+            && whole_line_or_empty(new)
+        {
+            // The replacement is a block by itself, of at most one line a
+            // side: count it as `count_block` would, without buffering it.
+            if old == new {
+                self.same_line(Text::default());
+            } else if let Some(h) = self.hunk.as_mut() {
+                let (ma, mb) = (u64::from(!old.is_empty()), u64::from(!new.is_empty()));
+                let trail = std::mem::take(&mut h.trail).len() as u64;
+                h.a_len += trail + ma;
+                h.b_len += trail + mb;
+                self.a_no += ma;
+                self.b_no += mb;
+            }
+            return;
+        }
         let shared = &mut self.shared;
+        let spare = &mut self.spare;
         let (a, b) = self.block.get_or_insert_with(|| {
+            if shared.is_empty() {
+                let kept = |v: &mut Vec<u8>| Text {
+                    kept: std::mem::take(v),
+                    ..Text::default()
+                };
+                return (kept(&mut spare.0), kept(&mut spare.1));
+            }
             let s = std::mem::take(shared);
             (s.clone(), s)
         });
@@ -508,6 +548,10 @@ impl Builder {
             return;
         };
         if self.hunk_full() && !a.cut && !b.cut && self.count_block(&a, &b) {
+            let (mut x, mut y) = (a.kept, b.kept);
+            x.clear();
+            y.clear();
+            self.spare = (x, y);
             return;
         }
         if a.cut || b.cut {
