@@ -111,8 +111,9 @@ fn report_lines_are_capped_at_a_thousand() {
     );
     assert_eq!(std::fs::read(&p).unwrap(), new.as_bytes());
 
-    // A batch: each edit's list is cut, and the last edit's list is the
-    // top-level one (in that edit's own output: lines 1, 2, 3, ...).
+    // A batch: the last edit's list is the top-level one (in that edit's
+    // own output: lines 1, 2, 3, ...); the `edits` lists share one budget of
+    // 1,000 lines in total, so the second edit's list is empty and cut.
     let r = run(
         d.path(),
         &[
@@ -131,15 +132,43 @@ fn report_lines_are_capped_at_a_thousand() {
     assert_result(
         &r,
         &format!(
-            r#"{{"count":7500,"path":"{dir}/f","size":5000,"sha256":"{}","lines":[{}],"lines_truncated":true,"edits":[{{"count":5000,"lines":[{}],"lines_truncated":true}},{{"count":2500,"lines":[{}],"lines_truncated":true}}]}}"#,
+            r#"{{"count":7500,"path":"{dir}/f","size":5000,"sha256":"{}","lines":[{}],"lines_truncated":true,"edits":[{{"count":5000,"lines":[{}],"lines_truncated":true}},{{"count":2500,"lines":[],"lines_truncated":true}}]}}"#,
             sha(newer.as_bytes()),
-            line_list(1..=1000),
             line_list(1..=1000),
             line_list(1..=1000)
         ),
         0,
     );
     assert_eq!(std::fs::read(&p).unwrap(), newer.as_bytes());
+}
+
+/// break10 finding 4b: the `edits` lists of a batch share one budget of
+/// 1,000 lines in total (so a batch of many replace-all edits cannot make
+/// the result line huge): 300 + 300 + 300 + the first 100 of the fourth.
+#[test]
+fn batch_report_lines_share_one_budget_of_a_thousand() {
+    let d = scratch();
+    let dir = d.path().display();
+    let p = write_file(d.path(), "f", "a\n".repeat(300).as_bytes(), 0o644);
+    let (a, b) = (b64("a"), b64("b"));
+    let r = run(
+        d.path(),
+        &[
+            "--report", "--", "f", &a, &b, "true", &b, &a, "true", &a, &b, "true", &b, &a, "true",
+        ],
+    );
+    let all = line_list(1..=300);
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"count":1200,"path":"{dir}/f","size":600,"sha256":"{}","lines":[{all}],"edits":[{{"count":300,"lines":[{all}]}},{{"count":300,"lines":[{all}]}},{{"count":300,"lines":[{all}]}},{{"count":300,"lines":[{}],"lines_truncated":true}}]}}"#,
+            sha("a\n".repeat(300).as_bytes()),
+            line_list(1..=100)
+        ),
+        0,
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), "a\n".repeat(300).as_bytes());
+    assert_eq!(listing(d.path()), vec!["f"]);
 }
 
 // ------------------------------------------------------------ items 4 and 5

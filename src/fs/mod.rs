@@ -160,7 +160,13 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
     sink.complete();
     if let Some(r) = report.as_mut() {
         let digest = sink.digest();
-        report::fill_edited(r, sink.size, digest, &summary.edits, summary.diff.take());
+        report::fill_edited(
+            r,
+            sink.size,
+            digest,
+            std::mem::take(&mut summary.edits),
+            summary.diff.take(),
+        );
         if opts.dry_run {
             r.dry_run = Some(true);
         }
