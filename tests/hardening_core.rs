@@ -171,6 +171,40 @@ fn batch_report_lines_share_one_budget_of_a_thousand() {
     assert_eq!(listing(d.path()), vec!["f"]);
 }
 
+/// break10 finding 4a: a batch too large for the memory it may use (here a
+/// 1,000,000-edit `--stdin` request under a 64 MiB address-space limit) ends
+/// with exactly one result line and nothing on stderr, exit 1, the file and
+/// its directory untouched, instead of std's message on stderr and an abort
+/// (exit 134) with no result line.
+#[test]
+fn out_of_memory_prints_one_result_line_and_nothing_on_stderr() {
+    let d = scratch();
+    let p = write_file(d.path(), "f", b"a\n", 0o644);
+    let ino = inode(&p);
+    let mut req = String::from(r#"{"path":"f","edits":["#);
+    for i in 0..1_000_000 {
+        if i > 0 {
+            req.push(',');
+        }
+        req.push_str(r#"{"old":"a","new":"b"}"#);
+    }
+    req.push_str("]}");
+    let r = run_sh_stdin(d.path(), "ulimit -v 65536;", &["--stdin"], req.as_bytes());
+    assert_eq!(
+        (r.stdout.as_str(), r.stderr.as_str(), r.code),
+        (
+            "__RESULT__{\"error\":\"internal_error\",\"detail\":\"out of memory\"}\n",
+            "",
+            1
+        )
+    );
+    assert_eq!(
+        (std::fs::read(&p).unwrap(), inode(&p)),
+        (b"a\n".to_vec(), ino)
+    );
+    assert_eq!(listing(d.path()), vec!["f"]);
+}
+
 // ------------------------------------------------------------ items 4 and 5
 
 #[path = "support/apply_diff.rs"]

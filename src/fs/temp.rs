@@ -22,7 +22,9 @@ use super::{Target, CHUNK};
 /// Hidden temp names registered here are removed by the panic hook.
 static NAMED_TEMP: Mutex<Option<(i32, CString)>> = Mutex::new(None);
 
-/// Removes a registered named temp; called from the panic hook.
+/// Removes a registered named temp; called from the panic hook and from the
+/// out-of-memory exit, so it allocates nothing: a lock try, `unlinkat` on
+/// the C string held, and dropping it (a free).
 pub fn remove_registered_temp() {
     if let Ok(mut g) = NAMED_TEMP.try_lock() {
         if let Some((dirfd, name)) = g.take() {
@@ -34,8 +36,11 @@ pub fn remove_registered_temp() {
 }
 
 fn register(dir: BorrowedFd<'_>, name: Option<&CString>) {
+    // Cloned before the lock is taken: an allocation failing while it is
+    // held would leave the out-of-memory exit unable to remove the temp.
+    let entry = name.map(|n| (dir.as_raw_fd(), n.clone()));
     if let Ok(mut g) = NAMED_TEMP.lock() {
-        *g = name.map(|n| (dir.as_raw_fd(), n.clone()));
+        *g = entry;
     }
 }
 
