@@ -125,6 +125,78 @@ pub fn unified(old: &str, new: &str, name: &str, context: usize, cap: usize) -> 
     )
 }
 
+/// A changed span longer than this (in lines, either side) is shown as one
+/// hunk, written straight into the capped output: no line tables.
+const BIG_SPAN_LINES: usize = 64 * 1024;
+
+/// Iterates the lines of `t`, each with its `\n` (the last may lack one).
+fn byte_lines(t: &[u8]) -> impl DoubleEndedIterator<Item = &[u8]> {
+    t.split_inclusive(|c| *c == b'\n')
+}
+
+/// The diff of a span too long to compare line by line, in constant memory
+/// besides the output: the common leading and trailing lines as context
+/// (at most `context` after), every other old line removed, every other new
+/// line added, as one hunk; written line by line into at most `cap` bytes.
+fn one_hunk(
+    old: &[u8],
+    new: &[u8],
+    name: &str,
+    context: usize,
+    cap: usize,
+    offset: u64,
+) -> (String, bool) {
+    let count = |t: &[u8]| byte_lines(t).count();
+    let (na, nb) = (count(old), count(new));
+    let pre = byte_lines(old)
+        .zip(byte_lines(new))
+        .take_while(|(x, y)| x == y)
+        .count();
+    let suf = byte_lines(old)
+        .rev()
+        .zip(byte_lines(new).rev())
+        .take(na.min(nb) - pre)
+        .take_while(|(x, y)| x == y)
+        .count();
+    if pre == na && pre == nb {
+        return (String::new(), false);
+    }
+    let after = suf.min(context);
+    let (ma, mb) = (na - pre - suf, nb - pre - suf);
+    let mut out = Vec::new();
+    let head = format!(
+        "--- {name}\n+++ {name}\n@@ -{} +{} @@\n",
+        range(offset, (pre + ma + after) as u64),
+        range(offset, (pre + mb + after) as u64)
+    );
+    let mut fits = push_capped(&mut out, head.as_bytes(), cap);
+    let mut piece = Vec::new();
+    let shown = byte_lines(old)
+        .take(pre)
+        .map(|l| (b' ', l))
+        .chain(byte_lines(old).skip(pre).take(ma).map(|l| (b'-', l)))
+        .chain(byte_lines(new).skip(pre).take(mb).map(|l| (b'+', l)))
+        .chain(
+            byte_lines(old)
+                .skip(pre + ma)
+                .take(after)
+                .map(|l| (b' ', l)),
+        );
+    for (mark, line) in shown {
+        if !fits {
+            break;
+        }
+        piece.clear();
+        piece.push(mark);
+        piece.extend_from_slice(line);
+        if line.last() != Some(&b'\n') {
+            piece.extend_from_slice(b"\n\\ No newline at end of file\n");
+        }
+        fits = push_capped(&mut out, &piece, cap);
+    }
+    (into_string(out), !fits)
+}
+
 /// [`unified`] of two spans that start at line `offset` (0-based) of both texts.
 fn unified_span(
     old: &str,
@@ -134,6 +206,10 @@ fn unified_span(
     cap: usize,
     offset: u64,
 ) -> (String, bool) {
+    let many = |t: &str| memchr::memchr_iter(b'\n', t.as_bytes()).count() > BIG_SPAN_LINES;
+    if many(old) || many(new) {
+        return one_hunk(old.as_bytes(), new.as_bytes(), name, context, cap, offset);
+    }
     let (a, b) = (lines(old), lines(new));
     let script = edit_script(&a, &b, MAX_EDIT_STEPS);
     let mut out = String::new();
@@ -784,6 +860,40 @@ mod apply_diff;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// break10 finding 4c: a span too long for line tables is written as
+    /// one hunk straight into the cap, exactly as the step-bound fallback
+    /// of the line diff writes it (same header, same lines, same cut).
+    #[test]
+    fn one_hunk_is_the_line_diffs_fallback() {
+        let mut old = String::from("p1\np2\n");
+        let mut new = old.clone();
+        for i in 0..3000 {
+            old.push_str(&format!("a{i}\n"));
+            new.push_str(&format!("b{i}\n"));
+        }
+        new.push_str("extra\n");
+        old.push_str("s1\ns2\ns3\ns4\nlast");
+        new.push_str("s1\ns2\ns3\ns4\nlast");
+        for cap in [0, 40, 100, 1000, 5000, CAP, usize::MAX] {
+            let want = unified_span(&old, &new, "/f", CONTEXT, cap, 7);
+            assert!(
+                want.0.starts_with("--- /f\n+++ /f\n@@ -8,") || cap < 40,
+                "{want:?}"
+            );
+            assert_eq!(
+                one_hunk(old.as_bytes(), new.as_bytes(), "/f", CONTEXT, cap, 7),
+                want,
+                "cap {cap}"
+            );
+        }
+        // No newline at the end, changed: the marker lines as the line diff writes them.
+        let (o, n) = ("x\ny", "x\nz");
+        assert_eq!(
+            one_hunk(o.as_bytes(), n.as_bytes(), "/f", CONTEXT, CAP, 0),
+            unified_span(o, n, "/f", CONTEXT, CAP, 0)
+        );
+    }
 
     /// break10 finding 6: names that would break the header are quoted as
     /// git quotes them; ordinary names (UTF-8 included) are unchanged.

@@ -205,6 +205,39 @@ fn out_of_memory_prints_one_result_line_and_nothing_on_stderr() {
     assert_eq!(listing(d.path()), vec!["f"]);
 }
 
+/// break10 finding 4c: a batch's diff over a changed span of millions of
+/// lines (a 4 MiB file of empty lines, every line rewritten) is written as
+/// one hunk straight into the 64 KiB cap, with no line tables: it runs under
+/// a 64 MiB address-space limit (the line tables took 353 MB).
+#[test]
+fn batch_diff_of_a_huge_span_fits_in_64_mib_of_address_space() {
+    let d = scratch();
+    let dir = d.path().display();
+    let p = write_file(d.path(), "f", &vec![b'\n'; 4 << 20], 0o644);
+    let args = [
+        "--report",
+        "--diff",
+        "--",
+        "f",
+        &b64("\n\n"),
+        &b64("a\n"),
+        "true",
+        &b64("a"),
+        &b64("b"),
+        "true",
+    ];
+    let r = run_sh_stdin(d.path(), "ulimit -v 65536;", &args, b"");
+    assert_eq!((r.stderr.as_str(), r.code), ("", 0), "{r:?}");
+    let v = json(&r);
+    let head = format!("--- {dir}/f\n+++ {dir}/f\n@@ -1,4194304 +1,2097152 @@\n");
+    let diff = format!("{head}{}", "-\n".repeat((64 * 1024 - head.len()) / 2));
+    assert_eq!(v["count"], 4194304);
+    assert_eq!(v["diff"].as_str().unwrap(), diff);
+    assert_eq!(v["diff_truncated"], true);
+    assert_eq!(std::fs::read(&p).unwrap(), "b\n".repeat(1 << 21).as_bytes());
+    assert_eq!(listing(d.path()), vec!["f"]);
+}
+
 // ------------------------------------------------------------ items 4 and 5
 
 #[path = "support/apply_diff.rs"]
