@@ -487,16 +487,7 @@ impl Builder {
         {
             // The replacement is a block by itself, of at most one line a
             // side: count it as `count_block` would, without buffering it.
-            if old == new {
-                self.same_line(Text::default());
-            } else if let Some(h) = self.hunk.as_mut() {
-                let (ma, mb) = (u64::from(!old.is_empty()), u64::from(!new.is_empty()));
-                let trail = std::mem::take(&mut h.trail).len() as u64;
-                h.a_len += trail + ma;
-                h.b_len += trail + mb;
-                self.a_no += ma;
-                self.b_no += mb;
-            }
+            self.count_line_pair(old, new);
             return;
         }
         let shared = &mut self.shared;
@@ -662,6 +653,10 @@ impl Builder {
     /// the counts are exactly those of the full script. Returns false (do
     /// the full work) otherwise.
     fn count_block(&mut self, a: &Text, b: &Text) -> bool {
+        if whole_line_or_empty(&a.kept) && whole_line_or_empty(&b.kept) {
+            self.count_line_pair(&a.kept, &b.kept);
+            return true;
+        }
         let lines = |t: &Text| t.kept.split_inclusive(|c| *c == b'\n').count();
         let (na, nb) = (lines(a), lines(b));
         let la = || a.kept.split_inclusive(|c| *c == b'\n');
@@ -696,6 +691,22 @@ impl Builder {
             self.same_line(Text::default());
         }
         true
+    }
+
+    /// `count_block` of a block of at most one whole line a side.
+    fn count_line_pair(&mut self, old: &[u8], new: &[u8]) {
+        if old == new {
+            if !old.is_empty() {
+                self.same_line(Text::default());
+            }
+        } else if let Some(h) = self.hunk.as_mut().filter(|_| !self.done) {
+            let (ma, mb) = (u64::from(!old.is_empty()), u64::from(!new.is_empty()));
+            let trail = std::mem::take(&mut h.trail).len() as u64;
+            h.a_len += trail + ma;
+            h.b_len += trail + mb;
+            self.a_no += ma;
+            self.b_no += mb;
+        }
     }
 
     fn close_hunk(&mut self) {
