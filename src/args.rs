@@ -115,15 +115,20 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
             "--stdin" => stdin = true,
             "--at-line" => {
                 let v = value("LINE")?;
-                at_line = Some(v.parse::<u64>().ok().filter(|l| *l >= 1).ok_or_else(|| {
+                let n = decimal(&v).then(|| v.parse::<u64>().ok()).flatten();
+                at_line = Some(n.filter(|l| *l >= 1).ok_or_else(|| {
                     invalid(format!("--at-line takes a line number from 1, got {v:?}"))
                 })?);
             }
             "--lock-timeout" => {
                 let v = value("SECONDS")?;
-                let secs: f64 = v
-                    .parse()
-                    .ok()
+                // Digits with at most one '.': no sign, exponent, "inf" or "nan",
+                // which f64's parser would take.
+                let plain =
+                    v.bytes().filter(|b| *b == b'.').count() <= 1 && decimal(&v.replace('.', ""));
+                let secs: f64 = plain
+                    .then(|| v.parse().ok())
+                    .flatten()
                     .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s <= 86_400.0)
                     .ok_or_else(|| {
                         invalid(format!(
@@ -162,6 +167,7 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
                 let v = value("N")?;
                 // Past u64::MAX is no bound but memory, like u64::MAX itself.
                 let n = match v.parse::<u64>() {
+                    _ if !decimal(&v) => None,
                     Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => Some(u64::MAX),
                     r => r.ok(),
                 };
@@ -373,6 +379,10 @@ pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Requ
     if req.path.is_empty() {
         return Err(invalid("stdin request: path is empty"));
     }
+    // No file name holds a NUL: the path would be cut there by the kernel.
+    if req.path.contains('\0') {
+        return Err(invalid("stdin request: path contains a NUL character"));
+    }
     if req.edits.is_empty() {
         return Err(invalid("stdin request: edits is empty"));
     }
@@ -437,6 +447,12 @@ Options:
   -V, --version            version, protocol and target
 ";
 
+/// One or more ASCII digits and nothing else: the shape of every number
+/// option (`u64`'s parser would also take a leading `+`).
+fn decimal(v: &str) -> bool {
+    !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// `as-edit X.Y.Z (protocol 1; <target triple>)`.
 pub fn version_line() -> String {
     let env = if cfg!(target_env = "musl") {
@@ -473,6 +489,43 @@ mod tests {
             Ok(Invocation::Edit(r)) => r,
             other => panic!("{other:?}"),
         }
+    }
+
+    /// break10 finding 8: number options take digits only (no sign, no
+    /// exponent, no "inf"), and a --stdin path with a NUL is refused.
+    #[test]
+    fn numbers_are_plain_digits_and_a_stdin_path_has_no_nul() {
+        for v in ["+5", "-5", " 5", "5 ", "0x10", "1e3", ""] {
+            let a = format!("--max-request-bytes={v}");
+            assert_eq!(
+                detail(&[a.as_bytes(), b"--stdin"]),
+                format!("--max-request-bytes takes a positive integer, got {v:?}")
+            );
+            let a = format!("--at-line={v}");
+            assert_eq!(
+                detail(&[a.as_bytes(), b"f", b"YQ==", b"Yg=="]),
+                format!("--at-line takes a line number from 1, got {v:?}")
+            );
+        }
+        for v in ["+5", "-0", "1e1", "inf", "nan", ".", "1.2.3", "5s", ""] {
+            let a = format!("--lock-timeout={v}");
+            assert_eq!(
+                detail(&[a.as_bytes(), b"f", b"YQ==", b"Yg=="]),
+                format!("--lock-timeout takes seconds from 0 to 86400, got {v:?}")
+            );
+        }
+        for v in ["5", "0.5", "5.", ".5", "86400"] {
+            let a = format!("--lock-timeout={v}");
+            edit(&[a.as_bytes(), b"f", b"YQ==", b"Yg=="]);
+        }
+        edit(&[b"--at-line=007", b"f", b"YQ==", b"Yg=="]);
+        let json = br#"{"path":"f\u0000x","edits":[{"old":"a","new":"b"}]}"#;
+        let f = parse_stdin_request(json, EditOptions::default()).unwrap_err();
+        assert_eq!(f.kind, ErrorKind::InvalidArgument);
+        assert_eq!(
+            f.detail.as_deref(),
+            Some("stdin request: path contains a NUL character")
+        );
     }
 
     // lexopt would split a short cluster or read `-h=x` as `-h`; the grammar

@@ -28,6 +28,41 @@ const BLOCK_EDIT_STEPS: usize = 256;
 /// line cannot fit in the capped diff, so the rest is never needed.
 const SIDE_KEEP: usize = 2 * CAP;
 
+/// The file name for the `---`/`+++` header lines. A name with a control
+/// character, `"` or `\\`, or that is not UTF-8, would break the header
+/// line (a newline) or be misread, so it is quoted C-style as git does:
+/// `"…"` with `\\a \\b \\t \\n \\v \\f \\r \\" \\\\` and every other byte
+/// below 0x20, 0x7f and above as a three-digit octal escape (`patch` and
+/// `git apply` read it back). Any other name is written as it is.
+pub fn quote_name(name: &[u8]) -> String {
+    let needs = std::str::from_utf8(name).is_err()
+        || name
+            .iter()
+            .any(|&b| b < 0x20 || b == 0x7f || b == b'"' || b == b'\\');
+    if !needs {
+        return String::from_utf8_lossy(name).into_owned();
+    }
+    let mut out = String::with_capacity(name.len() + 2);
+    out.push('"');
+    for &b in name {
+        match b {
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            0x0b => out.push_str("\\v"),
+            0x0c => out.push_str("\\f"),
+            b'\r' => out.push_str("\\r"),
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     Same,
@@ -90,6 +125,78 @@ pub fn unified(old: &str, new: &str, name: &str, context: usize, cap: usize) -> 
     )
 }
 
+/// A changed span longer than this (in lines, either side) is shown as one
+/// hunk, written straight into the capped output: no line tables.
+const BIG_SPAN_LINES: usize = 64 * 1024;
+
+/// Iterates the lines of `t`, each with its `\n` (the last may lack one).
+fn byte_lines(t: &[u8]) -> impl DoubleEndedIterator<Item = &[u8]> {
+    t.split_inclusive(|c| *c == b'\n')
+}
+
+/// The diff of a span too long to compare line by line, in constant memory
+/// besides the output: the common leading and trailing lines as context
+/// (at most `context` after), every other old line removed, every other new
+/// line added, as one hunk; written line by line into at most `cap` bytes.
+fn one_hunk(
+    old: &[u8],
+    new: &[u8],
+    name: &str,
+    context: usize,
+    cap: usize,
+    offset: u64,
+) -> (String, bool) {
+    let count = |t: &[u8]| byte_lines(t).count();
+    let (na, nb) = (count(old), count(new));
+    let pre = byte_lines(old)
+        .zip(byte_lines(new))
+        .take_while(|(x, y)| x == y)
+        .count();
+    let suf = byte_lines(old)
+        .rev()
+        .zip(byte_lines(new).rev())
+        .take(na.min(nb) - pre)
+        .take_while(|(x, y)| x == y)
+        .count();
+    if pre == na && pre == nb {
+        return (String::new(), false);
+    }
+    let after = suf.min(context);
+    let (ma, mb) = (na - pre - suf, nb - pre - suf);
+    let mut out = Vec::new();
+    let head = format!(
+        "--- {name}\n+++ {name}\n@@ -{} +{} @@\n",
+        range(offset, (pre + ma + after) as u64),
+        range(offset, (pre + mb + after) as u64)
+    );
+    let mut fits = push_capped(&mut out, head.as_bytes(), cap);
+    let mut piece = Vec::new();
+    let shown = byte_lines(old)
+        .take(pre)
+        .map(|l| (b' ', l))
+        .chain(byte_lines(old).skip(pre).take(ma).map(|l| (b'-', l)))
+        .chain(byte_lines(new).skip(pre).take(mb).map(|l| (b'+', l)))
+        .chain(
+            byte_lines(old)
+                .skip(pre + ma)
+                .take(after)
+                .map(|l| (b' ', l)),
+        );
+    for (mark, line) in shown {
+        if !fits {
+            break;
+        }
+        piece.clear();
+        piece.push(mark);
+        piece.extend_from_slice(line);
+        if line.last() != Some(&b'\n') {
+            piece.extend_from_slice(b"\n\\ No newline at end of file\n");
+        }
+        fits = push_capped(&mut out, &piece, cap);
+    }
+    (into_string(out), !fits)
+}
+
 /// [`unified`] of two spans that start at line `offset` (0-based) of both texts.
 fn unified_span(
     old: &str,
@@ -99,6 +206,10 @@ fn unified_span(
     cap: usize,
     offset: u64,
 ) -> (String, bool) {
+    let many = |t: &str| memchr::memchr_iter(b'\n', t.as_bytes()).count() > BIG_SPAN_LINES;
+    if many(old) || many(new) {
+        return one_hunk(old.as_bytes(), new.as_bytes(), name, context, cap, offset);
+    }
     let (a, b) = (lines(old), lines(new));
     let script = edit_script(&a, &b, MAX_EDIT_STEPS);
     let mut out = String::new();
@@ -175,6 +286,14 @@ fn push_capped(out: &mut Vec<u8>, text: &[u8], cap: usize) -> bool {
     let keep = memchr::memrchr(b'\n', &text[..room]).map_or(0, |p| p + 1);
     out.extend_from_slice(&text[..keep]);
     false
+}
+
+/// Empty, or exactly one line with its `\n`.
+fn whole_line_or_empty(b: &[u8]) -> bool {
+    match b.split_last() {
+        None => true,
+        Some((&last, rest)) => last == b'\n' && memchr::memchr(b'\n', rest).is_none(),
+    }
 }
 
 /// The diff's bytes are cut only after `\n`, so they stay UTF-8; a lossy
@@ -276,6 +395,9 @@ pub struct Builder {
     /// The last unchanged lines, for the context before the next change.
     lead: std::collections::VecDeque<Text>,
     hunk: Option<Hunk>,
+    /// The buffers of the last block counted by `count_block`, reused for
+    /// the next one: dense replacements past the cap allocate nothing.
+    spare: (Vec<u8>, Vec<u8>),
 }
 
 impl Builder {
@@ -293,6 +415,7 @@ impl Builder {
             b_no: 0,
             lead: Default::default(),
             hunk: None,
+            spare: Default::default(),
         }
     }
 
@@ -315,6 +438,16 @@ impl Builder {
         while !seg.is_empty() && !self.done {
             if self.hunk.is_none() {
                 self.skip_ahead(&mut seg);
+            } else if self.hunk_full() && self.shared.is_empty() {
+                // Nothing more of the hunk is shown: its whole unchanged
+                // lines are only counted (each may still close it).
+                let Some(i) = memchr::memchr(b'\n', seg) else {
+                    self.shared.push(seg);
+                    return;
+                };
+                self.same_line(Text::default());
+                seg = &seg[i + 1..];
+                continue;
             }
             let Some(i) = memchr::memchr(b'\n', seg) else {
                 self.shared.push(seg);
@@ -346,8 +479,27 @@ impl Builder {
         if self.done {
             return;
         }
+        if self.block.is_none()
+            && self.shared.is_empty()
+            && self.hunk_full()
+            && whole_line_or_empty(old)
+            && whole_line_or_empty(new)
+        {
+            // The replacement is a block by itself, of at most one line a
+            // side: count it as `count_block` would, without buffering it.
+            self.count_line_pair(old, new);
+            return;
+        }
         let shared = &mut self.shared;
+        let spare = &mut self.spare;
         let (a, b) = self.block.get_or_insert_with(|| {
+            if shared.is_empty() {
+                let kept = |v: &mut Vec<u8>| Text {
+                    kept: std::mem::take(v),
+                    ..Text::default()
+                };
+                return (kept(&mut spare.0), kept(&mut spare.1));
+            }
             let s = std::mem::take(shared);
             (s.clone(), s)
         });
@@ -462,6 +614,13 @@ impl Builder {
         let Some((a, b)) = self.block.take() else {
             return;
         };
+        if self.hunk_full() && !a.cut && !b.cut && self.count_block(&a, &b) {
+            let (mut x, mut y) = (a.kept, b.kept);
+            x.clear();
+            y.clear();
+            self.spare = (x, y);
+            return;
+        }
         if a.cut || b.cut {
             // Too long to compare line by line (and to show whole).
             self.change_side(b'-', &a);
@@ -476,6 +635,77 @@ impl Builder {
                 Op::Del => self.change_line(b'-', la[ai], false),
                 Op::Add => self.change_line(b'+', lb[bi], false),
             }
+        }
+    }
+
+    /// The hunk being built can show no more: only its header's line counts
+    /// (and where it closes) are still to be learned.
+    fn hunk_full(&self) -> bool {
+        self.hunk.as_ref().is_some_and(|h| h.full)
+    }
+
+    /// `close_block` once the hunk is full, without line tables or Myers:
+    /// the block's common leading and trailing lines are unchanged lines
+    /// (as the edit script makes them), and between them the middle's
+    /// lines are counted. The middle starts and ends with a change, so an
+    /// unchanged run inside it is shorter than both sides; when one side
+    /// has at most `2 * CONTEXT` lines no run there can close the hunk, and
+    /// the counts are exactly those of the full script. Returns false (do
+    /// the full work) otherwise.
+    fn count_block(&mut self, a: &Text, b: &Text) -> bool {
+        if whole_line_or_empty(&a.kept) && whole_line_or_empty(&b.kept) {
+            self.count_line_pair(&a.kept, &b.kept);
+            return true;
+        }
+        let lines = |t: &Text| t.kept.split_inclusive(|c| *c == b'\n').count();
+        let (na, nb) = (lines(a), lines(b));
+        let la = || a.kept.split_inclusive(|c| *c == b'\n');
+        let lb = || b.kept.split_inclusive(|c| *c == b'\n');
+        let prefix = la().zip(lb()).take_while(|(x, y)| x == y).count();
+        let suffix = la()
+            .rev()
+            .zip(lb().rev())
+            .take(na.min(nb) - prefix)
+            .take_while(|(x, y)| x == y)
+            .count();
+        let (ma, mb) = (na - prefix - suffix, nb - prefix - suffix);
+        if ma.min(mb) > 2 * CONTEXT {
+            return false;
+        }
+        for _ in 0..prefix {
+            self.same_line(Text::default());
+        }
+        if ma + mb > 0 {
+            let Some(h) = self.hunk.as_mut().filter(|_| !self.done) else {
+                return true;
+            };
+            // As change_line does: the unchanged lines since the last
+            // change join the hunk, then the middle's lines.
+            let trail = std::mem::take(&mut h.trail).len() as u64;
+            h.a_len += trail + ma as u64;
+            h.b_len += trail + mb as u64;
+            self.a_no += ma as u64;
+            self.b_no += mb as u64;
+        }
+        for _ in 0..suffix {
+            self.same_line(Text::default());
+        }
+        true
+    }
+
+    /// `count_block` of a block of at most one whole line a side.
+    fn count_line_pair(&mut self, old: &[u8], new: &[u8]) {
+        if old == new {
+            if !old.is_empty() {
+                self.same_line(Text::default());
+            }
+        } else if let Some(h) = self.hunk.as_mut().filter(|_| !self.done) {
+            let (ma, mb) = (u64::from(!old.is_empty()), u64::from(!new.is_empty()));
+            let trail = std::mem::take(&mut h.trail).len() as u64;
+            h.a_len += trail + ma;
+            h.b_len += trail + mb;
+            self.a_no += ma;
+            self.b_no += mb;
         }
     }
 
@@ -641,6 +871,55 @@ mod apply_diff;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// break10 finding 4c: a span too long for line tables is written as
+    /// one hunk straight into the cap, exactly as the step-bound fallback
+    /// of the line diff writes it (same header, same lines, same cut).
+    #[test]
+    fn one_hunk_is_the_line_diffs_fallback() {
+        let mut old = String::from("p1\np2\n");
+        let mut new = old.clone();
+        for i in 0..3000 {
+            old.push_str(&format!("a{i}\n"));
+            new.push_str(&format!("b{i}\n"));
+        }
+        new.push_str("extra\n");
+        old.push_str("s1\ns2\ns3\ns4\nlast");
+        new.push_str("s1\ns2\ns3\ns4\nlast");
+        for cap in [0, 40, 100, 1000, 5000, CAP, usize::MAX] {
+            let want = unified_span(&old, &new, "/f", CONTEXT, cap, 7);
+            assert!(
+                want.0.starts_with("--- /f\n+++ /f\n@@ -8,") || cap < 40,
+                "{want:?}"
+            );
+            assert_eq!(
+                one_hunk(old.as_bytes(), new.as_bytes(), "/f", CONTEXT, cap, 7),
+                want,
+                "cap {cap}"
+            );
+        }
+        // No newline at the end, changed: the marker lines as the line diff writes them.
+        let (o, n) = ("x\ny", "x\nz");
+        assert_eq!(
+            one_hunk(o.as_bytes(), n.as_bytes(), "/f", CONTEXT, CAP, 0),
+            unified_span(o, n, "/f", CONTEXT, CAP, 0)
+        );
+    }
+
+    /// break10 finding 6: names that would break the header are quoted as
+    /// git quotes them; ordinary names (UTF-8 included) are unchanged.
+    #[test]
+    fn header_names_are_quoted_like_git() {
+        assert_eq!(quote_name(b"/w/src/app.py"), "/w/src/app.py");
+        assert_eq!(quote_name("/w/caf\u{e9} x".as_bytes()), "/w/caf\u{e9} x");
+        assert_eq!(quote_name(b"/tmp/nl\nname"), r#""/tmp/nl\nname""#);
+        assert_eq!(
+            quote_name(b"/a\tb\rc\x07\x08\x0b\x0c\x01\x7f\"q\"\\z"),
+            r#""/a\tb\rc\a\b\v\f\001\177\"q\"\\z""#
+        );
+        // Not UTF-8: the whole name is quoted, every byte >= 0x80 in octal.
+        assert_eq!(quote_name(b"/x\xff\xc3\xa9"), r#""/x\377\303\251""#);
+    }
 
     /// Applying the script to `a` must give `b`, and Same lines must match.
     fn check(a: &str, b: &str) {

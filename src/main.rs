@@ -1,7 +1,68 @@
 //! Thin entry point: parse, run, print the one result line, exit with the
 //! contract's code.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
+
+/// The system allocator, except that an allocation that fails ends the
+/// process with the one result line the contract promises, instead of std's
+/// message on stderr and an abort (exit 134, no result line). Nothing is
+/// committed before the final rename, so the target is untouched.
+struct OomToResultLine;
+
+/// Preformatted: the out-of-memory path must not allocate.
+const OOM_LINE: &[u8] = b"__RESULT__{\"error\":\"internal_error\",\"detail\":\"out of memory\"}\n";
+
+#[cold]
+fn out_of_memory() -> ! {
+    // Removes a named temp without allocating (a lock try, unlinkat on a
+    // C string already held; dropping it only frees).
+    as_edit::fs::remove_registered_temp();
+    // SAFETY: fd 1 stays open for the life of the process; a raw write(2)
+    // bypasses std's buffered stdout, whose buffer may not exist yet.
+    let out = unsafe { std::os::fd::BorrowedFd::borrow_raw(1) };
+    let mut line = OOM_LINE;
+    while !line.is_empty() {
+        match rustix::io::write(out, line) {
+            Ok(n) => line = &line[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => break,
+        }
+    }
+    std::process::exit(as_edit::protocol::EXIT_NOT_EDITED)
+}
+
+// SAFETY: every call is forwarded to `System` unchanged; only a null result
+// is turned into the exit above.
+unsafe impl GlobalAlloc for OomToResultLine {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if p.is_null() {
+            out_of_memory();
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(layout);
+        if p.is_null() {
+            out_of_memory();
+        }
+        p
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = System.realloc(ptr, layout, new_size);
+        if p.is_null() {
+            out_of_memory();
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: OomToResultLine = OomToResultLine;
 
 fn main() {
     // Whatever happens, the host gets a result line. Only the final rename

@@ -111,8 +111,9 @@ fn report_lines_are_capped_at_a_thousand() {
     );
     assert_eq!(std::fs::read(&p).unwrap(), new.as_bytes());
 
-    // A batch: each edit's list is cut, and the last edit's list is the
-    // top-level one (in that edit's own output: lines 1, 2, 3, ...).
+    // A batch: the last edit's list is the top-level one (in that edit's
+    // own output: lines 1, 2, 3, ...); the `edits` lists share one budget of
+    // 1,000 lines in total, so the second edit's list is empty and cut.
     let r = run(
         d.path(),
         &[
@@ -131,15 +132,110 @@ fn report_lines_are_capped_at_a_thousand() {
     assert_result(
         &r,
         &format!(
-            r#"{{"count":7500,"path":"{dir}/f","size":5000,"sha256":"{}","lines":[{}],"lines_truncated":true,"edits":[{{"count":5000,"lines":[{}],"lines_truncated":true}},{{"count":2500,"lines":[{}],"lines_truncated":true}}]}}"#,
+            r#"{{"count":7500,"path":"{dir}/f","size":5000,"sha256":"{}","lines":[{}],"lines_truncated":true,"edits":[{{"count":5000,"lines":[{}],"lines_truncated":true}},{{"count":2500,"lines":[],"lines_truncated":true}}]}}"#,
             sha(newer.as_bytes()),
-            line_list(1..=1000),
             line_list(1..=1000),
             line_list(1..=1000)
         ),
         0,
     );
     assert_eq!(std::fs::read(&p).unwrap(), newer.as_bytes());
+}
+
+/// break10 finding 4b: the `edits` lists of a batch share one budget of
+/// 1,000 lines in total (so a batch of many replace-all edits cannot make
+/// the result line huge): 300 + 300 + 300 + the first 100 of the fourth.
+#[test]
+fn batch_report_lines_share_one_budget_of_a_thousand() {
+    let d = scratch();
+    let dir = d.path().display();
+    let p = write_file(d.path(), "f", "a\n".repeat(300).as_bytes(), 0o644);
+    let (a, b) = (b64("a"), b64("b"));
+    let r = run(
+        d.path(),
+        &[
+            "--report", "--", "f", &a, &b, "true", &b, &a, "true", &a, &b, "true", &b, &a, "true",
+        ],
+    );
+    let all = line_list(1..=300);
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"count":1200,"path":"{dir}/f","size":600,"sha256":"{}","lines":[{all}],"edits":[{{"count":300,"lines":[{all}]}},{{"count":300,"lines":[{all}]}},{{"count":300,"lines":[{all}]}},{{"count":300,"lines":[{}],"lines_truncated":true}}]}}"#,
+            sha("a\n".repeat(300).as_bytes()),
+            line_list(1..=100)
+        ),
+        0,
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), "a\n".repeat(300).as_bytes());
+    assert_eq!(listing(d.path()), vec!["f"]);
+}
+
+/// break10 finding 4a: a batch too large for the memory it may use (here a
+/// 1,000,000-edit `--stdin` request under a 64 MiB address-space limit) ends
+/// with exactly one result line and nothing on stderr, exit 1, the file and
+/// its directory untouched, instead of std's message on stderr and an abort
+/// (exit 134) with no result line.
+#[test]
+fn out_of_memory_prints_one_result_line_and_nothing_on_stderr() {
+    let d = scratch();
+    let p = write_file(d.path(), "f", b"a\n", 0o644);
+    let ino = inode(&p);
+    let mut req = String::from(r#"{"path":"f","edits":["#);
+    for i in 0..1_000_000 {
+        if i > 0 {
+            req.push(',');
+        }
+        req.push_str(r#"{"old":"a","new":"b"}"#);
+    }
+    req.push_str("]}");
+    let r = run_sh_stdin(d.path(), "ulimit -v 65536;", &["--stdin"], req.as_bytes());
+    assert_eq!(
+        (r.stdout.as_str(), r.stderr.as_str(), r.code),
+        (
+            "__RESULT__{\"error\":\"internal_error\",\"detail\":\"out of memory\"}\n",
+            "",
+            1
+        )
+    );
+    assert_eq!(
+        (std::fs::read(&p).unwrap(), inode(&p)),
+        (b"a\n".to_vec(), ino)
+    );
+    assert_eq!(listing(d.path()), vec!["f"]);
+}
+
+/// break10 finding 4c: a batch's diff over a changed span of millions of
+/// lines (a 4 MiB file of empty lines, every line rewritten) is written as
+/// one hunk straight into the 64 KiB cap, with no line tables: it runs under
+/// a 64 MiB address-space limit (the line tables took 353 MB).
+#[test]
+fn batch_diff_of_a_huge_span_fits_in_64_mib_of_address_space() {
+    let d = scratch();
+    let dir = d.path().display();
+    let p = write_file(d.path(), "f", &vec![b'\n'; 4 << 20], 0o644);
+    let args = [
+        "--report",
+        "--diff",
+        "--",
+        "f",
+        &b64("\n\n"),
+        &b64("a\n"),
+        "true",
+        &b64("a"),
+        &b64("b"),
+        "true",
+    ];
+    let r = run_sh_stdin(d.path(), "ulimit -v 65536;", &args, b"");
+    assert_eq!((r.stderr.as_str(), r.code), ("", 0), "{r:?}");
+    let v = json(&r);
+    let head = format!("--- {dir}/f\n+++ {dir}/f\n@@ -1,4194304 +1,2097152 @@\n");
+    let diff = format!("{head}{}", "-\n".repeat((64 * 1024 - head.len()) / 2));
+    assert_eq!(v["count"], 4194304);
+    assert_eq!(v["diff"].as_str().unwrap(), diff);
+    assert_eq!(v["diff_truncated"], true);
+    assert_eq!(std::fs::read(&p).unwrap(), "b\n".repeat(1 << 21).as_bytes());
+    assert_eq!(listing(d.path()), vec!["f"]);
 }
 
 // ------------------------------------------------------------ items 4 and 5
@@ -380,4 +476,43 @@ fn batch_diff_is_bounded_at_four_mib() {
         format!("--- {dir}/g\n+++ {dir}/g\n@@ -2,4 +2,4 @@\n {line} {line} {line}-END\n+F\n")
     );
     assert_eq!(v.get("diff_truncated"), None);
+}
+
+/// break10 finding 6: a path with a newline (or another control character,
+/// or not UTF-8) is quoted C-style in the diff header, as git does, so the
+/// header stays two lines and `patch` reads the name back.
+#[test]
+fn diff_header_quotes_a_name_with_a_newline_or_invalid_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let d = scratch();
+    let dir = d.path().display().to_string();
+    for (name, quoted) in [
+        (&b"nl\nname"[..], r#"nl\nname"#),
+        (&b"bad\xffname"[..], r#"bad\377name"#),
+    ] {
+        let p = d.path().join(std::ffi::OsStr::from_bytes(name));
+        std::fs::write(&p, "one\ntwo\n").unwrap();
+        let (o, n) = (b64("two"), b64("2"));
+        let r = run_argv(
+            d.path(),
+            &[
+                b"--report",
+                b"--diff",
+                b"--",
+                name,
+                o.as_bytes(),
+                n.as_bytes(),
+            ],
+        );
+        assert_eq!(r.code, 0, "{r:?}");
+        let v = json(&r);
+        assert_eq!(
+            v["diff"].as_str().unwrap(),
+            format!(
+                "--- \"{dir}/{quoted}\"\n+++ \"{dir}/{quoted}\"\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n"
+            )
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), b"one\n2\n");
+    }
+    assert_eq!(listing(d.path()).len(), 2);
 }

@@ -193,6 +193,104 @@ fn a_directory_flush_failing_after_the_rename_is_success_not_durable() {
     }
 }
 
+/// break10 finding 2: where neither link of the unnamed temp works, its
+/// content is copied into a named temp, and that copy is the file renamed
+/// over the target: with --fsync it must be flushed before the rename (seen
+/// with `strace -y`, which shows the path behind each fd).
+#[test]
+fn fsync_flushes_the_named_copy_when_the_temp_cannot_be_linked() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        return skip("strace is not installed (scripts/test.sh installs it as root)");
+    }
+    let d = scratch();
+    let p = write_file(d.path(), "f", b"abc\n", 0o640);
+    let log = d.path().join("..").join(format!(
+        "strace-fsync-{}.log",
+        d.path().file_name().unwrap().to_string_lossy()
+    ));
+    let out = Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-y",
+            "-e",
+            "trace=fsync,rename,renameat,renameat2",
+            "-o",
+        ])
+        .arg(&log)
+        .args([BIN, "--fsync", "--", "f", &b64("b"), &b64("B")])
+        .current_dir(d.path())
+        .env("AS_EDIT_TEST_NO_LINK", "1")
+        .stdin(Stdio::null())
+        .output()
+        .expect("strace runs");
+    let r: Run = out.into();
+    assert_result(&r, r#"{"count":1}"#, 0);
+    assert_eq!(std::fs::read(&p).unwrap(), b"aBc\n");
+    assert_eq!(mode(&p), 0o640);
+    assert_eq!(listing(d.path()), vec!["f"]);
+    let trace = std::fs::read_to_string(&log).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    let lines: Vec<&str> = trace.lines().collect();
+    let renamed = lines
+        .iter()
+        .position(|l| l.contains("rename") && l.contains(".as-edit-"))
+        .unwrap_or_else(|| panic!("a rename of the named temp in:\n{trace}"));
+    // The name renamed over the target is the one flushed before it.
+    let name_at = lines[renamed].find(".as-edit-").unwrap();
+    let name = &lines[renamed][name_at..name_at + ".as-edit-".len() + 16];
+    assert!(
+        lines[..renamed]
+            .iter()
+            .any(|l| l.starts_with(|c: char| c.is_ascii_digit())
+                && l.contains("fsync(")
+                && l.contains(name)
+                && l.ends_with("= 0")),
+        "fsync of {name} before its rename in:\n{trace}"
+    );
+}
+
+/// break10 finding 3: a write that fails (here: nobody owns the file, but
+/// the directory is 0555) commits nothing, so `--report` describes the file
+/// as it is: its size and digest, no `lines`, no `diff` of content that was
+/// never written.
+#[test]
+fn report_after_write_failed_describes_the_current_file() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv to drop to nobody");
+    }
+    let d = scratch();
+    let rd = d.path().join("rd");
+    std::fs::create_dir(&rd).unwrap();
+    let p = write_file(&rd, "f", b"one\ntwo\n", 0o644);
+    chown(&p, 65534, 65534);
+    chmod(&rd, 0o555);
+    let ino = inode(&p);
+    let (o, n) = (b64("two"), b64("2"));
+    for extra in [
+        &[&b"--report"[..]][..],
+        &[&b"--report"[..], &b"--diff"[..]][..],
+    ] {
+        let mut args: Vec<&[u8]> = extra.to_vec();
+        args.extend([&b"--"[..], b"f", o.as_bytes(), n.as_bytes()]);
+        let r = run_as_nobody(&rd, &args);
+        let dir = rd.display();
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"write_failed","detail":"creating a temp file beside it for {dir}/f: Permission denied (os error 13) (the directory is not writable); the file is unchanged","path":"{dir}/f","size":8,"sha256":"{}"}}"#,
+                sha(b"one\ntwo\n")
+            ),
+            1,
+        );
+        assert_eq!(
+            (std::fs::read(&p).unwrap(), inode(&p)),
+            (b"one\ntwo\n".to_vec(), ino)
+        );
+        assert_eq!(listing(&rd), vec!["f"]);
+    }
+}
+
 // ------------------------------------------------------------ 3. seccomp
 
 /// The filters use the syscall numbers and audit architecture of the two
@@ -636,6 +734,67 @@ mod seccomp {
         }
     }
 
+    /// break10 findings 1 and 7: with the inode-flags ioctl refused by a
+    /// filter, the flags come from `statx`: an append-only directory is
+    /// `write_failed` naming it with no temp left, an immutable target
+    /// `permission_denied` naming the flag.
+    #[test]
+    fn flags_are_read_by_statx_when_the_ioctl_is_refused() {
+        let Some((_base, d, p)) = flagged_dir(rustix::fs::IFlags::APPEND, |_, _| {}) else {
+            return;
+        };
+        let _guard = Flagged(d.clone());
+        let ino = inode(&p);
+        let (o, n) = (b64("abc"), b64("xyz"));
+        let r = run_filtered(
+            &d,
+            &[rule(libc::SYS_ioctl, libc::EPERM)],
+            false,
+            &["--", "f", &o, &n],
+        );
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is {DIR_APPEND_WORDS}; the file is unchanged"}}"#,
+                d.display()
+            ),
+            1,
+        );
+        assert_eq!(
+            (std::fs::read(&p).unwrap(), inode(&p)),
+            (b"abc\n".to_vec(), ino)
+        );
+        assert_eq!(listing(&d), vec!["f"]);
+
+        let t = scratch_on_disk();
+        let p = write_file(t.path(), "f", b"abc\n", 0o644);
+        let f = std::fs::File::open(&p).unwrap();
+        if let Err(e) = rustix::fs::ioctl_setflags(&f, rustix::fs::IFlags::IMMUTABLE) {
+            return skip(&format!("this file system refuses +i: {e}"));
+        }
+        let _guard = Flagged(p.clone());
+        let ino = inode(&p);
+        let r = run_filtered(
+            t.path(),
+            &[rule(libc::SYS_ioctl, libc::EPERM)],
+            false,
+            &["--", "f", &o, &n],
+        );
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"permission_denied","detail":"{}/f is immutable (chattr +i): it cannot be written, replaced or removed until the flag is cleared"}}"#,
+                t.path().display()
+            ),
+            1,
+        );
+        assert_eq!(
+            (std::fs::read(&p).unwrap(), inode(&p)),
+            (b"abc\n".to_vec(), ino)
+        );
+        assert_eq!(listing(t.path()), vec!["f"]);
+    }
+
     /// The inode-flags ioctl refused (EPERM from a filter, ENOTTY where a file
     /// system has none): no flags are known, and the edit proceeds. Likewise
     /// capget (the capability check for the sticky-directory prediction).
@@ -785,6 +944,14 @@ fn a_sticky_directory_binds_root_without_cap_fowner() {
     assert_eq!(listing(&d), vec!["f"]);
 }
 
+/// A scratch directory on the real disk (tmpfs may lack inode flags).
+fn scratch_on_disk() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("as-edit-flags")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap()
+}
+
 /// Clears inode flags on drop, so a failed assertion cannot leave an
 /// undeletable file behind.
 struct Flagged(std::path::PathBuf);
@@ -854,6 +1021,86 @@ fn an_append_only_target_is_permission_denied_naming_the_flag() {
     );
 }
 
+/// A directory `d` on the real disk (tmpfs may lack inode flags) holding
+/// `f` = "abc\n", with `flag` set on `d`; `None` (the reason printed) where
+/// that cannot be done here.
+fn flagged_dir(
+    flag: rustix::fs::IFlags,
+    prepare: impl FnOnce(&Path, &Path),
+) -> Option<(tempfile::TempDir, std::path::PathBuf, std::path::PathBuf)> {
+    if !is_root() {
+        skip("chattr +i/+a needs CAP_LINUX_IMMUTABLE (root)");
+        return None;
+    }
+    let base = tempfile::Builder::new()
+        .prefix("as-edit-flags")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let d = base.path().join("d");
+    std::fs::create_dir(&d).unwrap();
+    let p = write_file(&d, "f", b"abc\n", 0o644);
+    // Before the flag: an append-only inode refuses chown and chmod.
+    prepare(&d, &p);
+    let dir = std::fs::File::open(&d).unwrap();
+    let before = match rustix::fs::ioctl_getflags(&dir) {
+        Ok(b) => b,
+        Err(e) => {
+            skip(&format!("this file system has no inode flags: {e}"));
+            return None;
+        }
+    };
+    if let Err(e) = rustix::fs::ioctl_setflags(&dir, before | flag) {
+        skip(&format!(
+            "this file system refuses {flag:?} on a directory: {e}"
+        ));
+        return None;
+    }
+    Some((base, d, p))
+}
+
+const DIR_APPEND_WORDS: &str =
+    "append-only (chattr +a): names in it can be added but not replaced or removed";
+
+/// break10 finding 1: nobody in an append-only directory it may write and
+/// search but not read (0333) cannot read the flags with the ioctl, so they
+/// come from `statx` on the `O_PATH` descriptor: refused before any temp
+/// exists, instead of a temp the append-only directory then keeps forever.
+#[test]
+fn an_append_only_directory_nobody_cannot_read_is_named_and_keeps_no_temp() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv to drop to nobody");
+    }
+    let prepare = |d: &Path, p: &Path| {
+        chown(p, 65534, 65534);
+        chown(d, 65534, 65534);
+        chmod(d, 0o333);
+    };
+    let Some((_base, d, p)) = flagged_dir(rustix::fs::IFlags::APPEND, prepare) else {
+        return;
+    };
+    let _guard = Flagged(d.clone());
+    let ino = inode(&p);
+    let (o, n) = (b64("abc"), b64("xyz"));
+    for extra in [&[][..], &[&b"--fsync"[..]][..]] {
+        let mut args: Vec<&[u8]> = extra.to_vec();
+        args.extend([&b"--"[..], b"f", o.as_bytes(), n.as_bytes()]);
+        let r = run_as_nobody(&d, &args);
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is {DIR_APPEND_WORDS}; the file is unchanged"}}"#,
+                d.display()
+            ),
+            1,
+        );
+        assert_eq!(
+            (std::fs::read(&p).unwrap(), inode(&p)),
+            (b"abc\n".to_vec(), ino)
+        );
+        assert_eq!(listing(&d), vec!["f"]);
+    }
+}
+
 /// An append-only or immutable directory refuses the rename, but the file in
 /// it can still be written in place: `write_failed` naming the directory.
 fn refused_for_dir_flag(flag: rustix::fs::IFlags, words: &str) {
@@ -917,8 +1164,5 @@ fn an_immutable_directory_is_write_failed_naming_it() {
 
 #[test]
 fn an_append_only_directory_is_write_failed_naming_it() {
-    refused_for_dir_flag(
-        rustix::fs::IFlags::APPEND,
-        "append-only (chattr +a): names in it can be added but not replaced or removed",
-    );
+    refused_for_dir_flag(rustix::fs::IFlags::APPEND, DIR_APPEND_WORDS);
 }

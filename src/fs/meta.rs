@@ -50,13 +50,30 @@ pub(super) fn check_writable(t: &Target, file: &OwnedFd, st: &Stat) -> Result<()
 
 /// `chattr +i` / `+a`: for a file, no writer can replace or truncate it, the
 /// host's transfer path included, so the refusal is final; for a directory,
-/// no name in it can be replaced. A file system without inode flags (or a
-/// filter refusing the ioctl) means "none known".
+/// no name in it can be replaced. Read with `FS_IOC_GETFLAGS`; where that
+/// ioctl cannot answer (an `O_PATH` descriptor, a directory the caller may
+/// not read, a seccomp filter), with `statx`'s attribute bits, which any
+/// descriptor serves (`AT_EMPTY_PATH`). Neither answering (no inode flags on
+/// this file system, both filtered, a kernel before 4.11) means "none known".
 fn inode_flag(fd: &OwnedFd) -> Option<InodeFlag> {
-    let flags = rfs::ioctl_getflags(fd).ok()?;
-    if flags.contains(rfs::IFlags::IMMUTABLE) {
+    let (immutable, append) = match rfs::ioctl_getflags(fd) {
+        Ok(f) => (
+            f.contains(rfs::IFlags::IMMUTABLE),
+            f.contains(rfs::IFlags::APPEND),
+        ),
+        Err(_) => {
+            let x = rfs::statx(fd, c"", AtFlags::EMPTY_PATH, rfs::StatxFlags::empty()).ok()?;
+            // Only the bits this file system reports are known.
+            let known = x.stx_attributes & x.stx_attributes_mask;
+            (
+                known.contains(rfs::StatxAttributes::IMMUTABLE),
+                known.contains(rfs::StatxAttributes::APPEND),
+            )
+        }
+    };
+    if immutable {
         Some(InodeFlag::Immutable)
-    } else if flags.contains(rfs::IFlags::APPEND) {
+    } else if append {
         Some(InodeFlag::AppendOnly)
     } else {
         None
@@ -127,14 +144,15 @@ fn mode_allows_write(file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
 /// (or CAP_FOWNER) rename over a name; an append-only or immutable one
 /// lets no name be replaced. `write_failed` either way: the host's
 /// transfer path writes the file in place and may succeed. `dir` is the
-/// directory opened for reading, when it could be.
+/// directory opened for reading, when it could be; else its flags are read
+/// through the `O_PATH` descriptor (by `statx`).
 pub(super) fn check_rename(t: &Target, st: &Stat, dir: Option<&OwnedFd>) -> Result<(), FsError> {
     if sticky_refuses(t, st, true) {
         return Err(FsError::StickyDir {
             path: t.path.clone(),
         });
     }
-    match dir.and_then(inode_flag) {
+    match inode_flag(dir.unwrap_or(&t.dir)) {
         Some(flag) => Err(FsError::DirFlag {
             path: t.path.clone(),
             flag,
@@ -166,7 +184,7 @@ pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) ->
         if let Some(flag) = inode_flag(file) {
             return FsError::FileFlag { path, flag };
         }
-        if let Some(flag) = open_dir_readable(t).as_ref().and_then(inode_flag) {
+        if let Some(flag) = inode_flag(open_dir_readable(t).as_ref().unwrap_or(&t.dir)) {
             return FsError::DirFlag { path, flag };
         }
         if sticky_refuses(t, st, false) {

@@ -90,7 +90,8 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
 
     let mut engine = Engine::new(&req.edits, report.is_some());
     if opts.diff {
-        engine = engine.with_diff(&display_path(&target.path));
+        use std::os::unix::ffi::OsStrExt;
+        engine = engine.with_diff(&crate::diff::quote_name(target.path.as_os_str().as_bytes()));
     }
     let mut in_hash = (opts.expect_sha256.is_some() || report.is_some()).then(Sha256::new);
     // The temp is created only once the output differs from the input (see
@@ -161,7 +162,13 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
     sink.complete();
     if let Some(r) = report.as_mut() {
         let digest = sink.digest();
-        report::fill_edited(r, sink.size, digest, &summary.edits, summary.diff.take());
+        report::fill_edited(
+            r,
+            sink.size,
+            digest,
+            std::mem::take(&mut summary.edits),
+            summary.diff.take(),
+        );
         if opts.dry_run {
             r.dry_run = Some(true);
         }
@@ -169,12 +176,29 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
     if opts.dry_run {
         return Ok(summary.count);
     }
-    let temp = sink.into_temp()?;
-    let durable = temp.commit(&target, &file, &st, flush)?;
-    if let (false, Some(r)) = (durable, report.as_mut()) {
-        r.durable = Some(false);
+    let committed = sink
+        .into_temp()
+        .and_then(|temp| temp.commit(&target, &file, &st, flush));
+    match committed {
+        Ok(durable) => {
+            if let (false, Some(r)) = (durable, report.as_mut()) {
+                r.durable = Some(false);
+            }
+            Ok(summary.count)
+        }
+        Err(e) => {
+            // Nothing was committed: the report describes the file as it
+            // is, not the content that was never written.
+            if let Some(r) = report.as_mut() {
+                *r = Report {
+                    path: r.path.take(),
+                    ..Report::default()
+                };
+            }
+            report::fill_current(report, &file, in_digest);
+            Err(e)
+        }
     }
-    Ok(summary.count)
 }
 
 #[cfg(test)]

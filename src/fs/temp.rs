@@ -22,7 +22,9 @@ use super::{Target, CHUNK};
 /// Hidden temp names registered here are removed by the panic hook.
 static NAMED_TEMP: Mutex<Option<(i32, CString)>> = Mutex::new(None);
 
-/// Removes a registered named temp; called from the panic hook.
+/// Removes a registered named temp; called from the panic hook and from the
+/// out-of-memory exit, so it allocates nothing: a lock try, `unlinkat` on
+/// the C string held, and dropping it (a free).
 pub fn remove_registered_temp() {
     if let Ok(mut g) = NAMED_TEMP.try_lock() {
         if let Some((dirfd, name)) = g.take() {
@@ -34,8 +36,11 @@ pub fn remove_registered_temp() {
 }
 
 fn register(dir: BorrowedFd<'_>, name: Option<&CString>) {
+    // Cloned before the lock is taken: an allocation failing while it is
+    // held would leave the out-of-memory exit unable to remove the temp.
+    let entry = name.map(|n| (dir.as_raw_fd(), n.clone()));
     if let Ok(mut g) = NAMED_TEMP.lock() {
-        *g = name.map(|n| (dir.as_raw_fd(), n.clone()));
+        *g = entry;
     }
 }
 
@@ -155,7 +160,8 @@ impl<'d> Temp<'d> {
             });
         }
         if self.name.is_none() {
-            self.link().map_err(|e| failed(WriteStep::NameTemp, e))?;
+            self.link(flush.is_some())
+                .map_err(|e| failed(WriteStep::NameTemp, e))?;
         }
         let name = self.name.as_ref().expect("named above");
         rfs::renameat(&t.dir, name.as_c_str(), &t.dir, t.name.as_c_str())
@@ -183,8 +189,9 @@ impl<'d> Temp<'d> {
         Ok(flushed.is_ok())
     }
 
-    /// Gives the unnamed temp a hidden name in the directory, just before the rename.
-    fn link(&mut self) -> Result<(), Errno> {
+    /// Gives the unnamed temp a hidden name in the directory, just before the
+    /// rename. `fsync`: the content must be flushed (a copy is a new file).
+    fn link(&mut self, fsync: bool) -> Result<(), Errno> {
         let dir = self.dir;
         for _ in 0..16 {
             let name = temp_name();
@@ -221,7 +228,7 @@ impl<'d> Temp<'d> {
                     // Neither way works (no /proc, or linkat filtered): copy
                     // into a named temp.
                     register(dir, None);
-                    return self.copy_to_named();
+                    return self.copy_to_named(fsync);
                 }
                 Err(e) => {
                     register(dir, None);
@@ -232,7 +239,10 @@ impl<'d> Temp<'d> {
         Err(Errno::EXIST)
     }
 
-    fn copy_to_named(&mut self) -> Result<(), Errno> {
+    /// The content copied into a new named temp. With `fsync` the copy is
+    /// flushed too: the flush before `link` was of the unnamed file, which
+    /// is not the one renamed over the target.
+    fn copy_to_named(&mut self, fsync: bool) -> Result<(), Errno> {
         let named = Temp::create_named(self.dir)?;
         let len = rfs::fstat(&self.fd)?.st_size as u64;
         let mut off_in = 0u64;
@@ -252,6 +262,9 @@ impl<'d> Temp<'d> {
             }
             let st = rfs::fstat(&self.fd)?;
             copy_metadata(&self.fd, &named.fd, &st);
+            if fsync {
+                rfs::fsync(&named.fd)?;
+            }
             Ok(())
         })();
         // The unnamed original vanishes when dropped; a failed copy is
