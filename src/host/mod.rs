@@ -6,6 +6,7 @@
 //! - [`parse`]: backend output → [`HelperOutcome`];
 //! - [`install`]: the commands that install the helper over exec alone;
 //! - [`Editor`]: build, exec, parse, fall back, and say which path did the work;
+//! - [`transfer_edit`]: the fallback: download, the same core, upload;
 //! - `display`: how a refusal with hints reads for a model ([`EditError`]'s `Display`);
 //! - [`LocalShell`]: a [`Sandbox`] on this machine (tests and the example);
 //! - `agent_sandbox` (feature `agent-sandbox`): the Kubernetes agent-sandbox runtime;
@@ -16,6 +17,7 @@ mod display;
 pub mod install;
 mod local;
 pub mod parse;
+mod transfer;
 
 #[cfg(feature = "agent-sandbox")]
 pub mod agent_sandbox;
@@ -28,9 +30,9 @@ use std::path::Path;
 pub use command::{EditRequest, TooLarge, DEFAULT_COMMAND_LIMIT};
 pub use local::LocalShell;
 pub use parse::{parse_output, HelperOutcome, RefusalHints, Token};
+pub use transfer::transfer_edit;
 
-use crate::engine::{self, Edit};
-use crate::protocol::{display_path, refusal_failure, ErrorKind};
+use crate::protocol::ErrorKind;
 use display::{indent_words, render_hints};
 
 /// What a backend returned for one command.
@@ -311,71 +313,4 @@ impl<S: Sandbox> Editor<S> {
     pub fn ensure_helper(&mut self, binary: &[u8]) -> Result<bool, EditError> {
         install::run(&mut self.sandbox, &self.helper, binary, self.limit)
     }
-}
-
-/// The transfer path: download, the same core as the helper, upload.
-/// Writes through whatever the backend's upload does with symlinks. A
-/// refusal carries the hints the helper's `--hints` would give, from the
-/// same code over the downloaded text.
-pub fn transfer_edit<S: Sandbox + ?Sized>(
-    sandbox: &mut S,
-    req: &EditRequest,
-) -> Result<Edited, EditError> {
-    let refused = |kind: ErrorKind, detail: Option<String>, count: Option<u64>| EditError::Failed {
-        kind: Token::Known(kind),
-        detail,
-        count,
-        via: Via::Transfer,
-        hints: None,
-        indent: None,
-    };
-    let mut edit = Edit::new(&req.old, &req.new, req.replace_all)
-        .map_err(|m| refused(ErrorKind::InvalidArgument, Some(m.to_owned()), None))?;
-    if let Some(line) = req.at_line {
-        edit = edit
-            .with_at_line(line)
-            .map_err(|m| refused(ErrorKind::InvalidArgument, Some(m.to_owned()), None))?;
-    }
-    let bytes = match sandbox.download(&req.path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotConnected => return Err(EditError::Backend(e)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(refused(
-                ErrorKind::FileNotFound,
-                Some(format!("{} does not exist", display_path(&req.path))),
-                None,
-            ))
-        }
-        Err(e) => {
-            return Err(refused(
-                ErrorKind::ReadFailed,
-                Some(format!("downloading {}: {e}", display_path(&req.path))),
-                None,
-            ))
-        }
-    };
-    let (out, summary) = engine::replace(&bytes, std::slice::from_ref(&edit)).map_err(|r| {
-        let keys = crate::hints::hint_keys_for_bytes(&bytes, &edit, &r);
-        let f = refusal_failure(r, 1, &display_path(&req.path));
-        let hints = keys.map(RefusalHints::from_keys);
-        EditError::Failed {
-            kind: Token::Known(f.kind),
-            detail: f.detail,
-            count: f.count,
-            via: Via::Transfer,
-            indent: indent_words(&req.old, hints.as_ref()),
-            hints: hints.map(Box::new),
-        }
-    })?;
-    sandbox.upload(&req.path, &out).map_err(|e| {
-        refused(
-            ErrorKind::WriteFailed,
-            Some(format!("uploading: {e}")),
-            None,
-        )
-    })?;
-    Ok(Edited {
-        count: summary.count,
-        via: Via::Transfer,
-    })
 }
