@@ -6,11 +6,14 @@
 //! - [`parse`]: backend output → [`HelperOutcome`];
 //! - [`install`]: the commands that install the helper over exec alone;
 //! - [`Editor`]: build, exec, parse, fall back, and say which path did the work;
+//! - [`transfer_edit`]: the fallback: download, the same core, upload;
+//! - `display`: how a refusal with hints reads for a model ([`EditError`]'s `Display`);
 //! - [`LocalShell`]: a [`Sandbox`] on this machine (tests and the example);
 //! - `agent_sandbox` (feature `agent-sandbox`): the Kubernetes agent-sandbox runtime;
 //! - `docker` (feature `docker`): a container through the docker (or podman) CLI.
 
 pub mod command;
+mod display;
 pub mod install;
 mod local;
 pub mod parse;
@@ -27,9 +30,10 @@ use std::path::Path;
 pub use command::{EditRequest, TooLarge, DEFAULT_COMMAND_LIMIT};
 pub use local::LocalShell;
 pub use parse::{parse_output, HelperOutcome, RefusalHints, Token};
+pub use transfer::transfer_edit;
 
-use crate::engine::{self, Edit};
-use crate::protocol::{display_path, refusal_failure, ErrorKind};
+use crate::protocol::ErrorKind;
+use display::{indent_words, render_hints};
 
 /// What a backend returned for one command.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -166,149 +170,6 @@ impl std::fmt::Display for EditError {
 }
 
 impl std::error::Error for EditError {}
-
-/// `lines 40-44`, or `line 40`.
-fn span(h: &crate::hints::Hint) -> String {
-    if h.end_line > h.line {
-        format!("lines {}-{}", h.line, h.end_line)
-    } else {
-        format!("line {}", h.line)
-    }
-}
-
-/// `lines 40-44 differ`, or `line 40 differs`.
-fn span_differs(h: &crate::hints::Hint) -> String {
-    let verb = if h.end_line > h.line {
-        "differ"
-    } else {
-        "differs"
-    };
-    format!("{} {verb}", span(h))
-}
-
-/// Words for a model: what to send next. False when there is nothing to say
-/// beyond the plain refusal (no hints found), so the caller writes that.
-fn render_hints(
-    f: &mut std::fmt::Formatter<'_>,
-    kind: &Token,
-    count: Option<u64>,
-    h: &RefusalHints,
-    indent: Option<&str>,
-) -> Result<bool, std::fmt::Error> {
-    use crate::hints::Kind;
-    match kind {
-        Token::Known(ErrorKind::MultipleOccurrences) if !h.lines.is_empty() => {
-            const SHOWN: usize = 20;
-            let n = count.unwrap_or(h.lines.len() as u64);
-            let list: Vec<String> = h.lines.iter().take(SHOWN).map(u64::to_string).collect();
-            let more = if n as usize > list.len() {
-                format!(" (the first {} of {n})", list.len())
-            } else {
-                String::new()
-            };
-            let shared = h.lines.windows(2).any(|w| w[0] == w[1]);
-            write!(
-                f,
-                "{n} occurrences, starting on lines {}{more}; pass at_line to choose one{}",
-                list.join(", "),
-                if shared {
-                    " (where a line holds several, extend OLD instead)"
-                } else {
-                    ""
-                }
-            )?;
-            Ok(true)
-        }
-        Token::Known(ErrorKind::StringNotFound) if !h.hints.is_empty() => {
-            let best = &h.hints[0];
-            let at = span(best);
-            let differ = span_differs(best);
-            let why = match best.kind {
-                Kind::AlreadyApplied => {
-                    format!("the edit appears to be applied already ({at})")
-                }
-                Kind::TrailingWhitespace => {
-                    format!("{differ} only in trailing whitespace")
-                }
-                Kind::Indentation => match indent {
-                    Some(i) => format!("{differ} only in indentation ({i})"),
-                    None => format!("{differ} only in indentation"),
-                },
-                Kind::Tabs => format!("{differ} only in tabs versus spaces"),
-                Kind::Whitespace => format!("{differ} only in whitespace"),
-                Kind::UnicodePunctuation => format!(
-                    "{differ} only in Unicode punctuation (curly quotes, dashes, special spaces)"
-                ),
-                Kind::Escapes => format!(
-                    "OLD holds literal escapes (\\n, \\t, \\\", \\\\); unescaped, it is on {at}"
-                ),
-                Kind::Similar => format!(
-                    "the most similar text is on {at} (similarity {})",
-                    best.score
-                ),
-            };
-            write!(f, "string not found; {why}")?;
-            if best.kind != Kind::AlreadyApplied {
-                let text = best.text.strip_suffix('\n').unwrap_or(&best.text);
-                let cut = if best.text_truncated { "\n[…]" } else { "" };
-                write!(f, ". The file has:\n{text}{cut}")?;
-            }
-            let others: Vec<String> = h.hints[1..]
-                .iter()
-                .map(|o| format!("{} ({})", span(o), o.kind.token()))
-                .collect();
-            if !others.is_empty() {
-                write!(f, "\nother candidates: {}", others.join(", "))?;
-            }
-            if h.truncated {
-                write!(f, "\n(only part of the file was searched)")?;
-            }
-            Ok(true)
-        }
-        _ => Ok(false),
-    }
-}
-
-/// How OLD's leading whitespace differs from the file's, in words, for the
-/// best hint when it is `indentation`: `4 spaces more in the file`.
-fn indent_words(old: &str, h: Option<&RefusalHints>) -> Option<String> {
-    let best = h?.hints.first()?;
-    if best.kind != crate::hints::Kind::Indentation {
-        return None;
-    }
-    let lead = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
-    // The first line of OLD may start after the indentation: prefer a later
-    // non-blank line.
-    let pairs: Vec<(&str, &str)> = old
-        .split('\n')
-        .zip(best.text.split('\n'))
-        .filter(|(o, t)| !o.trim().is_empty() && !t.trim().is_empty())
-        .collect();
-    let (o, t) = pairs.get(1).or(pairs.first())?;
-    let (lo, lt) = (&o[..lead(o)], &t[..lead(t)]);
-    let (diff, more) = match (lt.strip_prefix(lo), lo.strip_prefix(lt)) {
-        (Some(d), _) if !d.is_empty() => (d, "more"),
-        (_, Some(d)) if !d.is_empty() => (d, "fewer"),
-        _ => return None,
-    };
-    let what = match (
-        diff.bytes().all(|b| b == b' '),
-        diff.bytes().all(|b| b == b'\t'),
-    ) {
-        (true, _) => format!(
-            "{} space{}",
-            diff.len(),
-            if diff.len() == 1 { "" } else { "s" }
-        ),
-        (_, true) => format!(
-            "{} tab{}",
-            diff.len(),
-            if diff.len() == 1 { "" } else { "s" }
-        ),
-        _ => format!("{diff:?}"),
-    };
-    Some(format!("{what} {more} in the file"))
-}
 
 /// Builds, executes, parses, and falls back.
 pub struct Editor<S> {
@@ -457,69 +318,4 @@ impl<S: Sandbox> Editor<S> {
     pub fn ensure_helper(&mut self, binary: &[u8]) -> Result<bool, EditError> {
         install::run(&mut self.sandbox, &self.helper, binary, self.limit)
     }
-}
-
-/// The transfer path: download, the same core as the helper, upload.
-/// Writes through whatever the backend's upload does with symlinks. A
-/// refusal carries the hints the helper's `--hints` would give, from the
-/// same code over the downloaded text.
-pub fn transfer_edit<S: Sandbox + ?Sized>(
-    sandbox: &mut S,
-    req: &EditRequest,
-) -> Result<Edited, EditError> {
-    let refused = |kind: ErrorKind, detail: Option<String>, count: Option<u64>| EditError::Failed {
-        kind: Token::Known(kind),
-        detail,
-        count,
-        via: Via::Transfer,
-        hints: None,
-        indent: None,
-    };
-    let mut edit = Edit::new(&req.old, &req.new, req.replace_all)
-        .map_err(|m| refused(ErrorKind::InvalidArgument, Some(m.to_owned()), None))?;
-    if let Some(line) = req.at_line {
-        edit = edit
-            .with_at_line(line)
-            .map_err(|m| refused(ErrorKind::InvalidArgument, Some(m.to_owned()), None))?;
-    }
-    let _one_at_a_time = transfer::lock(&req.path);
-    let bytes = match sandbox.download(&req.path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotConnected => return Err(EditError::Backend(e)),
-        Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
-            return Err(transfer::not_sendable(&e, Via::Transfer))
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            return Err(refused(
-                ErrorKind::FileNotFound,
-                Some(format!("{} does not exist", display_path(&req.path))),
-                None,
-            ))
-        }
-        Err(e) => {
-            return Err(refused(
-                ErrorKind::ReadFailed,
-                Some(format!("downloading {}: {e}", display_path(&req.path))),
-                None,
-            ))
-        }
-    };
-    let (out, summary) = engine::replace(&bytes, std::slice::from_ref(&edit)).map_err(|r| {
-        let keys = crate::hints::hint_keys_for_bytes(&bytes, &edit, &r);
-        let f = refusal_failure(r, 1, &display_path(&req.path));
-        let hints = keys.map(RefusalHints::from_keys);
-        EditError::Failed {
-            kind: Token::Known(f.kind),
-            detail: f.detail,
-            count: f.count,
-            via: Via::Transfer,
-            indent: indent_words(&req.old, hints.as_ref()),
-            hints: hints.map(Box::new),
-        }
-    })?;
-    transfer::upload_checked(sandbox, &req.path, &bytes, &out)?;
-    Ok(Edited {
-        count: summary.count,
-        via: Via::Transfer,
-    })
 }

@@ -1,0 +1,621 @@
+//! The normalized-exact kinds: the window scan for kinds 2 to 6
+//! (`trailing_whitespace`, `indentation`, `tabs`, `whitespace`,
+//! `unicode_punctuation`), its prefilter, the normalizations, and the
+//! unescaping `escapes` uses (`already_applied` and `escapes` are exact
+//! searches in [`super::find`]).
+
+use memchr::memmem;
+
+use super::{make_hint, Hint, Kind, MAX_HINTS, WINDOW_CHECKS_MAX};
+
+/// How a piece of OLD relates to its line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    /// The whole line.
+    Whole,
+    /// The end of the line (OLD's first piece may start mid-line).
+    Suffix,
+    /// The start of the line (OLD's last piece may stop mid-line).
+    Prefix,
+    /// Anywhere in the line (a one-piece OLD).
+    Inner,
+}
+
+fn part(j: usize, k: usize, ends_nl: bool) -> Part {
+    match (j == 0, j + 1 == k && !ends_nl) {
+        (true, true) => Part::Inner,
+        (true, false) => Part::Suffix,
+        (false, true) => Part::Prefix,
+        (false, false) => Part::Whole,
+    }
+}
+
+fn rel(line: &str, piece: &str, p: Part) -> bool {
+    match p {
+        Part::Whole => line == piece,
+        Part::Suffix => line.ends_with(piece),
+        Part::Prefix => line.starts_with(piece),
+        Part::Inner => line.contains(piece),
+    }
+}
+
+/// Scans every window of `k` lines; returns candidates of kinds 2 to 6.
+pub(super) fn exact_windows(
+    text: &str,
+    pieces: &[&str],
+    ends_nl: bool,
+    truncated: &mut bool,
+) -> Vec<Hint> {
+    let k = pieces.len();
+    let skels: Vec<String> = pieces.iter().map(|p| skeleton(p)).collect();
+    if skels.iter().all(|s| s.is_empty()) {
+        return Vec::new();
+    }
+    // Fast path: the longest run of characters every kind leaves as they
+    // are, found with memmem; only the lines holding it can anchor a window.
+    // Zero-width characters in the file could split such a run: full scan.
+    let (run_piece, run) = (0..k)
+        .map(|j| (j, stable_run(pieces[j])))
+        .max_by_key(|(j, r)| (r.len(), usize::MAX - j))
+        .expect("OLD has a piece");
+    let fast = run.len() >= 3 && !has_zero_width(text);
+    // Else the anchor piece is the longest skeleton, which fails fastest.
+    let anchor = if fast {
+        run_piece
+    } else {
+        (0..k)
+            .max_by_key(|&j| (skels[j].len(), usize::MAX - j))
+            .expect("OLD has a piece")
+    };
+    let anchor_part = part(anchor, k, ends_nl);
+    let candidates: Box<dyn Iterator<Item = (usize, usize, usize)>> = if fast {
+        Box::new(lines_holding(text, run))
+    } else {
+        Box::new(line_spans(text).enumerate().map(|(i, (s, e))| (i, s, e)))
+    };
+    let b = text.as_bytes();
+    let mut out: Vec<Hint> = Vec::new();
+    let mut per_kind = [0usize; 8];
+    let mut checks = 0usize;
+    let mut skel_buf = String::new();
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(k);
+    for (line, s, e) in candidates {
+        if line < anchor {
+            continue;
+        }
+        skeleton_into(&text[s..e], &mut skel_buf);
+        if !rel(&skel_buf, &skels[anchor], anchor_part) {
+            continue;
+        }
+        // The window's other lines, walking out from the anchor line.
+        spans.clear();
+        spans.push((s, e));
+        while spans.len() <= anchor {
+            let start = spans.last().expect("non-empty").0;
+            let prev_end = start - 1; // line >= anchor: a line precedes
+            let prev_start = memchr::memrchr(b'\n', &b[..prev_end]).map_or(0, |i| i + 1);
+            spans.push((prev_start, prev_end));
+        }
+        spans.reverse();
+        while spans.len() < k {
+            let end = spans.last().expect("non-empty").1;
+            if end >= b.len() {
+                break;
+            }
+            let next = end + 1;
+            spans.push((
+                next,
+                memchr::memchr(b'\n', &b[next..]).map_or(b.len(), |i| next + i),
+            ));
+        }
+        if spans.len() < k {
+            continue;
+        }
+        checks += 1;
+        if checks > WINDOW_CHECKS_MAX {
+            *truncated = true;
+            break;
+        }
+        let window: Vec<&str> = spans.iter().map(|&(s, e)| &text[s..e]).collect();
+        let kind = classify(pieces, ends_nl, &window);
+        if let Some(kind) = kind {
+            // Enough of each kind to survive de-duplication.
+            if per_kind[kind as usize] < 2 * MAX_HINTS {
+                per_kind[kind as usize] += 1;
+                let first = line - anchor;
+                out.push(make_hint(
+                    text,
+                    first as u64 + 1,
+                    spans[0].0,
+                    spans[k - 1].1,
+                    ends_nl,
+                    kind,
+                    1.0,
+                ));
+            }
+        }
+        // Later windows cannot outrank enough of the most specific kind.
+        if per_kind[Kind::TrailingWhitespace as usize] >= MAX_HINTS {
+            break;
+        }
+    }
+    out
+}
+
+/// Whether `text` holds a character the punctuation mapping removes (their
+/// UTF-8 forms start with 0xE2 or 0xEF: one SIMD pass, no hits in ASCII).
+fn has_zero_width(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memchr2_iter(0xE2, 0xEF, b).any(|i| {
+        text.get(i..)
+            .and_then(|rest| rest.chars().next())
+            .is_some_and(|c| ascii_form(c) == Some(""))
+    })
+}
+
+/// The longest run of characters that no kind changes (printable ASCII
+/// other than space and the targets of the punctuation mapping `'"-.`).
+fn stable_run(piece: &str) -> &str {
+    piece
+        .split(|c: char| !c.is_ascii_graphic() || matches!(c, '\'' | '"' | '-' | '.'))
+        .max_by_key(|r| r.len())
+        .unwrap_or("")
+}
+
+/// (0-based line, start, end) of each line holding `needle`, in order.
+fn lines_holding<'a>(
+    text: &'a str,
+    needle: &'a str,
+) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+    let b = text.as_bytes();
+    let (mut line, mut counted, mut line_end) = (0usize, 0usize, 0usize);
+    let mut first = true;
+    memmem::find_iter(b, needle.as_bytes()).filter_map(move |p| {
+        if !first && p < line_end {
+            return None; // this line was already yielded
+        }
+        first = false;
+        line += memchr::memchr_iter(b'\n', &b[counted..p]).count();
+        counted = p;
+        let start = memchr::memrchr(b'\n', &b[..p]).map_or(0, |i| i + 1);
+        line_end = memchr::memchr(b'\n', &b[p..]).map_or(b.len(), |i| p + i);
+        Some((line, start, line_end))
+    })
+}
+
+/// Byte spans of the lines of `text` (without their newlines).
+fn line_spans(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let b = text.as_bytes();
+    let mut start = Some(0usize);
+    std::iter::from_fn(move || {
+        let s = start?;
+        match memchr::memchr(b'\n', &b[s..]) {
+            Some(i) => {
+                start = Some(s + i + 1);
+                Some((s, s + i))
+            }
+            None => {
+                start = None;
+                Some((s, b.len()))
+            }
+        }
+    })
+}
+
+/// The first of kinds 2 to 6 under which the window matches OLD's pieces.
+fn classify(o: &[&str], ends_nl: bool, t: &[&str]) -> Option<Kind> {
+    let k = o.len();
+    let all =
+        |f: &dyn Fn(&str, &str, Part) -> bool| (0..k).all(|j| f(o[j], t[j], part(j, k, ends_nl)));
+    if all(&trailing_ws_eq) {
+        return Some(Kind::TrailingWhitespace);
+    }
+    if let Some(pairs) = leading_pairs(o, ends_nl, t) {
+        if uniform_shift(&pairs) {
+            return Some(Kind::Indentation);
+        }
+        if same_width(&pairs) {
+            return Some(Kind::Tabs);
+        }
+    }
+    if all(&|o, t, p| rel(&collapse(t), &collapse(o), p)) {
+        return Some(Kind::Whitespace);
+    }
+    if all(&|o, t, p| rel(&fold(t), &fold(o), p)) {
+        return Some(Kind::UnicodePunctuation);
+    }
+    None
+}
+
+fn trim_sp_end(s: &str) -> &str {
+    s.trim_end_matches([' ', '\t'])
+}
+
+fn trailing_ws_eq(o: &str, t: &str, p: Part) -> bool {
+    let (ot, tt) = (trim_sp_end(o), trim_sp_end(t));
+    match p {
+        Part::Whole | Part::Suffix => rel(tt, ot, p),
+        // A piece that stops mid-line matches as it is, or reaches the end.
+        Part::Prefix => t.starts_with(o) || ot == tt,
+        Part::Inner => t.contains(o) || tt.ends_with(ot),
+    }
+}
+
+fn split_lead(s: &str) -> (&str, &str) {
+    let body = s.trim_start_matches([' ', '\t']);
+    (&s[..s.len() - body.len()], body)
+}
+
+/// Pairs of (OLD's, the file's) leading whitespace for the lines whose
+/// indentation counts, when the rest of every piece matches; else None.
+fn leading_pairs<'a>(
+    o: &[&'a str],
+    ends_nl: bool,
+    t: &[&'a str],
+) -> Option<Vec<(&'a str, &'a str)>> {
+    let k = o.len();
+    let mut pairs = Vec::with_capacity(k);
+    for j in 0..k {
+        let ((lo, bo), (lt, bt)) = (split_lead(o[j]), split_lead(t[j]));
+        let p = part(j, k, ends_nl);
+        // A first piece without leading whitespace may start after the
+        // line's indentation: it matches the line's end and does not count.
+        if matches!(p, Part::Suffix | Part::Inner) && lo.is_empty() {
+            if !rel(t[j], o[j], p) {
+                return None;
+            }
+            continue;
+        }
+        let ok = match p {
+            Part::Whole | Part::Suffix => bo == bt,
+            Part::Prefix | Part::Inner => bt.starts_with(bo),
+        };
+        if !ok {
+            return None;
+        }
+        if !bo.is_empty() {
+            pairs.push((lo, lt));
+        }
+    }
+    (!pairs.is_empty()).then_some(pairs)
+}
+
+/// One non-empty string added to (or removed from) the start of every line.
+fn uniform_shift(pairs: &[(&str, &str)]) -> bool {
+    let (lo, lt) = pairs[0];
+    let (file_more, s) = if lt.len() > lo.len() && lt.ends_with(lo) {
+        (true, &lt[..lt.len() - lo.len()])
+    } else if lo.len() > lt.len() && lo.ends_with(lt) {
+        (false, &lo[..lo.len() - lt.len()])
+    } else {
+        return false;
+    };
+    pairs.iter().all(|&(lo, lt)| {
+        let (long, short) = if file_more { (lt, lo) } else { (lo, lt) };
+        long.len() == s.len() + short.len() && long.starts_with(s) && long.ends_with(short)
+    })
+}
+
+/// Leading whitespace of equal visual width with one tab stop (2, 4 or 8),
+/// differing somewhere.
+fn same_width(pairs: &[(&str, &str)]) -> bool {
+    pairs.iter().any(|(lo, lt)| lo != lt)
+        && [2, 4, 8].into_iter().any(|stop| {
+            pairs
+                .iter()
+                .all(|(lo, lt)| width(lo, stop) == width(lt, stop))
+        })
+}
+
+fn width(lead: &str, stop: usize) -> usize {
+    lead.bytes().fold(0, |col, b| {
+        if b == b'\t' {
+            (col / stop + 1) * stop
+        } else {
+            col + 1
+        }
+    })
+}
+
+fn is_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\x0b' | '\x0c')
+}
+
+/// Runs of spaces/tabs collapsed to one space; the edges trimmed.
+fn collapse(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for w in s.split(is_blank).filter(|w| !w.is_empty()) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(w);
+    }
+    out
+}
+
+/// What a typographic character stands for in ASCII: Some("") drops it
+/// (zero-width), None keeps the character.
+fn ascii_form(c: char) -> Option<&'static str> {
+    Some(match c {
+        '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{2035}' => "'",
+        '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{2036}' => "\"",
+        '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}' | '\u{2212}' => "-",
+        '\u{2026}' => "...",
+        '\u{00A0}' | '\u{2007}' | '\u{202F}' => " ",
+        '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}' => "",
+        _ => return None,
+    })
+}
+
+fn fold(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match ascii_form(c) {
+            Some(a) => out.push_str(a),
+            None => out.push(c),
+        }
+    }
+    out
+}
+
+/// The text without any whitespace, typographic characters in ASCII: what
+/// every normalized-exact kind leaves equal.
+pub(super) fn skeleton(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    skeleton_into(s, &mut out);
+    out
+}
+
+fn skeleton_into(s: &str, out: &mut String) {
+    out.clear();
+    if s.is_ascii() {
+        out.extend(
+            s.bytes()
+                .filter(|b| !b.is_ascii_whitespace())
+                .map(char::from),
+        );
+        return;
+    }
+    for c in s.chars() {
+        if c.is_whitespace() {
+            continue;
+        }
+        match ascii_form(c) {
+            Some(a) => out.extend(a.chars().filter(|c| *c != ' ')),
+            None => out.push(c),
+        }
+    }
+}
+
+/// OLD with literal `\n`, `\t`, `\"`, `\\` unescaped, if it holds any.
+pub(super) fn unescape(old: &str) -> Option<String> {
+    let mut out = String::with_capacity(old.len());
+    let mut chars = old.chars();
+    let mut changed = false;
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let mapped = match chars.clone().next() {
+            Some('n') => '\n',
+            Some('t') => '\t',
+            Some('"') => '"',
+            Some('\\') => '\\',
+            _ => {
+                out.push(c);
+                continue;
+            }
+        };
+        chars.next();
+        out.push(mapped);
+        changed = true;
+    }
+    (changed && !out.is_empty()).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hints::find;
+    use crate::hints::tests::{expect, kinds, RS};
+
+    #[test]
+    fn already_applied() {
+        expect(
+            RS,
+            "let x = 0;",
+            "let x = 1;",
+            Kind::AlreadyApplied,
+            2,
+            2,
+            "    let x = 1;",
+        );
+        // With a newline at the end of NEW the text keeps it.
+        expect(
+            RS,
+            "let x = 0;\n",
+            "let x = 1;\n",
+            Kind::AlreadyApplied,
+            2,
+            2,
+            "    let x = 1;\n",
+        );
+        // Near miss: NEW does not occur either.
+        assert!(!kinds(RS, "let x = 0;", "let x = 5;").contains(&Kind::AlreadyApplied));
+        // An empty NEW (a deletion) never counts as applied.
+        assert!(!kinds(RS, "let x = 0;", "").contains(&Kind::AlreadyApplied));
+    }
+
+    #[test]
+    fn trailing_whitespace() {
+        expect(
+            RS,
+            "let x = 1;  \n    println!(\"{x}\");\t",
+            "",
+            Kind::TrailingWhitespace,
+            2,
+            3,
+            "    let x = 1;\n    println!(\"{x}\");",
+        );
+        expect(
+            RS,
+            "let x = 1; ",
+            "",
+            Kind::TrailingWhitespace,
+            2,
+            2,
+            "    let x = 1;",
+        );
+        // Near miss: the space is inside the line, where stripping does not reach.
+        assert!(!kinds("x = 1 + y\n", "x = 1  ", "").contains(&Kind::TrailingWhitespace));
+        assert!(!kinds(RS, "let x = 1 ;", "").contains(&Kind::TrailingWhitespace));
+    }
+
+    #[test]
+    fn indentation() {
+        let py = "class A:\n    def f(self):\n        return 1\n\n    def g(self):\n        pass\n";
+        // OLD lost one level; its first line starts after the indentation.
+        expect(
+            py,
+            "def f(self):\n    return 1",
+            "",
+            Kind::Indentation,
+            2,
+            3,
+            "    def f(self):\n        return 1",
+        );
+        // OLD has one level too many, on every line, blank line kept.
+        expect(
+            py,
+            "            return 1\n\n        def g(self):\n",
+            "",
+            Kind::Indentation,
+            3,
+            5,
+            "        return 1\n\n    def g(self):\n",
+        );
+        // Near miss: the shift is not uniform (2 then 4 spaces): not indentation.
+        let k = kinds(py, "  def f(self):\n    return 1", "");
+        assert_eq!(k.first(), Some(&Kind::Whitespace), "{k:?}");
+    }
+
+    #[test]
+    fn tabs() {
+        let go = "func f() {\n\tif x {\n\t\treturn\n\t}\n}\n";
+        expect(
+            go,
+            "    if x {\n        return\n    }",
+            "",
+            Kind::Tabs,
+            2,
+            4,
+            "\tif x {\n\t\treturn\n\t}",
+        );
+        expect(
+            go,
+            "  if x {\n    return",
+            "",
+            Kind::Tabs,
+            2,
+            3,
+            "\tif x {\n\t\treturn",
+        );
+        // Near miss: 3 spaces per tab is no tab stop.
+        let k = kinds(go, "   if x {\n      return\n   }", "");
+        assert!(!k.contains(&Kind::Tabs), "{k:?}");
+        // A tab replacing a uniform shift is still tabs, not indentation.
+        let k = kinds("\t\tx()\n\t\ty()\n", "        x()\n        y()", "");
+        assert_eq!(k, vec![Kind::Tabs]);
+    }
+
+    #[test]
+    fn whitespace() {
+        let t = "let  x =  compute(a,  b);\nnext();\n";
+        expect(
+            t,
+            "let x = compute(a, b);",
+            "",
+            Kind::Whitespace,
+            1,
+            1,
+            "let  x =  compute(a,  b);",
+        );
+        expect(
+            t,
+            "x = compute(a, b);\n next();",
+            "",
+            Kind::Whitespace,
+            1,
+            2,
+            "let  x =  compute(a,  b);\nnext();",
+        );
+        // Near miss: a space where the file has none is not a collapsed run.
+        assert!(!kinds(t, "let x = compute(a, b) ;", "").contains(&Kind::Whitespace));
+    }
+
+    #[test]
+    fn unicode_punctuation() {
+        let t = "say(\u{201c}it\u{2019}s done\u{201d}) \u{2014} ok\u{2026}\nnext\n";
+        expect(
+            t,
+            "say(\"it's done\") - ok...",
+            "",
+            Kind::UnicodePunctuation,
+            1,
+            1,
+            "say(\u{201c}it\u{2019}s done\u{201d}) \u{2014} ok\u{2026}",
+        );
+        // Either side: ASCII file, typographic OLD with a NBSP and a zero-width space.
+        let t = "x = \"a b\"\nnext\n";
+        expect(
+            t,
+            "x\u{a0}= \u{201c}a b\u{201d}\u{200b}",
+            "",
+            Kind::UnicodePunctuation,
+            1,
+            1,
+            "x = \"a b\"",
+        );
+        // A zero-width space inside a word of the file (the full scan).
+        let t = "call(fo\u{200b}obar)\nnext\n";
+        expect(
+            t,
+            "call(foobar)",
+            "",
+            Kind::UnicodePunctuation,
+            1,
+            1,
+            "call(fo\u{200b}obar)",
+        );
+        // Near miss: guillemets are not mapped.
+        assert!(!kinds(t, "x = \u{ab}a b\u{bb}", "").contains(&Kind::UnicodePunctuation));
+    }
+
+    #[test]
+    fn escapes() {
+        let t = "fn f() {\n\tlet s = \"a\\\\b\";\n}\n";
+        expect(
+            t,
+            "fn f() {\\n\\tlet s = \\\"a\\\\\\\\b\\\";",
+            "",
+            Kind::Escapes,
+            1,
+            2,
+            "fn f() {\n\tlet s = \"a\\\\b\";",
+        );
+        // Near miss: unescaped, OLD still does not occur.
+        assert!(!kinds(t, "fn f() {\\n\\tlet s = 1;", "").contains(&Kind::Escapes));
+        assert_eq!(unescape("no escapes \\x"), None);
+    }
+
+    #[test]
+    fn stops_early_on_enough_trailing_whitespace() {
+        // Every line qualifies; the first three are reported.
+        let t = "value = 1\n".repeat(10_000);
+        let h = find(&t, "value = 1 \n", "", true);
+        let lines: Vec<u64> = h.hints.iter().map(|x| x.line).collect();
+        assert_eq!(lines, vec![1, 2, 3]);
+        assert!(!h.truncated);
+    }
+}

@@ -1,0 +1,446 @@
+//! Failure hints (`--hints`): after a `string_not_found`, say where the text
+//! most likely is and why OLD did not match; after `multiple_occurrences`,
+//! list where the occurrences start. Pure: no I/O, the same code for the
+//! binary and the host's transfer fallback. It diagnoses and never applies:
+//! a hint's `text` is the file's own lines, so sending it (or the part of it
+//! that corresponds) as the next OLD matches exactly, once when it is unique.
+//!
+//! # Design
+//!
+//! Lines are the file's LF text split at `\n` (line `L` follows `L-1`
+//! newlines; a trailing newline starts one more, empty, line). OLD is split
+//! the same way into `k` pieces; when OLD ends with `\n` that last empty piece
+//! is dropped and every piece ends at a line end. A candidate is a window of
+//! the file's lines. Its first piece may start mid-line (compared against the
+//! line's end), its last may stop mid-line (against the line's start), a
+//! one-piece OLD may lie anywhere in its line; middle pieces are whole lines.
+//!
+//! Kinds, checked in this order; a candidate gets the first that holds, and
+//! hints are listed in this order (then by line), at most [`MAX_HINTS`]:
+//! 1. `already_applied`: OLD does not occur, NEW (non-empty) does; the
+//!    candidate is NEW's first occurrence.
+//! 2. `trailing_whitespace`: pieces equal once spaces/tabs at line ends are
+//!    stripped (only where a piece reaches its line's end).
+//! 3. `indentation`: equal once leading spaces/tabs are removed, and the
+//!    leading whitespace differs by one string `s`, the same on every non-blank
+//!    line, added to (or removed from) the start of each. A first piece with no
+//!    leading whitespace may start after the indentation and does not count.
+//! 4. `tabs`: equal once leading whitespace is compared by visual width, with
+//!    one tab stop (2, 4 or 8) for all lines.
+//! 5. `whitespace`: equal once every run of spaces/tabs (and VT/FF) is
+//!    collapsed to one space and line edges are trimmed.
+//! 6. `unicode_punctuation`: equal once curly quotes and primes, en/em dashes
+//!    and minus, the ellipsis, non-breaking spaces (to a space) and zero-width
+//!    characters (removed) are mapped to ASCII, on both sides.
+//! 7. `escapes`: OLD holds literal `\n`, `\t`, `\"` or `\\` and, with those
+//!    unescaped, occurs exactly.
+//! 8. `similar`: the most similar window, reported only when `S ≥ 0.5`.
+//!
+//! Kinds 2 to 6: a window is checked in full only when its anchor line
+//! passes a prefilter that every kind implies. The anchor lines are those
+//! holding OLD's longest run of characters no kind changes (printable ASCII
+//! but `'"-.`), found with memmem, when that run has 3 or more characters and
+//! the file has no zero-width characters; else every line. Then the anchor
+//! line's "skeleton" (whitespace and zero-width characters removed,
+//! punctuation mapped) must relate to that of OLD's piece. OLD whose
+//! skeleton is empty (only whitespace) gets none of these kinds.
+//!
+//! Similarity (`similar`): each line is reduced to its skeleton; two lines
+//! score 1 when the skeletons are equal, else the Dice coefficient of their
+//! character bigram multisets (0 when either has fewer than two characters).
+//! A window of `w` lines scores `S = 2·A / (k + w)`, where `A` is the best
+//! monotone alignment of OLD's pieces to the window's lines (a weighted longest
+//! common subsequence, counting pairs whose line score is at least 0.5),
+//! computed in a band of ±(3 + |w−k|) around the diagonal. Windows have
+//! `k−2 ..= k+2` lines (at least 1). Only windows near anchors are scored:
+//! anchors are lines holding one of OLD's rarest keys (identifier tokens:
+//! runs of letters, digits and `_` at least 2 long; for tokens of 4 or more
+//! characters also their first and last 3, so one typo still anchors; the
+//! [`ANCHOR_KEYS_MAX`] longest, each found as a substring with memmem),
+//! chosen rarest first up to [`ANCHOR_LINES_MAX`] lines; a window is tried at
+//! each start within ±2 of aligning an anchor with the OLD piece holding that
+//! key. A key on more than [`ANCHOR_LINES_MAX`] lines is counted no further.
+//!
+//! Bounds: `similar` runs only on text up to [`FULL_HINTS_MAX_BYTES`],
+//! within [`SIMILAR_WORK_MAX`] cells of alignment work, reading at most
+//! [`SIMILAR_LINES_MAX`] lines around anchors and comparing the first
+//! [`SIMILAR_LINE_CHARS`] characters of each line's skeleton; the normalized-exact
+//! kinds are linear and run on any text, checking at most
+//! [`WINDOW_CHECKS_MAX`] windows that pass the prefilter (and stopping once
+//! [`MAX_HINTS`] `trailing_whitespace` windows are found: nothing later can
+//! outrank them). Any bound that cuts
+//! the search, or a caller that passes only the first part of the file, sets
+//! [`Hints::truncated`] (`"hints_truncated": true` on the wire). Memory is the
+//! caller's text plus O(k) for the exact kinds and, for `similar`, at most
+//! [`SIMILAR_LINES_MAX`] line keys of ≤ [`SIMILAR_LINE_CHARS`] 32-bit
+//! bigram codes each (4 MiB in the worst case of all-long lines; tens of KiB
+//! for source code). OLD of more than [`SIMILAR_OLD_LINES_MAX`] lines skips
+//! `similar` (truncated).
+
+use memchr::memmem;
+use serde::Serialize;
+
+mod exact;
+mod keys;
+mod similar;
+
+use exact::{exact_windows, unescape};
+pub use keys::{hint_keys_for_bytes, occurrence_lines, TEXT_MAX};
+pub(crate) use keys::{multiple_keys, not_found_keys};
+use similar::similar;
+
+/// At most this many hints.
+pub const MAX_HINTS: usize = 3;
+/// A hint's `text` is cut to this many bytes (on a character boundary).
+pub const TEXT_MAX_BYTES: usize = 2048;
+/// `similar` runs only on text up to this size.
+pub const FULL_HINTS_MAX_BYTES: usize = 16 << 20;
+/// `similar` reports only windows scoring at least this.
+pub const SIMILAR_MIN: f64 = 0.5;
+/// Anchor lines considered by `similar`.
+pub const ANCHOR_LINES_MAX: usize = 256;
+/// Lines `similar` reads around its anchors (a memory bound).
+pub const SIMILAR_LINES_MAX: usize = 4096;
+/// Characters of a line's skeleton that `similar` compares.
+pub const SIMILAR_LINE_CHARS: usize = 256;
+/// `similar` is skipped for OLD of more lines than this.
+pub const SIMILAR_OLD_LINES_MAX: usize = 1000;
+/// OLD's keys searched for anchors (the longest first).
+pub const ANCHOR_KEYS_MAX: usize = 24;
+/// Alignment cells (and line comparisons) `similar` may spend.
+pub const SIMILAR_WORK_MAX: usize = 2_000_000;
+/// Windows passing the prefilter that the exact kinds may check in full.
+pub const WINDOW_CHECKS_MAX: usize = 100_000;
+/// How many occurrence lines `multiple_occurrences` reports.
+pub const OCCURRENCE_LINES_MAX: usize = 1000;
+
+/// Why a candidate did not match, most specific first (the order of checks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// OLD does not occur, NEW does: the edit looks done already.
+    AlreadyApplied,
+    /// Equal but for spaces and tabs at line ends.
+    TrailingWhitespace,
+    /// Equal but for one leading-whitespace string added or removed on every line.
+    Indentation,
+    /// Equal when leading whitespace is compared by width (tabs versus spaces).
+    Tabs,
+    /// Equal once runs of whitespace collapse to one space.
+    Whitespace,
+    /// Equal once curly quotes, dashes, special spaces and zero-width characters map to ASCII.
+    UnicodePunctuation,
+    /// OLD holds literal escapes (`\n`, `\t`, …) and, unescaped, occurs.
+    Escapes,
+    /// The most similar window of lines (no exact relation).
+    Similar,
+}
+
+impl Kind {
+    /// Every kind, in the order they are checked.
+    pub const ALL: [Kind; 8] = [
+        Kind::AlreadyApplied,
+        Kind::TrailingWhitespace,
+        Kind::Indentation,
+        Kind::Tabs,
+        Kind::Whitespace,
+        Kind::UnicodePunctuation,
+        Kind::Escapes,
+        Kind::Similar,
+    ];
+
+    /// The wire name.
+    pub fn token(self) -> &'static str {
+        match self {
+            Kind::AlreadyApplied => "already_applied",
+            Kind::TrailingWhitespace => "trailing_whitespace",
+            Kind::Indentation => "indentation",
+            Kind::Tabs => "tabs",
+            Kind::Whitespace => "whitespace",
+            Kind::UnicodePunctuation => "unicode_punctuation",
+            Kind::Escapes => "escapes",
+            Kind::Similar => "similar",
+        }
+    }
+
+    /// The kind a wire name names, if any.
+    pub fn from_token(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.token() == s)
+    }
+}
+
+/// One candidate; serializes as the issue's wire object.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Hint {
+    /// 1-based first and last line of the candidate.
+    pub line: u64,
+    /// The candidate's last line (1-based; see `line`).
+    pub end_line: u64,
+    /// Why OLD did not match here.
+    pub kind: Kind,
+    /// 1 for the normalized-exact kinds, the similarity for `similar`
+    /// (rounded to 3 decimals).
+    pub score: f64,
+    /// The file's exact lines `line..=end_line`, with the last line's newline
+    /// when OLD (NEW for `already_applied`, unescaped OLD for `escapes`) ends
+    /// with one; cut to [`TEXT_MAX_BYTES`].
+    pub text: String,
+    /// `text` was cut.
+    #[serde(skip_serializing_if = "is_false")]
+    pub text_truncated: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The answer of [`find`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Hints {
+    /// Best first, at most [`MAX_HINTS`].
+    pub hints: Vec<Hint>,
+    /// A bound cut the search (or the text was only the file's first part):
+    /// better candidates may exist.
+    pub truncated: bool,
+}
+
+/// Hints for a `string_not_found` of `old` in `text` (both LF-normalized).
+/// `whole_file` is false when `text` is only the first part of the file
+/// (the caller stopped buffering): its partial last line is ignored and the
+/// answer is marked truncated. Honest on any input: if OLD occurs in `text`,
+/// there are no hints.
+pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
+    let mut text = text;
+    let mut truncated = false;
+    if !whole_file {
+        truncated = true;
+        text = match text.rfind('\n') {
+            Some(i) => &text[..=i],
+            None => "",
+        };
+    }
+    if old.is_empty() || memmem::find(text.as_bytes(), old.as_bytes()).is_some() {
+        return Hints {
+            hints: Vec::new(),
+            truncated,
+        };
+    }
+    let mut found: Vec<Hint> = Vec::new();
+    if !new.is_empty() {
+        if let Some(p) = memmem::find(text.as_bytes(), new.as_bytes()) {
+            push(&mut found, span_hint(text, p, new, Kind::AlreadyApplied));
+        }
+    }
+    let (pieces, ends_nl) = split_pieces(old);
+    let mut by_kind = exact_windows(text, &pieces, ends_nl, &mut truncated);
+    by_kind.sort_by_key(|h| (h.kind, h.line));
+    for h in by_kind {
+        push(&mut found, h);
+    }
+    if found.len() < MAX_HINTS {
+        if let Some(unescaped) = unescape(old) {
+            let finder = memmem::Finder::new(unescaped.as_bytes());
+            for p in finder.find_iter(text.as_bytes()).take(MAX_HINTS) {
+                push(&mut found, span_hint(text, p, &unescaped, Kind::Escapes));
+            }
+        }
+    }
+    if found.len() < MAX_HINTS {
+        if text.len() > FULL_HINTS_MAX_BYTES {
+            truncated = true;
+        } else {
+            for h in similar(text, &pieces, ends_nl, &mut truncated) {
+                push(&mut found, h);
+            }
+        }
+    }
+    found.truncate(MAX_HINTS);
+    Hints {
+        hints: found,
+        truncated,
+    }
+}
+
+/// Appends `h` unless the list is full or it overlaps a hint already kept.
+fn push(found: &mut Vec<Hint>, h: Hint) {
+    if found.len() < MAX_HINTS
+        && !found
+            .iter()
+            .any(|f| h.line <= f.end_line && f.line <= h.end_line)
+    {
+        found.push(h);
+    }
+}
+
+/// OLD's pieces; the second value is whether OLD ends with a newline.
+fn split_pieces(old: &str) -> (Vec<&str>, bool) {
+    match old.strip_suffix('\n') {
+        Some(rest) => (rest.split('\n').collect(), true),
+        None => (old.split('\n').collect(), false),
+    }
+}
+
+/// A hint for lines `start..end` of `text` (byte offsets of the first line's
+/// start and the last line's end, excluding its newline).
+fn lines_hint(
+    text: &str,
+    first_line: u64,
+    start: usize,
+    end: usize,
+    with_nl: bool,
+) -> (u64, String, bool) {
+    let end_line =
+        first_line + memchr::memchr_iter(b'\n', &text.as_bytes()[start..end]).count() as u64;
+    let stop = if with_nl && end < text.len() {
+        end + 1
+    } else {
+        end
+    };
+    let mut cut = stop.min(start + TEXT_MAX_BYTES);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    (end_line, text[start..cut].to_owned(), cut < stop)
+}
+
+fn make_hint(
+    text: &str,
+    line: u64,
+    start: usize,
+    end: usize,
+    with_nl: bool,
+    kind: Kind,
+    score: f64,
+) -> Hint {
+    let (end_line, t, cut) = lines_hint(text, line, start, end, with_nl);
+    Hint {
+        line,
+        end_line,
+        kind,
+        score,
+        text: t,
+        text_truncated: cut,
+    }
+}
+
+/// The hint for an exact occurrence of `needle` at byte `p`.
+fn span_hint(text: &str, p: usize, needle: &str, kind: Kind) -> Hint {
+    let b = text.as_bytes();
+    let start = memchr::memrchr(b'\n', &b[..p]).map_or(0, |i| i + 1);
+    let line = memchr::memchr_iter(b'\n', &b[..p]).count() as u64 + 1;
+    let with_nl = needle.ends_with('\n');
+    let content_end = (p + needle.len() - usize::from(with_nl)).max(p);
+    let end = memchr::memchr(b'\n', &b[content_end..]).map_or(b.len(), |i| content_end + i);
+    make_hint(text, line, start, end, with_nl, kind, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first hint, asserting its kind, lines and text, and that sending
+    /// its text as OLD succeeds once (the agent's second call).
+    pub(super) fn expect(
+        text: &str,
+        old: &str,
+        new: &str,
+        kind: Kind,
+        line: u64,
+        end_line: u64,
+        want: &str,
+    ) {
+        let h = find(text, old, new, true);
+        let first = h
+            .hints
+            .first()
+            .unwrap_or_else(|| panic!("no hint for {old:?}"));
+        assert_eq!(
+            (first.kind, first.line, first.end_line, first.text.as_str()),
+            (kind, line, end_line, want),
+            "{old:?}: {h:?}"
+        );
+        assert_eq!(first.score, 1.0);
+        second_call(text, &first.text);
+    }
+
+    pub(super) fn second_call(text: &str, hint_text: &str) {
+        let e = crate::engine::Edit::new(hint_text, "REPLACED", false).unwrap();
+        let (_, s) = crate::engine::replace(text.as_bytes(), &[e]).expect("second call succeeds");
+        assert_eq!(s.count, 1);
+    }
+
+    pub(super) fn kinds(text: &str, old: &str, new: &str) -> Vec<Kind> {
+        find(text, old, new, true)
+            .hints
+            .iter()
+            .map(|h| h.kind)
+            .collect()
+    }
+
+    pub(super) const RS: &str = "fn main() {\n    let x = 1;\n    println!(\"{x}\");\n}\n";
+
+    #[test]
+    fn no_hints_when_old_occurs() {
+        assert_eq!(find(RS, "let x = 1;", "let x = 2;", true), Hints::default());
+    }
+
+    #[test]
+    fn order_and_cap() {
+        // The same line under several explanations is listed once, most specific first.
+        let t = "a  b \nx\na  b \ny\na  b \nz\na  b \n";
+        let h = find(t, "a  b", "", true);
+        assert_eq!(h, Hints::default(), "OLD occurs: no hints");
+        let h = find(t, "a b\n", "", true);
+        assert_eq!(h.hints.len(), MAX_HINTS);
+        assert!(h.hints.iter().all(|x| x.kind == Kind::Whitespace), "{h:?}");
+        assert_eq!(
+            h.hints.iter().map(|x| x.line).collect::<Vec<_>>(),
+            vec![1, 3, 5]
+        );
+        // already_applied comes before everything else.
+        let t = "foo \nbar\n";
+        let k = kinds(t, "foo", "bar");
+        assert_eq!(k, vec![]);
+        let k = kinds(t, "foo  \nqux", "bar");
+        assert_eq!(k.first(), Some(&Kind::AlreadyApplied));
+    }
+
+    #[test]
+    fn text_is_capped_on_a_char_boundary() {
+        let long = "é".repeat(2000); // 4000 bytes
+        let t = format!("{long}\nend\n");
+        let h = find(&t, &format!("{long}  "), "", true);
+        let first = &h.hints[0];
+        assert_eq!(first.kind, Kind::TrailingWhitespace);
+        assert!(first.text_truncated);
+        assert_eq!(first.text, "é".repeat(1024));
+        let json = serde_json::to_string(first).unwrap();
+        assert!(json.contains("\"text_truncated\":true"));
+        let short = &find(RS, "let x = 1; ", "", true).hints[0];
+        assert_eq!(
+            serde_json::to_string(short).unwrap(),
+            "{\"line\":2,\"end_line\":2,\"kind\":\"trailing_whitespace\",\"score\":1.0,\"text\":\"    let x = 1;\"}"
+        );
+    }
+
+    #[test]
+    fn partial_text_ignores_the_cut_line_and_says_so() {
+        let t = "keep\nlet x = 1;\nlet y";
+        let h = find(t, "let y = 2; ", "", false);
+        assert!(h.truncated);
+        assert!(h.hints.iter().all(|x| x.end_line <= 2), "{h:?}");
+        assert!(!find(t, "let x = 1; ", "", true).truncated);
+    }
+
+    #[test]
+    fn kind_tokens_round_trip_in_order() {
+        for (i, k) in Kind::ALL.into_iter().enumerate() {
+            assert_eq!(Kind::from_token(k.token()), Some(k));
+            assert_eq!(
+                serde_json::to_string(&k).unwrap(),
+                format!("\"{}\"", k.token())
+            );
+            assert_eq!(k as usize, i);
+        }
+    }
+}
