@@ -865,7 +865,7 @@ fn backtrack(trace: &[Vec<isize>], n: isize, m: isize, last: isize) -> Vec<Op> {
 
 /// The tests' strict `patch`, shared with the integration tests.
 #[cfg(test)]
-#[path = "../tests/support/apply_diff.rs"]
+#[path = "../../tests/support/apply_diff.rs"]
 mod apply_diff;
 
 #[cfg(test)]
