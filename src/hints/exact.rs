@@ -369,9 +369,11 @@ pub(super) fn skeleton(s: &str) -> String {
 fn skeleton_into(s: &str, out: &mut String) {
     out.clear();
     if s.is_ascii() {
+        // VT too: `is_ascii_whitespace` leaves it, while `char::is_whitespace`
+        // (below) and `collapse` treat it as whitespace.
         out.extend(
             s.bytes()
-                .filter(|b| !b.is_ascii_whitespace())
+                .filter(|b| !b.is_ascii_whitespace() && *b != 0x0b)
                 .map(char::from),
         );
         return;
@@ -552,6 +554,18 @@ mod tests {
         );
         // Near miss: a space where the file has none is not a collapsed run.
         assert!(!kinds(t, "let x = compute(a, b) ;", "").contains(&Kind::Whitespace));
+        // A vertical tab is whitespace in an ASCII line as in any other.
+        let vt = "let total\x0b= compute(a);\nnext();\n";
+        expect(
+            vt,
+            "let total = compute(a);",
+            "",
+            Kind::Whitespace,
+            1,
+            1,
+            "let total\x0b= compute(a);",
+        );
+        assert_eq!(skeleton("a\x0bb"), "ab");
     }
 
     #[test]
