@@ -447,6 +447,20 @@ mod tests {
         assert!(!kinds(RS, "let x = 0;", "let x = 5;").contains(&Kind::AlreadyApplied));
         // An empty NEW (a deletion) never counts as applied.
         assert!(!kinds(RS, "let x = 0;", "").contains(&Kind::AlreadyApplied));
+        // Deleting lines: NEW is the rest of OLD, in the file either way.
+        // The real candidate (trailing spaces on line 2) is reported instead.
+        let py = "def f():\n    debug()  \n    return x\n";
+        expect(
+            py,
+            "    debug()\n    return x\n",
+            "    return x\n",
+            Kind::TrailingWhitespace,
+            2,
+            3,
+            "    debug()  \n    return x\n",
+        );
+        assert!(!kinds(py, "    debug()\n    return x\n", "    return x\n")
+            .contains(&Kind::AlreadyApplied));
     }
 
     #[test]

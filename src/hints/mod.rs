@@ -17,8 +17,9 @@
 //!
 //! Kinds, checked in this order; a candidate gets the first that holds, and
 //! hints are listed in this order (then by line), at most [`MAX_HINTS`]:
-//! 1. `already_applied`: OLD does not occur, NEW (non-empty) does; the
-//!    candidate is NEW's first occurrence.
+//! 1. `already_applied`: OLD does not occur, NEW (non-empty) does, and NEW
+//!    does not occur inside OLD (a deletion's NEW is in the file either way);
+//!    the candidate is NEW's first occurrence.
 //! 2. `trailing_whitespace`: pieces equal once spaces/tabs at line ends are
 //!    stripped (only where a piece reaches its line's end).
 //! 3. `indentation`: equal once leading spaces/tabs are removed, and the
@@ -226,7 +227,10 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
         };
     }
     let mut found: Vec<Hint> = Vec::new();
-    if !new.is_empty() {
+    // NEW inside OLD (a deletion keeps the rest of OLD) is in the file
+    // whether or not the edit was applied: no evidence, and its candidate
+    // would hide the real one by overlapping it.
+    if !new.is_empty() && memmem::find(old.as_bytes(), new.as_bytes()).is_none() {
         if let Some(p) = memmem::find(text.as_bytes(), new.as_bytes()) {
             push(&mut found, span_hint(text, p, new, Kind::AlreadyApplied));
         }
