@@ -110,8 +110,12 @@ pub const SIMILAR_OLD_LINES_MAX: usize = 1000;
 pub const ANCHOR_KEYS_MAX: usize = 24;
 /// Alignment cells (and line comparisons) `similar` may spend.
 pub const SIMILAR_WORK_MAX: usize = 2_000_000;
-/// Windows passing the prefilter that the exact kinds may check in full.
-pub const WINDOW_CHECKS_MAX: usize = 100_000;
+/// Bytes of window lines (each line counting one more) the exact kinds may
+/// examine beyond the anchor lines: bounds their time on repetitive files.
+pub const EXACT_WORK_MAX: usize = 16 << 20;
+/// Lines longer than this are skipped by the exact kinds (their copies would
+/// break the memory bound); `similar` reads only their start.
+pub const LINE_MAX_BYTES: usize = 64 << 10;
 /// How many occurrence lines `multiple_occurrences` reports.
 pub const OCCURRENCE_LINES_MAX: usize = 1000;
 
@@ -236,7 +240,7 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
         }
     }
     let (pieces, ends_nl) = split_pieces(old);
-    let mut by_kind = exact_windows(text, &pieces, ends_nl, &mut truncated);
+    let mut by_kind = exact_windows(text, &pieces, ends_nl, &mut truncated, &mut 0);
     by_kind.sort_by_key(|h| (h.kind, h.line));
     for h in by_kind {
         push(&mut found, h);
@@ -277,7 +281,7 @@ fn push(found: &mut Vec<Hint>, h: Hint) {
 }
 
 /// OLD's pieces; the second value is whether OLD ends with a newline.
-fn split_pieces(old: &str) -> (Vec<&str>, bool) {
+pub(super) fn split_pieces(old: &str) -> (Vec<&str>, bool) {
     match old.strip_suffix('\n') {
         Some(rest) => (rest.split('\n').collect(), true),
         None => (old.split('\n').collect(), false),
