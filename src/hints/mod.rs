@@ -66,10 +66,14 @@
 //! within [`SIMILAR_WORK_MAX`] cells of alignment work, reading at most
 //! [`SIMILAR_LINES_MAX`] lines around anchors and comparing the first
 //! [`SIMILAR_LINE_CHARS`] characters of each line's skeleton; the normalized-exact
-//! kinds are linear and run on any text, checking at most
-//! [`WINDOW_CHECKS_MAX`] windows that pass the prefilter (and stopping once
-//! [`MAX_HINTS`] `trailing_whitespace` windows are found: nothing later can
-//! outrank them). Any bound that cuts
+//! kinds run on any text: after the anchor line, every line of a window must
+//! pass the same skeleton prefilter against its piece (the piece that failed
+//! last is tried first) before the window is classified; they examine at
+//! most [`EXACT_WORK_MAX`] bytes of window lines (each line counting one
+//! more; building, prefiltering and classifying a window each charge it),
+//! skip lines longer than [`LINE_MAX_BYTES`] (no copy of a minified line),
+//! and stop once [`MAX_HINTS`] `trailing_whitespace` windows are found:
+//! nothing later can outrank them. Any bound that cuts
 //! the search, or a caller that passes only the first part of the file, sets
 //! [`Hints::truncated`] (`"hints_truncated": true` on the wire). Memory is the
 //! caller's text plus O(k) for the exact kinds and, for `similar`, at most
