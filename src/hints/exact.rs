@@ -6,7 +6,7 @@
 
 use memchr::memmem;
 
-use super::{make_hint, Hint, Kind, MAX_HINTS, WINDOW_CHECKS_MAX};
+use super::{make_hint, Hint, Kind, EXACT_WORK_MAX, LINE_MAX_BYTES, MAX_HINTS};
 
 /// How a piece of OLD relates to its line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,11 +40,14 @@ fn rel(line: &str, piece: &str, p: Part) -> bool {
 }
 
 /// Scans every window of `k` lines; returns candidates of kinds 2 to 6.
+/// `work` counts the bytes of window lines examined (each line one more),
+/// at most [`EXACT_WORK_MAX`] (plus one line) before the scan stops.
 pub(super) fn exact_windows(
     text: &str,
     pieces: &[&str],
     ends_nl: bool,
     truncated: &mut bool,
+    work: &mut usize,
 ) -> Vec<Hint> {
     let k = pieces.len();
     let skels: Vec<String> = pieces.iter().map(|p| skeleton(p)).collect();
@@ -76,11 +79,17 @@ pub(super) fn exact_windows(
     let b = text.as_bytes();
     let mut out: Vec<Hint> = Vec::new();
     let mut per_kind = [0usize; 8];
-    let mut checks = 0usize;
     let mut skel_buf = String::new();
     let mut spans: Vec<(usize, usize)> = Vec::with_capacity(k);
-    for (line, s, e) in candidates {
+    // The piece whose line failed the prefilter last: checked first, so a
+    // repetitive file fails each window in one line, not k.
+    let mut last_fail = anchor;
+    'scan: for (line, s, e) in candidates {
         if line < anchor {
+            continue;
+        }
+        if e - s > LINE_MAX_BYTES {
+            *truncated = true;
             continue;
         }
         skeleton_into(&text[s..e], &mut skel_buf);
@@ -94,6 +103,10 @@ pub(super) fn exact_windows(
             let start = spans.last().expect("non-empty").0;
             let prev_end = start - 1; // line >= anchor: a line precedes
             let prev_start = memchr::memrchr(b'\n', &b[..prev_end]).map_or(0, |i| i + 1);
+            if !charge(prev_end - prev_start, work) {
+                *truncated = true;
+                break 'scan;
+            }
             spans.push((prev_start, prev_end));
         }
         spans.reverse();
@@ -103,16 +116,43 @@ pub(super) fn exact_windows(
                 break;
             }
             let next = end + 1;
-            spans.push((
-                next,
-                memchr::memchr(b'\n', &b[next..]).map_or(b.len(), |i| next + i),
-            ));
+            let next_end = memchr::memchr(b'\n', &b[next..]).map_or(b.len(), |i| next + i);
+            if !charge(next_end - next, work) {
+                *truncated = true;
+                break 'scan;
+            }
+            spans.push((next, next_end));
         }
         if spans.len() < k {
             continue;
         }
-        checks += 1;
-        if checks > WINDOW_CHECKS_MAX {
+        if spans.iter().any(|&(s, e)| e - s > LINE_MAX_BYTES) {
+            *truncated = true;
+            continue;
+        }
+        // Every kind implies each line's skeleton relates to its piece's:
+        // a cheap check of all lines before the allocating classification.
+        let mut related = true;
+        for j in std::iter::once(last_fail).chain((0..k).filter(|&j| j != last_fail && j != anchor))
+        {
+            let (ls, le) = spans[j];
+            if !charge(le - ls, work) {
+                *truncated = true;
+                break 'scan;
+            }
+            skeleton_into(&text[ls..le], &mut skel_buf);
+            if !rel(&skel_buf, &skels[j], part(j, k, ends_nl)) {
+                last_fail = j;
+                related = false;
+                break;
+            }
+        }
+        if !related {
+            continue;
+        }
+        // classify passes over the window a few times: charged once more.
+        let bytes: usize = spans.iter().map(|&(s, e)| e - s + 1).sum();
+        if !charge(bytes, work) {
             *truncated = true;
             break;
         }
@@ -140,6 +180,12 @@ pub(super) fn exact_windows(
         }
     }
     out
+}
+
+/// Charges a line of `n` bytes to `work`; false once the budget is spent.
+fn charge(n: usize, work: &mut usize) -> bool {
+    *work += n + 1;
+    *work <= EXACT_WORK_MAX
 }
 
 /// Whether `text` holds a character the punctuation mapping removes (their
@@ -366,12 +412,26 @@ pub(super) fn skeleton(s: &str) -> String {
     out
 }
 
+/// The characters of [`skeleton`], without building it (a long line's
+/// copy would cost its size).
+pub(super) fn skeleton_chars(s: &str) -> impl Iterator<Item = char> + Clone + '_ {
+    s.chars().filter(|c| !c.is_whitespace()).flat_map(|c| {
+        let (one, mapped) = match ascii_form(c) {
+            Some(a) => (None, a),
+            None => (Some(c), ""),
+        };
+        one.into_iter().chain(mapped.chars().filter(|c| *c != ' '))
+    })
+}
+
 fn skeleton_into(s: &str, out: &mut String) {
     out.clear();
     if s.is_ascii() {
+        // VT too: `is_ascii_whitespace` leaves it, while `char::is_whitespace`
+        // (below) and `collapse` treat it as whitespace.
         out.extend(
             s.bytes()
-                .filter(|b| !b.is_ascii_whitespace())
+                .filter(|b| !b.is_ascii_whitespace() && *b != 0x0b)
                 .map(char::from),
         );
         return;
@@ -445,6 +505,20 @@ mod tests {
         assert!(!kinds(RS, "let x = 0;", "let x = 5;").contains(&Kind::AlreadyApplied));
         // An empty NEW (a deletion) never counts as applied.
         assert!(!kinds(RS, "let x = 0;", "").contains(&Kind::AlreadyApplied));
+        // Deleting lines: NEW is the rest of OLD, in the file either way.
+        // The real candidate (trailing spaces on line 2) is reported instead.
+        let py = "def f():\n    debug()  \n    return x\n";
+        expect(
+            py,
+            "    debug()\n    return x\n",
+            "    return x\n",
+            Kind::TrailingWhitespace,
+            2,
+            3,
+            "    debug()  \n    return x\n",
+        );
+        assert!(!kinds(py, "    debug()\n    return x\n", "    return x\n")
+            .contains(&Kind::AlreadyApplied));
     }
 
     #[test]
@@ -552,6 +626,18 @@ mod tests {
         );
         // Near miss: a space where the file has none is not a collapsed run.
         assert!(!kinds(t, "let x = compute(a, b) ;", "").contains(&Kind::Whitespace));
+        // A vertical tab is whitespace in an ASCII line as in any other.
+        let vt = "let total\x0b= compute(a);\nnext();\n";
+        expect(
+            vt,
+            "let total = compute(a);",
+            "",
+            Kind::Whitespace,
+            1,
+            1,
+            "let total\x0b= compute(a);",
+        );
+        assert_eq!(skeleton("a\x0bb"), "ab");
     }
 
     #[test]
@@ -607,6 +693,51 @@ mod tests {
         // Near miss: unescaped, OLD still does not occur.
         assert!(!kinds(t, "fn f() {\\n\\tlet s = 1;", "").contains(&Kind::Escapes));
         assert_eq!(unescape("no escapes \\x"), None);
+    }
+
+    #[test]
+    fn repetitive_file_is_bounded_by_work_not_windows() {
+        // break11 #1: every line anchors a window and k-1 of its lines
+        // relate; only the last piece differs. The work stays in the budget
+        // and the cut is reported.
+        let t = "abcdef\n".repeat(1_000_000);
+        let old = format!("{}abcdeX", "abcdef \n".repeat(2000));
+        let (pieces, ends_nl) = crate::hints::split_pieces(&old);
+        let (mut truncated, mut work) = (false, 0usize);
+        let out = exact_windows(&t, &pieces, ends_nl, &mut truncated, &mut work);
+        assert!(out.is_empty());
+        assert!(truncated);
+        assert!(work <= EXACT_WORK_MAX + LINE_MAX_BYTES + 1, "{work}");
+        // The smaller repro: the prefilter fails each window on the piece
+        // that failed before, so the whole file is scanned well in budget.
+        let t = "abcdef\n".repeat(150_000);
+        let old = format!("{}abcdeX", "abcdef \n".repeat(100));
+        let (pieces, ends_nl) = crate::hints::split_pieces(&old);
+        let (mut truncated, mut work) = (false, 0usize);
+        exact_windows(&t, &pieces, ends_nl, &mut truncated, &mut work);
+        assert!(work <= EXACT_WORK_MAX + LINE_MAX_BYTES + 1, "{work}");
+    }
+
+    #[test]
+    fn lines_over_the_cap_are_skipped_and_say_so() {
+        // break11 #2: a minified line is not copied (memory bound): no exact
+        // hint from it, truncated; a short line after it is still found.
+        let long = "v1=compute(alpha1,beta1); ".repeat(LINE_MAX_BYTES / 26 + 1);
+        let t = format!("{long}\nv2=compute(alpha2,beta2); \n");
+        let h = find(&t, "v1=compute(alpha1,beta1);  v1=compute", "", true);
+        assert!(h.truncated, "{h:?}");
+        assert!(h.hints.iter().all(|x| x.kind == Kind::Similar), "{h:?}");
+        let h = find(&t, "v2=compute(alpha2,beta2);  ", "", true);
+        assert_eq!(
+            (h.hints[0].kind, h.hints[0].line),
+            (Kind::TrailingWhitespace, 2)
+        );
+        // The long line does not hold OLD's stable run: never a candidate.
+        assert!(!h.truncated);
+        // At the cap itself the line is still checked.
+        let t = format!("{}\n", "a b ".repeat(LINE_MAX_BYTES / 4));
+        let h = find(&t, "a  b", "", true);
+        assert_eq!((h.hints[0].kind, h.truncated), (Kind::Whitespace, false));
     }
 
     #[test]

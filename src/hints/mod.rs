@@ -17,8 +17,9 @@
 //!
 //! Kinds, checked in this order; a candidate gets the first that holds, and
 //! hints are listed in this order (then by line), at most [`MAX_HINTS`]:
-//! 1. `already_applied`: OLD does not occur, NEW (non-empty) does; the
-//!    candidate is NEW's first occurrence.
+//! 1. `already_applied`: OLD does not occur, NEW (non-empty) does, and NEW
+//!    does not occur inside OLD (a deletion's NEW is in the file either way);
+//!    the candidate is NEW's first occurrence.
 //! 2. `trailing_whitespace`: pieces equal once spaces/tabs at line ends are
 //!    stripped (only where a piece reaches its line's end).
 //! 3. `indentation`: equal once leading spaces/tabs are removed, and the
@@ -65,10 +66,14 @@
 //! within [`SIMILAR_WORK_MAX`] cells of alignment work, reading at most
 //! [`SIMILAR_LINES_MAX`] lines around anchors and comparing the first
 //! [`SIMILAR_LINE_CHARS`] characters of each line's skeleton; the normalized-exact
-//! kinds are linear and run on any text, checking at most
-//! [`WINDOW_CHECKS_MAX`] windows that pass the prefilter (and stopping once
-//! [`MAX_HINTS`] `trailing_whitespace` windows are found: nothing later can
-//! outrank them). Any bound that cuts
+//! kinds run on any text: after the anchor line, every line of a window must
+//! pass the same skeleton prefilter against its piece (the piece that failed
+//! last is tried first) before the window is classified; they examine at
+//! most [`EXACT_WORK_MAX`] bytes of window lines (each line counting one
+//! more; building, prefiltering and classifying a window each charge it),
+//! skip lines longer than [`LINE_MAX_BYTES`] (no copy of a minified line),
+//! and stop once [`MAX_HINTS`] `trailing_whitespace` windows are found:
+//! nothing later can outrank them. Any bound that cuts
 //! the search, or a caller that passes only the first part of the file, sets
 //! [`Hints::truncated`] (`"hints_truncated": true` on the wire). Memory is the
 //! caller's text plus O(k) for the exact kinds and, for `similar`, at most
@@ -109,8 +114,12 @@ pub const SIMILAR_OLD_LINES_MAX: usize = 1000;
 pub const ANCHOR_KEYS_MAX: usize = 24;
 /// Alignment cells (and line comparisons) `similar` may spend.
 pub const SIMILAR_WORK_MAX: usize = 2_000_000;
-/// Windows passing the prefilter that the exact kinds may check in full.
-pub const WINDOW_CHECKS_MAX: usize = 100_000;
+/// Bytes of window lines (each line counting one more) the exact kinds may
+/// examine beyond the anchor lines: bounds their time on repetitive files.
+pub const EXACT_WORK_MAX: usize = 16 << 20;
+/// Lines longer than this are skipped by the exact kinds (their copies would
+/// break the memory bound); `similar` reads only their start.
+pub const LINE_MAX_BYTES: usize = 64 << 10;
 /// How many occurrence lines `multiple_occurrences` reports.
 pub const OCCURRENCE_LINES_MAX: usize = 1000;
 
@@ -226,13 +235,16 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
         };
     }
     let mut found: Vec<Hint> = Vec::new();
-    if !new.is_empty() {
+    // NEW inside OLD (a deletion keeps the rest of OLD) is in the file
+    // whether or not the edit was applied: no evidence, and its candidate
+    // would hide the real one by overlapping it.
+    if !new.is_empty() && memmem::find(old.as_bytes(), new.as_bytes()).is_none() {
         if let Some(p) = memmem::find(text.as_bytes(), new.as_bytes()) {
             push(&mut found, span_hint(text, p, new, Kind::AlreadyApplied));
         }
     }
     let (pieces, ends_nl) = split_pieces(old);
-    let mut by_kind = exact_windows(text, &pieces, ends_nl, &mut truncated);
+    let mut by_kind = exact_windows(text, &pieces, ends_nl, &mut truncated, &mut 0);
     by_kind.sort_by_key(|h| (h.kind, h.line));
     for h in by_kind {
         push(&mut found, h);
@@ -273,7 +285,7 @@ fn push(found: &mut Vec<Hint>, h: Hint) {
 }
 
 /// OLD's pieces; the second value is whether OLD ends with a newline.
-fn split_pieces(old: &str) -> (Vec<&str>, bool) {
+pub(super) fn split_pieces(old: &str) -> (Vec<&str>, bool) {
     match old.strip_suffix('\n') {
         Some(rest) => (rest.split('\n').collect(), true),
         None => (old.split('\n').collect(), false),

@@ -3,7 +3,7 @@
 
 use memchr::memmem;
 
-use super::exact::skeleton;
+use super::exact::skeleton_chars;
 use super::{
     make_hint, Hint, Kind, ANCHOR_KEYS_MAX, ANCHOR_LINES_MAX, MAX_HINTS, SIMILAR_LINES_MAX,
     SIMILAR_LINE_CHARS, SIMILAR_MIN, SIMILAR_OLD_LINES_MAX, SIMILAR_WORK_MAX,
@@ -33,12 +33,11 @@ fn anchor_keys(s: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Sorted character bigrams of a line's skeleton (its first
+/// Sorted character bigrams of the start of a line's skeleton (its first
 /// [`SIMILAR_LINE_CHARS`] characters: a minified line stays cheap).
-fn bigrams(skel: &str) -> Vec<u32> {
+fn bigrams(skel: impl Iterator<Item = char>) -> Vec<u32> {
     // Characters folded to 16 bits: exact for the BMP, rare collisions above.
     let cs: Vec<u32> = skel
-        .chars()
         .take(SIMILAR_LINE_CHARS)
         .map(|c| c as u32 & 0xFFFF)
         .collect();
@@ -54,15 +53,18 @@ struct LineKey {
     bigrams: Vec<u32>,
 }
 
+/// Streams the skeleton: a line of any length costs no copy of itself.
 fn line_key(s: &str) -> LineKey {
-    use std::hash::{Hash, Hasher};
-    let skel = skeleton(s);
+    use std::hash::Hasher;
+    let skel = skeleton_chars(s);
     // DefaultHasher::new() has fixed keys: the same hash on every run.
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    skel.hash(&mut h);
+    for c in skel.clone() {
+        h.write_u32(c as u32);
+    }
     LineKey {
         skel_hash: h.finish(),
-        bigrams: bigrams(&skel),
+        bigrams: bigrams(skel),
     }
 }
 
