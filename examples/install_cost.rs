@@ -24,11 +24,7 @@ impl Sandbox for Counting {
     fn exec(&mut self, c: &[u8], stdin: Option<&[u8]>) -> std::io::Result<ExecOutput> {
         self.commands.push(c.to_vec());
         let run = match &self.qemu {
-            Some(q) => {
-                let version = host::install::version_command(HELPER);
-                let with_qemu = [q.as_bytes(), b" ", &version].concat();
-                replace_all(c, &version, &with_qemu)
-            }
+            Some(q) => with_qemu(c, q),
             None => c.to_vec(),
         };
         self.inner.exec(&run, stdin)
@@ -41,17 +37,25 @@ impl Sandbox for Counting {
     }
 }
 
-fn replace_all(hay: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(hay.len() + 64);
+/// `c` with QEMU put before every `'/opt/as-edit…' '--version'`: the
+/// helper's check and the temp's check before the mv.
+fn with_qemu(c: &[u8], qemu: &str) -> Vec<u8> {
+    let start = format!("'{HELPER}");
+    let mut out = Vec::with_capacity(c.len() + 64);
     let mut i = 0;
-    while i < hay.len() {
-        if hay[i..].starts_with(from) {
-            out.extend_from_slice(to);
-            i += from.len();
-        } else {
-            out.push(hay[i]);
-            i += 1;
+    while i < c.len() {
+        if c[i..].starts_with(start.as_bytes()) {
+            let close = c[i + 1..]
+                .iter()
+                .position(|&b| b == b'\'')
+                .map(|p| i + 2 + p);
+            if matches!(close, Some(e) if c[e..].starts_with(b" '--version'")) {
+                out.extend_from_slice(qemu.as_bytes());
+                out.push(b' ');
+            }
         }
+        out.push(c[i]);
+        i += 1;
     }
     out
 }

@@ -56,7 +56,12 @@ instructions() {
   out=$(valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" \
     "$bin" -- "$work/t.txt" "$old" "$new" false 2>&1 >"$work/line") \
     || die "the edit failed under valgrind: $(cat "$work/line") $out"
-  grep -q '^__RESULT__{"count":1}$' "$work/line" || die "unexpected result: $(cat "$work/line")"
+  printf '__RESULT__{"count":1}\n' | cmp -s - "$work/line" || die "unexpected output: $(cat "$work/line")"
+  # The edit itself, byte for byte: the input with line endings normalized
+  # and the one needle changed (so a binary that only prints the line fails).
+  [ "$(sha256sum < "$work/t.txt")" = "$(tr -d '\r' < "$f" \
+    | sed 's/^needle_near_the_end = 1$/needle_near_the_end = 2/' | sha256sum)" ] \
+    || die "the edited file of $(basename "$f") is not the expected bytes"
   n=$(sed -n 's/^==[0-9]*== Collected : \([0-9]*\)$/\1/p' <<<"$out")
   [ -n "$n" ] || die "no instruction count in valgrind's output: $out"
   echo "$n"
@@ -75,6 +80,10 @@ measured[small]=$(instructions "$work/small")
 measured[large_per_mib]=$((($(instructions "$work/lf8") - $(instructions "$work/lf4")) / 4))
 measured[crlf_per_mib]=$((($(instructions "$work/crlf8") - $(instructions "$work/crlf4")) / 4))
 cases=(small large_per_mib crlf_per_mib)
+for c in "${cases[@]}"; do
+  # A fixed cost only (no work per byte) means the binary did not edit.
+  [ "${measured[$c]}" -gt 0 ] || die "$c measured ${measured[$c]} instructions: not a real edit"
+done
 
 if ((update)); then
   {

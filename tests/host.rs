@@ -358,10 +358,12 @@ fn static_binary() -> Option<PathBuf> {
 /// A sandbox that records every command, and can refuse the `fail_at`-th
 /// (0-based) without running it, as a backend failing mid-install would, or
 /// run commands with one text replaced (`rewrite`, to inject a failing step).
+/// `error_at` makes the backend itself fail that exec (a timeout).
 struct Recording<S> {
     inner: S,
     commands: Vec<Vec<u8>>,
     fail_at: Option<usize>,
+    error_at: Option<usize>,
     rewrite: Option<(&'static [u8], &'static [u8])>,
 }
 
@@ -373,6 +375,12 @@ impl<S: Sandbox> Sandbox for Recording<S> {
                 exit_code: Some(1),
                 output: b"injected failure".to_vec(),
             });
+        }
+        if self.error_at == Some(self.commands.len() - 1) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "injected timeout",
+            ));
         }
         match self.rewrite {
             Some((from, to)) if contains(c, from) => {
@@ -430,6 +438,7 @@ fn install_over_exec_into_a_busybox_root_then_edit() {
             },
             commands: Vec::new(),
             fail_at: None,
+            error_at: None,
             rewrite: None,
         };
         let mut ed = host::Editor::new(shell, "/opt/as-edit");
@@ -506,6 +515,7 @@ fn a_failed_install_leaves_nothing_behind() {
                 },
                 commands: Vec::new(),
                 fail_at,
+                error_at: None,
                 rewrite,
             },
             "/opt/as-edit",
@@ -517,7 +527,7 @@ fn a_failed_install_leaves_nothing_behind() {
         let why = if fail_at.is_some() {
             "a step exited Some(1): injected failure"
         } else {
-            "the last step (finish and run --version) exited Some(1)"
+            "the last step (verify, move into place, run --version) exited Some(1)"
         };
         assert!(
             matches!(&e, EditError::Install(m) if m.starts_with(why)),
@@ -536,6 +546,210 @@ fn a_failed_install_leaves_nothing_behind() {
             "{extra:?} fail_at {fail_at:?}"
         );
     }
+}
+
+/// A stand-in helper: a script answering `--version` like the helper, its
+/// version line at the end after `len` bytes of comments, so any truncation
+/// leaves a program that exits 0 and prints nothing.
+fn script_helper(len: usize) -> Vec<u8> {
+    let mut v = b"#!/bin/sh\n".to_vec();
+    while v.len() < len {
+        v.extend_from_slice(b"# padding that a truncated copy ends inside of\n");
+    }
+    let line = format!(
+        "echo 'as-edit 9.9.9 (protocol {}; test)'\n",
+        as_edit::protocol::PROTOCOL_VERSION
+    );
+    v.extend_from_slice(line.as_bytes());
+    v
+}
+
+fn set_mode_755(p: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn a_damaged_payload_never_replaces_a_working_helper() {
+    // A zcat that exits 0 with wrong bytes (the first 100,000): the temp
+    // fails its --version check and the protocol-1 helper already at DEST
+    // stays, byte for byte; no temp is left. With a sound zcat the same
+    // payload installs (it is a helper; only the damage stopped it).
+    let old_helper = b"#!/bin/sh\necho 'as-edit 0.0.9 (protocol 1; old)'\n";
+    let mut payloads = vec![("script", script_helper(300_000))];
+    if let Some(bin) = static_binary() {
+        payloads.push(("static binary", std::fs::read(bin).unwrap()));
+    }
+    for (what, payload) in payloads {
+        let Some(root) = busybox_root(&BASIC) else {
+            return;
+        };
+        let zcat = root.path().join("bin/zcat");
+        std::fs::write(&zcat, b"#!/bin/sh\nbusybox zcat | busybox head -c 100000\n").unwrap();
+        set_mode_755(&zcat);
+        let dest = root.path().join("opt/as-edit");
+        std::fs::write(&dest, old_helper).unwrap();
+        set_mode_755(&dest);
+        let mut ed = host::Editor::new(
+            Recording {
+                inner: LocalShell {
+                    chroot: Some(root.path().to_path_buf()),
+                },
+                commands: Vec::new(),
+                fail_at: None,
+                error_at: None,
+                rewrite: None,
+            },
+            "/opt/as-edit",
+        );
+        let e = ed.ensure_helper(&payload).unwrap_err();
+        // The script exits 0 printing nothing (the sh check refuses it); the
+        // truncated ELF crashes (its exit status refuses it).
+        let why = if what == "script" {
+            "the last step (verify, move into place, run --version) exited Some(1): not the helper:"
+        } else {
+            "the last step (verify, move into place, run --version) exited Some("
+        };
+        assert!(
+            matches!(&e, EditError::Install(m) if m.starts_with(why) && !m.contains("Some(0)")),
+            "{what}: {e:?}"
+        );
+        assert_eq!(transfer_of(&ed.sandbox.commands[1..]), "zcat+printf");
+        assert_eq!(std::fs::read(&dest).unwrap(), old_helper, "{what}");
+        assert_eq!(listing(&root.path().join("opt")), vec!["as-edit"], "{what}");
+        // The control: a zcat that works installs the same payload.
+        std::fs::remove_file(&zcat).unwrap();
+        std::os::unix::fs::symlink("busybox", &zcat).unwrap();
+        if what == "script" {
+            assert!(ed.ensure_helper(&payload).unwrap(), "{what}");
+            assert_eq!(std::fs::read(&dest).unwrap(), payload, "{what}");
+            assert_eq!(listing(&root.path().join("opt")), vec!["as-edit"]);
+        }
+    }
+}
+
+#[test]
+fn a_backend_failing_mid_install_leaves_no_temp() {
+    // The backend's exec itself fails (a timeout) at the second data
+    // command or the last one: the error is the backend's, and the cleanup
+    // still runs, so neither the temp nor its .gz stays. Incompressible
+    // bytes: several commands on every transfer.
+    let mut x = 1u32;
+    let payload: Vec<u8> = (0..100_000)
+        .map(|_| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (x >> 24) as u8
+        })
+        .collect();
+    for (extra, error_at) in [
+        (&[][..], 2),
+        (&["base64", "gzip"][..], 2),
+        (&["base64", "gzip"][..], usize::MAX),
+    ] {
+        let tools: Vec<&str> = BASIC.iter().chain(extra).copied().collect();
+        let Some(root) = busybox_root(&tools) else {
+            return;
+        };
+        let planned = {
+            let mut sh = LocalShell {
+                chroot: Some(root.path().to_path_buf()),
+            };
+            let probe = sh
+                .exec(&host::install::probe_command("/opt/as-edit"), None)
+                .unwrap();
+            let tools = host::install::parse_probe(&probe.output);
+            host::install::install_commands(&payload, "/opt/as-edit", tools, 8 * 1024, "x")
+                .1
+                .len()
+        };
+        assert!(planned >= 3, "{extra:?}: {planned} commands");
+        // usize::MAX: the last data command (index `planned`, after the probe).
+        let error_at = error_at.min(planned);
+        let mut ed = host::Editor::new(
+            Recording {
+                inner: LocalShell {
+                    chroot: Some(root.path().to_path_buf()),
+                },
+                commands: Vec::new(),
+                fail_at: None,
+                error_at: Some(error_at),
+                rewrite: None,
+            },
+            "/opt/as-edit",
+        )
+        .with_command_limit(8 * 1024);
+        let e = ed.ensure_helper(&payload).unwrap_err();
+        assert!(
+            matches!(&e, EditError::Backend(io) if io.kind() == std::io::ErrorKind::TimedOut),
+            "{e:?}"
+        );
+        assert_eq!(ed.sandbox.commands.len(), error_at + 2, "{extra:?}");
+        assert!(contains(
+            ed.sandbox.commands.last().unwrap(),
+            b"rm -f '/opt/as-edit.part-"
+        ));
+        assert_eq!(
+            listing(&root.path().join("opt")),
+            Vec::<String>::new(),
+            "{extra:?} error_at {error_at}"
+        );
+    }
+}
+
+/// LocalShell with the commands' PATH limited to `dir`: the image of a
+/// sandbox whose shell (dash, no applets) lacks some tools.
+struct WithPath {
+    inner: LocalShell,
+    dir: PathBuf,
+    commands: usize,
+}
+
+impl Sandbox for WithPath {
+    fn exec(&mut self, c: &[u8], s: Option<&[u8]>) -> std::io::Result<host::ExecOutput> {
+        self.commands += 1;
+        let prefix = format!("PATH='{}'; ", self.dir.display());
+        self.inner.exec(&[prefix.as_bytes(), c].concat(), s)
+    }
+    fn download(&mut self, p: &Path) -> std::io::Result<Vec<u8>> {
+        self.inner.download(p)
+    }
+    fn upload(&mut self, p: &Path, b: &[u8]) -> std::io::Result<()> {
+        self.inner.upload(p, b)
+    }
+}
+
+#[test]
+fn a_sandbox_without_mv_or_rm_is_refused_before_anything_is_written() {
+    let d = scratch();
+    let tools = d.path().join("tools");
+    std::fs::create_dir(&tools).unwrap();
+    for t in ["chmod", "cat", "base64", "gzip"] {
+        let at = ["/bin", "/usr/bin"]
+            .iter()
+            .map(|b| Path::new(b).join(t))
+            .find(|p| p.exists())
+            .unwrap();
+        std::os::unix::fs::symlink(at, tools.join(t)).unwrap();
+    }
+    let opt = d.path().join("opt");
+    std::fs::create_dir(&opt).unwrap();
+    let dest = opt.join("as-edit");
+    let mut ed = host::Editor::new(
+        WithPath {
+            inner: LocalShell::new(),
+            dir: tools,
+            commands: 0,
+        },
+        dest.to_str().unwrap(),
+    );
+    let e = ed.ensure_helper(&script_helper(1000)).unwrap_err();
+    assert!(
+        matches!(&e, EditError::Install(m)
+            if m == "the sandbox has no mv, rm: cannot install over exec (nothing was written)"),
+        "{e:?}"
+    );
+    assert_eq!(ed.sandbox.commands, 1, "the probe only");
+    assert_eq!(listing(&opt), Vec::<String>::new());
 }
 
 #[test]
@@ -583,9 +797,16 @@ fn the_example_edits_natively_and_through_the_fallback() {
 
 /// Bytes that stress the printf format: every ordered pair of byte values
 /// (so each escape is followed by every possible digit), runs of '-' that
-/// chunk boundaries split, '%', '\\', quotes and NUL.
+/// chunk boundaries split, '%', '\\', quotes and NUL; behind a script
+/// header that answers `--version` as the helper does, so the install's
+/// check before the `mv` passes and the bytes land at the destination.
 fn nasty_payload() -> Vec<u8> {
-    let mut v = b"-x%s\\'\0".to_vec();
+    let mut v = format!(
+        "#!/bin/sh\necho 'as-edit 9.9.9 (protocol {}; test)'\nexit 0\n",
+        as_edit::protocol::PROTOCOL_VERSION
+    )
+    .into_bytes();
+    v.extend_from_slice(b"-x%s\\'\0");
     for a in 0..=255u8 {
         for b in 0..=255u8 {
             v.extend_from_slice(&[a, b]);
@@ -610,18 +831,14 @@ fn install_and_compare(
     // A small bound: many chunks, so many boundaries.
     let (t, cmds) = host::install::install_commands(payload, dest, tools, 8 * 1024, "t");
     assert_eq!(t, want, "{tools:?}");
-    let last = cmds.len() - 1;
     for (i, c) in cmds.iter().enumerate() {
         let o = sh.exec(c, None).unwrap();
-        // The payload is no program: only the final --version may fail.
-        if i < last {
-            assert_eq!(
-                o.exit_code,
-                Some(0),
-                "{t:?} step {i}: {}",
-                String::from_utf8_lossy(&o.output)
-            );
-        }
+        assert_eq!(
+            o.exit_code,
+            Some(0),
+            "{t:?} step {i}: {}",
+            String::from_utf8_lossy(&o.output)
+        );
     }
     let got = std::fs::read(dest_on_host).unwrap();
     if got != payload {

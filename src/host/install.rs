@@ -86,31 +86,43 @@ pub fn run<S: Sandbox + ?Sized>(
         return Ok(false);
     }
     if shell {
-        let tools = match &probe {
-            Ok(o) => parse_probe(&o.output),
-            Err(_) => Tools::default(),
-        };
+        // Nothing is written before the probe has answered and shown the
+        // tools every install and its cleanup need.
+        let out = probe.map_err(EditError::Backend)?.output;
+        let missing = missing_basics(&out);
+        if !missing.is_empty() {
+            return Err(EditError::Install(format!(
+                "the sandbox has no {}: cannot install over exec (nothing was written)",
+                missing.join(", ")
+            )));
+        }
+        let tools = parse_probe(&out);
         let nonce = crate::hex::random();
         let (_, cmds) = install_commands(binary, dest, tools, limit, &nonce);
         let last = cmds.len() - 1;
         for (i, c) in cmds.iter().enumerate() {
-            let o = sandbox.exec(c, None).map_err(EditError::Backend)?;
-            let ok = o.exit_code == Some(0) && (i < last || is_helper_version(&o.output));
-            if !ok {
-                // After the last step's mv the temps are gone already;
-                // removing them again is harmless.
-                let _ = sandbox.exec(&cleanup_command(dest, &nonce), None);
-                return Err(EditError::Install(format!(
+            let failure = match sandbox.exec(c, None) {
+                Ok(o) if o.exit_code == Some(0) && (i < last || is_helper_version(&o.output)) => {
+                    continue
+                }
+                // A backend failure (a timeout, a lost connection) leaves
+                // a temp just as a failed command does.
+                Err(e) => EditError::Backend(e),
+                Ok(o) => EditError::Install(format!(
                     "{} exited {:?}: {}",
                     if i < last {
                         "a step"
                     } else {
-                        "the last step (finish and run --version)"
+                        "the last step (verify, move into place, run --version)"
                     },
                     o.exit_code,
                     String::from_utf8_lossy(&o.output).trim()
-                )));
-            }
+                )),
+            };
+            // After the last step's mv the temps are gone already;
+            // removing them again is harmless.
+            let _ = sandbox.exec(&cleanup_command(dest, &nonce), None);
+            return Err(failure);
         }
     } else {
         // No shell (argv exec): upload the bytes, then chmod through exec.
@@ -162,8 +174,33 @@ pub fn probe_command(dest: &str) -> Vec<u8> {
     printf_format(&gzip(PROBE_GZIP.as_bytes()), &mut c);
     c.extend_from_slice(b"' | gzip -dc; echo; printf '");
     printf_format(&gzip(PROBE_ZCAT.as_bytes()), &mut c);
-    c.extend_from_slice(b"' | zcat; echo; exit $s");
+    c.extend_from_slice(b"' | zcat; echo; ");
+    // `command -v` is what the shell itself would run (busybox sh finds its
+    // applets without links); `\72` keeps the marker out of the command's
+    // text.
+    c.extend_from_slice(b"for t in ");
+    c.extend_from_slice(BASICS.join(" ").as_bytes());
+    c.extend_from_slice(
+        b"; do command -v $t && printf 'as-edit-probe\\72 has %s\\n' $t; done; exit $s",
+    );
     c
+}
+
+/// What the install commands and their cleanup run besides shell builtins
+/// and the transfer's decoder.
+const BASICS: [&str; 3] = ["chmod", "mv", "rm"];
+
+/// Which of `chmod`, `mv`, `rm` the output of [`probe_command`] did not
+/// find: without them an install could not finish or clean up after itself.
+pub fn missing_basics(output: &[u8]) -> Vec<&'static str> {
+    let s = String::from_utf8_lossy(output);
+    BASICS
+        .into_iter()
+        .filter(|t| {
+            let marker = format!("as-edit-probe: has {t}");
+            !s.lines().any(|l| l.trim_end() == marker)
+        })
+        .collect()
 }
 
 /// Reads the tool probes' answers from the output of [`probe_command`].
@@ -249,7 +286,20 @@ fn transfer_commands(
         });
         finish.extend_from_slice(&[gz.as_slice(), b" > ", &part, b" && rm -f ", &gz].concat());
     }
-    finish.extend_from_slice(&[b" && chmod 755 ".as_slice(), &part, b" && mv -f ", &part].concat());
+    // The new helper answers `--version` from its temp before it replaces
+    // anything: a payload that arrived damaged (a decompressor exiting 0
+    // with wrong bytes, a truncated upload) leaves a working helper at DEST
+    // in place. The pattern is `is_helper_version`'s test, in sh.
+    finish.extend_from_slice(&[b" && chmod 755 ".as_slice(), &part, b" && v=$("].concat());
+    finish.extend_from_slice(&version_command(&part_path(dest, nonce)));
+    write!(
+        finish,
+        ") && case \"$v\" in \"as-edit \"*\"(protocol {};\"*) ;; \
+         *) printf 'not the helper: %s\\n' \"$v\"; false ;; esac && mv -f ",
+        crate::protocol::PROTOCOL_VERSION
+    )
+    .expect("writing to a Vec");
+    finish.extend_from_slice(&part);
     finish.push(b' ');
     finish.extend_from_slice(&sh_quote(dest.as_bytes()));
     finish.extend_from_slice(b" && ");
@@ -473,6 +523,51 @@ mod tests {
             chunks,
             vec![b"abc".to_vec(), b"\\55".to_vec(), b"d".to_vec()]
         );
+    }
+
+    #[test]
+    fn the_temp_answers_version_before_it_replaces_anything() {
+        let (_, cmds) = install_commands(b"x", "/d", all(true, Some(Gunzip::Zcat)), 4096, "n");
+        let last = String::from_utf8(cmds.last().unwrap().clone()).unwrap();
+        let check = last.find("v=$('/d.part-n' '--version')").unwrap();
+        let mv = last.find("mv -f '/d.part-n' '/d'").unwrap();
+        assert!(check < mv, "{last}");
+        assert!(
+            last.contains("\"as-edit \"*\"(protocol 2;\"*) ;;"),
+            "{last}"
+        );
+        // A temp that answers anything else fails the step before the mv.
+        let sh = |v: &str| {
+            let snippet = &last[last.find("case").unwrap()..mv];
+            std::process::Command::new("sh")
+                .arg("-c")
+                .arg(format!("v='{v}'; {snippet} echo moved"))
+                .output()
+                .unwrap()
+        };
+        let good = sh("as-edit 0.1.0 (protocol 2; x86_64-unknown-linux-musl)");
+        assert_eq!(good.stdout, b"moved\n");
+        let old = sh("as-edit 0.0.9 (protocol 1; x)");
+        assert_eq!(
+            (old.status.code(), old.stdout),
+            (
+                Some(1),
+                b"not the helper: as-edit 0.0.9 (protocol 1; x)\n".to_vec()
+            )
+        );
+        let empty = sh("");
+        assert_eq!(empty.stdout, b"not the helper: \n");
+    }
+
+    #[test]
+    fn missing_basics_are_named() {
+        let probe = String::from_utf8(probe_command("/d")).unwrap();
+        assert!(!probe.contains("as-edit-probe: has"), "{probe}");
+        assert_eq!(
+            missing_basics(b"/bin/chmod\nas-edit-probe: has chmod\nas-edit-probe: has rm\n"),
+            vec!["mv"]
+        );
+        assert_eq!(missing_basics(b""), vec!["chmod", "mv", "rm"]);
     }
 
     #[test]
