@@ -20,3 +20,12 @@ echo
 echo "A second, now ambiguous edit is refused and changes nothing:"
 printf 'x = 1\nx = 1\n' >> "$work/sample.py"
 sh -c "'$bin' -- '$work/sample.py' '$(b64 'x = 1')' '$(b64 'x = 2')'" || echo "(exit $?)"
+echo
+echo "With --hints the refusal says where the occurrences start; --at-line picks one:"
+sh -c "'$bin' --hints -- '$work/sample.py' '$(b64 'x = 1')' '$(b64 'x = 2')'" || echo "(exit $?)"
+sh -c "'$bin' --at-line 4 -- '$work/sample.py' '$(b64 'x = 1')' '$(b64 'x = 2')'"
+echo
+echo "A near miss (a doubled space) is refused with the file's exact text to send next:"
+sh -c "'$bin' --hints -- '$work/sample.py' '$(b64 'return  f"Hello, {name}!"')' '$(b64 'return f"Hi, {name}!"')'" || echo "(exit $?)"
+echo
+echo "sample.py now:"; cat -A "$work/sample.py"
