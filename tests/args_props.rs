@@ -162,22 +162,6 @@ proptest! {
     }
 }
 
-/// Runs the real binary with `stdin` piped in.
-fn run_stdin(dir: &std::path::Path, args: &[&str], stdin: &[u8]) -> common::Run {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-    let mut child = Command::new(common::BIN)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary runs");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap().into()
-}
-
 // Issue 10 item 7, through the binary: the exact line, and the file untouched.
 #[test]
 fn inline_value_on_a_flag_is_invalid_argument() {
@@ -227,7 +211,7 @@ fn max_request_bytes_at_and_beyond_u64_max_means_no_bound() {
     ] {
         let d = common::scratch();
         let f = common::write_file(d.path(), "f", b"one two\n", 0o644);
-        let r = run_stdin(
+        let r = common::run_stdin(
             d.path(),
             &["--max-request-bytes", n, "--stdin"],
             br#"{"path":"f","edits":[{"old":"two","new":"2"}]}"#,

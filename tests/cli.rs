@@ -7,9 +7,8 @@
 mod common;
 use common::*;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use sha2::Digest;
 
@@ -23,25 +22,6 @@ fn sha(b: &[u8]) -> String {
 fn run(dir: &Path, args: &[&str]) -> Run {
     let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
     run_argv(dir, &a)
-}
-
-fn run_stdin(dir: &std::path::Path, args: &[&str], input: &[u8]) -> Run {
-    let mut c = Command::new(BIN)
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = c.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = pipe.write_all(&input);
-    });
-    let out = c.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out.into()
 }
 
 #[test]

@@ -6,8 +6,7 @@
 mod common;
 use common::*;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use sha2::Digest;
 
@@ -29,23 +28,9 @@ fn run_sh_stdin(dir: &std::path::Path, prelude: &str, args: &[&str], input: &[u8
         cmd.push(' ');
         cmd.push_str(&String::from_utf8(sh_quote(a.as_bytes())).unwrap());
     }
-    let mut c = Command::new("sh")
-        .arg("-c")
-        .arg(&cmd)
-        .current_dir(dir)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = c.stdin.take().unwrap();
-    let input = input.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = pipe.write_all(&input);
-    });
-    let out = c.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out.into()
+    let mut c = Command::new("sh");
+    c.arg("-c").arg(&cmd);
+    run_with_stdin(c, dir, input)
 }
 
 fn run(dir: &std::path::Path, args: &[&str]) -> Run {

@@ -160,3 +160,32 @@ pub fn skip(why: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "SKIPPED: {why}");
 }
+
+/// Runs `cmd` in `dir` with `input` on its standard input, fed from a thread
+/// while the output drains (so neither side can block on a full pipe).
+pub fn run_with_stdin(mut cmd: Command, dir: &Path, input: &[u8]) -> Run {
+    use std::io::Write;
+    let mut child = cmd
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let mut pipe = child.stdin.take().expect("stdin is piped");
+    let input = input.to_vec();
+    // A child that exits early closes the pipe: not the test's error.
+    let writer = std::thread::spawn(move || {
+        let _ = pipe.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("runs");
+    writer.join().expect("writer thread");
+    out.into()
+}
+
+/// Runs the real binary with `args` and `input` on standard input.
+pub fn run_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Run {
+    let mut c = Command::new(BIN);
+    c.args(args);
+    run_with_stdin(c, dir, input)
+}
