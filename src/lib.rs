@@ -32,6 +32,7 @@
 //! - [`diff`]: unified diffs for `--diff`;
 //! - [`hints`]: the pure failure-hint finder (`--hints`);
 //! - [`fs`]: resolve, open, lock, write, commit (one concern per file under `src/fs/`);
+//! - `bytes`: short copies without libc's `memcpy` start-up (engine and `fs`);
 //! - [`hex`]: lowercase hex and random names, shared by `fs`, `args` and `host`;
 //! - [`host`]: the host library (command building, parsing, the `Editor`,
 //!   fallback, install, backends).
@@ -39,6 +40,7 @@
 #![warn(missing_docs)]
 
 pub mod args;
+mod bytes;
 pub mod diff;
 pub mod engine;
 pub mod eol;

@@ -1,6 +1,8 @@
 //! CRLF, then any lone CR, become LF: for whole strings ([`normalize_eol`],
 //! OLD and NEW) and across chunk boundaries (the engine's second stage).
 
+use crate::bytes::copy;
+
 /// CRLF, then any lone CR, become LF (Python: `s.replace("\r\n","\n").replace("\r","\n")`).
 pub fn normalize_eol(s: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len());
@@ -15,6 +17,7 @@ pub fn normalize_eol(s: &[u8]) -> Vec<u8> {
 pub(super) struct Normalizer {
     /// The previous chunk ended in CR: its fate depends on the next byte.
     pending_cr: bool,
+    /// The normalized chunk: as long as the longest chunk fed.
     scratch: Vec<u8>,
     /// A CR was seen: the output is no longer the input byte for byte.
     pub(super) saw_cr: bool,
@@ -37,8 +40,14 @@ impl Normalizer {
             return;
         };
         self.saw_cr = true;
-        self.scratch.clear();
-        self.scratch.extend_from_slice(&chunk[..first_cr]);
+        // The output is never longer than the chunk: a fixed buffer filled
+        // by short copies (`bytes::copy`: lines are short).
+        if self.scratch.len() < chunk.len() {
+            self.scratch.resize(chunk.len(), 0);
+        }
+        let buf = &mut self.scratch[..];
+        copy(&mut buf[..first_cr], &chunk[..first_cr]);
+        let mut w = first_cr;
         let mut i = first_cr;
         loop {
             // chunk[i] is a CR
@@ -46,20 +55,18 @@ impl Normalizer {
                 self.pending_cr = true;
                 break;
             }
-            self.scratch.push(b'\n');
+            buf[w] = b'\n';
+            w += 1;
             i += if chunk[i + 1] == b'\n' { 2 } else { 1 };
-            match memchr::memchr(b'\r', &chunk[i..]) {
-                Some(j) => {
-                    self.scratch.extend_from_slice(&chunk[i..i + j]);
-                    i += j;
-                }
-                None => {
-                    self.scratch.extend_from_slice(&chunk[i..]);
-                    break;
-                }
+            let j = memchr::memchr(b'\r', &chunk[i..]).unwrap_or(chunk.len() - i);
+            copy(&mut buf[w..w + j], &chunk[i..i + j]);
+            w += j;
+            i += j;
+            if i == chunk.len() {
+                break;
             }
         }
-        out(&self.scratch);
+        out(&buf[..w]);
     }
 
     pub(super) fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
