@@ -211,6 +211,69 @@ fn a_first_chunk_of_expanding_replacements_stays_bounded_and_exact() {
     );
 }
 
+/// With one edit the output before the first change is counted, not kept
+/// (the engine marks the change). Whether the counted part of the current
+/// read held a CR is known only at the end of that read: a CR before or
+/// after the first match in the same chunk, or none, each must give exact
+/// bytes, also when the kept output passes its bound in the middle of the
+/// read (an expanding replace-all) and the temp is made there.
+#[test]
+fn the_counted_prefix_in_the_chunk_of_the_first_change_is_exact() {
+    let filler = "    let value = compute(alpha, gamma); // text\n";
+    let base: Vec<u8> = filler.bytes().cycle().take(3 * CHUNK).collect();
+    let needle = "NEEDLE";
+    let first = CHUNK + 40_000;
+    // Needles every 100 bytes from `first` on, for the replace-all cases.
+    let dense: Vec<usize> = (0..4000).map(|k| first + k * 100).collect();
+    for cr in [None, Some(CHUNK + 1000), Some(first + 5), Some(100)] {
+        let mut one = with_needles(base.clone(), needle, &[first]);
+        let mut all = with_needles(base.clone(), needle, &dense);
+        if let Some(at) = cr {
+            // A lone CR (becomes LF): raw bytes and output differ from here.
+            let at = if at == first + 5 {
+                first + needle.len() + 5
+            } else {
+                at
+            };
+            one[at] = b'\r';
+            all[at + if at > first { 100 } else { 0 }] = b'\r';
+        }
+        let want = expected(&one, needle, "N2", false);
+        edits_exactly(&one, &["--", &b64(needle), &b64("N2")], &want);
+        // 4000 x 200 bytes: past the kept bound within the read.
+        let long = "L".repeat(200);
+        let want = expected(&all, needle, &long, true);
+        edits_exactly(
+            &all,
+            &["--replace-all", "--", &b64(needle), &b64(&long)],
+            &want,
+        );
+    }
+    // The first change made only at the end: a trailing CR that becomes
+    // the LF completing OLD.
+    let mut content = base.clone();
+    content.extend_from_slice(b"END\r");
+    let want = expected(&content, "END\n", "FIN\n", false);
+    edits_exactly(&content, &["--", &b64("END\n"), &b64("FIN\n")], &want);
+    // --eol preserve: the counted prefix is CRLF output.
+    let crlf: Vec<u8> = "    let value = compute(alpha, gamma); // text\r\n"
+        .bytes()
+        .cycle()
+        .take(3 * CHUNK)
+        .collect();
+    let content = with_needles(crlf, needle, &[first]);
+    let lf = expected(&content, needle, "a\nb", false);
+    let want = String::from_utf8(lf)
+        .unwrap()
+        .replace('\n', "\r\n")
+        .into_bytes();
+    edits_exactly(
+        &content,
+        &["--eol", "preserve", "--", &b64(needle), &b64("a\nb")],
+        &want,
+    );
+}
+
 #[test]
 fn refusals_leave_the_same_inode_and_nothing_else() {
     let len = 4 * CHUNK;

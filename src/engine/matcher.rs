@@ -30,7 +30,8 @@ pub(super) struct Matcher {
     /// so it is final only after `finish`.
     count: u64,
     /// An occurrence was replaced (emitted as NEW): from then on the output
-    /// differs from the input (what `Engine::changed` reports).
+    /// differs from the input (what `Engine::changed` reports). Just before
+    /// the first NEW, `out(&[])` marks the point.
     pub(super) replaced: bool,
     /// `--report`: record `lines` and count `newlines`.
     track_lines: bool,
@@ -199,6 +200,11 @@ impl Matcher {
             self.same(&buf[pos..i], out);
             self.count += 1;
             if self.take_occurrence(&buf[pos..i]) {
+                if !self.replaced {
+                    // The marker `Engine::feed` documents: the output
+                    // differs from the input from here on.
+                    out(&[]);
+                }
                 self.replaced = true;
                 if self.track_lines && self.lines.len() < LINES_MAX {
                     self.lines.push(self.newlines + 1);

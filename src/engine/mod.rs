@@ -237,6 +237,13 @@ impl Engine {
         self.stages.iter().any(|s| s.replaced)
     }
 
+    /// Whether `out(&[])` marks the first change (see [`Engine::feed`]):
+    /// with one edit. In a batch a later edit cannot tell where an earlier
+    /// one's change lies in its own output.
+    pub fn marks_changes(&self) -> bool {
+        self.stages.len() == 1
+    }
+
     /// True once a CR was fed: until then normalizing changed nothing, and
     /// the output so far is byte for byte the raw input.
     pub fn saw_cr(&self) -> bool {
@@ -251,6 +258,12 @@ impl Engine {
     /// Feeds the next raw chunk (any size, split anywhere); output known so
     /// far goes to `out` in slices. Nothing more is processed after invalid
     /// UTF-8.
+    ///
+    /// With one edit ([`Engine::marks_changes`]), `out(&[])` is called once,
+    /// just before the first output that differs from the input (the first
+    /// NEW; here or in [`Engine::finish`]): a caller that defers writing
+    /// counts the output before it instead of keeping it. Callers that
+    /// append slices need not care (an empty slice appends nothing).
     pub fn feed(&mut self, chunk: &[u8], out: &mut dyn FnMut(&[u8])) {
         if self.utf8.failed() {
             return;

@@ -96,7 +96,15 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
     let mut in_hash = (opts.expect_sha256.is_some() || report.is_some()).then(Sha256::new);
     // The temp is created only once the output differs from the input (see
     // `sink`): a refusal writes nothing.
-    let mut sink = Sink::new(&target, &file, crlf_out, report.is_some(), !opts.dry_run);
+    let marked = engine.marks_changes();
+    let mut sink = Sink::new(
+        &target,
+        &file,
+        crlf_out,
+        report.is_some(),
+        !opts.dry_run,
+        marked,
+    );
     let mut buf = vec![0u8; CHUNK];
     loop {
         let chunk = match rustix::io::read(&file, &mut buf[..]) {

@@ -4,9 +4,11 @@
 //! from the input.
 //!
 //! Until an edit replaces something, the output is exactly the (normalized)
-//! input, so nothing needs writing: the sink is *pending*. It keeps only the
-//! current feed's output; between feeds, while nothing changed, that output
-//! is dropped and counted as the identical prefix. On the first change it
+//! input, so nothing needs writing: the sink is *pending*. With one edit the
+//! engine marks the first change (`out(&[])`, see `Engine::feed`), so the
+//! output before it is only counted, never kept; in a batch the current
+//! feed's output is kept until the feed ends, and dropped and counted while
+//! nothing changed. On the first change it
 //! *materializes*: creates the temp, brings the prefix over from the source
 //! (in the kernel by `copy_file_range` when the prefix is the raw input byte
 //! for byte, else by re-reading and re-normalizing it), writes the retained
@@ -58,12 +60,27 @@ pub(super) struct Sink<'a> {
     source: &'a OwnedFd,
     mode: Mode,
     temp: Option<Temp<'a>>,
-    /// Pending: this feed's output; writing: the write buffer.
+    /// Pending: this feed's output since it is kept (see `keep`).
     buf: Vec<u8>,
-    /// Pending: output bytes known equal to the input's (normalized and, for
-    /// CRLF output, re-expanded) prefix, and not kept.
+    /// Writing: the write buffer, `CHUNK` long once writing starts, filled
+    /// up to `fill` by short copies (`bytes::copy`: the pieces of a dense
+    /// replace-all are short).
+    wbuf: Vec<u8>,
+    fill: usize,
+    /// Pending: output bytes of earlier feeds known equal to the input's
+    /// (normalized and, for CRLF output, re-expanded) prefix, and not kept.
     identical: u64,
-    /// Pending: that prefix is the raw input byte for byte (no CR was fed
+    /// Pending: this feed's output counted, not kept, before `keep` (it
+    /// extends `identical`; whether it holds a CR is known only once the
+    /// feed ends).
+    identical_now: u64,
+    /// Pending: output is kept in `buf`, not counted: from the engine's
+    /// change marker on, or from the start of every feed when the engine
+    /// does not mark changes (a batch).
+    keep: bool,
+    /// Whether the engine marks its first change.
+    marked: bool,
+    /// Pending: `identical` is the raw input byte for byte (no CR was fed
     /// and the output is LF), so the kernel can copy it.
     raw_prefix: bool,
     error: Option<FsError>,
@@ -75,13 +92,15 @@ pub(super) struct Sink<'a> {
 
 impl<'a> Sink<'a> {
     /// `crlf`: write LF as CRLF; `hash`: digest the output for `--report`;
-    /// `write`: false for `--dry-run` (nothing is ever written).
+    /// `write`: false for `--dry-run` (nothing is ever written); `marked`:
+    /// the engine marks its first change (`Engine::marks_changes`).
     pub(super) fn new(
         target: &'a Target,
         source: &'a OwnedFd,
         crlf: bool,
         hash: bool,
         write: bool,
+        marked: bool,
     ) -> Sink<'a> {
         Sink {
             target,
@@ -89,7 +108,12 @@ impl<'a> Sink<'a> {
             mode: if write { Mode::Pending } else { Mode::Off },
             temp: None,
             buf: Vec::new(),
+            wbuf: Vec::new(),
+            fill: 0,
             identical: 0,
+            identical_now: 0,
+            keep: !marked,
+            marked,
             raw_prefix: !crlf,
             error: None,
             crlf,
@@ -100,7 +124,8 @@ impl<'a> Sink<'a> {
 
     /// Output from the engine.
     pub(super) fn push(&mut self, b: &[u8]) {
-        if self.crlf {
+        // An empty slice is the engine's change marker: passed on as it is.
+        if self.crlf && !b.is_empty() {
             expand_crlf(b, &mut |p| self.put(p));
         } else {
             self.put(b);
@@ -115,12 +140,15 @@ impl<'a> Sink<'a> {
             self.mode = Mode::Off;
             self.buf = Vec::new();
         } else if let Mode::Pending = self.mode {
+            // Everything fed so far is known now: whether a CR was among it.
+            self.raw_prefix = !self.crlf && !engine.saw_cr();
+            self.identical += std::mem::take(&mut self.identical_now);
             if engine.changed() {
                 self.materialize();
             } else {
                 self.identical += self.buf.len() as u64;
                 self.buf.clear();
-                self.raw_prefix = !self.crlf && !engine.saw_cr();
+                self.keep = !self.marked;
                 if !self.raw_prefix && self.identical > REPLAY_MAX {
                     self.materialize();
                 }
@@ -132,6 +160,9 @@ impl<'a> Sink<'a> {
     /// engine's `finish`, which may release a last replacement).
     pub(super) fn complete(&mut self) {
         if let Mode::Pending = self.mode {
+            // `finish` releases held-back input, no new raw bytes: the
+            // last `fed` knew about every CR.
+            self.identical += std::mem::take(&mut self.identical_now);
             self.materialize();
         }
         self.flush();
@@ -156,6 +187,8 @@ impl<'a> Sink<'a> {
 
     fn put(&mut self, b: &[u8]) {
         if b.is_empty() {
+            // The engine's change marker (see `Engine::feed`).
+            self.keep = true;
             return;
         }
         self.size += b.len() as u64;
@@ -164,9 +197,16 @@ impl<'a> Sink<'a> {
         }
         match self.mode {
             Mode::Off => {}
+            Mode::Pending if !self.keep => self.identical_now += b.len() as u64,
             Mode::Pending => {
                 self.buf.extend_from_slice(b);
                 if self.buf.len() > RETAIN_MAX {
+                    if self.identical_now > 0 {
+                        // Counted output of this feed may hold normalized
+                        // CRs (unknown until it ends): re-normalize it all.
+                        self.raw_prefix = false;
+                        self.identical += std::mem::take(&mut self.identical_now);
+                    }
                     self.materialize();
                 }
             }
@@ -175,24 +215,25 @@ impl<'a> Sink<'a> {
     }
 
     fn write_buffered(&mut self, b: &[u8]) {
-        if self.buf.len() + b.len() <= CHUNK {
-            self.buf.extend_from_slice(b);
-            return;
+        if self.fill + b.len() > CHUNK {
+            self.flush();
+            if !matches!(self.mode, Mode::Writing) {
+                return; // the flush failed: nothing more is written
+            }
+            if b.len() >= CHUNK / 2 {
+                return self.write(b); // large slices go straight through: no copy
+            }
         }
-        self.flush();
-        if b.len() >= CHUNK / 2 {
-            self.write(b); // large slices go straight through: no copy
-        } else {
-            self.buf.extend_from_slice(b);
-        }
+        crate::bytes::copy(&mut self.wbuf[self.fill..self.fill + b.len()], b);
+        self.fill += b.len();
     }
 
     pub(super) fn flush(&mut self) {
         if let Mode::Writing = self.mode {
-            let buf = std::mem::take(&mut self.buf);
-            self.write(&buf);
-            self.buf = buf;
-            self.buf.clear();
+            let wbuf = std::mem::take(&mut self.wbuf);
+            self.write(&wbuf[..self.fill]);
+            self.wbuf = wbuf;
+            self.fill = 0;
         }
     }
 
@@ -216,6 +257,8 @@ impl<'a> Sink<'a> {
     fn fail_with(&mut self, e: FsError) {
         self.mode = Mode::Off;
         self.buf = Vec::new();
+        self.wbuf = Vec::new();
+        self.fill = 0;
         self.error.get_or_insert(e);
     }
 
@@ -253,7 +296,7 @@ impl<'a> Sink<'a> {
         }
         self.mode = Mode::Writing;
         let retained = std::mem::take(&mut self.buf);
-        self.buf = Vec::with_capacity(CHUNK);
+        self.wbuf = vec![0; CHUNK];
         if !retained.is_empty() {
             self.write(&retained);
         }
