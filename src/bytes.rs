@@ -12,37 +12,45 @@
 #[inline(always)]
 pub(crate) fn copy(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
-    if n > 128 || dst.len() != n {
-        dst.copy_from_slice(src); // long (libc's start-up is amortized), or panics as it would
-        return;
+    if dst.len() != n {
+        return dst.copy_from_slice(src); // panics, as it would
     }
-    if n >= 16 {
-        // Blocks from the start and from the end; they overlap in the middle.
-        let k = match n {
-            16..=32 => 1,
-            33..=64 => 2,
-            _ => 4,
-        };
-        for j in 0..k {
-            move16(dst, src, 16 * j);
-            move16(dst, src, n - 16 * (j + 1));
+    // Blocks from the start and from the end, overlapping in the middle;
+    // straight-line per size class so the bounds checks fold away.
+    let m = |dst: &mut [u8], at: usize| dst[at..at + 16].copy_from_slice(&src[at..at + 16]);
+    match n {
+        0 => {}
+        1..=3 => {
+            // Not a loop: the compiler would make it a memcpy call.
+            dst[0] = src[0];
+            dst[n / 2] = src[n / 2];
+            dst[n - 1] = src[n - 1];
         }
-    } else if n >= 8 {
-        dst[..8].copy_from_slice(&src[..8]);
-        dst[n - 8..].copy_from_slice(&src[n - 8..]);
-    } else if n >= 4 {
-        dst[..4].copy_from_slice(&src[..4]);
-        dst[n - 4..].copy_from_slice(&src[n - 4..]);
-    } else {
-        for i in 0..n {
-            dst[i] = src[i];
+        4..=7 => {
+            dst[..4].copy_from_slice(&src[..4]);
+            dst[n - 4..].copy_from_slice(&src[n - 4..]);
         }
+        8..=15 => {
+            dst[..8].copy_from_slice(&src[..8]);
+            dst[n - 8..].copy_from_slice(&src[n - 8..]);
+        }
+        16..=32 => {
+            m(dst, 0);
+            m(dst, n - 16);
+        }
+        33..=64 => {
+            m(dst, 0);
+            m(dst, 16);
+            m(dst, n - 32);
+            m(dst, n - 16);
+        }
+        65..=128 => {
+            for at in [0, 16, 32, 48, n - 64, n - 48, n - 32, n - 16] {
+                m(dst, at);
+            }
+        }
+        _ => dst.copy_from_slice(src), // long: libc's start-up is amortized
     }
-}
-
-#[inline(always)]
-fn move16(dst: &mut [u8], src: &[u8], at: usize) {
-    dst[at..at + 16].copy_from_slice(&src[at..at + 16]);
 }
 
 #[cfg(test)]

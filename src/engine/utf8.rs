@@ -173,7 +173,7 @@ mod tests {
                     &[0xffu8][..],
                     &[0xc3],
                     &[0xe2, 0x82],
-                    &"é".as_bytes()[..],
+                    "é".as_bytes(),
                     &[0x80],
                 ] {
                     let mut b = vec![b'a'; len];

@@ -185,6 +185,7 @@ impl<'a> Sink<'a> {
         })
     }
 
+    #[inline]
     fn put(&mut self, b: &[u8]) {
         if b.is_empty() {
             // The engine's change marker (see `Engine::feed`).
@@ -228,6 +229,7 @@ impl<'a> Sink<'a> {
         self.fill += b.len();
     }
 
+    #[inline(never)] // off the per-piece path: once per CHUNK
     pub(super) fn flush(&mut self) {
         if let Mode::Writing = self.mode {
             let wbuf = std::mem::take(&mut self.wbuf);
@@ -264,6 +266,8 @@ impl<'a> Sink<'a> {
 
     /// Creates the temp, brings the identical prefix over, writes what this
     /// feed retained, and switches to writing through.
+    #[cold]
+    #[inline(never)]
     fn materialize(&mut self) {
         let temp = match Temp::create(self.target) {
             Ok(t) => t,
