@@ -404,6 +404,46 @@ fn a_refused_edit_of_a_large_file_opens_no_temp_and_writes_nothing() {
     );
 }
 
+/// `--eol preserve` re-expands LF to CRLF in pieces, and a line end at a
+/// piece's edge gives an empty piece: it must not pass for the engine's
+/// change marker (an empty slice), or the pending sink keeps what it should
+/// only count. Here the second read is lone CRs, whose CRLF output is just
+/// over the kept bound: kept, it makes a temp before any change; counted,
+/// the refusal (the whole output under the replay bound) writes nothing.
+#[test]
+fn an_eol_preserve_refusal_counts_its_crlf_output_and_writes_nothing() {
+    let mut content = b"\r\n".repeat(CHUNK / 2 - 1);
+    content.extend_from_slice(b"a\r");
+    content.extend_from_slice(&b"\r".repeat(CHUNK - 1));
+    content.push(b'x');
+    // CRLF endings outnumber the lone CRs: the file is written back as CRLF.
+    content.extend_from_slice(&b"\r\n".repeat(CHUNK / 2 + 3));
+    let old = b64("absent-absent-absent-absent-ab");
+    let args = ["--eol", "preserve", "--", &old, &b64("x")];
+    refuses(&content, &args, r#"{"error":"string_not_found"}"#);
+    let d = scratch();
+    write_file(d.path(), "f", &content, 0o644);
+    let t = traced(
+        d.path(),
+        &["--eol", "preserve", "--", "f", &old, &b64("x")],
+        None,
+    );
+    assert!(t.contains("__RESULT__{\\\"error\\\""), "{t}");
+    assert_wrote_nothing(&t);
+    // The control: the same file with OLD present is written back as CRLF.
+    let content = with_needles(content, "ONCE", &[CHUNK + 5]);
+    let lf = expected(&content, "ONCE", "x", false);
+    let want = String::from_utf8(lf)
+        .unwrap()
+        .replace('\n', "\r\n")
+        .into_bytes();
+    edits_exactly(
+        &content,
+        &["--eol", "preserve", "--", &b64("ONCE"), &b64("x")],
+        &want,
+    );
+}
+
 #[test]
 fn dry_run_never_makes_a_temp() {
     let d = scratch();
