@@ -125,8 +125,14 @@ impl<'a> Sink<'a> {
     /// Output from the engine.
     pub(super) fn push(&mut self, b: &[u8]) {
         // An empty slice is the engine's change marker: passed on as it is.
+        // `expand_crlf` gives empty pieces too (at a line end on a piece's
+        // edge): those are not the marker, and are dropped.
         if self.crlf && !b.is_empty() {
-            expand_crlf(b, &mut |p| self.put(p));
+            expand_crlf(b, &mut |p| {
+                if !p.is_empty() {
+                    self.put(p)
+                }
+            });
         } else {
             self.put(b);
         }
