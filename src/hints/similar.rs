@@ -33,47 +33,102 @@ fn anchor_keys(s: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Sorted character bigrams of the start of a line's skeleton (its first
-/// [`SIMILAR_LINE_CHARS`] characters: a minified line stays cheap).
-fn bigrams(skel: impl Iterator<Item = char>) -> Vec<u32> {
-    // Characters folded to 16 bits: exact for the BMP, rare collisions above.
-    let cs: Vec<u32> = skel
-        .take(SIMILAR_LINE_CHARS)
-        .map(|c| c as u32 & 0xFFFF)
-        .collect();
-    let mut v: Vec<u32> = cs.windows(2).map(|w| (w[0] << 16) | w[1]).collect();
-    v.sort_unstable();
-    v
+/// Line keys, stored flat (no allocation per line): for key `i`, a hash of
+/// the line's whole skeleton (for equality) and the sorted character
+/// bigrams of its start (its first [`SIMILAR_LINE_CHARS`] characters: a
+/// minified line stays cheap) at `codes[ends[i]..ends[i + 1]]`.
+struct LineKeys {
+    skel_hash: Vec<u64>,
+    ends: Vec<usize>,
+    codes: Vec<u32>,
 }
 
-/// What `similar` keeps of a line: a hash of its whole skeleton (for
-/// equality) and the bigrams of its start.
-struct LineKey {
-    skel_hash: u64,
-    bigrams: Vec<u32>,
-}
-
-/// Streams the skeleton: a line of any length costs no copy of itself.
-fn line_key(s: &str) -> LineKey {
-    use std::hash::Hasher;
-    let skel = skeleton_chars(s);
-    // DefaultHasher::new() has fixed keys: the same hash on every run.
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for c in skel.clone() {
-        h.write_u32(c as u32);
+impl LineKeys {
+    fn new() -> LineKeys {
+        LineKeys {
+            skel_hash: Vec::new(),
+            ends: vec![0],
+            codes: Vec::new(),
+        }
     }
-    LineKey {
-        skel_hash: h.finish(),
-        bigrams: bigrams(skel),
+
+    /// Appends the key of `s`; streams the skeleton, so a line of any
+    /// length costs no copy of itself.
+    fn push(&mut self, s: &str) {
+        use std::hash::Hasher;
+        // DefaultHasher::new() has fixed keys: the same hash on every run.
+        // The hash is of each skeleton character as a u32 (`write_u32`,
+        // which is `write` of its 4 bytes: written here in chunks, the same
+        // byte stream).
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let start = self.codes.len();
+        if s.is_ascii() {
+            // The skeleton of ASCII text drops the ASCII whitespace (VT
+            // included, as `char::is_whitespace` does) and maps nothing.
+            let mut buf = [0u8; 256];
+            let (mut n, mut taken, mut prev) = (0usize, 0usize, 0u32);
+            for &b in s.as_bytes() {
+                if b.is_ascii_whitespace() || b == 0x0b {
+                    continue;
+                }
+                buf[n] = b;
+                buf[n + 1..n + 4].fill(0);
+                n += 4;
+                if n == buf.len() {
+                    h.write(&buf);
+                    n = 0;
+                }
+                if taken < SIMILAR_LINE_CHARS {
+                    if taken > 0 {
+                        self.codes.push((prev << 16) | u32::from(b));
+                    }
+                    prev = u32::from(b);
+                    taken += 1;
+                }
+            }
+            h.write(&buf[..n]);
+        } else {
+            let skel = skeleton_chars(s);
+            for c in skel.clone() {
+                h.write_u32(c as u32);
+            }
+            // Characters folded to 16 bits: exact for the BMP, rare
+            // collisions above.
+            let mut prev = None;
+            for c in skel.take(SIMILAR_LINE_CHARS) {
+                let c = c as u32 & 0xFFFF;
+                if let Some(p) = prev {
+                    self.codes.push((p << 16) | c);
+                }
+                prev = Some(c);
+            }
+        }
+        self.codes[start..].sort_unstable();
+        self.skel_hash.push(h.finish());
+        self.ends.push(self.codes.len());
+    }
+
+    fn get(&self, i: usize) -> (u64, &[u32]) {
+        (self.skel_hash[i], &self.codes[self.ends[i]..self.ends[i + 1]])
     }
 }
 
-fn line_sim(a: &LineKey, b: &LineKey) -> f64 {
-    if a.skel_hash == b.skel_hash {
+/// The line score as the alignment uses it: 1 when the skeletons are equal
+/// (by hash), else the Dice coefficient of the bigram multisets, and 0 when
+/// that is below [`SIMILAR_MIN`] (so the merge may stop once it cannot
+/// reach it).
+fn line_score(a: (u64, &[u32]), b: (u64, &[u32])) -> f64 {
+    if a.0 == b.0 {
         return 1.0;
     }
-    let (x, y) = (&a.bigrams, &b.bigrams);
+    let (x, y) = (a.1, b.1);
     if x.is_empty() || y.is_empty() {
+        return 0.0;
+    }
+    let total = x.len() + y.len();
+    // 2c / total >= 0.5 needs 4c >= total (exact in integers).
+    let need = total.div_ceil(4);
+    if x.len().min(y.len()) < need {
         return 0.0;
     }
     let (mut i, mut j, mut common) = (0, 0, 0usize);
@@ -85,10 +140,19 @@ fn line_sim(a: &LineKey, b: &LineKey) -> f64 {
                 common += 1;
                 i += 1;
                 j += 1;
+                continue;
             }
         }
+        if common + (x.len() - i).min(y.len() - j) < need {
+            return 0.0;
+        }
     }
-    2.0 * common as f64 / (x.len() + y.len()) as f64
+    let sim = 2.0 * common as f64 / total as f64;
+    if sim >= SIMILAR_MIN {
+        sim
+    } else {
+        0.0
+    }
 }
 
 /// Windows start within this many lines of an anchor's alignment.
@@ -188,7 +252,11 @@ pub(super) fn similar(
             break;
         }
     }
-    let mut keys: std::collections::HashMap<usize, (usize, usize, LineKey)> = Default::default();
+    // The wanted lines' spans and keys, in line order; `ranges` maps a line
+    // to its index: (first line, end line, index of the first).
+    let mut spans: Vec<(usize, usize)> = Vec::with_capacity(total);
+    let mut keys = LineKeys::new();
+    let mut ranges: Vec<(usize, usize, usize)> = Vec::with_capacity(wanted.len());
     let (mut line, mut off) = (0usize, 0usize);
     for (lo, hi) in wanted {
         if lo > line {
@@ -197,18 +265,33 @@ pub(super) fn similar(
             off += nl.map_or(b.len() - off, |i| i + 1);
             line = lo;
         }
+        ranges.push((lo, hi, spans.len()));
         while line < hi {
             let end = memchr::memchr(b'\n', &b[off..]).map_or(b.len(), |i| off + i);
-            keys.insert(line, (off, end, line_key(&text[off..end])));
+            spans.push((off, end));
+            keys.push(&text[off..end]);
             off = (end + 1).min(b.len());
             line += 1;
         }
     }
-    let old_keys: Vec<LineKey> = pieces.iter().map(|p| line_key(p)).collect();
+    // The index of a wanted line.
+    let index = |l: usize| -> Option<usize> {
+        let r = ranges.partition_point(|&(lo, _, _)| lo <= l).checked_sub(1)?;
+        let (lo, hi, first) = ranges[r];
+        (l < hi).then(|| first + l - lo)
+    };
+    let mut old_keys = LineKeys::new();
+    for p in pieces {
+        old_keys.push(p);
+    }
     // Line scores a base can need: piece j against lines b+j-R ..= b+j+R.
     const R: usize = SHIFT + BAND + SIZE;
     const W: usize = 2 * R + 1;
+    // The line scores by diagonal: piece j against line j + d, for the
+    // W diagonals d of the current base, in a ring (d mod W). Bases ascend,
+    // so a diagonal shared with the previous base is not scored again.
     let mut mat: Vec<f64> = vec![0.0; k * W];
+    let mut scored_to: Option<i64> = None; // the highest diagonal in the ring
     let mut work = 0usize;
     let mut best: Vec<(f64, usize, usize)> = Vec::new(); // (score, start, size)
     let mut row_prev: Vec<f64> = Vec::new();
@@ -219,16 +302,21 @@ pub(super) fn similar(
             *truncated = true;
             break;
         }
-        for (j, old_key) in old_keys.iter().enumerate() {
-            for off in 0..W {
-                let line = b + j as i64 + off as i64 - R as i64;
+        let first_new = scored_to.map_or(b - R as i64, |t| (t + 1).max(b - R as i64));
+        for d in first_new..=b + R as i64 {
+            let slot = d.rem_euclid(W as i64) as usize;
+            for j in 0..k {
+                let line = d + j as i64;
                 let sim = usize::try_from(line)
                     .ok()
-                    .and_then(|l| keys.get(&l))
-                    .map_or(0.0, |(_, _, key)| line_sim(old_key, key));
-                mat[j * W + off] = if sim >= SIMILAR_MIN { sim } else { 0.0 };
+                    .and_then(index)
+                    .map_or(0.0, |i| line_score(old_keys.get(j), keys.get(i)));
+                mat[j * W + slot] = sim;
             }
         }
+        scored_to = Some(b + R as i64);
+        // The ring slot of diagonal b - R (offset 0 of this base).
+        let ring0 = (b - R as i64).rem_euclid(W as i64) as usize;
         let mut top: Option<(f64, usize, usize)> = None;
         for ds in -(SHIFT as i64)..=SHIFT as i64 {
             let Ok(s) = usize::try_from(b + ds) else {
@@ -256,7 +344,8 @@ pub(super) fn similar(
                     for i in lo..=hi {
                         // line - (b + piece) = ds + (i - j), within ±R.
                         let off = (ds + i as i64 - j as i64 + R as i64) as usize;
-                        let diag = row_prev[i - 1] + mat[(j - 1) * W + off];
+                        let slot = if ring0 + off >= W { ring0 + off - W } else { ring0 + off };
+                        let diag = row_prev[i - 1] + mat[(j - 1) * W + slot];
                         row[i] = diag.max(row_prev[i]).max(row[i - 1]);
                     }
                     // Right of the band the row's best carries forward.
@@ -287,14 +376,14 @@ pub(super) fn similar(
         if out.len() >= 2 * MAX_HINTS {
             break;
         }
-        let (Some(first), Some(last)) = (keys.get(&s), keys.get(&(s + w - 1))) else {
+        let (Some(first), Some(last)) = (index(s), index(s + w - 1)) else {
             continue;
         };
         let h = make_hint(
             text,
             s as u64 + 1,
-            first.0,
-            last.1,
+            spans[first].0,
+            spans[last].1,
             ends_nl,
             Kind::Similar,
             (score * 1000.0).round() / 1000.0,
