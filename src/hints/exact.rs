@@ -79,7 +79,10 @@ pub(super) fn exact_windows(
     let b = text.as_bytes();
     let mut out: Vec<Hint> = Vec::new();
     let mut per_kind = [0usize; 8];
-    let mut skel_buf = String::new();
+    let mut scratch = Scratch::default();
+    // A one-piece OLD is searched for inside its line's skeleton.
+    let inner = memmem::Finder::new(skels[anchor].as_bytes());
+    let mut memo = Memo::new();
     let mut spans: Vec<(usize, usize)> = Vec::with_capacity(k);
     // The piece whose line failed the prefilter last: checked first, so a
     // repetitive file fails each window in one line, not k.
@@ -92,8 +95,21 @@ pub(super) fn exact_windows(
             *truncated = true;
             continue;
         }
-        skeleton_into(&text[s..e], &mut skel_buf);
-        if !rel(&skel_buf, &skels[anchor], anchor_part) {
+        let related = match memo.get(b, s, e) {
+            Some(r) => r,
+            None => {
+                let r = skel_rel(
+                    &text[s..e],
+                    &skels[anchor],
+                    anchor_part,
+                    &inner,
+                    &mut scratch,
+                );
+                memo.put(b, s, e, r);
+                r
+            }
+        };
+        if !related {
             continue;
         }
         // The window's other lines, walking out from the anchor line.
@@ -140,8 +156,13 @@ pub(super) fn exact_windows(
                 *truncated = true;
                 break 'scan;
             }
-            skeleton_into(&text[ls..le], &mut skel_buf);
-            if !rel(&skel_buf, &skels[j], part(j, k, ends_nl)) {
+            if !skel_rel(
+                &text[ls..le],
+                &skels[j],
+                part(j, k, ends_nl),
+                &inner,
+                &mut scratch,
+            ) {
                 last_fail = j;
                 related = false;
                 break;
@@ -208,25 +229,133 @@ fn stable_run(piece: &str) -> &str {
         .unwrap_or("")
 }
 
-/// (0-based line, start, end) of each line holding `needle`, in order.
+/// (0-based line, start, end) of each line holding `needle` (which holds
+/// no newline), in order. The search resumes at the next line, so each
+/// newline is counted once and a line holding many hits costs one.
 fn lines_holding<'a>(
     text: &'a str,
     needle: &'a str,
 ) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
     let b = text.as_bytes();
-    let (mut line, mut counted, mut line_end) = (0usize, 0usize, 0usize);
-    let mut first = true;
-    memmem::find_iter(b, needle.as_bytes()).filter_map(move |p| {
-        if !first && p < line_end {
-            return None; // this line was already yielded
-        }
-        first = false;
-        line += memchr::memchr_iter(b'\n', &b[counted..p]).count();
-        counted = p;
-        let start = memchr::memrchr(b'\n', &b[..p]).map_or(0, |i| i + 1);
-        line_end = memchr::memchr(b'\n', &b[p..]).map_or(b.len(), |i| p + i);
-        Some((line, start, line_end))
+    let finder = memmem::Finder::new(needle.as_bytes());
+    // `at` is a line start, `line` its number.
+    let (mut at, mut line) = (0usize, 0usize);
+    std::iter::from_fn(move || {
+        let p = at + finder.find(b.get(at..)?)?;
+        let start = memchr::memrchr(b'\n', &b[at..p]).map_or(at, |i| at + i + 1);
+        line += memchr::memchr_iter(b'\n', &b[at..start]).count();
+        let end = memchr::memchr(b'\n', &b[p..]).map_or(b.len(), |i| p + i);
+        let found = (line, start, end);
+        at = end + 1;
+        line += 1;
+        Some(found)
     })
+}
+
+/// Scratch buffers for [`skel_rel`].
+#[derive(Default)]
+struct Scratch {
+    bytes: Vec<u8>,
+    text: String,
+}
+
+/// The whitespace a skeleton drops, in ASCII (VT too, as
+/// `char::is_whitespace` and [`skeleton_into`] do).
+fn is_ascii_skel_space(b: u8) -> bool {
+    b.is_ascii_whitespace() || b == 0x0b
+}
+
+/// `rel(&skeleton(line), skel, p)`, without building the skeleton of an
+/// ASCII line unless `p` is `Inner` (then `inner` is `skel`'s finder): the
+/// comparison stops at the first difference. Byte comparisons of valid
+/// UTF-8 answer as the `str` ones do.
+fn skel_rel(
+    line: &str,
+    skel: &str,
+    p: Part,
+    inner: &memmem::Finder,
+    scratch: &mut Scratch,
+) -> bool {
+    if !line.is_ascii() {
+        skeleton_into(line, &mut scratch.text);
+        return rel(&scratch.text, skel, p);
+    }
+    let (l, s) = (line.as_bytes(), skel.as_bytes());
+    let kept = |b: &&u8| !is_ascii_skel_space(**b);
+    match p {
+        Part::Whole => l.iter().filter(kept).eq(s.iter()),
+        Part::Prefix => {
+            let mut it = l.iter().filter(kept);
+            s.iter().all(|c| it.next() == Some(c))
+        }
+        Part::Suffix => {
+            let mut it = l.iter().rev().filter(kept);
+            s.iter().rev().all(|c| it.next() == Some(c))
+        }
+        Part::Inner => {
+            scratch.bytes.clear();
+            scratch
+                .bytes
+                .extend(l.iter().copied().filter(|&b| !is_ascii_skel_space(b)));
+            inner.find(&scratch.bytes).is_some()
+        }
+    }
+}
+
+/// The anchor prefilter's answers by line content: in a repetitive file
+/// each distinct line is checked once. A small direct-mapped cache; a hit
+/// is verified against the remembered line's bytes.
+struct Memo {
+    /// (start, end, answer) of a line of the text; start > end: empty.
+    slots: Vec<(usize, usize, bool)>,
+}
+
+impl Memo {
+    const SLOTS: usize = 64;
+
+    fn new() -> Memo {
+        Memo {
+            slots: vec![(1, 0, false); Memo::SLOTS],
+        }
+    }
+
+    fn slot(line: &[u8]) -> usize {
+        let n = line.len();
+        let word = |at: usize| u64::from_le_bytes(line[at..at + 8].try_into().expect("8 bytes"));
+        let (head, tail) = if n >= 8 {
+            (word(0), word(n - 8))
+        } else {
+            (line.iter().fold(0u64, |h, &b| (h << 8) | u64::from(b)), 0)
+        };
+        let h = (n as u64)
+            ^ head.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ tail.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        (h.wrapping_mul(0x1656_67B1_9E37_79F9) >> 58) as usize % Memo::SLOTS
+    }
+
+    fn get(&self, b: &[u8], s: usize, e: usize) -> Option<bool> {
+        let line = &b[s..e];
+        let (ms, me, answer) = self.slots[Memo::slot(line)];
+        (ms <= me && same_bytes(&b[ms..me], line)).then_some(answer)
+    }
+
+    fn put(&mut self, b: &[u8], s: usize, e: usize, answer: bool) {
+        self.slots[Memo::slot(&b[s..e])] = (s, e, answer);
+    }
+}
+
+/// `a == b`, eight bytes at a time (the static binary's `memcmp` goes
+/// byte by byte).
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (x, y) = (a.chunks_exact(8), b.chunks_exact(8));
+    x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
+        && x.zip(y).all(|(x, y)| {
+            u64::from_ne_bytes(x.try_into().expect("8 bytes"))
+                == u64::from_ne_bytes(y.try_into().expect("8 bytes"))
+        })
 }
 
 /// Byte spans of the lines of `text` (without their newlines).
