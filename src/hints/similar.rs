@@ -44,11 +44,13 @@ struct LineKeys {
 }
 
 impl LineKeys {
-    fn new() -> LineKeys {
+    fn with_capacity(lines: usize, codes: usize) -> LineKeys {
+        let mut ends = Vec::with_capacity(lines + 1);
+        ends.push(0);
         LineKeys {
-            skel_hash: Vec::new(),
-            ends: vec![0],
-            codes: Vec::new(),
+            skel_hash: Vec::with_capacity(lines),
+            ends,
+            codes: Vec::with_capacity(codes),
         }
     }
 
@@ -109,7 +111,10 @@ impl LineKeys {
     }
 
     fn get(&self, i: usize) -> (u64, &[u32]) {
-        (self.skel_hash[i], &self.codes[self.ends[i]..self.ends[i + 1]])
+        (
+            self.skel_hash[i],
+            &self.codes[self.ends[i]..self.ends[i + 1]],
+        )
     }
 }
 
@@ -155,6 +160,30 @@ fn line_score(a: (u64, &[u32]), b: (u64, &[u32])) -> f64 {
     }
 }
 
+/// The offset just past the `n`-th newline from `off` (the start of the
+/// line `n` lines further), or the end of `b`. Newlines are counted a block
+/// at a time, not found one by one.
+fn skip_lines(b: &[u8], mut off: usize, mut n: usize) -> usize {
+    const BLOCK: usize = 2048;
+    while n > 0 && off < b.len() {
+        let end = (off + BLOCK).min(b.len());
+        let c = memchr::memchr_iter(b'\n', &b[off..end]).count();
+        if c >= n {
+            let i = memchr::memchr_iter(b'\n', &b[off..end])
+                .nth(n - 1)
+                .expect("counted");
+            return off + i + 1;
+        }
+        n -= c;
+        off = end;
+    }
+    if n > 0 {
+        b.len()
+    } else {
+        off
+    }
+}
+
 /// Windows start within this many lines of an anchor's alignment.
 const SHIFT: usize = 2;
 /// Windows have k−SIZE ..= k+SIZE lines.
@@ -190,21 +219,21 @@ pub(super) fn similar(
     // Where each occurs (as a substring), counting no further than a key
     // that is too common to anchor: memmem is far cheaper than tokenizing.
     let b = text.as_bytes();
-    let mut hits: Vec<(usize, &[usize], Vec<usize>)> = keys_of_old
-        .iter()
-        .enumerate()
-        .map(|(n, (key, js))| {
-            let at: Vec<usize> = memmem::find_iter(b, key.as_bytes())
-                .take(ANCHOR_LINES_MAX + 1)
-                .collect();
-            (n, js.as_slice(), at)
-        })
-        .filter(|h| !h.2.is_empty())
-        .collect();
+    // All keys' offsets in one vector (one allocation, not one per key).
+    let mut offsets: Vec<usize> = Vec::with_capacity(keys_of_old.len() * (ANCHOR_LINES_MAX + 1));
+    let mut hits: Vec<(usize, &[usize], std::ops::Range<usize>)> = Vec::new();
+    for (n, (key, js)) in keys_of_old.iter().enumerate() {
+        let from = offsets.len();
+        offsets.extend(memmem::find_iter(b, key.as_bytes()).take(ANCHOR_LINES_MAX + 1));
+        if offsets.len() > from {
+            hits.push((n, js.as_slice(), from..offsets.len()));
+        }
+    }
     // Rarest first; ties by length order, so the answer is deterministic.
     hits.sort_by_key(|h| (h.2.len(), h.0));
-    let mut anchors: Vec<(usize, &[usize])> = Vec::new();
+    let mut anchors: Vec<(usize, &[usize])> = Vec::with_capacity(ANCHOR_LINES_MAX);
     for (n, (_, js, at)) in hits.iter().enumerate() {
+        let at = &offsets[at.clone()];
         // More common keys add little: the rarest carry the signal.
         if n > 0 && anchors.len() + at.len() > ANCHOR_LINES_MAX {
             break;
@@ -215,20 +244,21 @@ pub(super) fn similar(
         anchors.extend(at.iter().take(ANCHOR_LINES_MAX).map(|&o| (o, *js)));
     }
     anchors.sort_unstable_by_key(|a| a.0);
-    // Byte offsets to line numbers in one forward pass.
-    let n_lines = memchr::memchr_iter(b'\n', b).count() + 1;
-    let mut bases: Vec<i64> = Vec::new();
+    // Byte offsets to line numbers in one forward pass, which goes on to
+    // count the lines.
+    let mut bases: Vec<i64> = Vec::with_capacity(anchors.iter().map(|a| a.1.len()).sum());
     let (mut line, mut counted) = (0usize, 0usize);
     for (o, js) in anchors {
         line += memchr::memchr_iter(b'\n', &b[counted..o]).count();
         counted = o;
         bases.extend(js.iter().map(|&j| line as i64 - j as i64));
     }
+    let n_lines = line + memchr::memchr_iter(b'\n', &b[counted..]).count() + 1;
     bases.sort_unstable();
     bases.dedup();
     // The lines any window may touch, and their keys.
     let reach = (SHIFT + SIZE + BAND + SIZE) as i64;
-    let mut wanted: Vec<(usize, usize)> = Vec::new();
+    let mut wanted: Vec<(usize, usize)> = Vec::with_capacity(bases.len());
     let mut total = 0usize;
     for (n, &base) in bases.iter().enumerate() {
         let lo = (base - reach).max(0) as usize;
@@ -255,32 +285,39 @@ pub(super) fn similar(
     // The wanted lines' spans and keys, in line order; `ranges` maps a line
     // to its index: (first line, end line, index of the first).
     let mut spans: Vec<(usize, usize)> = Vec::with_capacity(total);
-    let mut keys = LineKeys::new();
     let mut ranges: Vec<(usize, usize, usize)> = Vec::with_capacity(wanted.len());
     let (mut line, mut off) = (0usize, 0usize);
     for (lo, hi) in wanted {
         if lo > line {
-            // Skip to the start of line `lo`.
-            let nl = memchr::memchr_iter(b'\n', &b[off..]).nth(lo - line - 1);
-            off += nl.map_or(b.len() - off, |i| i + 1);
+            off = skip_lines(b, off, lo - line);
             line = lo;
         }
         ranges.push((lo, hi, spans.len()));
         while line < hi {
             let end = memchr::memchr(b'\n', &b[off..]).map_or(b.len(), |i| off + i);
             spans.push((off, end));
-            keys.push(&text[off..end]);
             off = (end + 1).min(b.len());
             line += 1;
         }
     }
+    // A line of n bytes has fewer than min(n, SIMILAR_LINE_CHARS) bigrams.
+    let most = spans
+        .iter()
+        .map(|&(s, e)| (e - s).min(SIMILAR_LINE_CHARS))
+        .sum();
+    let mut keys = LineKeys::with_capacity(spans.len(), most);
+    for &(s, e) in &spans {
+        keys.push(&text[s..e]);
+    }
     // The index of a wanted line.
     let index = |l: usize| -> Option<usize> {
-        let r = ranges.partition_point(|&(lo, _, _)| lo <= l).checked_sub(1)?;
+        let r = ranges
+            .partition_point(|&(lo, _, _)| lo <= l)
+            .checked_sub(1)?;
         let (lo, hi, first) = ranges[r];
         (l < hi).then(|| first + l - lo)
     };
-    let mut old_keys = LineKeys::new();
+    let mut old_keys = LineKeys::with_capacity(k, 0);
     for p in pieces {
         old_keys.push(p);
     }
@@ -293,7 +330,7 @@ pub(super) fn similar(
     let mut mat: Vec<f64> = vec![0.0; k * W];
     let mut scored_to: Option<i64> = None; // the highest diagonal in the ring
     let mut work = 0usize;
-    let mut best: Vec<(f64, usize, usize)> = Vec::new(); // (score, start, size)
+    let mut best: Vec<(f64, usize, usize)> = Vec::with_capacity(bases.len()); // (score, start, size)
     let mut row_prev: Vec<f64> = Vec::new();
     let mut row: Vec<f64> = Vec::new();
     'bases: for &b in &bases {
@@ -344,7 +381,11 @@ pub(super) fn similar(
                     for i in lo..=hi {
                         // line - (b + piece) = ds + (i - j), within ±R.
                         let off = (ds + i as i64 - j as i64 + R as i64) as usize;
-                        let slot = if ring0 + off >= W { ring0 + off - W } else { ring0 + off };
+                        let slot = if ring0 + off >= W {
+                            ring0 + off - W
+                        } else {
+                            ring0 + off
+                        };
                         let diag = row_prev[i - 1] + mat[(j - 1) * W + slot];
                         row[i] = diag.max(row_prev[i]).max(row[i - 1]);
                     }
