@@ -101,7 +101,9 @@ fn text_seen(file: BorrowedFd<'_>, before: &[Edit]) -> (String, bool) {
 fn read_without_cr(file: BorrowedFd<'_>) -> Option<(String, bool)> {
     use rustix::buffer::spare_capacity;
     let size = rustix::fs::fstat(file).map_or(0, |st| st.st_size.max(0) as usize);
-    let mut text: Vec<u8> = Vec::with_capacity(size.clamp(1, TEXT_MAX));
+    // One byte more than the file: the read that says end-of-file then
+    // finds room, and the buffer is not doubled for it.
+    let mut text: Vec<u8> = Vec::with_capacity(size.saturating_add(1).min(TEXT_MAX));
     let whole = loop {
         if text.len() == text.capacity() {
             if text.len() >= TEXT_MAX {
