@@ -41,6 +41,8 @@ struct LineKeys {
     skel_hash: Vec<u64>,
     ends: Vec<usize>,
     codes: Vec<u32>,
+    /// Scratch for sorting.
+    sorting: Vec<u32>,
 }
 
 impl LineKeys {
@@ -51,6 +53,7 @@ impl LineKeys {
             skel_hash: Vec::with_capacity(lines),
             ends,
             codes: Vec::with_capacity(codes),
+            sorting: Vec::new(),
         }
     }
 
@@ -65,30 +68,37 @@ impl LineKeys {
         let mut h = std::collections::hash_map::DefaultHasher::new();
         let start = self.codes.len();
         if s.is_ascii() {
-            // The skeleton of ASCII text drops the ASCII whitespace (VT
-            // included, as `char::is_whitespace` does) and maps nothing.
-            let mut buf = [0u8; 256];
-            let (mut n, mut taken, mut prev) = (0usize, 0usize, 0u32);
-            for &b in s.as_bytes() {
-                if b.is_ascii_whitespace() || b == 0x0b {
-                    continue;
+            // The skeleton of ASCII text drops the ASCII whitespace (tab,
+            // LF, VT, FF, CR and space, as `char::is_whitespace` does) and
+            // maps nothing. It is taken CHUNK characters at a time.
+            const CHUNK: usize = 64;
+            let mut chunk = [0u8; CHUNK];
+            let mut wide = [0u8; 4 * CHUNK];
+            let (mut m, mut taken, mut prev) = (0usize, 0usize, 0u32);
+            let mut flush = |chunk: &[u8], codes: &mut Vec<u32>| {
+                for (w, &c) in wide.chunks_exact_mut(4).zip(chunk) {
+                    w[0] = c;
                 }
-                buf[n] = b;
-                buf[n + 1..n + 4].fill(0);
-                n += 4;
-                if n == buf.len() {
-                    h.write(&buf);
-                    n = 0;
-                }
-                if taken < SIMILAR_LINE_CHARS {
+                h.write(&wide[..4 * chunk.len()]);
+                for &c in &chunk[..chunk.len().min(SIMILAR_LINE_CHARS - taken)] {
                     if taken > 0 {
-                        self.codes.push((prev << 16) | u32::from(b));
+                        codes.push((prev << 16) | u32::from(c));
                     }
-                    prev = u32::from(b);
+                    prev = u32::from(c);
                     taken += 1;
                 }
+            };
+            for &b in s.as_bytes() {
+                // Written always, kept unless whitespace: no branch.
+                chunk[m] = b;
+                m += usize::from(b != b' ' && !(9..=13).contains(&b));
+                if m == CHUNK {
+                    flush(&chunk[..m], &mut self.codes);
+                    m = 0;
+                }
             }
-            h.write(&buf[..n]);
+            flush(&chunk[..m], &mut self.codes);
+            sort_ascii_codes(&mut self.codes[start..], &mut self.sorting);
         } else {
             let skel = skeleton_chars(s);
             for c in skel.clone() {
@@ -104,8 +114,8 @@ impl LineKeys {
                 }
                 prev = Some(c);
             }
+            self.codes[start..].sort_unstable();
         }
-        self.codes[start..].sort_unstable();
         self.skel_hash.push(h.finish());
         self.ends.push(self.codes.len());
     }
@@ -116,6 +126,46 @@ impl LineKeys {
             &self.codes[self.ends[i]..self.ends[i + 1]],
         )
     }
+}
+
+/// `a.max(b)` for the alignment's scores, which are never NaN (so without
+/// `f64::max`'s NaN handling: the same value).
+fn fmax(a: f64, b: f64) -> f64 {
+    if a >= b {
+        a
+    } else {
+        b
+    }
+}
+
+/// Sorts the bigram codes of ASCII characters (both halves below 128) in
+/// two counting passes, a half at a time: for a line's few dozen codes,
+/// cheaper than a comparison sort, and the same order.
+fn sort_ascii_codes(v: &mut [u32], tmp: &mut Vec<u32>) {
+    if v.len() < 2 {
+        return;
+    }
+    tmp.clear();
+    tmp.resize(v.len(), 0);
+    fn pass(from: &[u32], to: &mut [u32], shift: u32) {
+        let mut at = [0u16; 128];
+        for &x in from {
+            at[(x >> shift) as usize & 0x7F] += 1;
+        }
+        let mut sum = 0u16;
+        for a in at.iter_mut() {
+            let c = *a;
+            *a = sum;
+            sum += c;
+        }
+        for &x in from {
+            let d = (x >> shift) as usize & 0x7F;
+            to[usize::from(at[d])] = x;
+            at[d] += 1;
+        }
+    }
+    pass(v, tmp, 0);
+    pass(tmp, v, 16);
 }
 
 /// The line score as the alignment uses it: 1 when the skeletons are equal
@@ -184,6 +234,80 @@ fn skip_lines(b: &[u8], mut off: usize, mut n: usize) -> usize {
     }
 }
 
+/// For each key, its offsets in `b` exactly as `memmem::find_iter(b, key)
+/// .take(cap)` yields them (non-overlapping, left to right), as ranges of
+/// one flat vector. A key holding a shorter key whose occurrences are all
+/// known (its scan ended before `cap`, and it has no border, so no two of
+/// its occurrences overlap and the scan saw each) is not scanned for: it
+/// occurs only where that one does, at a fixed distance, and each of those
+/// places is checked. That saves a pass over the text per such key
+/// (`value_301` after `301`); the offsets are the same (a property test
+/// holds them equal to the scans), so the anchors are.
+fn key_offsets(b: &[u8], keys: &[&[u8]], cap: usize) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
+    let n = keys.len();
+    let mut flat: Vec<usize> = Vec::with_capacity(n * cap);
+    let mut ranges = vec![0..0; n];
+    // Shorter keys first: they are the ones longer keys hold.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (keys[i].len(), i));
+    // The keys whose occurrences are all known, so far.
+    let mut complete: Vec<usize> = Vec::new();
+    for i in order {
+        let key = keys[i];
+        let from = flat.len();
+        // The known key inside this one with the fewest occurrences.
+        let inner = complete
+            .iter()
+            .filter(|&&j| keys[j].len() < key.len())
+            .filter_map(|&j| memmem::find(key, keys[j]).map(|at| (ranges[j].len(), j, at)))
+            .min();
+        match inner {
+            Some((_, j, at)) => {
+                for t in ranges[j].clone() {
+                    let q = flat[t];
+                    push_if_at(b, key, q.checked_sub(at), cap, from, &mut flat);
+                }
+            }
+            None => flat.extend(memmem::find_iter(b, key).take(cap)),
+        }
+        ranges[i] = from..flat.len();
+        if flat.len() - from < cap && !has_border(key) {
+            complete.push(i);
+        }
+    }
+    (flat, ranges)
+}
+
+/// Appends `p` when `key` occurs there, does not overlap the last offset
+/// appended since `from`, and fewer than `cap` are appended: the candidates
+/// come left to right, so this keeps what memmem's `find_iter` finds.
+fn push_if_at(
+    b: &[u8],
+    key: &[u8],
+    p: Option<usize>,
+    cap: usize,
+    from: usize,
+    flat: &mut Vec<usize>,
+) {
+    let Some(p) = p else { return };
+    if flat.len() - from >= cap
+        || flat[from..]
+            .last()
+            .is_some_and(|&last| p < last + key.len())
+    {
+        return;
+    }
+    if b.get(p..p + key.len()) == Some(key) {
+        flat.push(p);
+    }
+}
+
+/// Whether a proper prefix of `s` is also its suffix (then two of its
+/// occurrences may overlap, and a non-overlapping scan misses some).
+fn has_border(s: &[u8]) -> bool {
+    (1..s.len()).any(|l| s[..l] == s[s.len() - l..])
+}
+
 /// Windows start within this many lines of an anchor's alignment.
 const SHIFT: usize = 2;
 /// Windows have k−SIZE ..= k+SIZE lines.
@@ -219,16 +343,15 @@ pub(super) fn similar(
     // Where each occurs (as a substring), counting no further than a key
     // that is too common to anchor: memmem is far cheaper than tokenizing.
     let b = text.as_bytes();
-    // All keys' offsets in one vector (one allocation, not one per key).
-    let mut offsets: Vec<usize> = Vec::with_capacity(keys_of_old.len() * (ANCHOR_LINES_MAX + 1));
-    let mut hits: Vec<(usize, &[usize], std::ops::Range<usize>)> = Vec::new();
-    for (n, (key, js)) in keys_of_old.iter().enumerate() {
-        let from = offsets.len();
-        offsets.extend(memmem::find_iter(b, key.as_bytes()).take(ANCHOR_LINES_MAX + 1));
-        if offsets.len() > from {
-            hits.push((n, js.as_slice(), from..offsets.len()));
-        }
-    }
+    let key_bytes: Vec<&[u8]> = keys_of_old.iter().map(|(key, _)| key.as_bytes()).collect();
+    let (offsets, ranges) = key_offsets(b, &key_bytes, ANCHOR_LINES_MAX + 1);
+    let mut hits: Vec<(usize, &[usize], std::ops::Range<usize>)> = keys_of_old
+        .iter()
+        .zip(ranges)
+        .enumerate()
+        .filter(|(_, (_, r))| !r.is_empty())
+        .map(|(n, ((_, js), r))| (n, js.as_slice(), r))
+        .collect();
     // Rarest first; ties by length order, so the answer is deterministic.
     hits.sort_by_key(|h| (h.2.len(), h.0));
     let mut anchors: Vec<(usize, &[usize])> = Vec::with_capacity(ANCHOR_LINES_MAX);
@@ -370,14 +493,17 @@ pub(super) fn similar(
                     break 'bases;
                 }
                 // Weighted LCS of pieces 0..k against lines s..s+w, in a
-                // band around the diagonal (row j: piece j-1; column i: line s+i-1).
+                // band around the diagonal (row j: piece j-1; column i: line
+                // s+i-1). Left of the band a row is 0; of it only the cell
+                // just left of the band is read, so only that one is set.
                 row_prev.clear();
                 row_prev.resize(w + 1, 0.0);
+                row.resize(w + 1, 0.0);
                 for j in 1..=k {
-                    row.clear();
-                    row.resize(w + 1, 0.0);
                     let lo = j.saturating_sub(band).max(1);
                     let hi = (j + band).min(w);
+                    row[lo - 1] = 0.0;
+                    let scores = &mat[(j - 1) * W..j * W];
                     for i in lo..=hi {
                         // line - (b + piece) = ds + (i - j), within ±R.
                         let off = (ds + i as i64 - j as i64 + R as i64) as usize;
@@ -386,12 +512,12 @@ pub(super) fn similar(
                         } else {
                             ring0 + off
                         };
-                        let diag = row_prev[i - 1] + mat[(j - 1) * W + slot];
-                        row[i] = diag.max(row_prev[i]).max(row[i - 1]);
+                        let diag = row_prev[i - 1] + scores[slot];
+                        row[i] = fmax(fmax(diag, row_prev[i]), row[i - 1]);
                     }
                     // Right of the band the row's best carries forward.
                     for i in hi + 1..=w {
-                        row[i] = row[i - 1].max(row_prev[i]);
+                        row[i] = fmax(row[i - 1], row_prev[i]);
                     }
                     std::mem::swap(&mut row, &mut row_prev);
                 }
@@ -444,6 +570,148 @@ mod tests {
     use super::*;
     use crate::hints::tests::second_call;
     use crate::hints::{find, FULL_HINTS_MAX_BYTES};
+    use proptest::prelude::*;
+
+    /// The line key as first written (skeleton characters one at a time,
+    /// hashed per character, bigrams sorted by comparison): the reference
+    /// the fast path must equal.
+    fn reference_key(s: &str) -> (u64, Vec<u32>) {
+        use std::hash::Hasher;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        for c in skeleton_chars(s) {
+            h.write_u32(c as u32);
+        }
+        let cs: Vec<u32> = skeleton_chars(s)
+            .take(SIMILAR_LINE_CHARS)
+            .map(|c| c as u32 & 0xFFFF)
+            .collect();
+        let mut v: Vec<u32> = cs.windows(2).map(|w| (w[0] << 16) | w[1]).collect();
+        v.sort_unstable();
+        (h.finish(), v)
+    }
+
+    /// The line similarity as first written (no early exits), thresholded
+    /// as the alignment uses it.
+    fn reference_score(a: &(u64, Vec<u32>), b: &(u64, Vec<u32>)) -> f64 {
+        if a.0 == b.0 {
+            return 1.0;
+        }
+        let (x, y) = (&a.1, &b.1);
+        if x.is_empty() || y.is_empty() {
+            return 0.0;
+        }
+        let (mut i, mut j, mut common) = (0, 0, 0usize);
+        while i < x.len() && j < y.len() {
+            match x[i].cmp(&y[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    common += 1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        let sim = 2.0 * common as f64 / (x.len() + y.len()) as f64;
+        if sim >= SIMILAR_MIN {
+            sim
+        } else {
+            0.0
+        }
+    }
+
+    fn keys_of(lines: &[&str]) -> LineKeys {
+        let mut keys = LineKeys::with_capacity(lines.len(), 0);
+        for l in lines {
+            keys.push(l);
+        }
+        keys
+    }
+
+    #[test]
+    fn line_keys_equal_the_reference() {
+        let long = "v1=compute(alpha1,beta1); ".repeat(40);
+        let lines = [
+            "",
+            " ",
+            "a",
+            "ab",
+            "\t\x0b\x0c\r x y\u{1c}",
+            "    let value_301 = compute_10(alpha.field_2, beta + 301)?; // step 301",
+            long.as_str(),
+            &"x".repeat(255),
+            &"x".repeat(256),
+            &"y".repeat(257),
+            &"z ".repeat(300),
+            &"a".repeat(64),
+            &"a ".repeat(64),
+            "say(\u{201c}hi\u{201d} \u{2014} ok\u{2026})\u{a0}x\u{200b}y",
+            "\u{1F600}\u{1F601} smile",
+        ];
+        let keys = keys_of(&lines);
+        for (i, l) in lines.iter().enumerate() {
+            let (h, codes) = keys.get(i);
+            assert_eq!((h, codes.to_vec()), reference_key(l), "{l:?}");
+        }
+    }
+
+    fn line() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just(' '),
+                Just('\t'),
+                Just('\x0b'),
+                Just('a'),
+                Just('b'),
+                Just('_'),
+                Just('('),
+                Just('\u{2019}'),
+                Just('\u{200b}'),
+                Just('\u{e9}'),
+            ],
+            0..300,
+        )
+        .prop_map(|v| v.into_iter().collect())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+        #[test]
+        fn line_keys_and_scores_equal_the_reference(a in line(), b in line()) {
+            let keys = keys_of(&[&a, &b]);
+            let (ra, rb) = (reference_key(&a), reference_key(&b));
+            prop_assert_eq!((keys.get(0).0, keys.get(0).1.to_vec()), ra.clone());
+            prop_assert_eq!((keys.get(1).0, keys.get(1).1.to_vec()), rb.clone());
+            prop_assert_eq!(line_score(keys.get(0), keys.get(1)), reference_score(&ra, &rb));
+        }
+
+        #[test]
+        fn key_offsets_equal_one_scan_per_key(
+            text in "[ab_1\n]{0,400}",
+            keys in proptest::collection::vec("[ab_1]{1,6}", 1..10),
+            cap in 1usize..40,
+        ) {
+            // Keys holding one another, some with borders (aba, aaa).
+            let mut keys = keys;
+            let extra: Vec<String> = keys.iter().map(|k| format!("{k}{k}b")).collect();
+            keys.extend(extra);
+            let key_bytes: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
+            let (flat, ranges) = key_offsets(text.as_bytes(), &key_bytes, cap);
+            for (key, r) in keys.iter().zip(ranges) {
+                let scanned: Vec<usize> = memmem::find_iter(text.as_bytes(), key.as_bytes()).take(cap).collect();
+                prop_assert_eq!(&flat[r], scanned.as_slice(), "{:?}", key);
+            }
+        }
+
+        #[test]
+        fn skip_lines_equals_one_newline_at_a_time(text in "[a\n]{0,5000}", off in 0usize..5000, n in 1usize..3000) {
+            let b = text.as_bytes();
+            let off = off.min(b.len());
+            let want = memchr::memchr_iter(b'\n', &b[off..]).nth(n - 1).map_or(b.len(), |i| off + i + 1);
+            prop_assert_eq!(skip_lines(b, off, n), want);
+        }
+    }
 
     #[test]
     fn similar() {
