@@ -170,8 +170,8 @@ fn sort_ascii_codes(v: &mut [u32], tmp: &mut Vec<u32>) {
 
 /// The line score as the alignment uses it: 1 when the skeletons are equal
 /// (by hash), else the Dice coefficient of the bigram multisets, and 0 when
-/// that is below [`SIMILAR_MIN`] (so the merge may stop once it cannot
-/// reach it).
+/// that is below [`SIMILAR_MIN`] (so lines too different in length need no
+/// merge).
 fn line_score(a: (u64, &[u32]), b: (u64, &[u32])) -> f64 {
     if a.0 == b.0 {
         return 1.0;
@@ -186,21 +186,14 @@ fn line_score(a: (u64, &[u32]), b: (u64, &[u32])) -> f64 {
     if x.len().min(y.len()) < need {
         return 0.0;
     }
+    // The merge without branches on the data (they mispredict about one
+    // step in three): each step advances the smaller side, or both.
     let (mut i, mut j, mut common) = (0, 0, 0usize);
     while i < x.len() && j < y.len() {
-        match x[i].cmp(&y[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-                continue;
-            }
-        }
-        if common + (x.len() - i).min(y.len() - j) < need {
-            return 0.0;
-        }
+        let (p, q) = (x[i], y[j]);
+        common += usize::from(p == q);
+        i += usize::from(p <= q);
+        j += usize::from(p >= q);
     }
     let sim = 2.0 * common as f64 / total as f64;
     if sim >= SIMILAR_MIN {
@@ -234,26 +227,74 @@ fn skip_lines(b: &[u8], mut off: usize, mut n: usize) -> usize {
     }
 }
 
-/// For each key, its offsets in `b` exactly as `memmem::find_iter(b, key)
+/// The keys that anchor, from (key, number of offsets) pairs: those with
+/// offsets, rarest first (ties in key order, so the answer is
+/// deterministic); the first always, then each while all their offsets
+/// still fit in [`ANCHOR_LINES_MAX`] (more common keys add little: the
+/// rarest carry the signal). Also the first key that did not fit, as
+/// (count, key): no key after it in that order counts.
+fn chosen(counts: impl Iterator<Item = (usize, usize)>) -> (Vec<usize>, Option<(usize, usize)>) {
+    chosen_within(counts, ANCHOR_LINES_MAX)
+}
+
+/// [`chosen`] with `max` anchors (tests use small ones).
+fn chosen_within(
+    counts: impl Iterator<Item = (usize, usize)>,
+    max: usize,
+) -> (Vec<usize>, Option<(usize, usize)>) {
+    let mut order: Vec<(usize, usize)> = counts.filter(|c| c.1 > 0).map(|(n, c)| (c, n)).collect();
+    order.sort_unstable();
+    let mut keys = Vec::new();
+    let mut anchors = 0;
+    for (count, n) in order {
+        if !keys.is_empty() && anchors + count > max {
+            return (keys, Some((count, n)));
+        }
+        anchors += count.min(max);
+        keys.push(n);
+    }
+    (keys, None)
+}
+
+/// For each key, its offsets in `b` as `memmem::find_iter(b, key)
 /// .take(cap)` yields them (non-overlapping, left to right), as ranges of
-/// one flat vector. A key holding a shorter key whose occurrences are all
-/// known (its scan ended before `cap`, and it has no border, so no two of
-/// its occurrences overlap and the scan saw each) is not scanned for: it
-/// occurs only where that one does, at a fixed distance, and each of those
-/// places is checked. That saves a pass over the text per such key
-/// (`value_301` after `301`); the offsets are the same (a property test
-/// holds them equal to the scans), so the anchors are.
-fn key_offsets(b: &[u8], keys: &[&[u8]], cap: usize) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
+/// one flat vector; the keys that cannot anchor are cut short. Two savings,
+/// each a pass over the text per key:
+/// - a key holding a shorter key whose occurrences are all known (its scan
+///   ended before the cap, and it has no border, so no two of its
+///   occurrences overlap and the scan saw each) is not scanned for: it
+///   occurs only where that one does, at a fixed distance, and each of
+///   those places is checked (`value_301` after `301`);
+/// - once the keys known so far have a first key that does not fit (see
+///   [`chosen`]), a key whose count would sort it after that one cannot
+///   anchor (keys found later only add before it), so its scan stops at
+///   that count instead of at `cap`.
+///
+/// So [`chosen`] picks the same keys with the same offsets as from one
+/// full scan per key (a property test holds them equal).
+fn key_offsets(
+    b: &[u8],
+    keys: &[&[u8]],
+    cap: usize,
+    max: usize,
+) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
     let n = keys.len();
     let mut flat: Vec<usize> = Vec::with_capacity(n * cap);
     let mut ranges = vec![0..0; n];
     // Shorter keys first: they are the ones longer keys hold.
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (keys[i].len(), i));
-    // The keys whose occurrences are all known, so far.
+    // The keys whose offsets are all known (up to `cap`), with their
+    // counts; and of those, the ones with every occurrence known.
+    let mut known: Vec<(usize, usize)> = Vec::with_capacity(n);
     let mut complete: Vec<usize> = Vec::new();
     for i in order {
         let key = keys[i];
+        // Past this many, the key sorts after the first that does not fit.
+        let stop = match chosen_within(known.iter().copied(), max).1 {
+            Some((count, j)) => (count + usize::from(i < j)).min(cap),
+            None => cap,
+        };
         let from = flat.len();
         // The known key inside this one with the fewest occurrences.
         let inner = complete
@@ -265,14 +306,18 @@ fn key_offsets(b: &[u8], keys: &[&[u8]], cap: usize) -> (Vec<usize>, Vec<std::op
             Some((_, j, at)) => {
                 for t in ranges[j].clone() {
                     let q = flat[t];
-                    push_if_at(b, key, q.checked_sub(at), cap, from, &mut flat);
+                    push_if_at(b, key, q.checked_sub(at), stop, from, &mut flat);
                 }
             }
-            None => flat.extend(memmem::find_iter(b, key).take(cap)),
+            None => flat.extend(memmem::find_iter(b, key).take(stop)),
         }
         ranges[i] = from..flat.len();
-        if flat.len() - from < cap && !has_border(key) {
-            complete.push(i);
+        let count = flat.len() - from;
+        if count < stop || stop == cap {
+            known.push((i, count));
+            if count < stop && !has_border(key) {
+                complete.push(i);
+            }
         }
     }
     (flat, ranges)
@@ -308,6 +353,23 @@ fn has_border(s: &[u8]) -> bool {
     (1..s.len()).any(|l| s[..l] == s[s.len() - l..])
 }
 
+/// The start of line `target`, from line `at.0` starting at `at.1` (before
+/// it) and `marks`, (line, start) pairs in line order: walks back from the
+/// first mark at or after the target when that is nearer, else counts
+/// forward. The end of `b` when the text has fewer lines.
+fn seek_line(b: &[u8], at: (usize, usize), target: usize, marks: &[(usize, usize)]) -> usize {
+    let next = marks.partition_point(|m| m.0 < target);
+    if let Some(&(line, mut start)) = marks.get(next) {
+        if line - target < target - at.0 {
+            for _ in target..line {
+                start = memchr::memrchr(b'\n', &b[..start - 1]).map_or(0, |i| i + 1);
+            }
+            return start;
+        }
+    }
+    skip_lines(b, at.1, target - at.0)
+}
+
 /// Windows start within this many lines of an anchor's alignment.
 const SHIFT: usize = 2;
 /// Windows have k−SIZE ..= k+SIZE lines.
@@ -320,6 +382,18 @@ pub(super) fn similar(
     pieces: &[&str],
     ends_nl: bool,
     truncated: &mut bool,
+) -> Vec<Hint> {
+    similar_pruned(text, pieces, ends_nl, truncated, true)
+}
+
+/// [`similar`]; `prune` skips the alignments that cannot win (a test holds
+/// the answers equal with and without).
+fn similar_pruned(
+    text: &str,
+    pieces: &[&str],
+    ends_nl: bool,
+    truncated: &mut bool,
+    prune: bool,
 ) -> Vec<Hint> {
     let k = pieces.len();
     if k > SIMILAR_OLD_LINES_MAX {
@@ -344,37 +418,32 @@ pub(super) fn similar(
     // that is too common to anchor: memmem is far cheaper than tokenizing.
     let b = text.as_bytes();
     let key_bytes: Vec<&[u8]> = keys_of_old.iter().map(|(key, _)| key.as_bytes()).collect();
-    let (offsets, ranges) = key_offsets(b, &key_bytes, ANCHOR_LINES_MAX + 1);
-    let mut hits: Vec<(usize, &[usize], std::ops::Range<usize>)> = keys_of_old
-        .iter()
-        .zip(ranges)
-        .enumerate()
-        .filter(|(_, (_, r))| !r.is_empty())
-        .map(|(n, ((_, js), r))| (n, js.as_slice(), r))
-        .collect();
-    // Rarest first; ties by length order, so the answer is deterministic.
-    hits.sort_by_key(|h| (h.2.len(), h.0));
+    let (offsets, ranges) = key_offsets(b, &key_bytes, ANCHOR_LINES_MAX + 1, ANCHOR_LINES_MAX);
+    let counts = ranges.iter().map(|r| r.len()).enumerate();
     let mut anchors: Vec<(usize, &[usize])> = Vec::with_capacity(ANCHOR_LINES_MAX);
-    for (n, (_, js, at)) in hits.iter().enumerate() {
-        let at = &offsets[at.clone()];
-        // More common keys add little: the rarest carry the signal.
-        if n > 0 && anchors.len() + at.len() > ANCHOR_LINES_MAX {
-            break;
-        }
+    for n in chosen(counts).0 {
+        let at = &offsets[ranges[n].clone()];
         if at.len() > ANCHOR_LINES_MAX {
             *truncated = true;
         }
-        anchors.extend(at.iter().take(ANCHOR_LINES_MAX).map(|&o| (o, *js)));
+        let js = keys_of_old[n].1.as_slice();
+        anchors.extend(at.iter().take(ANCHOR_LINES_MAX).map(|&o| (o, js)));
     }
     anchors.sort_unstable_by_key(|a| a.0);
     // Byte offsets to line numbers in one forward pass, which goes on to
     // count the lines.
+    // It also notes where each anchor's line starts, to find the wanted
+    // lines from there.
     let mut bases: Vec<i64> = Vec::with_capacity(anchors.iter().map(|a| a.1.len()).sum());
+    let mut marks: Vec<(usize, usize)> = Vec::with_capacity(anchors.len());
     let (mut line, mut counted) = (0usize, 0usize);
     for (o, js) in anchors {
         line += memchr::memchr_iter(b'\n', &b[counted..o]).count();
         counted = o;
         bases.extend(js.iter().map(|&j| line as i64 - j as i64));
+        if marks.last().is_none_or(|m| m.0 < line) {
+            marks.push((line, memchr::memrchr(b'\n', &b[..o]).map_or(0, |i| i + 1)));
+        }
     }
     let n_lines = line + memchr::memchr_iter(b'\n', &b[counted..]).count() + 1;
     bases.sort_unstable();
@@ -412,7 +481,7 @@ pub(super) fn similar(
     let (mut line, mut off) = (0usize, 0usize);
     for (lo, hi) in wanted {
         if lo > line {
-            off = skip_lines(b, off, lo - line);
+            off = seek_line(b, (line, off), lo, &marks);
             line = lo;
         }
         ranges.push((lo, hi, spans.len()));
@@ -423,15 +492,15 @@ pub(super) fn similar(
             line += 1;
         }
     }
-    // A line of n bytes has fewer than min(n, SIMILAR_LINE_CHARS) bigrams.
+    // Keys are made when a line is first scored (the lines at a range's
+    // edges may never be). A line of n bytes has fewer than
+    // min(n, SIMILAR_LINE_CHARS) bigrams.
     let most = spans
         .iter()
         .map(|&(s, e)| (e - s).min(SIMILAR_LINE_CHARS))
         .sum();
     let mut keys = LineKeys::with_capacity(spans.len(), most);
-    for &(s, e) in &spans {
-        keys.push(&text[s..e]);
-    }
+    let mut key_of: Vec<Option<u32>> = vec![None; spans.len()];
     // The index of a wanted line.
     let index = |l: usize| -> Option<usize> {
         let r = ranges
@@ -467,16 +536,28 @@ pub(super) fn similar(
             let slot = d.rem_euclid(W as i64) as usize;
             for j in 0..k {
                 let line = d + j as i64;
-                let sim = usize::try_from(line)
-                    .ok()
-                    .and_then(index)
-                    .map_or(0.0, |i| line_score(old_keys.get(j), keys.get(i)));
+                let sim = usize::try_from(line).ok().and_then(index).map_or(0.0, |i| {
+                    let key = *key_of[i].get_or_insert_with(|| {
+                        keys.push(&text[spans[i].0..spans[i].1]);
+                        (keys.skel_hash.len() - 1) as u32
+                    });
+                    line_score(old_keys.get(j), keys.get(key as usize))
+                });
                 mat[j * W + slot] = sim;
             }
         }
         scored_to = Some(b + R as i64);
         // The ring slot of diagonal b - R (offset 0 of this base).
         let ring0 = (b - R as i64).rem_euclid(W as i64) as usize;
+        // An alignment takes at most one score per piece, so it is at most
+        // the sum of each piece's best score here (added in the same order:
+        // float addition is monotone, so the bound holds as computed). A
+        // window whose bound is below SIMILAR_MIN or below the best so far
+        // cannot be kept or win: its alignment is not computed.
+        let most: f64 = mat
+            .chunks_exact(W)
+            .map(|row| row.iter().copied().fold(0.0, fmax))
+            .sum();
         let mut top: Option<(f64, usize, usize)> = None;
         for ds in -(SHIFT as i64)..=SHIFT as i64 {
             let Ok(s) = usize::try_from(b + ds) else {
@@ -491,6 +572,10 @@ pub(super) fn similar(
                 if work > SIMILAR_WORK_MAX {
                     *truncated = true;
                     break 'bases;
+                }
+                let bound = 2.0 * most / (k + w) as f64;
+                if prune && (bound < SIMILAR_MIN || top.is_some_and(|t| bound < t.0)) {
+                    continue;
                 }
                 // Weighted LCS of pieces 0..k against lines s..s+w, in a
                 // band around the diagonal (row j: piece j-1; column i: line
@@ -687,21 +772,68 @@ mod tests {
         }
 
         #[test]
-        fn key_offsets_equal_one_scan_per_key(
+        fn key_offsets_choose_as_one_scan_per_key(
             text in "[ab_1\n]{0,400}",
             keys in proptest::collection::vec("[ab_1]{1,6}", 1..10),
             cap in 1usize..40,
+            max in 1usize..60,
         ) {
             // Keys holding one another, some with borders (aba, aaa).
             let mut keys = keys;
             let extra: Vec<String> = keys.iter().map(|k| format!("{k}{k}b")).collect();
             keys.extend(extra);
             let key_bytes: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
-            let (flat, ranges) = key_offsets(text.as_bytes(), &key_bytes, cap);
-            for (key, r) in keys.iter().zip(ranges) {
-                let scanned: Vec<usize> = memmem::find_iter(text.as_bytes(), key.as_bytes()).take(cap).collect();
-                prop_assert_eq!(&flat[r], scanned.as_slice(), "{:?}", key);
+            let (flat, ranges) = key_offsets(text.as_bytes(), &key_bytes, cap, max);
+            let scans: Vec<Vec<usize>> = keys
+                .iter()
+                .map(|k| memmem::find_iter(text.as_bytes(), k.as_bytes()).take(cap).collect())
+                .collect();
+            // Each key's offsets are the scan's first ones.
+            for (r, scan) in ranges.iter().zip(&scans) {
+                prop_assert!(scan.starts_with(&flat[r.clone()]));
             }
+            // The same keys anchor, with all their offsets.
+            let fast = chosen_within(ranges.iter().map(|r| r.len()).enumerate(), max).0;
+            let full = chosen_within(scans.iter().map(|s| s.len()).enumerate(), max).0;
+            prop_assert_eq!(&fast, &full);
+            for i in fast {
+                prop_assert_eq!(&flat[ranges[i].clone()], scans[i].as_slice(), "{:?}", &keys[i]);
+            }
+        }
+
+        #[test]
+        fn pruning_changes_no_answer(
+            lines in proptest::collection::vec("[ab(_ ]{0,12}", 1..60),
+            start in 0usize..60,
+            len in 1usize..6,
+            edit in "[ab(_ ]{0,4}",
+        ) {
+            // OLD: some of the text's lines with one changed, so windows
+            // score all over the range.
+            let text = lines.join("\n");
+            let start = start % lines.len();
+            let mut old: Vec<String> = lines[start..(start + len).min(lines.len())].to_vec();
+            old[0].push_str(&edit);
+            let pieces: Vec<&str> = old.iter().map(String::as_str).collect();
+            let (mut t1, mut t2) = (false, false);
+            let pruned = similar_pruned(&text, &pieces, false, &mut t1, true);
+            let full = similar_pruned(&text, &pieces, false, &mut t2, false);
+            prop_assert_eq!(pruned, full);
+            prop_assert_eq!(t1, t2);
+        }
+
+        #[test]
+        fn seek_line_equals_counting_forward(text in "[a\n]{0,3000}", from in 0usize..200, target in 0usize..400, picks in proptest::collection::vec(0usize..400, 0..20)) {
+            let b = text.as_bytes();
+            let starts: Vec<usize> = std::iter::once(0).chain(memchr::memchr_iter(b'\n', b).map(|i| i + 1)).collect();
+            prop_assume!(from < target && from < starts.len());
+            // Marks: true line starts of some lines, in order.
+            let mut picks: Vec<usize> = picks.into_iter().filter(|&l| l < starts.len()).collect();
+            picks.sort_unstable();
+            picks.dedup();
+            let marks: Vec<(usize, usize)> = picks.iter().map(|&l| (l, starts[l])).collect();
+            let want = skip_lines(b, starts[from], target - from);
+            prop_assert_eq!(seek_line(b, (from, starts[from]), target, &marks), want);
         }
 
         #[test]
