@@ -238,14 +238,31 @@ fn lines_holding<'a>(
 ) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
     let b = text.as_bytes();
     let finder = memmem::Finder::new(needle.as_bytes());
-    // `at` is a line start, `line` its number.
+    // `at` is a line start, `line` its number; `last` the line found last.
     let (mut at, mut line) = (0usize, 0usize);
+    let mut last: Option<(usize, usize)> = None;
     std::iter::from_fn(move || {
+        // A line equal to the one before holds the needle too: a file of
+        // repeated lines is walked without searching.
+        if let Some((s, e)) = last {
+            let next_end = at + (e - s);
+            if next_end <= b.len()
+                && b.get(next_end).is_none_or(|&c| c == b'\n')
+                && same_bytes(&b[at..next_end], &b[s..e])
+            {
+                let found = (line, at, next_end);
+                last = Some((at, next_end));
+                at = next_end + 1;
+                line += 1;
+                return Some(found);
+            }
+        }
         let p = at + finder.find(b.get(at..)?)?;
         let start = memchr::memrchr(b'\n', &b[at..p]).map_or(at, |i| at + i + 1);
         line += memchr::memchr_iter(b'\n', &b[at..start]).count();
         let end = memchr::memchr(b'\n', &b[p..]).map_or(b.len(), |i| p + i);
         let found = (line, start, end);
+        last = Some((start, end));
         at = end + 1;
         line += 1;
         Some(found)
@@ -608,6 +625,76 @@ mod tests {
     use super::*;
     use crate::hints::find;
     use crate::hints::tests::{expect, kinds, RS};
+    use proptest::prelude::*;
+
+    fn line_of(chars: &'static [char]) -> impl Strategy<Value = String> {
+        proptest::collection::vec(proptest::sample::select(chars), 0..12)
+            .prop_map(|v| v.into_iter().collect())
+    }
+
+    const CHARS: &[char] = &[
+        'a', 'b', ' ', '\t', '\x0b', '.', '\u{2019}', '\u{200b}', '\u{a0}',
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+        #[test]
+        fn lines_holding_equals_the_lines_that_contain(
+            pool in proptest::collection::vec(line_of(&['a', 'b', 'c', ' ']), 1..4),
+            picks in proptest::collection::vec(0usize..4, 0..40),
+            needle in "[abc]{1,3}",
+        ) {
+            // Few distinct lines, often repeated back to back.
+            let lines: Vec<&str> = picks.iter().map(|&i| pool[i % pool.len()].as_str()).collect();
+            let text = lines.join("\n");
+            let mut want = Vec::new();
+            let mut start = 0;
+            for (i, l) in text.split('\n').enumerate() {
+                if l.contains(needle.as_str()) {
+                    want.push((i, start, start + l.len()));
+                }
+                start += l.len() + 1;
+            }
+            let got: Vec<(usize, usize, usize)> = lines_holding(&text, &needle).collect();
+            prop_assert_eq!(got, want);
+        }
+
+        #[test]
+        fn skel_rel_equals_rel_of_the_skeleton(line in line_of(CHARS), piece in line_of(CHARS)) {
+            let skel = skeleton(&piece);
+            let inner = memmem::Finder::new(skel.as_bytes());
+            let mut scratch = Scratch::default();
+            for p in [Part::Whole, Part::Suffix, Part::Prefix, Part::Inner] {
+                prop_assert_eq!(
+                    skel_rel(&line, &skel, p, &inner, &mut scratch),
+                    rel(&skeleton(&line), &skel, p),
+                    "{:?}", p
+                );
+            }
+        }
+
+        #[test]
+        fn memo_answers_only_for_the_same_line(
+            lines in proptest::collection::vec(line_of(&['a', 'b', ' ']), 1..200),
+        ) {
+            let text = lines.join("\n");
+            let b = text.as_bytes();
+            let mut memo = Memo::new();
+            let mut start = 0;
+            for l in &lines {
+                let (s, e) = (start, start + l.len());
+                // The answer is a function of the content, as the real one is.
+                let answer = l.len() % 2 == 0;
+                if let Some(got) = memo.get(b, s, e) {
+                    prop_assert_eq!(got, answer, "{:?}", l);
+                } else {
+                    memo.put(b, s, e, answer);
+                }
+                start = e + 1;
+            }
+        }
+    }
 
     #[test]
     fn already_applied() {
