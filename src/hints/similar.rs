@@ -34,26 +34,53 @@ fn anchor_keys(s: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Line keys, stored flat (no allocation per line): for key `i`, a hash of
-/// the line's whole skeleton (for equality) and the sorted character
-/// bigrams of its start (its first [`SIMILAR_LINE_CHARS`] characters: a
-/// minified line stays cheap) at `codes[ends[i]..ends[i + 1]]`.
+/// the line's whole skeleton (for equality) and the character bigrams of
+/// its start (its first [`SIMILAR_LINE_CHARS`] characters: a minified line
+/// stays cheap), as codes `(first << 16) | second`. Sorted, or for an ASCII
+/// line when the pieces have bit sets ([`PieceBits`]) split instead: each
+/// code's first occurrence in `codes`, the later ones in `more` with their
+/// rank (2 for the second, ...), in line order.
 struct LineKeys {
     skel_hash: Vec<u64>,
-    ends: Vec<usize>,
+    /// Per key: the end of its codes, the end of its repeats, and whether
+    /// it is split.
+    ends: Vec<(usize, usize, bool)>,
     codes: Vec<u32>,
+    more: Vec<(u32, u32)>,
+    /// Whether ASCII lines are split.
+    split: bool,
     /// Scratch for sorting.
     sorting: Vec<u32>,
+    /// Scratch for splitting: occurrences so far of each ASCII code.
+    seen: Vec<u8>,
+}
+
+/// A line key's bigrams: sorted, or split (see [`LineKeys`]).
+#[derive(Clone, Copy)]
+enum Codes<'a> {
+    Sorted(&'a [u32]),
+    Split(&'a [u32], &'a [(u32, u32)]),
+}
+
+impl Codes<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Codes::Sorted(c) => c.len(),
+            Codes::Split(first, more) => first.len() + more.len(),
+        }
+    }
 }
 
 impl LineKeys {
-    fn with_capacity(lines: usize, codes: usize) -> LineKeys {
-        let mut ends = Vec::with_capacity(lines + 1);
-        ends.push(0);
+    fn with_capacity(lines: usize, codes: usize, split: bool) -> LineKeys {
         LineKeys {
             skel_hash: Vec::with_capacity(lines),
-            ends,
+            ends: Vec::with_capacity(lines),
             codes: Vec::with_capacity(codes),
+            more: Vec::new(),
+            split,
             sorting: Vec::new(),
+            seen: if split { vec![0; 1 << 14] } else { Vec::new() },
         }
     }
 
@@ -67,6 +94,7 @@ impl LineKeys {
         // byte stream).
         let mut h = std::collections::hash_map::DefaultHasher::new();
         let start = self.codes.len();
+        let mut split = false;
         if s.is_ascii() {
             // The skeleton of ASCII text drops the ASCII whitespace (tab,
             // LF, VT, FF, CR and space, as `char::is_whitespace` does) and
@@ -98,7 +126,29 @@ impl LineKeys {
                 }
             }
             flush(&chunk[..m], &mut self.codes);
-            sort_ascii_codes(&mut self.codes[start..], &mut self.sorting);
+            if self.split {
+                split = true;
+                // Keep first occurrences in place, move the rest to `more`.
+                let mut kept = start;
+                for at in start..self.codes.len() {
+                    let code = self.codes[at];
+                    let bit = ascii_bit(code).expect("an ASCII line's code");
+                    self.seen[bit] += 1;
+                    match self.seen[bit] {
+                        1 => {
+                            self.codes[kept] = code;
+                            kept += 1;
+                        }
+                        rank => self.more.push((code, u32::from(rank))),
+                    }
+                }
+                self.codes.truncate(kept);
+                for &code in &self.codes[start..] {
+                    self.seen[ascii_bit(code).expect("an ASCII line's code")] = 0;
+                }
+            } else {
+                sort_ascii_codes(&mut self.codes[start..], &mut self.sorting);
+            }
         } else {
             let skel = skeleton_chars(s);
             for c in skel.clone() {
@@ -117,15 +167,78 @@ impl LineKeys {
             self.codes[start..].sort_unstable();
         }
         self.skel_hash.push(h.finish());
-        self.ends.push(self.codes.len());
+        self.ends.push((self.codes.len(), self.more.len(), split));
     }
 
-    fn get(&self, i: usize) -> (u64, &[u32]) {
-        (
-            self.skel_hash[i],
-            &self.codes[self.ends[i]..self.ends[i + 1]],
-        )
+    fn get(&self, i: usize) -> (u64, Codes<'_>) {
+        let (from, more_from) = match i.checked_sub(1) {
+            Some(p) => (self.ends[p].0, self.ends[p].1),
+            None => (0, 0),
+        };
+        let (to, more_to, split) = self.ends[i];
+        let codes = &self.codes[from..to];
+        let codes = if split {
+            Codes::Split(codes, &self.more[more_from..more_to])
+        } else {
+            Codes::Sorted(codes)
+        };
+        (self.skel_hash[i], codes)
     }
+
+    /// The sorted codes of a key that is not split.
+    fn sorted(&self, i: usize) -> &[u32] {
+        match self.get(i).1 {
+            Codes::Sorted(c) => c,
+            Codes::Split(..) => unreachable!("pieces are not split"),
+        }
+    }
+}
+
+/// The weighted LCS of pieces 0..k against the w lines starting `ds` after
+/// the base, in a band of `band` around the diagonal (row j: piece j-1;
+/// column i: line i-1 of the window). `mat` holds the base's line scores by
+/// diagonal, piece j's at `j * W`, the base's first diagonal at slot
+/// `ring0`. Left of the band a row is 0; of it only the cell just left of
+/// the band is read, so only that one is set.
+#[allow(clippy::too_many_arguments)]
+fn align(
+    mat: &[f64],
+    ring0: usize,
+    ds: i64,
+    k: usize,
+    w: usize,
+    band: usize,
+    row: &mut Vec<f64>,
+    row_prev: &mut Vec<f64>,
+) -> f64 {
+    const R: usize = SHIFT + BAND + SIZE;
+    const W: usize = 2 * R + 1;
+    row_prev.clear();
+    row_prev.resize(w + 1, 0.0);
+    row.resize(w + 1, 0.0);
+    for j in 1..=k {
+        let lo = j.saturating_sub(band).max(1);
+        let hi = (j + band).min(w);
+        row[lo - 1] = 0.0;
+        let scores = &mat[(j - 1) * W..j * W];
+        for i in lo..=hi {
+            // line - (base + piece) = ds + (i - j), within ±R.
+            let off = (ds + i as i64 - j as i64 + R as i64) as usize;
+            let slot = if ring0 + off >= W {
+                ring0 + off - W
+            } else {
+                ring0 + off
+            };
+            let diag = row_prev[i - 1] + scores[slot];
+            row[i] = fmax(fmax(diag, row_prev[i]), row[i - 1]);
+        }
+        // Right of the band the row's best carries forward.
+        for i in hi + 1..=w {
+            row[i] = fmax(row[i - 1], row_prev[i]);
+        }
+        std::mem::swap(row, row_prev);
+    }
+    row_prev[w]
 }
 
 /// `a.max(b)` for the alignment's scores, which are never NaN (so without
@@ -136,6 +249,40 @@ fn fmax(a: f64, b: f64) -> f64 {
     } else {
         b
     }
+}
+
+/// The size of the multiset intersection of two sorted code lists.
+fn common_by_merge(x: &[u32], y: &[u32]) -> usize {
+    // Without branches on the data (they mispredict about one step in
+    // three): each step advances the smaller side, or both.
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < x.len() && j < y.len() {
+        let (p, q) = (x[i], y[j]);
+        common += usize::from(p == q);
+        i += usize::from(p <= q);
+        j += usize::from(p >= q);
+    }
+    common
+}
+
+/// [`common_by_merge`] of the piece `x` (sorted, with its bit sets) and a
+/// split line: a bit test per first occurrence, independent steps rather
+/// than the merge's chain of dependent ones; a later occurrence of rank r
+/// counts when the piece holds the code r times or more.
+fn common_by_bits(x: &[u32], bits: &PieceBits, first: &[u32], more: &[(u32, u32)]) -> usize {
+    let mut common = 0;
+    for &code in first {
+        common += has(&bits.once, ascii_bit(code).expect("split codes are ASCII"));
+    }
+    for &(code, rank) in more {
+        common += if rank == 2 {
+            has(&bits.twice, ascii_bit(code).expect("split codes are ASCII"))
+        } else {
+            let from = x.partition_point(|&c| c < code);
+            usize::from(x[from..].partition_point(|&c| c == code) >= rank as usize)
+        };
+    }
+    common
 }
 
 /// Sorts the bigram codes of ASCII characters (both halves below 128) in
@@ -168,33 +315,73 @@ fn sort_ascii_codes(v: &mut [u32], tmp: &mut Vec<u32>) {
     pass(tmp, v, 16);
 }
 
+/// The bit of an ASCII bigram code (both characters below 128) in a
+/// 16384-bit set, if it is one.
+fn ascii_bit(code: u32) -> Option<usize> {
+    (code & 0xFF80_FF80 == 0).then(|| (((code >> 16) << 7) | (code & 0x7F)) as usize)
+}
+
+/// A piece's bigrams as bit sets, when all are ASCII: the codes it holds
+/// once or more, and twice or more.
+struct PieceBits {
+    once: Vec<u64>,
+    twice: Vec<u64>,
+}
+
+impl PieceBits {
+    fn of(sorted: &[u32]) -> Option<PieceBits> {
+        let mut bits = PieceBits {
+            once: vec![0; (1 << 14) / 64],
+            twice: vec![0; (1 << 14) / 64],
+        };
+        for (i, &c) in sorted.iter().enumerate() {
+            let b = ascii_bit(c)?;
+            let set = if i > 0 && sorted[i - 1] == c {
+                &mut bits.twice
+            } else {
+                &mut bits.once
+            };
+            set[b >> 6] |= 1 << (b & 63);
+        }
+        Some(bits)
+    }
+}
+
+fn has(set: &[u64], bit: usize) -> usize {
+    ((set[bit >> 6] >> (bit & 63)) & 1) as usize
+}
+
+/// Piece bit sets are made while they take at most this many bytes (4 KiB
+/// each: 64 pieces); a longer OLD merges sorted codes.
+const PIECE_BITS_MAX: usize = 256 << 10;
+
 /// The line score as the alignment uses it: 1 when the skeletons are equal
 /// (by hash), else the Dice coefficient of the bigram multisets, and 0 when
 /// that is below [`SIMILAR_MIN`] (so lines too different in length need no
-/// merge).
-fn line_score(a: (u64, &[u32]), b: (u64, &[u32])) -> f64 {
+/// count). `a` is OLD's piece (sorted codes), with its bit sets when it has
+/// them (a split line needs them); `b` the file's line.
+fn line_score(a: (u64, &[u32]), a_bits: Option<&PieceBits>, b: (u64, Codes<'_>)) -> f64 {
     if a.0 == b.0 {
         return 1.0;
     }
-    let (x, y) = (a.1, b.1);
-    if x.is_empty() || y.is_empty() {
+    let x = a.1;
+    let y_len = b.1.len();
+    if x.is_empty() || y_len == 0 {
         return 0.0;
     }
-    let total = x.len() + y.len();
+    let total = x.len() + y_len;
     // 2c / total >= 0.5 needs 4c >= total (exact in integers).
     let need = total.div_ceil(4);
-    if x.len().min(y.len()) < need {
+    if x.len().min(y_len) < need {
         return 0.0;
     }
-    // The merge without branches on the data (they mispredict about one
-    // step in three): each step advances the smaller side, or both.
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < x.len() && j < y.len() {
-        let (p, q) = (x[i], y[j]);
-        common += usize::from(p == q);
-        i += usize::from(p <= q);
-        j += usize::from(p >= q);
-    }
+    let common = match b.1 {
+        Codes::Sorted(y) => common_by_merge(x, y),
+        Codes::Split(first, more) => {
+            let bits = a_bits.expect("a line is split only when every piece has bit sets");
+            common_by_bits(x, bits, first, more)
+        }
+    };
     let sim = 2.0 * common as f64 / total as f64;
     if sim >= SIMILAR_MIN {
         sim
@@ -386,8 +573,8 @@ pub(super) fn similar(
     similar_pruned(text, pieces, ends_nl, truncated, true)
 }
 
-/// [`similar`]; `prune` skips the alignments that cannot win (a test holds
-/// the answers equal with and without).
+/// [`similar`]; `prune` skips the alignments that cannot win, trying the
+/// likeliest first (a test holds the answers equal to the plain loop's).
 fn similar_pruned(
     text: &str,
     pieces: &[&str],
@@ -492,6 +679,14 @@ fn similar_pruned(
             line += 1;
         }
     }
+    let mut old_keys = LineKeys::with_capacity(k, 0, false);
+    for p in pieces {
+        old_keys.push(p);
+    }
+    // Bit sets for every piece, or for none (then lines are sorted).
+    let piece_bits: Option<Vec<PieceBits>> = (k * 2 * (1 << 14) / 8 <= PIECE_BITS_MAX)
+        .then(|| (0..k).map(|j| PieceBits::of(old_keys.sorted(j))).collect())
+        .flatten();
     // Keys are made when a line is first scored (the lines at a range's
     // edges may never be). A line of n bytes has fewer than
     // min(n, SIMILAR_LINE_CHARS) bigrams.
@@ -499,7 +694,7 @@ fn similar_pruned(
         .iter()
         .map(|&(s, e)| (e - s).min(SIMILAR_LINE_CHARS))
         .sum();
-    let mut keys = LineKeys::with_capacity(spans.len(), most);
+    let mut keys = LineKeys::with_capacity(spans.len(), most, piece_bits.is_some());
     let mut key_of: Vec<Option<u32>> = vec![None; spans.len()];
     // The index of a wanted line.
     let index = |l: usize| -> Option<usize> {
@@ -509,10 +704,6 @@ fn similar_pruned(
         let (lo, hi, first) = ranges[r];
         (l < hi).then(|| first + l - lo)
     };
-    let mut old_keys = LineKeys::with_capacity(k, 0);
-    for p in pieces {
-        old_keys.push(p);
-    }
     // Line scores a base can need: piece j against lines b+j-R ..= b+j+R.
     const R: usize = SHIFT + BAND + SIZE;
     const W: usize = 2 * R + 1;
@@ -525,6 +716,7 @@ fn similar_pruned(
     let mut best: Vec<(f64, usize, usize)> = Vec::with_capacity(bases.len()); // (score, start, size)
     let mut row_prev: Vec<f64> = Vec::new();
     let mut row: Vec<f64> = Vec::new();
+    let mut cursor = 0; // see below: the range of the lowest new diagonal
     'bases: for &b in &bases {
         work += k * W;
         if work > SIMILAR_WORK_MAX {
@@ -534,14 +726,29 @@ fn similar_pruned(
         let first_new = scored_to.map_or(b - R as i64, |t| (t + 1).max(b - R as i64));
         for d in first_new..=b + R as i64 {
             let slot = d.rem_euclid(W as i64) as usize;
+            // Diagonals ascend, so the range holding (or after) line d only
+            // moves forward; the lines d + j are found from it.
+            while cursor < ranges.len() && (ranges[cursor].1 as i64) <= d {
+                cursor += 1;
+            }
+            let mut r = cursor;
             for j in 0..k {
                 let line = d + j as i64;
-                let sim = usize::try_from(line).ok().and_then(index).map_or(0.0, |i| {
+                let at = usize::try_from(line).ok().and_then(|l| {
+                    while r < ranges.len() && ranges[r].1 <= l {
+                        r += 1;
+                    }
+                    let &(lo, _, first) = ranges.get(r)?;
+                    (lo <= l).then(|| first + l - lo)
+                });
+                let sim = at.map_or(0.0, |i| {
                     let key = *key_of[i].get_or_insert_with(|| {
                         keys.push(&text[spans[i].0..spans[i].1]);
                         (keys.skel_hash.len() - 1) as u32
                     });
-                    line_score(old_keys.get(j), keys.get(key as usize))
+                    let piece = (old_keys.skel_hash[j], old_keys.sorted(j));
+                    let bits = piece_bits.as_ref().map(|b| &b[j]);
+                    line_score(piece, bits, keys.get(key as usize))
                 });
                 mat[j * W + slot] = sim;
             }
@@ -549,70 +756,95 @@ fn similar_pruned(
         scored_to = Some(b + R as i64);
         // The ring slot of diagonal b - R (offset 0 of this base).
         let ring0 = (b - R as i64).rem_euclid(W as i64) as usize;
-        // An alignment takes at most one score per piece, so it is at most
-        // the sum of each piece's best score here (added in the same order:
-        // float addition is monotone, so the bound holds as computed). A
-        // window whose bound is below SIMILAR_MIN or below the best so far
-        // cannot be kept or win: its alignment is not computed.
-        let most: f64 = mat
-            .chunks_exact(W)
-            .map(|row| row.iter().copied().fold(0.0, fmax))
-            .sum();
         let mut top: Option<(f64, usize, usize)> = None;
-        for ds in -(SHIFT as i64)..=SHIFT as i64 {
-            let Ok(s) = usize::try_from(b + ds) else {
-                continue;
-            };
-            for w in k.saturating_sub(SIZE).max(1)..=k + SIZE {
-                if s + w > n_lines {
-                    break;
-                }
-                let band = BAND + w.abs_diff(k);
-                work += k * (2 * band + 1);
-                if work > SIMILAR_WORK_MAX {
-                    *truncated = true;
-                    break 'bases;
-                }
-                let bound = 2.0 * most / (k + w) as f64;
-                if prune && (bound < SIMILAR_MIN || top.is_some_and(|t| bound < t.0)) {
-                    continue;
-                }
-                // Weighted LCS of pieces 0..k against lines s..s+w, in a
-                // band around the diagonal (row j: piece j-1; column i: line
-                // s+i-1). Left of the band a row is 0; of it only the cell
-                // just left of the band is read, so only that one is set.
-                row_prev.clear();
-                row_prev.resize(w + 1, 0.0);
-                row.resize(w + 1, 0.0);
-                for j in 1..=k {
-                    let lo = j.saturating_sub(band).max(1);
-                    let hi = (j + band).min(w);
-                    row[lo - 1] = 0.0;
-                    let scores = &mat[(j - 1) * W..j * W];
-                    for i in lo..=hi {
-                        // line - (b + piece) = ds + (i - j), within ±R.
-                        let off = (ds + i as i64 - j as i64 + R as i64) as usize;
-                        let slot = if ring0 + off >= W {
-                            ring0 + off - W
-                        } else {
-                            ring0 + off
-                        };
-                        let diag = row_prev[i - 1] + scores[slot];
-                        row[i] = fmax(fmax(diag, row_prev[i]), row[i - 1]);
+        // The windows: starts within SHIFT of the base, sizes k-SIZE..=k+SIZE
+        // (at least 1) that end in the text.
+        let starts = (-(SHIFT as i64)..=SHIFT as i64)
+            .filter_map(|ds| Some((ds, usize::try_from(b + ds).ok()?)));
+        let sizes = k.saturating_sub(SIZE).max(1)..=k + SIZE;
+        let cost = |w: usize| k * (2 * (BAND + w.abs_diff(k)) + 1);
+        if prune {
+            // Charged up front what the windows one by one would charge (if
+            // that passes the bound, the base is cut as it would be midway:
+            // nothing of it kept).
+            let charge: usize = starts
+                .clone()
+                .map(|(_, s)| {
+                    sizes
+                        .clone()
+                        .filter(|&w| s + w <= n_lines)
+                        .map(cost)
+                        .sum::<usize>()
+                })
+                .sum();
+            work += charge;
+            if work > SIMILAR_WORK_MAX {
+                *truncated = true;
+                break 'bases;
+            }
+            // An alignment takes at most one score per piece and per line,
+            // so it is at most min(k, w) and at most the sum of each piece's
+            // best score here (added in the same order: float addition is
+            // monotone, so both hold as computed). A window whose bound is
+            // below SIMILAR_MIN or below the best so far cannot be kept or
+            // win: it is not aligned. The likeliest sizes go first.
+            let most: f64 = mat
+                .chunks_exact(W)
+                .map(|row| row.iter().copied().fold(0.0, fmax))
+                .sum();
+            for dw in 0..=SIZE {
+                for (ds, s) in starts.clone() {
+                    let ws = if dw == 0 {
+                        [k, 0]
+                    } else {
+                        [k.wrapping_sub(dw), k + dw]
+                    };
+                    for w in ws {
+                        if !sizes.contains(&w) || s + w > n_lines {
+                            continue;
+                        }
+                        let bound = 2.0 * most.min(k.min(w) as f64) / (k + w) as f64;
+                        if bound < SIMILAR_MIN || top.is_some_and(|t| bound < t.0) {
+                            continue;
+                        }
+                        let band = BAND + w.abs_diff(k);
+                        let a = align(&mat, ring0, ds, k, w, band, &mut row, &mut row_prev);
+                        let score = 2.0 * a / (k + w) as f64;
+                        // The order the reference loop ends with: the higher
+                        // score, the size closest to OLD's, the earlier
+                        // start, the smaller size.
+                        let better = top.is_none_or(|(ts, tstart, tw)| {
+                            score > ts
+                                || (score == ts
+                                    && (w.abs_diff(k), s, w) < (tw.abs_diff(k), tstart, tw))
+                        });
+                        if better {
+                            top = Some((score, s, w));
+                        }
                     }
-                    // Right of the band the row's best carries forward.
-                    for i in hi + 1..=w {
-                        row[i] = fmax(row[i - 1], row_prev[i]);
-                    }
-                    std::mem::swap(&mut row, &mut row_prev);
                 }
-                let score = 2.0 * row_prev[w] / (k + w) as f64;
-                // Ties: the size closest to OLD's, then the earlier start.
-                let better = top.is_none_or(|(ts, tstart, tw)| {
-                    score > ts || (score == ts && (w.abs_diff(k), s) < (tw.abs_diff(k), tstart))
-                });
-                if better {
-                    top = Some((score, s, w));
+            }
+        } else {
+            for (ds, s) in starts {
+                for w in sizes.clone() {
+                    if s + w > n_lines {
+                        break;
+                    }
+                    let band = BAND + w.abs_diff(k);
+                    work += cost(w);
+                    if work > SIMILAR_WORK_MAX {
+                        *truncated = true;
+                        break 'bases;
+                    }
+                    let a = align(&mat, ring0, ds, k, w, band, &mut row, &mut row_prev);
+                    let score = 2.0 * a / (k + w) as f64;
+                    // Ties: the size closest to OLD's, then the earlier start.
+                    let better = top.is_none_or(|(ts, tstart, tw)| {
+                        score > ts || (score == ts && (w.abs_diff(k), s) < (tw.abs_diff(k), tstart))
+                    });
+                    if better {
+                        top = Some((score, s, w));
+                    }
                 }
             }
         }
@@ -705,12 +937,42 @@ mod tests {
         }
     }
 
-    fn keys_of(lines: &[&str]) -> LineKeys {
-        let mut keys = LineKeys::with_capacity(lines.len(), 0);
+    fn keys_of(lines: &[&str], split: bool) -> LineKeys {
+        let mut keys = LineKeys::with_capacity(lines.len(), 0, split);
         for l in lines {
             keys.push(l);
         }
         keys
+    }
+
+    /// A key's hash and codes, sorted (a split key's first occurrences and
+    /// repeats together), checking a split key's ranks on the way.
+    fn flat(key: (u64, Codes<'_>)) -> (u64, Vec<u32>) {
+        let mut all = match key.1 {
+            Codes::Sorted(c) => c.to_vec(),
+            Codes::Split(first, more) => {
+                let mut seen = std::collections::HashMap::new();
+                for &c in first {
+                    assert_eq!(seen.insert(c, 1), None, "a first occurrence");
+                }
+                for &(c, rank) in more {
+                    let n = seen.get_mut(&c).expect("a repeat after its first");
+                    *n += 1;
+                    assert_eq!(*n, rank);
+                }
+                first
+                    .iter()
+                    .copied()
+                    .chain(more.iter().map(|m| m.0))
+                    .collect()
+            }
+        };
+        all.sort_unstable();
+        (key.0, all)
+    }
+
+    fn score(keys: &LineKeys, bits: Option<&PieceBits>, lines: &LineKeys) -> f64 {
+        line_score((keys.skel_hash[0], keys.sorted(0)), bits, lines.get(1))
     }
 
     #[test]
@@ -733,10 +995,11 @@ mod tests {
             "say(\u{201c}hi\u{201d} \u{2014} ok\u{2026})\u{a0}x\u{200b}y",
             "\u{1F600}\u{1F601} smile",
         ];
-        let keys = keys_of(&lines);
-        for (i, l) in lines.iter().enumerate() {
-            let (h, codes) = keys.get(i);
-            assert_eq!((h, codes.to_vec()), reference_key(l), "{l:?}");
+        for split in [false, true] {
+            let keys = keys_of(&lines, split);
+            for (i, l) in lines.iter().enumerate() {
+                assert_eq!(flat(keys.get(i)), reference_key(l), "{l:?}");
+            }
         }
     }
 
@@ -764,11 +1027,36 @@ mod tests {
 
         #[test]
         fn line_keys_and_scores_equal_the_reference(a in line(), b in line()) {
-            let keys = keys_of(&[&a, &b]);
             let (ra, rb) = (reference_key(&a), reference_key(&b));
-            prop_assert_eq!((keys.get(0).0, keys.get(0).1.to_vec()), ra.clone());
-            prop_assert_eq!((keys.get(1).0, keys.get(1).1.to_vec()), rb.clone());
-            prop_assert_eq!(line_score(keys.get(0), keys.get(1)), reference_score(&ra, &rb));
+            let want = reference_score(&ra, &rb);
+            let pieces = keys_of(&[&a], false);
+            prop_assert_eq!(flat(pieces.get(0)), ra);
+            let bits = PieceBits::of(pieces.sorted(0));
+            for split in [false, true] {
+                let lines = keys_of(&[&a, &b], split);
+                prop_assert_eq!(flat(lines.get(1)), rb.clone());
+                if matches!(lines.get(1).1, Codes::Sorted(_)) {
+                    prop_assert_eq!(score(&pieces, None, &lines), want);
+                }
+                if bits.is_some() {
+                    prop_assert_eq!(score(&pieces, bits.as_ref(), &lines), want);
+                }
+            }
+        }
+
+        #[test]
+        fn ascii_scores_equal_the_reference(a in "[ab_( \t]{0,300}", b in "[ab_( \t]{0,300}") {
+            // Few distinct characters: repeated bigrams on both sides.
+            let (ra, rb) = (reference_key(&a), reference_key(&b));
+            let pieces = keys_of(&[&a], false);
+            let bits = PieceBits::of(pieces.sorted(0));
+            prop_assert!(bits.is_some());
+            let lines = keys_of(&[&a, &b], true);
+            prop_assert!(matches!(lines.get(1).1, Codes::Split(..)));
+            prop_assert_eq!(flat(lines.get(1)), rb.clone());
+            prop_assert_eq!(score(&pieces, bits.as_ref(), &lines), reference_score(&ra, &rb));
+            let sorted = keys_of(&[&a, &b], false);
+            prop_assert_eq!(score(&pieces, None, &sorted), reference_score(&ra, &rb));
         }
 
         #[test]
@@ -873,6 +1161,24 @@ mod tests {
             find(t, "completely unrelated words here", "", true).hints,
             vec![]
         );
+    }
+
+    #[test]
+    fn pruning_changes_no_answer_when_work_runs_out() {
+        // Many bases of a long OLD: the work bound cuts the search midway,
+        // at the same base with and without pruning.
+        let text: String = (0..3000)
+            .map(|i| format!("let v{} = f(a{}, b{});\n", i % 50, i % 7, i % 11))
+            .collect();
+        let old: Vec<String> = (0..400)
+            .map(|i| format!("let v{} = f(a{}, b{});", i % 50, i % 7, (i + 1) % 11))
+            .collect();
+        let pieces: Vec<&str> = old.iter().map(String::as_str).collect();
+        let (mut t1, mut t2) = (false, false);
+        let pruned = similar_pruned(&text, &pieces, false, &mut t1, true);
+        let full = similar_pruned(&text, &pieces, false, &mut t2, false);
+        assert!(t2, "the work bound is reached");
+        assert_eq!((pruned, t1), (full, t2));
     }
 
     #[test]
