@@ -318,7 +318,7 @@ fn sort_ascii_codes(v: &mut [u32], tmp: &mut Vec<u32>) {
 /// The bit of an ASCII bigram code (both characters below 128) in a
 /// 16384-bit set, if it is one.
 fn ascii_bit(code: u32) -> Option<usize> {
-    (code & 0xFF80_FF80 == 0).then(|| (((code >> 16) << 7) | (code & 0x7F)) as usize)
+    (code & 0xFF80_FF80 == 0).then_some((((code >> 16) << 7) | (code & 0x7F)) as usize)
 }
 
 /// A piece's bigrams as bit sets, when all are ASCII: the codes it holds
