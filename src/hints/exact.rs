@@ -46,6 +46,7 @@ pub(super) fn exact_windows(
     text: &str,
     pieces: &[&str],
     ends_nl: bool,
+    run_at: Option<&[usize]>,
     truncated: &mut bool,
     work: &mut usize,
 ) -> Vec<Hint> {
@@ -57,10 +58,7 @@ pub(super) fn exact_windows(
     // Fast path: the longest run of characters every kind leaves as they
     // are, found with memmem; only the lines holding it can anchor a window.
     // Zero-width characters in the file could split such a run: full scan.
-    let (run_piece, run) = (0..k)
-        .map(|j| (j, stable_run(pieces[j])))
-        .max_by_key(|(j, r)| (r.len(), usize::MAX - j))
-        .expect("OLD has a piece");
+    let (run_piece, run) = anchor_run(pieces);
     let fast = run.len() >= 3 && !has_zero_width(text);
     // Else the anchor piece is the longest skeleton, which fails fastest.
     let anchor = if fast {
@@ -71,10 +69,19 @@ pub(super) fn exact_windows(
             .expect("OLD has a piece")
     };
     let anchor_part = part(anchor, k, ends_nl);
-    let candidates: Box<dyn Iterator<Item = (usize, usize, usize)>> = if fast {
-        Box::new(lines_holding(text, run))
+    // (line, start, end, whether equal to the line before it here)
+    // `run_at`, when given, holds the run's offsets (searched already).
+    let candidates: Box<dyn Iterator<Item = (usize, usize, usize, bool)>> = if fast {
+        match run_at {
+            Some(at) => Box::new(lines_holding_at(text, at)),
+            None => Box::new(lines_holding(text, run)),
+        }
     } else {
-        Box::new(line_spans(text).enumerate().map(|(i, (s, e))| (i, s, e)))
+        Box::new(
+            line_spans(text)
+                .enumerate()
+                .map(|(i, (s, e))| (i, s, e, false)),
+        )
     };
     let b = text.as_bytes();
     let mut out: Vec<Hint> = Vec::new();
@@ -87,15 +94,19 @@ pub(super) fn exact_windows(
     // The piece whose line failed the prefilter last: checked first, so a
     // repetitive file fails each window in one line, not k.
     let mut last_fail = anchor;
-    'scan: for (line, s, e) in candidates {
+    // The anchor prefilter's answer for the line before, when it was asked.
+    let mut last: Option<bool> = None;
+    'scan: for (line, s, e, repeat) in candidates {
         if line < anchor {
+            last = None;
             continue;
         }
         if e - s > LINE_MAX_BYTES {
             *truncated = true;
+            last = None;
             continue;
         }
-        let related = match memo.get(b, s, e) {
+        let related = match last.filter(|_| repeat).or_else(|| memo.get(b, s, e)) {
             Some(r) => r,
             None => {
                 let r = skel_rel(
@@ -109,6 +120,7 @@ pub(super) fn exact_windows(
                 r
             }
         };
+        last = Some(related);
         if !related {
             continue;
         }
@@ -229,15 +241,42 @@ fn stable_run(piece: &str) -> &str {
         .unwrap_or("")
 }
 
-/// (0-based line, start, end) of each line holding `needle` (which holds
-/// no newline), in order. The search resumes at the next line, so each
-/// newline is counted once and a line holding many hits costs one.
+/// (0-based line, start, end, equal to the line before it) of each line
+/// holding `needle` (which holds no newline), in order. The search resumes
+/// at the next line, so each newline is counted once and a line holding
+/// many hits costs one.
 fn lines_holding<'a>(
     text: &'a str,
     needle: &'a str,
-) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
-    let b = text.as_bytes();
+) -> impl Iterator<Item = (usize, usize, usize, bool)> + 'a {
     let finder = memmem::Finder::new(needle.as_bytes());
+    let b = text.as_bytes();
+    lines_of(text, move |at| Some(at + finder.find(b.get(at..)?)?))
+}
+
+/// [`lines_holding`] from the needle's offsets, found already (all of its
+/// non-overlapping ones, left to right: a line holds the needle when one
+/// of them is in it).
+fn lines_holding_at<'a>(
+    text: &'a str,
+    offsets: &'a [usize],
+) -> impl Iterator<Item = (usize, usize, usize, bool)> + 'a {
+    let mut next = 0;
+    lines_of(text, move |at| {
+        while offsets.get(next).is_some_and(|&p| p < at) {
+            next += 1;
+        }
+        offsets.get(next).copied()
+    })
+}
+
+/// The lines of [`lines_holding`], from `hit(at)`: the first offset at or
+/// after `at` where the needle occurs.
+fn lines_of<'a>(
+    text: &'a str,
+    mut hit: impl FnMut(usize) -> Option<usize> + 'a,
+) -> impl Iterator<Item = (usize, usize, usize, bool)> + 'a {
+    let b = text.as_bytes();
     // `at` is a line start, `line` its number; `last` the line found last.
     let (mut at, mut line) = (0usize, 0usize);
     let mut last: Option<(usize, usize)> = None;
@@ -250,23 +289,79 @@ fn lines_holding<'a>(
                 && b.get(next_end).is_none_or(|&c| c == b'\n')
                 && same_bytes(&b[at..next_end], &b[s..e])
             {
-                let found = (line, at, next_end);
+                let found = (line, at, next_end, true);
                 last = Some((at, next_end));
                 at = next_end + 1;
                 line += 1;
                 return Some(found);
             }
         }
-        let p = at + finder.find(b.get(at..)?)?;
+        if at > b.len() {
+            return None;
+        }
+        let p = hit(at)?;
         let start = memchr::memrchr(b'\n', &b[at..p]).map_or(at, |i| at + i + 1);
         line += memchr::memchr_iter(b'\n', &b[at..start]).count();
         let end = memchr::memchr(b'\n', &b[p..]).map_or(b.len(), |i| p + i);
-        let found = (line, start, end);
+        let found = (line, start, end, false);
         last = Some((start, end));
         at = end + 1;
         line += 1;
         Some(found)
     })
+}
+
+/// The run [`exact_windows`] anchors on: the longest run of characters no
+/// kind changes in any piece (the first piece's on ties), with its piece.
+pub(super) fn anchor_run<'a>(pieces: &[&'a str]) -> (usize, &'a str) {
+    (0..pieces.len())
+        .map(|j| (j, stable_run(pieces[j])))
+        .max_by_key(|(j, r)| (r.len(), usize::MAX - j))
+        .expect("OLD has a piece")
+}
+
+/// Searched for once ahead, the run's offsets are kept while there are
+/// fewer than this many (then they tell whether OLD occurs, and which lines
+/// anchor, without another pass).
+pub(super) const RUN_OFFSETS_MAX: usize = 512;
+
+/// All non-overlapping offsets of `run`, left to right, when fewer than
+/// [`RUN_OFFSETS_MAX`].
+pub(super) fn run_offsets(text: &str, run: &str) -> Option<Vec<usize>> {
+    let mut at: Vec<usize> = Vec::with_capacity(RUN_OFFSETS_MAX);
+    at.extend(memmem::find_iter(text.as_bytes(), run.as_bytes()).take(RUN_OFFSETS_MAX));
+    (at.len() < RUN_OFFSETS_MAX).then_some(at)
+}
+
+/// Whether `old` occurs in `text`, from all non-overlapping offsets of
+/// `run`, which is `old`'s part at `off`: an occurrence of `old` holds one
+/// of `run` there. A scan skips the occurrences that overlap the one before;
+/// those start within it, so for a run with a border each place up to its
+/// length after a found one is checked too.
+pub(super) fn occurs_around(
+    text: &str,
+    old: &str,
+    run: &str,
+    off: usize,
+    offsets: &[usize],
+) -> bool {
+    let within = if has_border(run.as_bytes()) {
+        run.len()
+    } else {
+        1
+    };
+    offsets.iter().any(|&q| {
+        (q..q + within).any(|p| {
+            p.checked_sub(off)
+                .is_some_and(|s| text.as_bytes()[s..].starts_with(old.as_bytes()))
+        })
+    })
+}
+
+/// Whether a proper prefix of `s` is also its suffix (then two of its
+/// occurrences may overlap, and a non-overlapping scan misses some).
+pub(super) fn has_border(s: &[u8]) -> bool {
+    (1..s.len()).any(|l| s[..l] == s[s.len() - l..])
 }
 
 /// Scratch buffers for [`skel_rel`].
@@ -363,7 +458,7 @@ impl Memo {
 
 /// `a == b`, eight bytes at a time (the static binary's `memcmp` goes
 /// byte by byte).
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+pub(super) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
@@ -656,8 +751,36 @@ mod tests {
                 }
                 start += l.len() + 1;
             }
-            let got: Vec<(usize, usize, usize)> = lines_holding(&text, &needle).collect();
-            prop_assert_eq!(got, want);
+            let got: Vec<(usize, usize, usize, bool)> = lines_holding(&text, &needle).collect();
+            let spans: Vec<(usize, usize, usize)> = got.iter().map(|g| (g.0, g.1, g.2)).collect();
+            prop_assert_eq!(spans, want);
+            // A line said to repeat the one before it does.
+            for pair in got.windows(2) {
+                if pair[1].3 {
+                    prop_assert_eq!(pair[1].0, pair[0].0 + 1);
+                    prop_assert_eq!(&text[pair[1].1..pair[1].2], &text[pair[0].1..pair[0].2]);
+                }
+            }
+        }
+
+        #[test]
+        fn offsets_of_the_run_tell_where_lines_and_old_are(
+            text in "[ab\n]{0,300}",
+            old in "[ab\n]{1,12}",
+        ) {
+            // Short alphabets: runs with borders (aba, aaa) overlap often.
+            let (pieces, _) = crate::hints::split_pieces(&old);
+            let (_, run) = anchor_run(&pieces);
+            prop_assume!(!run.is_empty());
+            let at: Vec<usize> = memmem::find_iter(text.as_bytes(), run.as_bytes()).collect();
+            let off = run.as_ptr() as usize - old.as_ptr() as usize;
+            prop_assert_eq!(
+                occurs_around(&text, &old, run, off, &at),
+                memmem::find(text.as_bytes(), old.as_bytes()).is_some()
+            );
+            let from_offsets: Vec<_> = lines_holding_at(&text, &at).collect();
+            let searched: Vec<_> = lines_holding(&text, run).collect();
+            prop_assert_eq!(from_offsets, searched);
         }
 
         #[test]
@@ -920,7 +1043,7 @@ mod tests {
         let old = format!("{}abcdeX", "abcdef \n".repeat(2000));
         let (pieces, ends_nl) = crate::hints::split_pieces(&old);
         let (mut truncated, mut work) = (false, 0usize);
-        let out = exact_windows(&t, &pieces, ends_nl, &mut truncated, &mut work);
+        let out = exact_windows(&t, &pieces, ends_nl, None, &mut truncated, &mut work);
         assert!(out.is_empty());
         assert!(truncated);
         assert!(work <= EXACT_WORK_MAX + LINE_MAX_BYTES + 1, "{work}");
@@ -930,7 +1053,7 @@ mod tests {
         let old = format!("{}abcdeX", "abcdef \n".repeat(100));
         let (pieces, ends_nl) = crate::hints::split_pieces(&old);
         let (mut truncated, mut work) = (false, 0usize);
-        exact_windows(&t, &pieces, ends_nl, &mut truncated, &mut work);
+        exact_windows(&t, &pieces, ends_nl, None, &mut truncated, &mut work);
         assert!(work <= EXACT_WORK_MAX + LINE_MAX_BYTES + 1, "{work}");
     }
 

@@ -89,7 +89,7 @@ mod exact;
 mod keys;
 mod similar;
 
-use exact::{exact_windows, unescape};
+use exact::{anchor_run, exact_windows, occurs_around, run_offsets, unescape};
 pub use keys::{hint_keys_for_bytes, occurrence_lines, TEXT_MAX};
 pub(crate) use keys::{multiple_keys, not_found_keys};
 use similar::similar;
@@ -228,7 +228,29 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
             None => "",
         };
     }
-    if old.is_empty() || memmem::find(text.as_bytes(), old.as_bytes()).is_some() {
+    if old.is_empty() {
+        return Hints {
+            hints: Vec::new(),
+            truncated,
+        };
+    }
+    let (pieces, ends_nl) = split_pieces(old);
+    // The exact kinds' anchor run, searched for once: its offsets also
+    // say whether OLD occurs, when they are few.
+    let (_, run) = anchor_run(&pieces);
+    let run_at = (run.len() >= 3).then(|| run_offsets(text, run)).flatten();
+    let occurs = match &run_at {
+        // `run` is a part of `old`: its offset is the pointers' distance.
+        Some(at) => occurs_around(
+            text,
+            old,
+            run,
+            run.as_ptr() as usize - old.as_ptr() as usize,
+            at,
+        ),
+        None => memmem::find(text.as_bytes(), old.as_bytes()).is_some(),
+    };
+    if occurs {
         return Hints {
             hints: Vec::new(),
             truncated,
@@ -243,8 +265,14 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
             push(&mut found, span_hint(text, p, new, Kind::AlreadyApplied));
         }
     }
-    let (pieces, ends_nl) = split_pieces(old);
-    let mut by_kind = exact_windows(text, &pieces, ends_nl, &mut truncated, &mut 0);
+    let mut by_kind = exact_windows(
+        text,
+        &pieces,
+        ends_nl,
+        run_at.as_deref(),
+        &mut truncated,
+        &mut 0,
+    );
     by_kind.sort_by_key(|h| (h.kind, h.line));
     for h in by_kind {
         push(&mut found, h);
