@@ -3,7 +3,7 @@
 
 use memchr::memmem;
 
-use super::exact::skeleton_chars;
+use super::exact::{has_border, same_bytes, skeleton_chars};
 use super::{
     make_hint, Hint, Kind, ANCHOR_KEYS_MAX, ANCHOR_LINES_MAX, MAX_HINTS, SIMILAR_LINES_MAX,
     SIMILAR_LINE_CHARS, SIMILAR_MIN, SIMILAR_OLD_LINES_MAX, SIMILAR_WORK_MAX,
@@ -269,17 +269,23 @@ fn common_by_merge(x: &[u32], y: &[u32]) -> usize {
 /// split line: a bit test per first occurrence, independent steps rather
 /// than the merge's chain of dependent ones; a later occurrence of rank r
 /// counts when the piece holds the code r times or more.
-fn common_by_bits(x: &[u32], bits: &PieceBits, first: &[u32], more: &[(u32, u32)]) -> usize {
+fn common_by_bits(bits: &PieceBits, first: &[u32], more: &[(u32, u32)]) -> usize {
     let mut common = 0;
     for &code in first {
-        common += has(&bits.once, ascii_bit(code).expect("split codes are ASCII"));
+        common += has(
+            &bits.sets[..WORDS],
+            ascii_bit(code).expect("split codes are ASCII"),
+        );
     }
     for &(code, rank) in more {
         common += if rank == 2 {
-            has(&bits.twice, ascii_bit(code).expect("split codes are ASCII"))
+            has(
+                &bits.sets[WORDS..],
+                ascii_bit(code).expect("split codes are ASCII"),
+            )
         } else {
-            let from = x.partition_point(|&c| c < code);
-            usize::from(x[from..].partition_point(|&c| c == code) >= rank as usize)
+            let held = bits.thrice.iter().find(|t| t.0 == code).map_or(0, |t| t.1);
+            usize::from(held >= rank)
         };
     }
     common
@@ -324,28 +330,35 @@ fn ascii_bit(code: u32) -> Option<usize> {
 /// A piece's bigrams as bit sets, when all are ASCII: the codes it holds
 /// once or more, and twice or more.
 struct PieceBits {
-    once: Vec<u64>,
-    twice: Vec<u64>,
+    /// The codes held once or more (the first 256 words), twice or more
+    /// (the next 256).
+    sets: Vec<u64>,
+    /// The codes held three times or more, with their counts, by code.
+    thrice: Vec<(u32, u32)>,
 }
 
 impl PieceBits {
     fn of(sorted: &[u32]) -> Option<PieceBits> {
         let mut bits = PieceBits {
-            once: vec![0; (1 << 14) / 64],
-            twice: vec![0; (1 << 14) / 64],
+            sets: vec![0; 2 * WORDS],
+            thrice: Vec::new(),
         };
-        for (i, &c) in sorted.iter().enumerate() {
-            let b = ascii_bit(c)?;
-            let set = if i > 0 && sorted[i - 1] == c {
-                &mut bits.twice
-            } else {
-                &mut bits.once
-            };
-            set[b >> 6] |= 1 << (b & 63);
+        for run in sorted.chunk_by(|a, b| a == b) {
+            let b = ascii_bit(run[0])?;
+            bits.sets[b >> 6] |= 1 << (b & 63);
+            if run.len() >= 2 {
+                bits.sets[WORDS + (b >> 6)] |= 1 << (b & 63);
+            }
+            if run.len() >= 3 {
+                bits.thrice.push((run[0], run.len() as u32));
+            }
         }
         Some(bits)
     }
 }
+
+/// Words in a set of the 16384 ASCII bigram codes.
+const WORDS: usize = (1 << 14) / 64;
 
 fn has(set: &[u64], bit: usize) -> usize {
     ((set[bit >> 6] >> (bit & 63)) & 1) as usize
@@ -379,7 +392,7 @@ fn line_score(a: (u64, &[u32]), a_bits: Option<&PieceBits>, b: (u64, Codes<'_>))
         Codes::Sorted(y) => common_by_merge(x, y),
         Codes::Split(first, more) => {
             let bits = a_bits.expect("a line is split only when every piece has bit sets");
-            common_by_bits(x, bits, first, more)
+            common_by_bits(bits, first, more)
         }
     };
     let sim = 2.0 * common as f64 / total as f64;
@@ -429,29 +442,43 @@ fn chosen_within(
     counts: impl Iterator<Item = (usize, usize)>,
     max: usize,
 ) -> (Vec<usize>, Option<(usize, usize)>) {
-    let mut order: Vec<(usize, usize)> = counts.filter(|c| c.1 > 0).map(|(n, c)| (c, n)).collect();
+    let mut order: Vec<(usize, usize)> = counts.map(|(n, c)| (c, n)).collect();
     order.sort_unstable();
     let mut keys = Vec::new();
-    let mut anchors = 0;
-    for (count, n) in order {
-        if !keys.is_empty() && anchors + count > max {
-            return (keys, Some((count, n)));
+    let misfit = walk_chosen(&order, max, |n| keys.push(n));
+    (keys, misfit)
+}
+
+/// [`chosen_within`] over (count, key) pairs already in order: calls
+/// `take` with each chosen key and returns the first that did not fit.
+fn walk_chosen(
+    order: &[(usize, usize)],
+    max: usize,
+    mut take: impl FnMut(usize),
+) -> Option<(usize, usize)> {
+    let (mut taken, mut anchors) = (false, 0);
+    for &(count, n) in order.iter().filter(|c| c.0 > 0) {
+        if taken && anchors + count > max {
+            return Some((count, n));
         }
         anchors += count.min(max);
-        keys.push(n);
+        taken = true;
+        take(n);
     }
-    (keys, None)
+    None
 }
 
 /// For each key, its offsets in `b` as `memmem::find_iter(b, key)
 /// .take(cap)` yields them (non-overlapping, left to right), as ranges of
 /// one flat vector; the keys that cannot anchor are cut short. Two savings,
 /// each a pass over the text per key:
-/// - a key holding a shorter key whose occurrences are all known (its scan
-///   ended before the cap, and it has no border, so no two of its
-///   occurrences overlap and the scan saw each) is not scanned for: it
-///   occurs only where that one does, at a fixed distance, and each of
-///   those places is checked (`value_301` after `301`);
+/// - a key holding a shorter key whose scan ended before the cap is not
+///   scanned for: it occurs only where that one does, at a fixed distance,
+///   and each of those places is checked (`value_301` after `301`). The
+///   scan skips occurrences that overlap the one before (`303` at 2 in
+///   `30303`); those start within the one before it, so for a key with a
+///   border (a prefix that is also its suffix) each place up to its length
+///   after a found one is checked too;
 /// - once the keys known so far have a first key that does not fit (see
 ///   [`chosen`]), a key whose count would sort it after that one cannot
 ///   anchor (keys found later only add before it), so its scan stops at
@@ -472,13 +499,14 @@ fn key_offsets(
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (keys[i].len(), i));
     // The keys whose offsets are all known (up to `cap`), with their
-    // counts; and of those, the ones with every occurrence known.
+    // counts; and of those, the ones whose scan reached the end.
+    // (count, key), kept in order.
     let mut known: Vec<(usize, usize)> = Vec::with_capacity(n);
     let mut complete: Vec<usize> = Vec::new();
     for i in order {
         let key = keys[i];
         // Past this many, the key sorts after the first that does not fit.
-        let stop = match chosen_within(known.iter().copied(), max).1 {
+        let stop = match walk_chosen(&known, max, |_| {}) {
             Some((count, j)) => (count + usize::from(i < j)).min(cap),
             None => cap,
         };
@@ -491,9 +519,16 @@ fn key_offsets(
             .min();
         match inner {
             Some((_, j, at)) => {
+                let within = if has_border(keys[j]) {
+                    keys[j].len()
+                } else {
+                    1
+                };
                 for t in ranges[j].clone() {
                     let q = flat[t];
-                    push_if_at(b, key, q.checked_sub(at), stop, from, &mut flat);
+                    for p in q..q + within {
+                        push_if_at(b, key, p.checked_sub(at), stop, from, &mut flat);
+                    }
                 }
             }
             None => flat.extend(memmem::find_iter(b, key).take(stop)),
@@ -501,8 +536,9 @@ fn key_offsets(
         ranges[i] = from..flat.len();
         let count = flat.len() - from;
         if count < stop || stop == cap {
-            known.push((i, count));
-            if count < stop && !has_border(key) {
+            let at = known.partition_point(|&k| k < (count, i));
+            known.insert(at, (count, i));
+            if count < stop {
                 complete.push(i);
             }
         }
@@ -532,12 +568,6 @@ fn push_if_at(
     if b.get(p..p + key.len()) == Some(key) {
         flat.push(p);
     }
-}
-
-/// Whether a proper prefix of `s` is also its suffix (then two of its
-/// occurrences may overlap, and a non-overlapping scan misses some).
-fn has_border(s: &[u8]) -> bool {
-    (1..s.len()).any(|l| s[..l] == s[s.len() - l..])
 }
 
 /// The start of line `target`, from line `at.0` starting at `at.1` (before
@@ -589,18 +619,30 @@ fn similar_pruned(
     }
     // OLD's anchor keys, each with the pieces of OLD holding it; the
     // longest first (they tend to be the rarest), at most ANCHOR_KEYS_MAX.
-    let mut keys_of_old: Vec<(&str, Vec<usize>)> = Vec::new();
-    for (j, p) in pieces.iter().enumerate() {
-        for key in anchor_keys(p) {
-            match keys_of_old.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, js)) if js.last() != Some(&j) => js.push(j),
-                Some(_) => {}
-                None => keys_of_old.push((key, vec![j])),
-            }
+    // (All (key, piece) pairs in that order, deduplicated: each key's
+    // pieces are a run of them, in piece order.)
+    let mut pairs: Vec<(&str, usize)> = pieces
+        .iter()
+        .enumerate()
+        .flat_map(|(j, p)| anchor_keys(p).map(move |key| (key, j)))
+        .collect();
+    pairs.sort_unstable_by(|x, y| {
+        (y.0.len().cmp(&x.0.len()))
+            .then(x.0.cmp(y.0))
+            .then(x.1.cmp(&y.1))
+    });
+    pairs.dedup();
+    let pieces_of: Vec<usize> = pairs.iter().map(|p| p.1).collect();
+    let mut keys_of_old: Vec<(&str, std::ops::Range<usize>)> = Vec::with_capacity(ANCHOR_KEYS_MAX);
+    for (i, &(key, _)) in pairs.iter().enumerate() {
+        if let Some(last) = keys_of_old.last_mut().filter(|last| last.0 == key) {
+            last.1.end = i + 1;
+        } else if keys_of_old.len() == ANCHOR_KEYS_MAX {
+            break;
+        } else {
+            keys_of_old.push((key, i..i + 1));
         }
     }
-    keys_of_old.sort_by(|x, y| y.0.len().cmp(&x.0.len()).then(x.0.cmp(y.0)));
-    keys_of_old.truncate(ANCHOR_KEYS_MAX);
     // Where each occurs (as a substring), counting no further than a key
     // that is too common to anchor: memmem is far cheaper than tokenizing.
     let b = text.as_bytes();
@@ -613,7 +655,7 @@ fn similar_pruned(
         if at.len() > ANCHOR_LINES_MAX {
             *truncated = true;
         }
-        let js = keys_of_old[n].1.as_slice();
+        let js = &pieces_of[keys_of_old[n].1.clone()];
         anchors.extend(at.iter().take(ANCHOR_LINES_MAX).map(|&o| (o, js)));
     }
     anchors.sort_unstable_by_key(|a| a.0);
@@ -696,6 +738,7 @@ fn similar_pruned(
         .sum();
     let mut keys = LineKeys::with_capacity(spans.len(), most, piece_bits.is_some());
     let mut key_of: Vec<Option<u32>> = vec![None; spans.len()];
+    let mut last_keyed: Option<(usize, u32)> = None;
     // The index of a wanted line.
     let index = |l: usize| -> Option<usize> {
         let r = ranges
@@ -743,8 +786,18 @@ fn similar_pruned(
                 });
                 let sim = at.map_or(0.0, |i| {
                     let key = *key_of[i].get_or_insert_with(|| {
+                        let bytes = text.as_bytes();
+                        let line = &bytes[spans[i].0..spans[i].1];
+                        // A line equal to the one keyed last shares its key.
+                        if let Some((l, key)) = last_keyed {
+                            if same_bytes(&bytes[spans[l].0..spans[l].1], line) {
+                                return key;
+                            }
+                        }
                         keys.push(&text[spans[i].0..spans[i].1]);
-                        (keys.skel_hash.len() - 1) as u32
+                        let key = (keys.skel_hash.len() - 1) as u32;
+                        last_keyed = Some((i, key));
+                        key
                     });
                     let piece = (old_keys.skel_hash[j], old_keys.sorted(j));
                     let bits = piece_bits.as_ref().map(|b| &b[j]);
