@@ -38,15 +38,16 @@ fn anchor_keys(s: &str) -> impl Iterator<Item = &str> {
 /// its start (its first [`SIMILAR_LINE_CHARS`] characters: a minified line
 /// stays cheap), as codes `(first << 16) | second`. Sorted, or for an ASCII
 /// line when the pieces have bit sets ([`PieceBits`]) split instead: each
-/// code's first occurrence in `codes`, the later ones in `more` with their
-/// rank (2 for the second, ...), in line order.
+/// code's first occurrence in `codes`, the later ones in `more` as their
+/// rank (2 for the second, ...) << 14 | their [`ascii_bit`], in line order
+/// (4 bytes each, as a code: the memory bound stays that of sorted keys).
 struct LineKeys {
     skel_hash: Vec<u64>,
     /// Per key: the end of its codes, the end of its repeats, and whether
     /// it is split.
     ends: Vec<(usize, usize, bool)>,
     codes: Vec<u32>,
-    more: Vec<(u32, u32)>,
+    more: Vec<u32>,
     /// Whether ASCII lines are split.
     split: bool,
     /// Scratch for sorting.
@@ -59,7 +60,7 @@ struct LineKeys {
 #[derive(Clone, Copy)]
 enum Codes<'a> {
     Sorted(&'a [u32]),
-    Split(&'a [u32], &'a [(u32, u32)]),
+    Split(&'a [u32], &'a [u32]),
 }
 
 impl Codes<'_> {
@@ -139,7 +140,7 @@ impl LineKeys {
                             self.codes[kept] = code;
                             kept += 1;
                         }
-                        rank => self.more.push((code, u32::from(rank))),
+                        rank => self.more.push((u32::from(rank) << 14) | bit as u32),
                     }
                 }
                 self.codes.truncate(kept);
@@ -265,11 +266,11 @@ fn common_by_merge(x: &[u32], y: &[u32]) -> usize {
     common
 }
 
-/// [`common_by_merge`] of the piece `x` (sorted, with its bit sets) and a
-/// split line: a bit test per first occurrence, independent steps rather
-/// than the merge's chain of dependent ones; a later occurrence of rank r
-/// counts when the piece holds the code r times or more.
-fn common_by_bits(bits: &PieceBits, first: &[u32], more: &[(u32, u32)]) -> usize {
+/// [`common_by_merge`] of a piece (its bit sets) and a split line: a bit
+/// test per first occurrence, independent steps rather than the merge's
+/// chain of dependent ones; a later occurrence of rank r counts when the
+/// piece holds the code r times or more.
+fn common_by_bits(bits: &PieceBits, first: &[u32], more: &[u32]) -> usize {
     let mut common = 0;
     for &code in first {
         common += has(
@@ -277,14 +278,16 @@ fn common_by_bits(bits: &PieceBits, first: &[u32], more: &[(u32, u32)]) -> usize
             ascii_bit(code).expect("split codes are ASCII"),
         );
     }
-    for &(code, rank) in more {
+    for &m in more {
+        let (bit, rank) = ((m & 0x3FFF) as usize, m >> 14);
         common += if rank == 2 {
-            has(
-                &bits.sets[WORDS..],
-                ascii_bit(code).expect("split codes are ASCII"),
-            )
+            has(&bits.sets[WORDS..], bit)
         } else {
-            let held = bits.thrice.iter().find(|t| t.0 == code).map_or(0, |t| t.1);
+            let held = bits
+                .thrice
+                .iter()
+                .find(|t| t.0 as usize == bit)
+                .map_or(0, |t| t.1);
             usize::from(held >= rank)
         };
     }
@@ -333,7 +336,7 @@ struct PieceBits {
     /// The codes held once or more (the first 256 words), twice or more
     /// (the next 256).
     sets: Vec<u64>,
-    /// The codes held three times or more, with their counts, by code.
+    /// The codes held three times or more, as (bit, count), by code.
     thrice: Vec<(u32, u32)>,
 }
 
@@ -350,7 +353,7 @@ impl PieceBits {
                 bits.sets[WORDS + (b >> 6)] |= 1 << (b & 63);
             }
             if run.len() >= 3 {
-                bits.thrice.push((run[0], run.len() as u32));
+                bits.thrice.push((b as u32, run.len() as u32));
             }
         }
         Some(bits)
@@ -1008,16 +1011,16 @@ mod tests {
                 for &c in first {
                     assert_eq!(seen.insert(c, 1), None, "a first occurrence");
                 }
-                for &(c, rank) in more {
+                let mut all = first.to_vec();
+                for &m in more {
+                    let (bit, rank) = (m & 0x3FFF, m >> 14);
+                    let c = ((bit >> 7) << 16) | (bit & 0x7F);
                     let n = seen.get_mut(&c).expect("a repeat after its first");
                     *n += 1;
                     assert_eq!(*n, rank);
+                    all.push(c);
                 }
-                first
-                    .iter()
-                    .copied()
-                    .chain(more.iter().map(|m| m.0))
-                    .collect()
+                all
             }
         };
         all.sort_unstable();
