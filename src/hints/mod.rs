@@ -79,8 +79,19 @@
 //! caller's text plus O(k) for the exact kinds and, for `similar`, at most
 //! [`SIMILAR_LINES_MAX`] line keys of ≤ [`SIMILAR_LINE_CHARS`] 32-bit
 //! bigram codes each (4 MiB in the worst case of all-long lines; tens of KiB
-//! for source code). OLD of more than [`SIMILAR_OLD_LINES_MAX`] lines skips
+//! for source code) and OLD's pieces' bigram bit sets, at most
+//! [`PIECE_BITS_MAX`]. OLD of more than [`SIMILAR_OLD_LINES_MAX`] lines skips
 //! `similar` (truncated).
+//!
+//! The searches are arranged so that none of this costs a pass over the text
+//! it can do without (each shortcut is pinned to the plain computation by a
+//! test): OLD's stable run is searched for once, and while it is rare its
+//! offsets answer whether OLD occurs and which lines the exact kinds anchor
+//! on; an anchor key holding a shorter key whose offsets are all known is
+//! checked at those instead of searched for, and a key's search stops once
+//! its count sorts it after the first key that does not fit; a line key and
+//! a line's score are computed once, an alignment only when its bound can
+//! still win.
 
 use memchr::memmem;
 use serde::Serialize;
@@ -114,6 +125,9 @@ pub const SIMILAR_OLD_LINES_MAX: usize = 1000;
 pub const ANCHOR_KEYS_MAX: usize = 24;
 /// Alignment cells (and line comparisons) `similar` may spend.
 pub const SIMILAR_WORK_MAX: usize = 2_000_000;
+/// `similar` keeps bit sets of OLD's pieces' bigrams (4 KiB a piece, a
+/// faster count of common bigrams) while they take at most this many bytes.
+pub const PIECE_BITS_MAX: usize = 128 << 10;
 /// Bytes of window lines (each line counting one more) the exact kinds may
 /// examine beyond the anchor lines: bounds their time on repetitive files.
 pub const EXACT_WORK_MAX: usize = 16 << 20;

@@ -5,8 +5,8 @@ use memchr::memmem;
 
 use super::exact::{has_border, same_bytes, skeleton_chars};
 use super::{
-    make_hint, Hint, Kind, ANCHOR_KEYS_MAX, ANCHOR_LINES_MAX, MAX_HINTS, SIMILAR_LINES_MAX,
-    SIMILAR_LINE_CHARS, SIMILAR_MIN, SIMILAR_OLD_LINES_MAX, SIMILAR_WORK_MAX,
+    make_hint, Hint, Kind, ANCHOR_KEYS_MAX, ANCHOR_LINES_MAX, MAX_HINTS, PIECE_BITS_MAX,
+    SIMILAR_LINES_MAX, SIMILAR_LINE_CHARS, SIMILAR_MIN, SIMILAR_OLD_LINES_MAX, SIMILAR_WORK_MAX,
 };
 
 fn is_token_char(c: char) -> bool {
@@ -366,10 +366,6 @@ const WORDS: usize = (1 << 14) / 64;
 fn has(set: &[u64], bit: usize) -> usize {
     ((set[bit >> 6] >> (bit & 63)) & 1) as usize
 }
-
-/// Piece bit sets are made while they take at most this many bytes (4 KiB
-/// each: 64 pieces); a longer OLD merges sorted codes.
-const PIECE_BITS_MAX: usize = 256 << 10;
 
 /// The line score as the alignment uses it: 1 when the skeletons are equal
 /// (by hash), else the Dice coefficient of the bigram multisets, and 0 when
