@@ -46,6 +46,7 @@ pub(super) fn exact_windows(
     text: &str,
     pieces: &[&str],
     ends_nl: bool,
+    run_at: Option<&[usize]>,
     truncated: &mut bool,
     work: &mut usize,
 ) -> Vec<Hint> {
@@ -57,10 +58,7 @@ pub(super) fn exact_windows(
     // Fast path: the longest run of characters every kind leaves as they
     // are, found with memmem; only the lines holding it can anchor a window.
     // Zero-width characters in the file could split such a run: full scan.
-    let (run_piece, run) = (0..k)
-        .map(|j| (j, stable_run(pieces[j])))
-        .max_by_key(|(j, r)| (r.len(), usize::MAX - j))
-        .expect("OLD has a piece");
+    let (run_piece, run) = anchor_run(pieces);
     let fast = run.len() >= 3 && !has_zero_width(text);
     // Else the anchor piece is the longest skeleton, which fails fastest.
     let anchor = if fast {
@@ -71,29 +69,59 @@ pub(super) fn exact_windows(
             .expect("OLD has a piece")
     };
     let anchor_part = part(anchor, k, ends_nl);
-    let candidates: Box<dyn Iterator<Item = (usize, usize, usize)>> = if fast {
-        Box::new(lines_holding(text, run))
+    // (line, start, end, whether equal to the line before it here)
+    // `run_at`, when given, holds the run's offsets (searched already).
+    let candidates: Box<dyn Iterator<Item = (usize, usize, usize, bool)>> = if fast {
+        match run_at {
+            Some(at) => Box::new(lines_holding_at(text, at)),
+            None => Box::new(lines_holding(text, run)),
+        }
     } else {
-        Box::new(line_spans(text).enumerate().map(|(i, (s, e))| (i, s, e)))
+        Box::new(
+            line_spans(text)
+                .enumerate()
+                .map(|(i, (s, e))| (i, s, e, false)),
+        )
     };
     let b = text.as_bytes();
     let mut out: Vec<Hint> = Vec::new();
     let mut per_kind = [0usize; 8];
-    let mut skel_buf = String::new();
+    let mut scratch = Scratch::default();
+    // A one-piece OLD is searched for inside its line's skeleton.
+    let inner = memmem::Finder::new(skels[anchor].as_bytes());
+    let mut memo = Memo::new();
     let mut spans: Vec<(usize, usize)> = Vec::with_capacity(k);
     // The piece whose line failed the prefilter last: checked first, so a
     // repetitive file fails each window in one line, not k.
     let mut last_fail = anchor;
-    'scan: for (line, s, e) in candidates {
+    // The anchor prefilter's answer for the line before, when it was asked.
+    let mut last: Option<bool> = None;
+    'scan: for (line, s, e, repeat) in candidates {
         if line < anchor {
+            last = None;
             continue;
         }
         if e - s > LINE_MAX_BYTES {
             *truncated = true;
+            last = None;
             continue;
         }
-        skeleton_into(&text[s..e], &mut skel_buf);
-        if !rel(&skel_buf, &skels[anchor], anchor_part) {
+        let related = match last.filter(|_| repeat).or_else(|| memo.get(b, s, e)) {
+            Some(r) => r,
+            None => {
+                let r = skel_rel(
+                    &text[s..e],
+                    &skels[anchor],
+                    anchor_part,
+                    &inner,
+                    &mut scratch,
+                );
+                memo.put(b, s, e, r);
+                r
+            }
+        };
+        last = Some(related);
+        if !related {
             continue;
         }
         // The window's other lines, walking out from the anchor line.
@@ -140,8 +168,13 @@ pub(super) fn exact_windows(
                 *truncated = true;
                 break 'scan;
             }
-            skeleton_into(&text[ls..le], &mut skel_buf);
-            if !rel(&skel_buf, &skels[j], part(j, k, ends_nl)) {
+            if !skel_rel(
+                &text[ls..le],
+                &skels[j],
+                part(j, k, ends_nl),
+                &inner,
+                &mut scratch,
+            ) {
                 last_fail = j;
                 related = false;
                 break;
@@ -208,25 +241,233 @@ fn stable_run(piece: &str) -> &str {
         .unwrap_or("")
 }
 
-/// (0-based line, start, end) of each line holding `needle`, in order.
+/// (0-based line, start, end, equal to the line before it) of each line
+/// holding `needle` (which holds no newline), in order. The search resumes
+/// at the next line, so each newline is counted once and a line holding
+/// many hits costs one.
 fn lines_holding<'a>(
     text: &'a str,
     needle: &'a str,
-) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+) -> impl Iterator<Item = (usize, usize, usize, bool)> + 'a {
+    let finder = memmem::Finder::new(needle.as_bytes());
     let b = text.as_bytes();
-    let (mut line, mut counted, mut line_end) = (0usize, 0usize, 0usize);
-    let mut first = true;
-    memmem::find_iter(b, needle.as_bytes()).filter_map(move |p| {
-        if !first && p < line_end {
-            return None; // this line was already yielded
+    lines_of(text, move |at| Some(at + finder.find(b.get(at..)?)?))
+}
+
+/// [`lines_holding`] from the needle's offsets, found already (all of its
+/// non-overlapping ones, left to right: a line holds the needle when one
+/// of them is in it).
+fn lines_holding_at<'a>(
+    text: &'a str,
+    offsets: &'a [usize],
+) -> impl Iterator<Item = (usize, usize, usize, bool)> + 'a {
+    let mut next = 0;
+    lines_of(text, move |at| {
+        while offsets.get(next).is_some_and(|&p| p < at) {
+            next += 1;
         }
-        first = false;
-        line += memchr::memchr_iter(b'\n', &b[counted..p]).count();
-        counted = p;
-        let start = memchr::memrchr(b'\n', &b[..p]).map_or(0, |i| i + 1);
-        line_end = memchr::memchr(b'\n', &b[p..]).map_or(b.len(), |i| p + i);
-        Some((line, start, line_end))
+        offsets.get(next).copied()
     })
+}
+
+/// The lines of [`lines_holding`], from `hit(at)`: the first offset at or
+/// after `at` where the needle occurs.
+fn lines_of<'a>(
+    text: &'a str,
+    mut hit: impl FnMut(usize) -> Option<usize> + 'a,
+) -> impl Iterator<Item = (usize, usize, usize, bool)> + 'a {
+    let b = text.as_bytes();
+    // `at` is a line start, `line` its number; `last` the line found last.
+    let (mut at, mut line) = (0usize, 0usize);
+    let mut last: Option<(usize, usize)> = None;
+    std::iter::from_fn(move || {
+        // A line equal to the one before holds the needle too: a file of
+        // repeated lines is walked without searching.
+        if let Some((s, e)) = last {
+            let next_end = at + (e - s);
+            if next_end <= b.len()
+                && b.get(next_end).is_none_or(|&c| c == b'\n')
+                && same_bytes(&b[at..next_end], &b[s..e])
+            {
+                let found = (line, at, next_end, true);
+                last = Some((at, next_end));
+                at = next_end + 1;
+                line += 1;
+                return Some(found);
+            }
+        }
+        if at > b.len() {
+            return None;
+        }
+        let p = hit(at)?;
+        let start = memchr::memrchr(b'\n', &b[at..p]).map_or(at, |i| at + i + 1);
+        line += memchr::memchr_iter(b'\n', &b[at..start]).count();
+        let end = memchr::memchr(b'\n', &b[p..]).map_or(b.len(), |i| p + i);
+        let found = (line, start, end, false);
+        last = Some((start, end));
+        at = end + 1;
+        line += 1;
+        Some(found)
+    })
+}
+
+/// The run [`exact_windows`] anchors on: the longest run of characters no
+/// kind changes in any piece (the first piece's on ties), with its piece.
+pub(super) fn anchor_run<'a>(pieces: &[&'a str]) -> (usize, &'a str) {
+    (0..pieces.len())
+        .map(|j| (j, stable_run(pieces[j])))
+        .max_by_key(|(j, r)| (r.len(), usize::MAX - j))
+        .expect("OLD has a piece")
+}
+
+/// Searched for once ahead, the run's offsets are kept while there are
+/// fewer than this many (then they tell whether OLD occurs, and which lines
+/// anchor, without another pass).
+pub(super) const RUN_OFFSETS_MAX: usize = 512;
+
+/// All non-overlapping offsets of `run`, left to right, when fewer than
+/// [`RUN_OFFSETS_MAX`].
+pub(super) fn run_offsets(text: &str, run: &str) -> Option<Vec<usize>> {
+    let mut at: Vec<usize> = Vec::with_capacity(RUN_OFFSETS_MAX);
+    at.extend(memmem::find_iter(text.as_bytes(), run.as_bytes()).take(RUN_OFFSETS_MAX));
+    (at.len() < RUN_OFFSETS_MAX).then_some(at)
+}
+
+/// Whether `old` occurs in `text`, from all non-overlapping offsets of
+/// `run`, which is `old`'s part at `off`: an occurrence of `old` holds one
+/// of `run` there. A scan skips the occurrences that overlap the one before;
+/// those start within it, so for a run with a border each place up to its
+/// length after a found one is checked too.
+pub(super) fn occurs_around(
+    text: &str,
+    old: &str,
+    run: &str,
+    off: usize,
+    offsets: &[usize],
+) -> bool {
+    let within = if has_border(run.as_bytes()) {
+        run.len()
+    } else {
+        1
+    };
+    offsets.iter().any(|&q| {
+        (q..q + within).any(|p| {
+            p.checked_sub(off)
+                .is_some_and(|s| text.as_bytes()[s..].starts_with(old.as_bytes()))
+        })
+    })
+}
+
+/// Whether a proper prefix of `s` is also its suffix (then two of its
+/// occurrences may overlap, and a non-overlapping scan misses some).
+pub(super) fn has_border(s: &[u8]) -> bool {
+    (1..s.len()).any(|l| s[..l] == s[s.len() - l..])
+}
+
+/// Scratch buffers for [`skel_rel`].
+#[derive(Default)]
+struct Scratch {
+    bytes: Vec<u8>,
+    text: String,
+}
+
+/// The whitespace a skeleton drops, in ASCII (VT too, as
+/// `char::is_whitespace` and [`skeleton_into`] do).
+fn is_ascii_skel_space(b: u8) -> bool {
+    b.is_ascii_whitespace() || b == 0x0b
+}
+
+/// `rel(&skeleton(line), skel, p)`, without building the skeleton of an
+/// ASCII line unless `p` is `Inner` (then `inner` is `skel`'s finder): the
+/// comparison stops at the first difference. Byte comparisons of valid
+/// UTF-8 answer as the `str` ones do.
+fn skel_rel(
+    line: &str,
+    skel: &str,
+    p: Part,
+    inner: &memmem::Finder,
+    scratch: &mut Scratch,
+) -> bool {
+    if !line.is_ascii() {
+        skeleton_into(line, &mut scratch.text);
+        return rel(&scratch.text, skel, p);
+    }
+    let (l, s) = (line.as_bytes(), skel.as_bytes());
+    let kept = |b: &&u8| !is_ascii_skel_space(**b);
+    match p {
+        Part::Whole => l.iter().filter(kept).eq(s.iter()),
+        Part::Prefix => {
+            let mut it = l.iter().filter(kept);
+            s.iter().all(|c| it.next() == Some(c))
+        }
+        Part::Suffix => {
+            let mut it = l.iter().rev().filter(kept);
+            s.iter().rev().all(|c| it.next() == Some(c))
+        }
+        Part::Inner => {
+            scratch.bytes.clear();
+            scratch
+                .bytes
+                .extend(l.iter().copied().filter(|&b| !is_ascii_skel_space(b)));
+            inner.find(&scratch.bytes).is_some()
+        }
+    }
+}
+
+/// The anchor prefilter's answers by line content: in a repetitive file
+/// each distinct line is checked once. A small direct-mapped cache; a hit
+/// is verified against the remembered line's bytes.
+struct Memo {
+    /// (start, end, answer) of a line of the text; start > end: empty.
+    slots: Vec<(usize, usize, bool)>,
+}
+
+impl Memo {
+    const SLOTS: usize = 64;
+
+    fn new() -> Memo {
+        Memo {
+            slots: vec![(1, 0, false); Memo::SLOTS],
+        }
+    }
+
+    fn slot(line: &[u8]) -> usize {
+        let n = line.len();
+        let word = |at: usize| u64::from_le_bytes(line[at..at + 8].try_into().expect("8 bytes"));
+        let (head, tail) = if n >= 8 {
+            (word(0), word(n - 8))
+        } else {
+            (line.iter().fold(0u64, |h, &b| (h << 8) | u64::from(b)), 0)
+        };
+        let h = (n as u64)
+            ^ head.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ tail.wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+        (h.wrapping_mul(0x1656_67B1_9E37_79F9) >> 58) as usize % Memo::SLOTS
+    }
+
+    fn get(&self, b: &[u8], s: usize, e: usize) -> Option<bool> {
+        let line = &b[s..e];
+        let (ms, me, answer) = self.slots[Memo::slot(line)];
+        (ms <= me && same_bytes(&b[ms..me], line)).then_some(answer)
+    }
+
+    fn put(&mut self, b: &[u8], s: usize, e: usize, answer: bool) {
+        self.slots[Memo::slot(&b[s..e])] = (s, e, answer);
+    }
+}
+
+/// `a == b`, eight bytes at a time (the static binary's `memcmp` goes
+/// byte by byte).
+pub(super) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let (x, y) = (a.chunks_exact(8), b.chunks_exact(8));
+    x.remainder().iter().zip(y.remainder()).all(|(p, q)| p == q)
+        && x.zip(y).all(|(x, y)| {
+            u64::from_ne_bytes(x.try_into().expect("8 bytes"))
+                == u64::from_ne_bytes(y.try_into().expect("8 bytes"))
+        })
 }
 
 /// Byte spans of the lines of `text` (without their newlines).
@@ -479,6 +720,104 @@ mod tests {
     use super::*;
     use crate::hints::find;
     use crate::hints::tests::{expect, kinds, RS};
+    use proptest::prelude::*;
+
+    fn line_of(chars: &'static [char]) -> impl Strategy<Value = String> {
+        proptest::collection::vec(proptest::sample::select(chars), 0..12)
+            .prop_map(|v| v.into_iter().collect())
+    }
+
+    const CHARS: &[char] = &[
+        'a', 'b', ' ', '\t', '\x0b', '.', '\u{2019}', '\u{200b}', '\u{a0}',
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+        #[test]
+        fn lines_holding_equals_the_lines_that_contain(
+            pool in proptest::collection::vec(line_of(&['a', 'b', 'c', ' ']), 1..4),
+            picks in proptest::collection::vec(0usize..4, 0..40),
+            needle in "[abc]{1,3}",
+        ) {
+            // Few distinct lines, often repeated back to back.
+            let lines: Vec<&str> = picks.iter().map(|&i| pool[i % pool.len()].as_str()).collect();
+            let text = lines.join("\n");
+            let mut want = Vec::new();
+            let mut start = 0;
+            for (i, l) in text.split('\n').enumerate() {
+                if l.contains(needle.as_str()) {
+                    want.push((i, start, start + l.len()));
+                }
+                start += l.len() + 1;
+            }
+            let got: Vec<(usize, usize, usize, bool)> = lines_holding(&text, &needle).collect();
+            let spans: Vec<(usize, usize, usize)> = got.iter().map(|g| (g.0, g.1, g.2)).collect();
+            prop_assert_eq!(spans, want);
+            // A line said to repeat the one before it does.
+            for pair in got.windows(2) {
+                if pair[1].3 {
+                    prop_assert_eq!(pair[1].0, pair[0].0 + 1);
+                    prop_assert_eq!(&text[pair[1].1..pair[1].2], &text[pair[0].1..pair[0].2]);
+                }
+            }
+        }
+
+        #[test]
+        fn offsets_of_the_run_tell_where_lines_and_old_are(
+            text in "[ab\n]{0,300}",
+            old in "[ab\n]{1,12}",
+        ) {
+            // Short alphabets: runs with borders (aba, aaa) overlap often.
+            let (pieces, _) = crate::hints::split_pieces(&old);
+            let (_, run) = anchor_run(&pieces);
+            prop_assume!(!run.is_empty());
+            let at: Vec<usize> = memmem::find_iter(text.as_bytes(), run.as_bytes()).collect();
+            let off = run.as_ptr() as usize - old.as_ptr() as usize;
+            prop_assert_eq!(
+                occurs_around(&text, &old, run, off, &at),
+                memmem::find(text.as_bytes(), old.as_bytes()).is_some()
+            );
+            let from_offsets: Vec<_> = lines_holding_at(&text, &at).collect();
+            let searched: Vec<_> = lines_holding(&text, run).collect();
+            prop_assert_eq!(from_offsets, searched);
+        }
+
+        #[test]
+        fn skel_rel_equals_rel_of_the_skeleton(line in line_of(CHARS), piece in line_of(CHARS)) {
+            let skel = skeleton(&piece);
+            let inner = memmem::Finder::new(skel.as_bytes());
+            let mut scratch = Scratch::default();
+            for p in [Part::Whole, Part::Suffix, Part::Prefix, Part::Inner] {
+                prop_assert_eq!(
+                    skel_rel(&line, &skel, p, &inner, &mut scratch),
+                    rel(&skeleton(&line), &skel, p),
+                    "{:?}", p
+                );
+            }
+        }
+
+        #[test]
+        fn memo_answers_only_for_the_same_line(
+            lines in proptest::collection::vec(line_of(&['a', 'b', ' ']), 1..200),
+        ) {
+            let text = lines.join("\n");
+            let b = text.as_bytes();
+            let mut memo = Memo::new();
+            let mut start = 0;
+            for l in &lines {
+                let (s, e) = (start, start + l.len());
+                // The answer is a function of the content, as the real one is.
+                let answer = l.len() % 2 == 0;
+                if let Some(got) = memo.get(b, s, e) {
+                    prop_assert_eq!(got, answer, "{:?}", l);
+                } else {
+                    memo.put(b, s, e, answer);
+                }
+                start = e + 1;
+            }
+        }
+    }
 
     #[test]
     fn already_applied() {
@@ -704,7 +1043,7 @@ mod tests {
         let old = format!("{}abcdeX", "abcdef \n".repeat(2000));
         let (pieces, ends_nl) = crate::hints::split_pieces(&old);
         let (mut truncated, mut work) = (false, 0usize);
-        let out = exact_windows(&t, &pieces, ends_nl, &mut truncated, &mut work);
+        let out = exact_windows(&t, &pieces, ends_nl, None, &mut truncated, &mut work);
         assert!(out.is_empty());
         assert!(truncated);
         assert!(work <= EXACT_WORK_MAX + LINE_MAX_BYTES + 1, "{work}");
@@ -714,7 +1053,7 @@ mod tests {
         let old = format!("{}abcdeX", "abcdef \n".repeat(100));
         let (pieces, ends_nl) = crate::hints::split_pieces(&old);
         let (mut truncated, mut work) = (false, 0usize);
-        exact_windows(&t, &pieces, ends_nl, &mut truncated, &mut work);
+        exact_windows(&t, &pieces, ends_nl, None, &mut truncated, &mut work);
         assert!(work <= EXACT_WORK_MAX + LINE_MAX_BYTES + 1, "{work}");
     }
 

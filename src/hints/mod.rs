@@ -79,8 +79,19 @@
 //! caller's text plus O(k) for the exact kinds and, for `similar`, at most
 //! [`SIMILAR_LINES_MAX`] line keys of ≤ [`SIMILAR_LINE_CHARS`] 32-bit
 //! bigram codes each (4 MiB in the worst case of all-long lines; tens of KiB
-//! for source code). OLD of more than [`SIMILAR_OLD_LINES_MAX`] lines skips
+//! for source code) and OLD's pieces' bigram bit sets, at most
+//! [`PIECE_BITS_MAX`]. OLD of more than [`SIMILAR_OLD_LINES_MAX`] lines skips
 //! `similar` (truncated).
+//!
+//! The searches are arranged so that none of this costs a pass over the text
+//! it can do without (each shortcut is pinned to the plain computation by a
+//! test): OLD's stable run is searched for once, and while it is rare its
+//! offsets answer whether OLD occurs and which lines the exact kinds anchor
+//! on; an anchor key holding a shorter key whose offsets are all known is
+//! checked at those instead of searched for, and a key's search stops once
+//! its count sorts it after the first key that does not fit; a line key and
+//! a line's score are computed once, an alignment only when its bound can
+//! still win.
 
 use memchr::memmem;
 use serde::Serialize;
@@ -89,7 +100,7 @@ mod exact;
 mod keys;
 mod similar;
 
-use exact::{exact_windows, unescape};
+use exact::{anchor_run, exact_windows, occurs_around, run_offsets, unescape};
 pub use keys::{hint_keys_for_bytes, occurrence_lines, TEXT_MAX};
 pub(crate) use keys::{multiple_keys, not_found_keys};
 use similar::similar;
@@ -114,6 +125,9 @@ pub const SIMILAR_OLD_LINES_MAX: usize = 1000;
 pub const ANCHOR_KEYS_MAX: usize = 24;
 /// Alignment cells (and line comparisons) `similar` may spend.
 pub const SIMILAR_WORK_MAX: usize = 2_000_000;
+/// `similar` keeps bit sets of OLD's pieces' bigrams (4 KiB a piece, a
+/// faster count of common bigrams) while they take at most this many bytes.
+pub const PIECE_BITS_MAX: usize = 128 << 10;
 /// Bytes of window lines (each line counting one more) the exact kinds may
 /// examine beyond the anchor lines: bounds their time on repetitive files.
 pub const EXACT_WORK_MAX: usize = 16 << 20;
@@ -228,7 +242,29 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
             None => "",
         };
     }
-    if old.is_empty() || memmem::find(text.as_bytes(), old.as_bytes()).is_some() {
+    if old.is_empty() {
+        return Hints {
+            hints: Vec::new(),
+            truncated,
+        };
+    }
+    let (pieces, ends_nl) = split_pieces(old);
+    // The exact kinds' anchor run, searched for once: its offsets also
+    // say whether OLD occurs, when they are few.
+    let (_, run) = anchor_run(&pieces);
+    let run_at = (run.len() >= 3).then(|| run_offsets(text, run)).flatten();
+    let occurs = match &run_at {
+        // `run` is a part of `old`: its offset is the pointers' distance.
+        Some(at) => occurs_around(
+            text,
+            old,
+            run,
+            run.as_ptr() as usize - old.as_ptr() as usize,
+            at,
+        ),
+        None => memmem::find(text.as_bytes(), old.as_bytes()).is_some(),
+    };
+    if occurs {
         return Hints {
             hints: Vec::new(),
             truncated,
@@ -243,8 +279,14 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
             push(&mut found, span_hint(text, p, new, Kind::AlreadyApplied));
         }
     }
-    let (pieces, ends_nl) = split_pieces(old);
-    let mut by_kind = exact_windows(text, &pieces, ends_nl, &mut truncated, &mut 0);
+    let mut by_kind = exact_windows(
+        text,
+        &pieces,
+        ends_nl,
+        run_at.as_deref(),
+        &mut truncated,
+        &mut 0,
+    );
     by_kind.sort_by_key(|h| (h.kind, h.line));
     for h in by_kind {
         push(&mut found, h);
