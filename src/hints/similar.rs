@@ -441,11 +441,19 @@ fn chosen_within(
     counts: impl Iterator<Item = (usize, usize)>,
     max: usize,
 ) -> (Vec<usize>, Option<(usize, usize)>) {
-    let mut order: Vec<(usize, usize)> = counts.map(|(n, c)| (c, n)).collect();
-    order.sort_unstable();
+    let mut order: Vec<(usize, usize)> = Vec::new();
+    for (n, c) in counts {
+        insert_sorted(&mut order, (c, n));
+    }
     let mut keys = Vec::new();
     let misfit = walk_chosen(&order, max, |n| keys.push(n));
     (keys, misfit)
+}
+
+/// Inserts `x` into the sorted `v` (a few dozen keys: no sort needed).
+fn insert_sorted(v: &mut Vec<(usize, usize)>, x: (usize, usize)) {
+    let at = v.partition_point(|&y| y < x);
+    v.insert(at, x);
 }
 
 /// [`chosen_within`] over (count, key) pairs already in order: calls
@@ -495,14 +503,16 @@ fn key_offsets(
     let mut flat: Vec<usize> = Vec::with_capacity(n * cap);
     let mut ranges = vec![0..0; n];
     // Shorter keys first: they are the ones longer keys hold.
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| (keys[i].len(), i));
+    let mut order: Vec<(usize, usize)> = Vec::with_capacity(n);
+    for (i, k) in keys.iter().enumerate() {
+        insert_sorted(&mut order, (k.len(), i));
+    }
     // The keys whose offsets are all known (up to `cap`), with their
     // counts; and of those, the ones whose scan reached the end.
     // (count, key), kept in order.
     let mut known: Vec<(usize, usize)> = Vec::with_capacity(n);
     let mut complete: Vec<usize> = Vec::new();
-    for i in order {
+    for (_, i) in order {
         let key = keys[i];
         // Past this many, the key sorts after the first that does not fit.
         let stop = match walk_chosen(&known, max, |_| {}) {
@@ -535,8 +545,7 @@ fn key_offsets(
         ranges[i] = from..flat.len();
         let count = flat.len() - from;
         if count < stop || stop == cap {
-            let at = known.partition_point(|&k| k < (count, i));
-            known.insert(at, (count, i));
+            insert_sorted(&mut known, (count, i));
             if count < stop {
                 complete.push(i);
             }
@@ -618,28 +627,23 @@ fn similar_pruned(
     }
     // OLD's anchor keys, each with the pieces of OLD holding it; the
     // longest first (they tend to be the rarest), at most ANCHOR_KEYS_MAX.
-    // (All (key, piece) pairs in that order, deduplicated: each key's
-    // pieces are a run of them, in piece order.)
-    let mut pairs: Vec<(&str, usize)> = pieces
-        .iter()
-        .enumerate()
-        .flat_map(|(j, p)| anchor_keys(p).map(move |key| (key, j)))
-        .collect();
-    pairs.sort_unstable_by(|x, y| {
-        (y.0.len().cmp(&x.0.len()))
-            .then(x.0.cmp(y.0))
-            .then(x.1.cmp(&y.1))
-    });
-    pairs.dedup();
-    let pieces_of: Vec<usize> = pairs.iter().map(|p| p.1).collect();
-    let mut keys_of_old: Vec<(&str, std::ops::Range<usize>)> = Vec::with_capacity(ANCHOR_KEYS_MAX);
-    for (i, &(key, _)) in pairs.iter().enumerate() {
-        if let Some(last) = keys_of_old.last_mut().filter(|last| last.0 == key) {
-            last.1.end = i + 1;
-        } else if keys_of_old.len() == ANCHOR_KEYS_MAX {
-            break;
-        } else {
-            keys_of_old.push((key, i..i + 1));
+    // Kept in that order while reading the pieces: a key pushed out by
+    // longer ones never comes back, so each kept key was kept from its first
+    // piece on.
+    let mut keys_of_old: Vec<(&str, Vec<usize>)> = Vec::with_capacity(ANCHOR_KEYS_MAX + 1);
+    for (j, p) in pieces.iter().enumerate() {
+        for key in anchor_keys(p) {
+            if let Some((_, js)) = keys_of_old.iter_mut().find(|(k, _)| *k == key) {
+                if js.last() != Some(&j) {
+                    js.push(j);
+                }
+                continue;
+            }
+            let at = keys_of_old.partition_point(|(k, _)| (key.len(), *k) < (k.len(), key));
+            if at < ANCHOR_KEYS_MAX {
+                keys_of_old.insert(at, (key, vec![j]));
+                keys_of_old.truncate(ANCHOR_KEYS_MAX);
+            }
         }
     }
     // Where each occurs (as a substring), counting no further than a key
@@ -654,7 +658,7 @@ fn similar_pruned(
         if at.len() > ANCHOR_LINES_MAX {
             *truncated = true;
         }
-        let js = &pieces_of[keys_of_old[n].1.clone()];
+        let js = keys_of_old[n].1.as_slice();
         anchors.extend(at.iter().take(ANCHOR_LINES_MAX).map(|&o| (o, js)));
     }
     anchors.sort_unstable_by_key(|a| a.0);
@@ -815,7 +819,9 @@ fn similar_pruned(
             .filter_map(|ds| Some((ds, usize::try_from(b + ds).ok()?)));
         let sizes = k.saturating_sub(SIZE).max(1)..=k + SIZE;
         let cost = |w: usize| k * (2 * (BAND + w.abs_diff(k)) + 1);
-        if prune {
+        // (The plain loop is the tests' reference; the helper has only the
+        // pruned one.)
+        if prune || !cfg!(test) {
             // Charged up front what the windows one by one would charge (if
             // that passes the bound, the base is cut as it would be midway:
             // nothing of it kept).
