@@ -489,19 +489,25 @@ fn walk_chosen(
 /// - once the keys known so far have a first key that does not fit (see
 ///   [`chosen`]), a key whose count would sort it after that one cannot
 ///   anchor (keys found later only add before it), so its scan stops at
-///   that count instead of at `cap`.
+///   that count instead of at `cap`; and it is not scanned at all when it
+///   lies inside `floor`, a string with at least that many non-overlapping
+///   occurrences (each holds one of the key's, and those do not overlap
+///   either): its count is then given as that many, with no offsets.
 ///
 /// So [`chosen`] picks the same keys with the same offsets as from one
-/// full scan per key (a property test holds them equal).
+/// full scan per key (a property test holds them equal). Returns the
+/// offsets, each key's range of them, and each key's count.
 fn key_offsets(
     b: &[u8],
     keys: &[&[u8]],
     cap: usize,
     max: usize,
-) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
+    floor: Option<(&[u8], usize)>,
+) -> (Vec<usize>, Vec<std::ops::Range<usize>>, Vec<usize>) {
     let n = keys.len();
     let mut flat: Vec<usize> = Vec::with_capacity(n * cap);
     let mut ranges = vec![0..0; n];
+    let mut counts = vec![0; n];
     // Shorter keys first: they are the ones longer keys hold.
     let mut order: Vec<(usize, usize)> = Vec::with_capacity(n);
     for (i, k) in keys.iter().enumerate() {
@@ -520,6 +526,15 @@ fn key_offsets(
             None => cap,
         };
         let from = flat.len();
+        if stop < cap {
+            if let Some((outer, at_least)) = floor {
+                if at_least >= stop && memmem::find(outer, key).is_some() {
+                    ranges[i] = from..from;
+                    counts[i] = stop;
+                    continue;
+                }
+            }
+        }
         // The known key inside this one with the fewest occurrences.
         let inner = complete
             .iter()
@@ -544,6 +559,7 @@ fn key_offsets(
         }
         ranges[i] = from..flat.len();
         let count = flat.len() - from;
+        counts[i] = count;
         if count < stop || stop == cap {
             insert_sorted(&mut known, (count, i));
             if count < stop {
@@ -551,7 +567,7 @@ fn key_offsets(
             }
         }
     }
-    (flat, ranges)
+    (flat, ranges, counts)
 }
 
 /// Appends `p` when `key` occurs there, does not overlap the last offset
@@ -602,13 +618,16 @@ const SIZE: usize = 2;
 /// Half-width of the alignment band beyond |w−k|.
 const BAND: usize = 3;
 
+/// `run`, when given, is a part of OLD with at least that many
+/// non-overlapping occurrences in `text` (found already).
 pub(super) fn similar(
     text: &str,
     pieces: &[&str],
     ends_nl: bool,
+    run: Option<(&str, usize)>,
     truncated: &mut bool,
 ) -> Vec<Hint> {
-    similar_pruned(text, pieces, ends_nl, truncated, true)
+    similar_pruned(text, pieces, ends_nl, run, truncated, true)
 }
 
 /// [`similar`]; `prune` skips the alignments that cannot win, trying the
@@ -617,6 +636,7 @@ fn similar_pruned(
     text: &str,
     pieces: &[&str],
     ends_nl: bool,
+    run: Option<(&str, usize)>,
     truncated: &mut bool,
     prune: bool,
 ) -> Vec<Hint> {
@@ -650,10 +670,11 @@ fn similar_pruned(
     // that is too common to anchor: memmem is far cheaper than tokenizing.
     let b = text.as_bytes();
     let key_bytes: Vec<&[u8]> = keys_of_old.iter().map(|(key, _)| key.as_bytes()).collect();
-    let (offsets, ranges) = key_offsets(b, &key_bytes, ANCHOR_LINES_MAX + 1, ANCHOR_LINES_MAX);
-    let counts = ranges.iter().map(|r| r.len()).enumerate();
+    let floor = run.map(|(r, at_least)| (r.as_bytes(), at_least));
+    let (offsets, ranges, counts) =
+        key_offsets(b, &key_bytes, ANCHOR_LINES_MAX + 1, ANCHOR_LINES_MAX, floor);
     let mut anchors: Vec<(usize, &[usize])> = Vec::with_capacity(ANCHOR_LINES_MAX);
-    for n in chosen(counts).0 {
+    for n in chosen(counts.into_iter().enumerate()).0 {
         let at = &offsets[ranges[n].clone()];
         if at.len() > ANCHOR_LINES_MAX {
             *truncated = true;
@@ -1123,13 +1144,19 @@ mod tests {
             keys in proptest::collection::vec("[ab_1]{1,6}", 1..10),
             cap in 1usize..40,
             max in 1usize..60,
+            floor in any::<bool>(),
         ) {
             // Keys holding one another, some with borders (aba, aaa).
             let mut keys = keys;
             let extra: Vec<String> = keys.iter().map(|k| format!("{k}{k}b")).collect();
             keys.extend(extra);
             let key_bytes: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
-            let (flat, ranges) = key_offsets(text.as_bytes(), &key_bytes, cap, max);
+            // A string holding some keys (one of the longer ones), with its
+            // count as their floor.
+            let outer = keys[keys.len() - 1].clone();
+            let at_least = memmem::find_iter(text.as_bytes(), outer.as_bytes()).count();
+            let floor = floor.then_some((outer.as_bytes(), at_least));
+            let (flat, ranges, counts) = key_offsets(text.as_bytes(), &key_bytes, cap, max, floor);
             let scans: Vec<Vec<usize>> = keys
                 .iter()
                 .map(|k| memmem::find_iter(text.as_bytes(), k.as_bytes()).take(cap).collect())
@@ -1139,7 +1166,7 @@ mod tests {
                 prop_assert!(scan.starts_with(&flat[r.clone()]));
             }
             // The same keys anchor, with all their offsets.
-            let fast = chosen_within(ranges.iter().map(|r| r.len()).enumerate(), max).0;
+            let fast = chosen_within(counts.iter().copied().enumerate(), max).0;
             let full = chosen_within(scans.iter().map(|s| s.len()).enumerate(), max).0;
             prop_assert_eq!(&fast, &full);
             for i in fast {
@@ -1162,8 +1189,8 @@ mod tests {
             old[0].push_str(&edit);
             let pieces: Vec<&str> = old.iter().map(String::as_str).collect();
             let (mut t1, mut t2) = (false, false);
-            let pruned = similar_pruned(&text, &pieces, false, &mut t1, true);
-            let full = similar_pruned(&text, &pieces, false, &mut t2, false);
+            let pruned = similar_pruned(&text, &pieces, false, None, &mut t1, true);
+            let full = similar_pruned(&text, &pieces, false, None, &mut t2, false);
             prop_assert_eq!(pruned, full);
             prop_assert_eq!(t1, t2);
         }
@@ -1233,8 +1260,8 @@ mod tests {
             .collect();
         let pieces: Vec<&str> = old.iter().map(String::as_str).collect();
         let (mut t1, mut t2) = (false, false);
-        let pruned = similar_pruned(&text, &pieces, false, &mut t1, true);
-        let full = similar_pruned(&text, &pieces, false, &mut t2, false);
+        let pruned = similar_pruned(&text, &pieces, false, None, &mut t1, true);
+        let full = similar_pruned(&text, &pieces, false, None, &mut t2, false);
         assert!(t2, "the work bound is reached");
         assert_eq!((pruned, t1), (full, t2));
     }
