@@ -142,9 +142,9 @@ fn read_without_cr(file: BorrowedFd<'_>) -> Option<(String, bool)> {
 /// Asks the kernel to provide the pages of `buf`'s spare capacity now, in
 /// one call, rather than one page fault per 4 KiB as the read fills them:
 /// about a third of the time of re-reading a 1 MiB file into a fresh
-/// buffer. Only whole pages inside the allocation are named; on kernels
-/// before 5.14 (no MADV_POPULATE_WRITE) the call fails and the pages fault
-/// in as before.
+/// buffer. Only whole 4 KiB pages inside the allocation are named; where
+/// the call fails (kernels before 5.14 have no MADV_POPULATE_WRITE; larger
+/// pages make the range misaligned) the pages fault in as before.
 fn prefault(buf: &mut Vec<u8>) {
     const PAGE: usize = 4096;
     let spare = buf.spare_capacity_mut();

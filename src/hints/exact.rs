@@ -251,7 +251,10 @@ fn lines_holding<'a>(
 ) -> impl Iterator<Item = (usize, usize, usize, bool)> + 'a {
     let finder = memmem::Finder::new(needle.as_bytes());
     let b = text.as_bytes();
-    lines_of(text, move |at| Some(at + finder.find(b.get(at..)?)?))
+    lines_of(
+        text,
+        Box::new(move |at| Some(at + finder.find(b.get(at..)?)?)),
+    )
 }
 
 /// [`lines_holding`] from the needle's offsets, found already (all of its
@@ -262,19 +265,22 @@ fn lines_holding_at<'a>(
     offsets: &'a [usize],
 ) -> impl Iterator<Item = (usize, usize, usize, bool)> + 'a {
     let mut next = 0;
-    lines_of(text, move |at| {
-        while offsets.get(next).is_some_and(|&p| p < at) {
-            next += 1;
-        }
-        offsets.get(next).copied()
-    })
+    lines_of(
+        text,
+        Box::new(move |at| {
+            while offsets.get(next).is_some_and(|&p| p < at) {
+                next += 1;
+            }
+            offsets.get(next).copied()
+        }),
+    )
 }
 
 /// The lines of [`lines_holding`], from `hit(at)`: the first offset at or
-/// after `at` where the needle occurs.
+/// after `at` where the needle occurs (boxed: one copy of this code).
 fn lines_of<'a>(
     text: &'a str,
-    mut hit: impl FnMut(usize) -> Option<usize> + 'a,
+    mut hit: Box<dyn FnMut(usize) -> Option<usize> + 'a>,
 ) -> impl Iterator<Item = (usize, usize, usize, bool)> + 'a {
     let b = text.as_bytes();
     // `at` is a line start, `line` its number; `last` the line found last.

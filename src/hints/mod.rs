@@ -100,7 +100,7 @@ mod exact;
 mod keys;
 mod similar;
 
-use exact::{anchor_run, exact_windows, occurs_around, run_offsets, unescape};
+use exact::{anchor_run, exact_windows, occurs_around, run_offsets, unescape, RUN_OFFSETS_MAX};
 pub use keys::{hint_keys_for_bytes, occurrence_lines, TEXT_MAX};
 pub(crate) use keys::{multiple_keys, not_found_keys};
 use similar::similar;
@@ -303,7 +303,13 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
         if text.len() > FULL_HINTS_MAX_BYTES {
             truncated = true;
         } else {
-            for h in similar(text, &pieces, ends_nl, &mut truncated) {
+            // The run's offsets, or RUN_OFFSETS_MAX of them, are a floor
+            // for the count of every key inside it.
+            let floor = (run.len() >= 3).then(|| {
+                let at_least = run_at.as_ref().map_or(RUN_OFFSETS_MAX, Vec::len);
+                (run, at_least)
+            });
+            for h in similar(text, &pieces, ends_nl, floor, &mut truncated) {
                 push(&mut found, h);
             }
         }

@@ -441,11 +441,19 @@ fn chosen_within(
     counts: impl Iterator<Item = (usize, usize)>,
     max: usize,
 ) -> (Vec<usize>, Option<(usize, usize)>) {
-    let mut order: Vec<(usize, usize)> = counts.map(|(n, c)| (c, n)).collect();
-    order.sort_unstable();
+    let mut order: Vec<(usize, usize)> = Vec::new();
+    for (n, c) in counts {
+        insert_sorted(&mut order, (c, n));
+    }
     let mut keys = Vec::new();
     let misfit = walk_chosen(&order, max, |n| keys.push(n));
     (keys, misfit)
+}
+
+/// Inserts `x` into the sorted `v` (a few dozen keys: no sort needed).
+fn insert_sorted(v: &mut Vec<(usize, usize)>, x: (usize, usize)) {
+    let at = v.partition_point(|&y| y < x);
+    v.insert(at, x);
 }
 
 /// [`chosen_within`] over (count, key) pairs already in order: calls
@@ -481,28 +489,36 @@ fn walk_chosen(
 /// - once the keys known so far have a first key that does not fit (see
 ///   [`chosen`]), a key whose count would sort it after that one cannot
 ///   anchor (keys found later only add before it), so its scan stops at
-///   that count instead of at `cap`.
+///   that count instead of at `cap`; and it is not scanned at all when it
+///   lies inside `floor`, a string with at least that many non-overlapping
+///   occurrences (each holds one of the key's, and those do not overlap
+///   either): its count is then given as that many, with no offsets.
 ///
 /// So [`chosen`] picks the same keys with the same offsets as from one
-/// full scan per key (a property test holds them equal).
+/// full scan per key (a property test holds them equal). Returns the
+/// offsets, each key's range of them, and each key's count.
 fn key_offsets(
     b: &[u8],
     keys: &[&[u8]],
     cap: usize,
     max: usize,
-) -> (Vec<usize>, Vec<std::ops::Range<usize>>) {
+    floor: Option<(&[u8], usize)>,
+) -> (Vec<usize>, Vec<std::ops::Range<usize>>, Vec<usize>) {
     let n = keys.len();
     let mut flat: Vec<usize> = Vec::with_capacity(n * cap);
     let mut ranges = vec![0..0; n];
+    let mut counts = vec![0; n];
     // Shorter keys first: they are the ones longer keys hold.
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| (keys[i].len(), i));
+    let mut order: Vec<(usize, usize)> = Vec::with_capacity(n);
+    for (i, k) in keys.iter().enumerate() {
+        insert_sorted(&mut order, (k.len(), i));
+    }
     // The keys whose offsets are all known (up to `cap`), with their
     // counts; and of those, the ones whose scan reached the end.
     // (count, key), kept in order.
     let mut known: Vec<(usize, usize)> = Vec::with_capacity(n);
     let mut complete: Vec<usize> = Vec::new();
-    for i in order {
+    for (_, i) in order {
         let key = keys[i];
         // Past this many, the key sorts after the first that does not fit.
         let stop = match walk_chosen(&known, max, |_| {}) {
@@ -510,6 +526,15 @@ fn key_offsets(
             None => cap,
         };
         let from = flat.len();
+        if stop < cap {
+            if let Some((outer, at_least)) = floor {
+                if at_least >= stop && memmem::find(outer, key).is_some() {
+                    ranges[i] = from..from;
+                    counts[i] = stop;
+                    continue;
+                }
+            }
+        }
         // The known key inside this one with the fewest occurrences.
         let inner = complete
             .iter()
@@ -534,15 +559,15 @@ fn key_offsets(
         }
         ranges[i] = from..flat.len();
         let count = flat.len() - from;
+        counts[i] = count;
         if count < stop || stop == cap {
-            let at = known.partition_point(|&k| k < (count, i));
-            known.insert(at, (count, i));
+            insert_sorted(&mut known, (count, i));
             if count < stop {
                 complete.push(i);
             }
         }
     }
-    (flat, ranges)
+    (flat, ranges, counts)
 }
 
 /// Appends `p` when `key` occurs there, does not overlap the last offset
@@ -593,13 +618,16 @@ const SIZE: usize = 2;
 /// Half-width of the alignment band beyond |w−k|.
 const BAND: usize = 3;
 
+/// `run`, when given, is a part of OLD with at least that many
+/// non-overlapping occurrences in `text` (found already).
 pub(super) fn similar(
     text: &str,
     pieces: &[&str],
     ends_nl: bool,
+    run: Option<(&str, usize)>,
     truncated: &mut bool,
 ) -> Vec<Hint> {
-    similar_pruned(text, pieces, ends_nl, truncated, true)
+    similar_pruned(text, pieces, ends_nl, run, truncated, true)
 }
 
 /// [`similar`]; `prune` skips the alignments that cannot win, trying the
@@ -608,6 +636,7 @@ fn similar_pruned(
     text: &str,
     pieces: &[&str],
     ends_nl: bool,
+    run: Option<(&str, usize)>,
     truncated: &mut bool,
     prune: bool,
 ) -> Vec<Hint> {
@@ -618,43 +647,39 @@ fn similar_pruned(
     }
     // OLD's anchor keys, each with the pieces of OLD holding it; the
     // longest first (they tend to be the rarest), at most ANCHOR_KEYS_MAX.
-    // (All (key, piece) pairs in that order, deduplicated: each key's
-    // pieces are a run of them, in piece order.)
-    let mut pairs: Vec<(&str, usize)> = pieces
-        .iter()
-        .enumerate()
-        .flat_map(|(j, p)| anchor_keys(p).map(move |key| (key, j)))
-        .collect();
-    pairs.sort_unstable_by(|x, y| {
-        (y.0.len().cmp(&x.0.len()))
-            .then(x.0.cmp(y.0))
-            .then(x.1.cmp(&y.1))
-    });
-    pairs.dedup();
-    let pieces_of: Vec<usize> = pairs.iter().map(|p| p.1).collect();
-    let mut keys_of_old: Vec<(&str, std::ops::Range<usize>)> = Vec::with_capacity(ANCHOR_KEYS_MAX);
-    for (i, &(key, _)) in pairs.iter().enumerate() {
-        if let Some(last) = keys_of_old.last_mut().filter(|last| last.0 == key) {
-            last.1.end = i + 1;
-        } else if keys_of_old.len() == ANCHOR_KEYS_MAX {
-            break;
-        } else {
-            keys_of_old.push((key, i..i + 1));
+    // Kept in that order while reading the pieces: a key pushed out by
+    // longer ones never comes back, so each kept key was kept from its first
+    // piece on.
+    let mut keys_of_old: Vec<(&str, Vec<usize>)> = Vec::with_capacity(ANCHOR_KEYS_MAX + 1);
+    for (j, p) in pieces.iter().enumerate() {
+        for key in anchor_keys(p) {
+            if let Some((_, js)) = keys_of_old.iter_mut().find(|(k, _)| *k == key) {
+                if js.last() != Some(&j) {
+                    js.push(j);
+                }
+                continue;
+            }
+            let at = keys_of_old.partition_point(|(k, _)| (key.len(), *k) < (k.len(), key));
+            if at < ANCHOR_KEYS_MAX {
+                keys_of_old.insert(at, (key, vec![j]));
+                keys_of_old.truncate(ANCHOR_KEYS_MAX);
+            }
         }
     }
     // Where each occurs (as a substring), counting no further than a key
     // that is too common to anchor: memmem is far cheaper than tokenizing.
     let b = text.as_bytes();
     let key_bytes: Vec<&[u8]> = keys_of_old.iter().map(|(key, _)| key.as_bytes()).collect();
-    let (offsets, ranges) = key_offsets(b, &key_bytes, ANCHOR_LINES_MAX + 1, ANCHOR_LINES_MAX);
-    let counts = ranges.iter().map(|r| r.len()).enumerate();
+    let floor = run.map(|(r, at_least)| (r.as_bytes(), at_least));
+    let (offsets, ranges, counts) =
+        key_offsets(b, &key_bytes, ANCHOR_LINES_MAX + 1, ANCHOR_LINES_MAX, floor);
     let mut anchors: Vec<(usize, &[usize])> = Vec::with_capacity(ANCHOR_LINES_MAX);
-    for n in chosen(counts).0 {
+    for n in chosen(counts.into_iter().enumerate()).0 {
         let at = &offsets[ranges[n].clone()];
         if at.len() > ANCHOR_LINES_MAX {
             *truncated = true;
         }
-        let js = &pieces_of[keys_of_old[n].1.clone()];
+        let js = keys_of_old[n].1.as_slice();
         anchors.extend(at.iter().take(ANCHOR_LINES_MAX).map(|&o| (o, js)));
     }
     anchors.sort_unstable_by_key(|a| a.0);
@@ -815,7 +840,9 @@ fn similar_pruned(
             .filter_map(|ds| Some((ds, usize::try_from(b + ds).ok()?)));
         let sizes = k.saturating_sub(SIZE).max(1)..=k + SIZE;
         let cost = |w: usize| k * (2 * (BAND + w.abs_diff(k)) + 1);
-        if prune {
+        // (The plain loop is the tests' reference; the helper has only the
+        // pruned one.)
+        if prune || !cfg!(test) {
             // Charged up front what the windows one by one would charge (if
             // that passes the bound, the base is cut as it would be midway:
             // nothing of it kept).
@@ -1117,13 +1144,19 @@ mod tests {
             keys in proptest::collection::vec("[ab_1]{1,6}", 1..10),
             cap in 1usize..40,
             max in 1usize..60,
+            floor in any::<bool>(),
         ) {
             // Keys holding one another, some with borders (aba, aaa).
             let mut keys = keys;
             let extra: Vec<String> = keys.iter().map(|k| format!("{k}{k}b")).collect();
             keys.extend(extra);
             let key_bytes: Vec<&[u8]> = keys.iter().map(|k| k.as_bytes()).collect();
-            let (flat, ranges) = key_offsets(text.as_bytes(), &key_bytes, cap, max);
+            // A string holding some keys (one of the longer ones), with its
+            // count as their floor.
+            let outer = keys[keys.len() - 1].clone();
+            let at_least = memmem::find_iter(text.as_bytes(), outer.as_bytes()).count();
+            let floor = floor.then_some((outer.as_bytes(), at_least));
+            let (flat, ranges, counts) = key_offsets(text.as_bytes(), &key_bytes, cap, max, floor);
             let scans: Vec<Vec<usize>> = keys
                 .iter()
                 .map(|k| memmem::find_iter(text.as_bytes(), k.as_bytes()).take(cap).collect())
@@ -1133,7 +1166,7 @@ mod tests {
                 prop_assert!(scan.starts_with(&flat[r.clone()]));
             }
             // The same keys anchor, with all their offsets.
-            let fast = chosen_within(ranges.iter().map(|r| r.len()).enumerate(), max).0;
+            let fast = chosen_within(counts.iter().copied().enumerate(), max).0;
             let full = chosen_within(scans.iter().map(|s| s.len()).enumerate(), max).0;
             prop_assert_eq!(&fast, &full);
             for i in fast {
@@ -1156,8 +1189,8 @@ mod tests {
             old[0].push_str(&edit);
             let pieces: Vec<&str> = old.iter().map(String::as_str).collect();
             let (mut t1, mut t2) = (false, false);
-            let pruned = similar_pruned(&text, &pieces, false, &mut t1, true);
-            let full = similar_pruned(&text, &pieces, false, &mut t2, false);
+            let pruned = similar_pruned(&text, &pieces, false, None, &mut t1, true);
+            let full = similar_pruned(&text, &pieces, false, None, &mut t2, false);
             prop_assert_eq!(pruned, full);
             prop_assert_eq!(t1, t2);
         }
@@ -1227,8 +1260,8 @@ mod tests {
             .collect();
         let pieces: Vec<&str> = old.iter().map(String::as_str).collect();
         let (mut t1, mut t2) = (false, false);
-        let pruned = similar_pruned(&text, &pieces, false, &mut t1, true);
-        let full = similar_pruned(&text, &pieces, false, &mut t2, false);
+        let pruned = similar_pruned(&text, &pieces, false, None, &mut t1, true);
+        let full = similar_pruned(&text, &pieces, false, None, &mut t2, false);
         assert!(t2, "the work bound is reached");
         assert_eq!((pruned, t1), (full, t2));
     }
