@@ -19,7 +19,8 @@
 //! hints are listed in this order (then by line), at most [`MAX_HINTS`]:
 //! 1. `already_applied`: OLD does not occur, NEW (non-empty) does, and NEW
 //!    does not occur inside OLD (a deletion's NEW is in the file either way);
-//!    the candidate is NEW's first occurrence.
+//!    the candidate is NEW's first occurrence, dropped when it overlaps a
+//!    candidate of kinds 2 to 7 (NEW found inside OLD's normalized form).
 //! 2. `trailing_whitespace`: pieces equal once spaces/tabs at line ends are
 //!    stripped (only where a piece reaches its line's end).
 //! 3. `indentation`: equal once leading spaces/tabs are removed, and the
@@ -274,11 +275,10 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
     // NEW inside OLD (a deletion keeps the rest of OLD) is in the file
     // whether or not the edit was applied: no evidence, and its candidate
     // would hide the real one by overlapping it.
-    if !new.is_empty() && memmem::find(old.as_bytes(), new.as_bytes()).is_none() {
-        if let Some(p) = memmem::find(text.as_bytes(), new.as_bytes()) {
-            push(&mut found, span_hint(text, p, new, Kind::AlreadyApplied));
-        }
-    }
+    let applied = (!new.is_empty() && memmem::find(old.as_bytes(), new.as_bytes()).is_none())
+        .then(|| memmem::find(text.as_bytes(), new.as_bytes()))
+        .flatten()
+        .map(|p| span_hint(text, p, new, Kind::AlreadyApplied));
     let mut by_kind = exact_windows(
         text,
         &pieces,
@@ -288,16 +288,26 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
         &mut 0,
     );
     by_kind.sort_by_key(|h| (h.kind, h.line));
-    for h in by_kind {
-        push(&mut found, h);
-    }
-    if found.len() < MAX_HINTS {
+    let mut escaped = Vec::new();
+    if by_kind.len() < MAX_HINTS {
         if let Some(unescaped) = unescape(old) {
             let finder = memmem::Finder::new(unescaped.as_bytes());
             for p in finder.find_iter(text.as_bytes()).take(MAX_HINTS) {
-                push(&mut found, span_hint(text, p, &unescaped, Kind::Escapes));
+                escaped.push(span_hint(text, p, &unescaped, Kind::Escapes));
             }
         }
+    }
+    // NEW found where OLD is, in a normalized form (NEW a part of it: `a = 1`
+    // in OLD `a  =  1;\nb = 2;`), is no sign the edit was applied: the
+    // normalized-exact candidate there is the explanation.
+    if let Some(a) = applied {
+        let overlaps = |h: &Hint| a.line <= h.end_line && h.line <= a.end_line;
+        if !by_kind.iter().chain(&escaped).any(overlaps) {
+            push(&mut found, a);
+        }
+    }
+    for h in by_kind.into_iter().chain(escaped) {
+        push(&mut found, h);
     }
     if found.len() < MAX_HINTS {
         if text.len() > FULL_HINTS_MAX_BYTES {
@@ -463,6 +473,28 @@ mod tests {
         assert_eq!(k, vec![]);
         let k = kinds(t, "foo  \nqux", "bar");
         assert_eq!(k.first(), Some(&Kind::AlreadyApplied));
+    }
+
+    /// NEW occurring only inside OLD's normalized-exact candidate is not
+    /// "applied already": the candidate explains it. Elsewhere it still is.
+    #[test]
+    fn already_applied_yields_to_an_exact_candidate_it_lies_in() {
+        let t = "a = 1;\nb = 2;\n";
+        let h = find(t, "a  =  1;\nb = 2;", "a = 1;", true);
+        let got: Vec<_> = h
+            .hints
+            .iter()
+            .map(|x| (x.kind, x.line, x.end_line))
+            .collect();
+        assert_eq!(got, vec![(Kind::Whitespace, 1, 2)]);
+        // The escapes kind explains it too.
+        let h = find("x\ny\n", "x\\ny", "x", true);
+        assert_eq!(h.hints[0].kind, Kind::Escapes, "{h:?}");
+        assert!(h.hints.iter().all(|x| x.kind != Kind::AlreadyApplied));
+        // NEW on other lines than the candidate: still first.
+        let t = "a = 1;\nb = 2;\nc = 3;\n";
+        let k = kinds(t, "a  =  1;\nb = 2;", "c = 3;");
+        assert_eq!(k, vec![Kind::AlreadyApplied, Kind::Whitespace]);
     }
 
     #[test]
