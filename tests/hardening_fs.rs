@@ -713,6 +713,34 @@ mod seccomp {
         }
     }
 
+    /// break11b: the `--hints` re-read prefaults its buffer with
+    /// madvise(MADV_POPULATE_WRITE) (src/fs/hints.rs); a profile that refuses
+    /// madvise (or a kernel before 5.14: EINVAL) changes neither the answer
+    /// nor the file, and leaves no temp.
+    #[test]
+    fn madvise_refused_by_a_seccomp_profile_still_hints() {
+        for errno in [libc::EPERM, libc::ENOSYS, libc::EINVAL] {
+            let r = rule(libc::SYS_madvise, errno);
+            assert_filter_bites(r, &|| unsafe {
+                libc::syscall(libc::SYS_madvise, 0usize, 4096usize, libc::MADV_NORMAL)
+            });
+            let d = scratch();
+            // Big enough that the prefault names whole pages (strace shows
+            // the call when unfiltered).
+            let body: String = (0..1000).map(|i| format!("value_{i} = {i};\n")).collect();
+            let p = write_file(d.path(), "f", body.as_bytes(), 0o644);
+            let (o, n) = (b64("value_500 =  500;"), b64("Q"));
+            let out = run_filtered(d.path(), &[r], false, &["--hints", "--", "f", &o, &n]);
+            assert_result(
+                &out,
+                r#"{"error":"string_not_found","hints":[{"line":501,"end_line":501,"kind":"whitespace","score":1.0,"text":"value_500 = 500;"}]}"#,
+                1,
+            );
+            assert_eq!(std::fs::read(&p).unwrap(), body.as_bytes(), "{r:?}");
+            assert_eq!(listing(d.path()), vec!["f"], "{r:?}");
+        }
+    }
+
     #[test]
     fn statx_refused_by_a_seccomp_profile_changes_nothing() {
         for errno in [libc::EPERM, libc::ENOSYS] {
