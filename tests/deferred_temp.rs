@@ -59,6 +59,12 @@ fn expected(content: &[u8], old: &str, new: &str, all: bool) -> Vec<u8> {
     }
 }
 
+/// `expected` written back with CRLF line ends (`--eol preserve` of a CRLF file).
+fn expected_crlf(content: &[u8], old: &str, new: &str) -> Vec<u8> {
+    let lf = String::from_utf8(expected(content, old, new, false)).unwrap();
+    lf.replace('\n', "\r\n").into_bytes()
+}
+
 /// `text` with `needle` spliced in at each offset (the offsets ascending).
 fn with_needles(mut base: Vec<u8>, needle: &str, at: &[usize]) -> Vec<u8> {
     for &i in at.iter().rev() {
@@ -160,11 +166,7 @@ fn eol_preserve_writes_the_crlf_prefix_again() {
     let needle = "NEEDLE_xyz";
     for len in [3 * CHUNK, 7 * CHUNK] {
         let content = with_needles(text(len, "\r\n"), needle, &[len - 30]);
-        let lf = expected(&content, needle, "two\nlines", false);
-        let want = String::from_utf8(lf)
-            .unwrap()
-            .replace('\n', "\r\n")
-            .into_bytes();
+        let want = expected_crlf(&content, needle, "two\nlines");
         let (o, n) = (b64(needle), b64("two\nlines"));
         edits_exactly(&content, &["--eol", "preserve", "--", &o, &n], &want);
     }
@@ -262,11 +264,7 @@ fn the_counted_prefix_in_the_chunk_of_the_first_change_is_exact() {
         .take(3 * CHUNK)
         .collect();
     let content = with_needles(crlf, needle, &[first]);
-    let lf = expected(&content, needle, "a\nb", false);
-    let want = String::from_utf8(lf)
-        .unwrap()
-        .replace('\n', "\r\n")
-        .into_bytes();
+    let want = expected_crlf(&content, needle, "a\nb");
     edits_exactly(
         &content,
         &["--eol", "preserve", "--", &b64(needle), &b64("a\nb")],
@@ -432,11 +430,7 @@ fn an_eol_preserve_refusal_counts_its_crlf_output_and_writes_nothing() {
     assert_wrote_nothing(&t);
     // The control: the same file with OLD present is written back as CRLF.
     let content = with_needles(content, "ONCE", &[CHUNK + 5]);
-    let lf = expected(&content, "ONCE", "x", false);
-    let want = String::from_utf8(lf)
-        .unwrap()
-        .replace('\n', "\r\n")
-        .into_bytes();
+    let want = expected_crlf(&content, "ONCE", "x");
     edits_exactly(
         &content,
         &["--eol", "preserve", "--", &b64("ONCE"), &b64("x")],
