@@ -78,8 +78,6 @@ pub(super) struct Sink<'a> {
     /// change marker on, or from the start of every feed when the engine
     /// does not mark changes (a batch).
     keep: bool,
-    /// Whether the engine marks its first change.
-    marked: bool,
     /// Pending: `identical` is the raw input byte for byte (no CR was fed
     /// and the output is LF), so the kernel can copy it.
     raw_prefix: bool,
@@ -113,7 +111,6 @@ impl<'a> Sink<'a> {
             identical: 0,
             identical_now: 0,
             keep: !marked,
-            marked,
             raw_prefix: !crlf,
             error: None,
             crlf,
@@ -154,7 +151,7 @@ impl<'a> Sink<'a> {
             } else {
                 self.identical += self.buf.len() as u64;
                 self.buf.clear();
-                self.keep = !self.marked;
+                self.keep = !engine.marks_changes();
                 if !self.raw_prefix && self.identical > REPLAY_MAX {
                     self.materialize();
                 }
