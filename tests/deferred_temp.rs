@@ -327,7 +327,7 @@ fn traced(dir: &Path, args: &[&str], env: Option<(&str, &str)>) -> String {
         "-f",
         "-qq",
         "-e",
-        "trace=openat,write,pwrite64,copy_file_range,linkat",
+        "trace=openat,write,writev,pwrite64,pwritev,copy_file_range,linkat",
     ])
     .arg("-o")
     .arg(&log)
@@ -353,6 +353,7 @@ fn assert_wrote_nothing(trace: &str) {
         assert!(!l.contains("copy_file_range("), "a copy was made: {l}");
         assert!(!l.contains("linkat("), "a name was made: {l}");
         assert!(!l.contains("pwrite64("), "a write was made: {l}");
+        assert!(!l.contains("writev("), "a write was made: {l}");
         if let Some(i) = l.find("write(") {
             assert!(l[i..].starts_with("write(1, \"__RESULT__"), "a write: {l}");
         }

@@ -462,6 +462,7 @@ mod seccomp {
     const OPENAT2: libc::c_long = libc::SYS_openat2;
     const STATX: libc::c_long = libc::SYS_statx;
     const COPY_FILE_RANGE: libc::c_long = libc::SYS_copy_file_range;
+    const WRITEV: libc::c_long = libc::SYS_writev;
     /// `O_TMPFILE` without its `O_DIRECTORY` part: the bit only it sets.
     const O_TMPFILE_BIT: u32 = (libc::O_TMPFILE & !libc::O_DIRECTORY) as u32;
 
@@ -509,6 +510,9 @@ mod seccomp {
             });
             assert_filter_bites(rule(LINKAT, errno), &|| unsafe {
                 libc::syscall(LINKAT, 0, c"".as_ptr(), libc::AT_FDCWD, c"/x".as_ptr(), 0)
+            });
+            assert_filter_bites(rule(WRITEV, errno), &|| unsafe {
+                libc::syscall(WRITEV, 1, 0usize, 0)
             });
             assert_filter_bites(
                 Rule {
@@ -658,6 +662,45 @@ mod seccomp {
             );
             assert_result(&r, r#"{"count":1}"#, 0);
             assert!(std::fs::read(&p).unwrap() == want, "errno {errno}");
+            assert_eq!(listing(d.path()), vec!["f"]);
+        }
+    }
+
+    /// A dense replace-all writes its gathered output after the buffered
+    /// rest in one `writev` (src/fs/sink.rs); refused, plain writes do the
+    /// same. Lines of 64 bytes growing by 2: each 256 KiB read gives one
+    /// gathered 256 KiB slice and an 8 KiB rest, so `writev` is reached
+    /// (an errno it does not fall back on proves it: the edit fails).
+    #[test]
+    fn writev_refused_by_a_seccomp_profile_still_edits() {
+        let line = b"    let value = compute(alpha, beta); // tok and some more text\n";
+        assert_eq!(line.len(), 64);
+        let content: Vec<u8> = line.iter().copied().cycle().take(1 << 20).collect();
+        let want = String::from_utf8(content.clone())
+            .unwrap()
+            .replace("tok", "TOKEN")
+            .into_bytes();
+        let args = ["--", "f", &b64("tok"), &b64("TOKEN"), "true"];
+        for errno in [libc::EPERM, libc::ENOSYS, libc::EIO] {
+            let d = scratch();
+            let p = write_file(d.path(), "f", &content, 0o644);
+            let r = run_filtered(d.path(), &[rule(WRITEV, errno)], false, &args);
+            if errno == libc::EIO {
+                assert_eq!(r.code, 1, "{}", r.stdout);
+                let line = r.stdout.trim_end();
+                assert!(
+                    line.starts_with(
+                        r#"__RESULT__{"error":"write_failed","detail":"writing the temp file for "#
+                    ) && line.ends_with(
+                        r#"/f: Input/output error (os error 5); the file is unchanged"}"#
+                    ),
+                    "{line}"
+                );
+                assert!(std::fs::read(&p).unwrap() == content);
+            } else {
+                assert_result(&r, &format!(r#"{{"count":{}}}"#, (1 << 20) / 64), 0);
+                assert!(std::fs::read(&p).unwrap() == want, "errno {errno}");
+            }
             assert_eq!(listing(d.path()), vec!["f"]);
         }
     }

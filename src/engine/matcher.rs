@@ -147,7 +147,7 @@ impl Matcher {
         self.on_line == 1
     }
 
-    pub(super) fn feed(&mut self, data: &[u8], out: &mut dyn FnMut(&[u8])) {
+    pub(super) fn feed<F: FnMut(&[u8])>(&mut self, data: &[u8], out: &mut F) {
         if data.is_empty() {
             return;
         }
@@ -180,7 +180,7 @@ impl Matcher {
         self.tail.extend_from_slice(&rest[pos.max(limit)..]);
     }
 
-    pub(super) fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {
+    pub(super) fn finish<F: FnMut(&[u8])>(&mut self, out: &mut F) {
         let tail = std::mem::take(&mut self.tail);
         self.scan(&tail, tail.len(), out);
     }
@@ -188,7 +188,7 @@ impl Matcher {
     /// Handles every match in `buf` that starts before `limit`, emitting
     /// everything before it and the replacement; emits unmatched bytes up to
     /// `limit`. Returns how far `buf` has been consumed.
-    fn scan(&mut self, buf: &[u8], limit: usize, out: &mut dyn FnMut(&[u8])) -> usize {
+    fn scan<F: FnMut(&[u8])>(&mut self, buf: &[u8], limit: usize, out: &mut F) -> usize {
         let mut pos = 0;
         while pos < limit {
             let Some(i) = self.finder.find(&buf[pos..]).map(|i| i + pos) else {
@@ -238,14 +238,14 @@ impl Matcher {
     }
 
     /// Unchanged text.
-    fn same(&mut self, b: &[u8], out: &mut dyn FnMut(&[u8])) {
+    fn same<F: FnMut(&[u8])>(&mut self, b: &[u8], out: &mut F) {
         if let Some(d) = self.diff.as_mut() {
             d.same(b);
         }
         self.emit(b, out);
     }
 
-    fn emit(&mut self, b: &[u8], out: &mut dyn FnMut(&[u8])) {
+    fn emit<F: FnMut(&[u8])>(&mut self, b: &[u8], out: &mut F) {
         if b.is_empty() {
             return;
         }

@@ -16,11 +16,13 @@
 //! every) occurrence.
 
 mod batch_diff;
+mod gather;
 mod matcher;
 mod normalize;
 mod utf8;
 
 use batch_diff::BatchDiff;
+use gather::Gather;
 use matcher::Matcher;
 use normalize::Normalizer;
 use utf8::Utf8Validator;
@@ -195,6 +197,8 @@ pub struct Engine {
     stages: Vec<Matcher>,
     /// Batches only: two buffers the stages pass one chunk through in turn.
     bufs: [Vec<u8>; 2],
+    /// The last stage's short pieces, passed on in long slices.
+    gather: Gather,
     /// `--diff` of a batch (one edit builds its diff in its matcher).
     batch_diff: Option<BatchDiff>,
     input_len: u64,
@@ -208,6 +212,7 @@ impl Engine {
             norm: Normalizer::default(),
             stages: edits.iter().map(|e| Matcher::new(e, track_lines)).collect(),
             bufs: [Vec::new(), Vec::new()],
+            gather: Gather::default(),
             batch_diff: None,
             input_len: 0,
         }
@@ -277,14 +282,15 @@ impl Engine {
             norm,
             stages,
             bufs,
+            gather,
             batch_diff,
             ..
         } = self;
         match batch_diff {
-            None => norm.feed(chunk, &mut |b| feed_stages(stages, bufs, b, out)),
+            None => norm.feed(chunk, &mut |b| feed_stages(stages, bufs, gather, b, out)),
             Some(d) => norm.feed(chunk, &mut |b| {
                 d.keep(false, b);
-                feed_stages(stages, bufs, b, &mut |o| {
+                feed_stages(stages, bufs, gather, b, &mut |o| {
                     d.keep(true, o);
                     out(o)
                 })
@@ -307,23 +313,24 @@ impl Engine {
             norm,
             stages,
             bufs,
+            gather,
             batch_diff,
             ..
         } = &mut self;
         match batch_diff {
             None => {
-                norm.finish(&mut |b| feed_stages(stages, bufs, b, out));
-                finish_stages(stages, bufs, out);
+                norm.finish(&mut |b| feed_stages(stages, bufs, gather, b, out));
+                finish_stages(stages, bufs, gather, out);
             }
             Some(d) => {
                 norm.finish(&mut |b| {
                     d.keep(false, b);
-                    feed_stages(stages, bufs, b, &mut |o| {
+                    feed_stages(stages, bufs, gather, b, &mut |o| {
                         d.keep(true, o);
                         out(o)
                     })
                 });
-                finish_stages(stages, bufs, &mut |o| {
+                finish_stages(stages, bufs, gather, &mut |o| {
                     d.keep(true, o);
                     out(o)
                 });
@@ -351,38 +358,46 @@ impl Engine {
 }
 
 /// Passes `data` through every stage in turn. A loop, not a recursion: a
-/// batch of 100,000 edits must not need 100,000 stack frames. One edit writes
-/// straight to `out` (no copy); a batch passes the chunk between two reused
-/// buffers, so memory is one chunk's text per step, whatever the batch size.
+/// batch of 100,000 edits must not need 100,000 stack frames. The last
+/// stage's output is gathered (`gather.rs`) and all of it passed on before
+/// returning; a batch passes the chunk between two reused buffers, so memory
+/// is one chunk's text per step, whatever the batch size.
 fn feed_stages(
     stages: &mut [Matcher],
     bufs: &mut [Vec<u8>; 2],
+    gather: &mut Gather,
     data: &[u8],
     out: &mut dyn FnMut(&[u8]),
 ) {
     let Some((last, init)) = stages.split_last_mut() else {
         return out(data);
     };
-    let Some((first, middle)) = init.split_first_mut() else {
-        return last.feed(data, out);
-    };
     let [cur, next] = bufs;
-    cur.clear();
-    first.feed(data, &mut |b| cur.extend_from_slice(b));
-    for s in middle {
-        if cur.is_empty() {
-            return; // a matcher holding everything back: nothing flows on
+    if let Some((first, middle)) = init.split_first_mut() {
+        cur.clear();
+        first.feed(data, &mut append(cur));
+        for s in middle {
+            if cur.is_empty() {
+                return; // a matcher holding everything back: nothing flows on
+            }
+            next.clear();
+            s.feed(cur, &mut append(next));
+            std::mem::swap(cur, next);
         }
-        next.clear();
-        s.feed(cur, &mut |b| next.extend_from_slice(b));
-        std::mem::swap(cur, next);
     }
-    last.feed(cur, out);
+    let data = if init.is_empty() { data } else { &cur[..] };
+    last.feed(data, &mut gathered(gather, out));
+    gather.flush(out);
 }
 
 /// Flushes the stages in order: each gets what the earlier ones released at
 /// their end, then releases its own held-back tail. Linear in the batch size.
-fn finish_stages(stages: &mut [Matcher], bufs: &mut [Vec<u8>; 2], out: &mut dyn FnMut(&[u8])) {
+fn finish_stages(
+    stages: &mut [Matcher],
+    bufs: &mut [Vec<u8>; 2],
+    gather: &mut Gather,
+    out: &mut dyn FnMut(&[u8]),
+) {
     let Some((last, init)) = stages.split_last_mut() else {
         return;
     };
@@ -390,13 +405,31 @@ fn finish_stages(stages: &mut [Matcher], bufs: &mut [Vec<u8>; 2], out: &mut dyn 
     cur.clear();
     for s in init {
         next.clear();
-        let mut push = |b: &[u8]| next.extend_from_slice(b);
-        s.feed(cur, &mut push);
-        s.finish(&mut push);
+        {
+            let mut push = append(next);
+            s.feed(cur, &mut push);
+            s.finish(&mut push);
+        }
         std::mem::swap(cur, next);
     }
-    last.feed(cur, out);
-    last.finish(out);
+    {
+        let mut g = gathered(gather, out);
+        last.feed(cur, &mut g);
+        last.finish(&mut g);
+    }
+    gather.flush(out);
+}
+
+/// A stage's output appended to the next one's input (one closure type, so
+/// the matcher is compiled once for it).
+fn append(v: &mut Vec<u8>) -> impl FnMut(&[u8]) + '_ {
+    |b| v.extend_from_slice(b)
+}
+
+/// The last stage's output, through the gather (inlined into the matcher's
+/// loop: no dynamic call per piece).
+fn gathered<'a>(gather: &'a mut Gather, out: &'a mut dyn FnMut(&[u8])) -> impl FnMut(&[u8]) + 'a {
+    |b| gather.put(b, out)
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@
 //! output and from then on writes through. A refusal (`string_not_found`,
 //! say) therefore writes nothing, and no temp ever exists.
 
+use std::io::IoSlice;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rustix::io::Errno;
@@ -29,6 +30,12 @@ use crate::eol::{expand_crlf, EolCounter};
 /// Output kept for one feed before materializing anyway: a first chunk full
 /// of expanding replacements must not grow memory.
 const RETAIN_MAX: usize = 2 * CHUNK;
+
+/// Slices at least this long are written as they are, not copied into the
+/// write buffer: the engine passes its output on in long slices (gathered
+/// short pieces, unchanged stretches); only the pieces of CRLF output are
+/// short.
+const DIRECT: usize = 16 * 1024;
 
 /// The longest prefix kept pending when it must be re-normalized to be
 /// brought over (a CR was fed, or CRLF is written): past it the temp is
@@ -219,13 +226,19 @@ impl<'a> Sink<'a> {
     }
 
     fn write_buffered(&mut self, b: &[u8]) {
+        if b.len() >= DIRECT {
+            // Long slices go straight through, no copy: in one `writev`
+            // after what is buffered, one syscall as before.
+            let wbuf = std::mem::take(&mut self.wbuf);
+            self.write2(&wbuf[..self.fill], b);
+            self.wbuf = wbuf;
+            self.fill = 0;
+            return;
+        }
         if self.fill + b.len() > CHUNK {
             self.flush();
             if !matches!(self.mode, Mode::Writing) {
                 return; // the flush failed: nothing more is written
-            }
-            if b.len() >= CHUNK / 2 {
-                return self.write(b); // large slices go straight through: no copy
             }
         }
         crate::bytes::copy(&mut self.wbuf[self.fill..self.fill + b.len()], b);
@@ -243,10 +256,14 @@ impl<'a> Sink<'a> {
     }
 
     fn write(&mut self, b: &[u8]) {
+        self.write2(&[], b)
+    }
+
+    fn write2(&mut self, head: &[u8], tail: &[u8]) {
         let Some(temp) = self.temp.as_ref() else {
             return;
         };
-        if let Err(e) = write_all(temp.fd(), b) {
+        if let Err(e) = write_two(temp.fd(), head, tail) {
             self.fail(WriteStep::WriteTemp, e);
         }
     }
@@ -327,6 +344,29 @@ fn write_all(fd: BorrowedFd<'_>, mut b: &[u8]) -> Result<(), Errno> {
         }
     }
     Ok(())
+}
+
+/// `head` then `tail`, in one `writev` when both are there; partial writes
+/// go on with plain writes, and so does a `writev` a seccomp profile refuses.
+fn write_two(fd: BorrowedFd<'_>, head: &[u8], tail: &[u8]) -> Result<(), Errno> {
+    if head.is_empty() {
+        return write_all(fd, tail);
+    }
+    let n = loop {
+        match rustix::io::writev(fd, &[IoSlice::new(head), IoSlice::new(tail)]) {
+            Ok(0) => return Err(Errno::IO),
+            Ok(n) => break n,
+            Err(Errno::INTR) => {}
+            Err(Errno::NOSYS | Errno::PERM) => break 0,
+            Err(e) => return Err(e),
+        }
+    };
+    if n < head.len() {
+        write_all(fd, &head[n..])?;
+        write_all(fd, tail)
+    } else {
+        write_all(fd, &tail[n - head.len()..])
+    }
 }
 
 fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> Result<usize, Short> {
