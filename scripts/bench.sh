@@ -133,7 +133,12 @@ bench() {
   [ -n "$noop" ] && cmds+=(-n no-op "sh -c 'busybox true'")
   local ignore=()
   [ "$case" = refuse ] && ignore=(-i)  # both sides exit 1 by design
-  hyperfine -N "${runs[@]}" "${ignore[@]}" --prepare "cp '$work/$case.orig' '$f'" --export-csv "$csv" "${cmds[@]}" >&2
+  # `sync` before every run (untimed): the dirty pages of earlier runs and
+  # cases are written back then, not during whichever command runs next
+  # (hyperfine runs each command's series in turn, so the writeback left by
+  # the previous case fell on the first command, as-edit).
+  hyperfine -N "${runs[@]}" "${ignore[@]}" --prepare "sh -c \"cp '$work/$case.orig' '$f' && sync\"" \
+    --export-csv "$csv" "${cmds[@]}" >&2
   # Check that the edit really succeeds (or, for refuse, is refused) on this input.
   cp "$work/$case.orig" "$f"
   local line
@@ -163,7 +168,7 @@ ms() { awk -v a="$1" 'BEGIN { printf "%.2f", a * 1000 }'; }
 diff_case() {
   local f="$work/large.txt" o n line
   o=$(b64 'needle_near_the_end = 1'); n=$(b64 'needle_near_the_end = 2')
-  hyperfine -N "${runs[@]}" --prepare "cp '$work/large.orig' '$f'" --export-csv "$work/diff.csv" \
+  hyperfine -N "${runs[@]}" --prepare "sh -c \"cp '$work/large.orig' '$f' && sync\"" --export-csv "$work/diff.csv" \
     -n report "sh -c \"'$bin' --report -- '$f' '$o' '$n' false >/dev/null\"" \
     -n report-diff "sh -c \"'$bin' --report --diff -- '$f' '$o' '$n' false >/dev/null\"" >&2
   cp "$work/large.orig" "$f"
