@@ -492,6 +492,63 @@ fn full_disk_is_write_failed_and_leaves_nothing() {
     );
 }
 
+/// A file size limit (`ulimit -f`, `docker run --ulimit fsize=…`) lower
+/// than the new content: the kernel answers the write that passes it with
+/// SIGXFSZ, whose default action killed the helper, with no result line
+/// and, on the named temp, the temp left behind. Ignored, the write fails
+/// with EFBIG: `write_failed`, the bytes unchanged, nothing left. Both the
+/// in-kernel copy of the prefix and the plain writes of the rest meet it.
+#[test]
+fn a_file_size_limit_is_write_failed_and_leaves_nothing() {
+    use std::os::unix::process::CommandExt;
+    let mut content = b"x".repeat(64 * 1024);
+    content.extend_from_slice(b"\nTOKEN\n");
+    // The limit falls in the prefix copy, then in the written rest.
+    for (limit, new) in [(16 * 1024, "DONE"), (80 * 1024, &*"y".repeat(32 * 1024))] {
+        for hook in ["AS_EDIT_TEST_NONE", "AS_EDIT_TEST_NO_TMPFILE"] {
+            let d = scratch();
+            let p = write_file(d.path(), "f", &content, 0o644);
+            let ino = inode(&p);
+            let mut cmd = Command::new(BIN);
+            cmd.args(["--", "f", &b64("TOKEN"), &b64(new)])
+                .current_dir(d.path())
+                .env(hook, "1")
+                .stdin(Stdio::null());
+            // SAFETY: only async-signal-safe calls between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let l = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    // The default action, as a shell or a container runtime
+                    // leaves it (the test harness's own may differ).
+                    libc::signal(libc::SIGXFSZ, libc::SIG_DFL);
+                    if libc::setrlimit(libc::RLIMIT_FSIZE, &l) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            let o = cmd.output().unwrap();
+            let what = format!("limit {limit}, {hook}");
+            assert_eq!(o.status.code(), Some(1), "{what}: {:?}", o.status);
+            let dir = d.path().to_str().unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&o.stdout),
+                format!(
+                    "__RESULT__{{\"error\":\"write_failed\",\"detail\":\"writing the temp file for {dir}/f: File too large (os error 27) (over the file size limit: the process's RLIMIT_FSIZE, ulimit -f, or the file system's largest file); the file is unchanged\"}}\n"
+                ),
+                "{what}"
+            );
+            assert!(o.stderr.is_empty(), "{what}");
+            assert!(std::fs::read(&p).unwrap() == content, "{what}");
+            assert_eq!(inode(&p), ino, "{what}");
+            assert_eq!(listing(d.path()), vec!["f"], "{what}");
+        }
+    }
+}
+
 #[test]
 fn bind_mounted_file_is_write_failed_naming_the_mount() {
     let d = scratch();
