@@ -65,6 +65,12 @@ unsafe impl GlobalAlloc for OomToResultLine {
 static ALLOCATOR: OomToResultLine = OomToResultLine;
 
 fn main() {
+    // A file size limit (`ulimit -f`, a container's `--ulimit fsize`) under
+    // the new content makes the kernel send SIGXFSZ, whose default action
+    // kills: no result line, and a named temp left behind. Ignored, the
+    // write fails with EFBIG and the edit is an honest `write_failed`.
+    // SAFETY: no handler runs; called before any other thread exists.
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     // Whatever happens, the host gets a result line. Only the final rename
     // commits, so after a panic the target is untouched.
     std::panic::set_hook(Box::new(|info| {

@@ -261,6 +261,10 @@ fn write_cause(e: Errno) -> String {
         Errno::XDEV => format!("{} (the temp file and the target are on different file systems)", cause(e)),
         Errno::NOSPC => format!("{} (the file system is full)", cause(e)),
         Errno::DQUOT => format!("{} (the disk quota is exhausted)", cause(e)),
+        Errno::FBIG => format!(
+            "{} (over the file size limit: the process's RLIMIT_FSIZE, ulimit -f, or the file system's largest file)",
+            cause(e)
+        ),
         Errno::ACCESS => format!("{} (the directory is not writable)", cause(e)),
         Errno::PERM => format!(
             "{} (refused by the file system or a security policy, not by the directory's permissions)",
