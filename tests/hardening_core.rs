@@ -183,10 +183,7 @@ fn out_of_memory_prints_one_result_line_and_nothing_on_stderr() {
             1
         )
     );
-    assert_eq!(
-        (std::fs::read(&p).unwrap(), inode(&p)),
-        (b"a\n".to_vec(), ino)
-    );
+    assert_unchanged(&p, b"a\n", ino);
     assert_eq!(listing(d.path()), vec!["f"]);
 }
 

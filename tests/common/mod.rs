@@ -94,6 +94,24 @@ pub fn listing(dir: &Path) -> Vec<String> {
     v
 }
 
+/// A refusal changed nothing: `p` holds exactly `bytes`, on the same inode.
+pub fn assert_unchanged(p: &Path, bytes: &[u8], ino: u64) {
+    assert_eq!(
+        (std::fs::read(p).unwrap(), inode(p)),
+        (bytes.to_vec(), ino),
+        "{} is unchanged",
+        p.display()
+    );
+}
+
+/// The result line for a file the caller may not write: `dir/name`.
+pub fn no_write_permission(dir: &Path, name: &str) -> String {
+    format!(
+        r#"{{"error":"permission_denied","detail":"no write permission on {}/{name}"}}"#,
+        dir.display()
+    )
+}
+
 pub fn inode(p: &Path) -> u64 {
     std::fs::symlink_metadata(p).unwrap().ino()
 }
