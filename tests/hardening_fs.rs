@@ -41,6 +41,19 @@ fn sha(b: &[u8]) -> String {
         .collect()
 }
 
+/// The refusal for `dir/f` when `dir` refuses the rename, for the reason `why`.
+fn rename_refused(dir: &Path, why: &str) -> String {
+    format!(
+        r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is {why}; the file is unchanged"}}"#,
+        dir.display()
+    )
+}
+
+const STICKY_WORDS: &str = "sticky and neither the file nor the directory belongs to this user, so only an in-place write can change it";
+
+const IMMUTABLE_WORDS: &str =
+    "immutable (chattr +i): it cannot be written, replaced or removed until the flag is cleared";
+
 // ------------------------------------------------------------ 1. --fsync
 
 /// The issue's repro: a directory the caller may write and search but not
@@ -283,10 +296,7 @@ fn report_after_write_failed_describes_the_current_file() {
             ),
             1,
         );
-        assert_eq!(
-            (std::fs::read(&p).unwrap(), inode(&p)),
-            (b"one\ntwo\n".to_vec(), ino)
-        );
+        assert_unchanged(&p, b"one\ntwo\n", ino);
         assert_eq!(listing(&rd), vec!["f"]);
     }
 }
@@ -588,18 +598,8 @@ mod seccomp {
             let ino = inode(&p);
             let (o, n) = (b64("abc"), b64("xyz"));
             let r = run_filtered(d.path(), rules, true, &["--", "f", &o, &n]);
-            assert_result(
-                &r,
-                &format!(
-                    r#"{{"error":"permission_denied","detail":"no write permission on {}/f"}}"#,
-                    d.path().display()
-                ),
-                1,
-            );
-            assert_eq!(
-                (std::fs::read(&p).unwrap(), inode(&p)),
-                (b"abc".to_vec(), ino)
-            );
+            assert_result(&r, &no_write_permission(d.path(), "f"), 1);
+            assert_unchanged(&p, b"abc", ino);
             assert_eq!(listing(d.path()), vec!["f"]);
             // Writable by its owner through the group or owner bits: edited.
             chmod(&p, 0o644);
@@ -611,18 +611,8 @@ mod seccomp {
             let q = write_file(d.path(), "g", b"abc", 0o644);
             let ino = inode(&q);
             let r = run_filtered(d.path(), rules, true, &["--", "g", &o, &n]);
-            assert_result(
-                &r,
-                &format!(
-                    r#"{{"error":"permission_denied","detail":"no write permission on {}/g"}}"#,
-                    d.path().display()
-                ),
-                1,
-            );
-            assert_eq!(
-                (std::fs::read(&q).unwrap(), inode(&q)),
-                (b"abc".to_vec(), ino)
-            );
+            assert_result(&r, &no_write_permission(d.path(), "g"), 1);
+            assert_unchanged(&q, b"abc", ino);
             assert_eq!(listing(d.path()), vec!["f", "g"]);
         }
     }
@@ -823,26 +813,13 @@ mod seccomp {
             false,
             &["--", "f", &o, &n],
         );
-        assert_result(
-            &r,
-            &format!(
-                r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is {DIR_APPEND_WORDS}; the file is unchanged"}}"#,
-                d.display()
-            ),
-            1,
-        );
-        assert_eq!(
-            (std::fs::read(&p).unwrap(), inode(&p)),
-            (b"abc\n".to_vec(), ino)
-        );
+        assert_result(&r, &rename_refused(&d, DIR_APPEND_WORDS), 1);
+        assert_unchanged(&p, b"abc\n", ino);
         assert_eq!(listing(&d), vec!["f"]);
 
-        let t = scratch_on_disk();
-        let p = write_file(t.path(), "f", b"abc\n", 0o644);
-        let f = std::fs::File::open(&p).unwrap();
-        if let Err(e) = rustix::fs::ioctl_setflags(&f, rustix::fs::IFlags::IMMUTABLE) {
-            return skip(&format!("this file system refuses +i: {e}"));
-        }
+        let Some((t, p)) = flagged_file(rustix::fs::IFlags::IMMUTABLE) else {
+            return;
+        };
         let _guard = Flagged(p.clone());
         let ino = inode(&p);
         let r = run_filtered(
@@ -854,15 +831,12 @@ mod seccomp {
         assert_result(
             &r,
             &format!(
-                r#"{{"error":"permission_denied","detail":"{}/f is immutable (chattr +i): it cannot be written, replaced or removed until the flag is cleared"}}"#,
+                r#"{{"error":"permission_denied","detail":"{}/f is {IMMUTABLE_WORDS}"}}"#,
                 t.path().display()
             ),
             1,
         );
-        assert_eq!(
-            (std::fs::read(&p).unwrap(), inode(&p)),
-            (b"abc\n".to_vec(), ino)
-        );
+        assert_unchanged(&p, b"abc\n", ino);
         assert_eq!(listing(t.path()), vec!["f"]);
     }
 
@@ -938,18 +912,9 @@ fn a_sticky_directory_refusing_the_rename_is_named() {
     let ino = inode(&p);
     let (o, n) = (b64("abc"), b64("xyz"));
     let r = run_as_nobody(&d, &[b"--", b"f", o.as_bytes(), n.as_bytes()]);
-    assert_result(
-        &r,
-        &format!(
-            r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is sticky and neither the file nor the directory belongs to this user, so only an in-place write can change it; the file is unchanged"}}"#,
-            d.display()
-        ),
-        1,
-    );
-    assert_eq!(
-        (std::fs::read(&p).unwrap(), inode(&p), mode(&p)),
-        (b"abc".to_vec(), ino, 0o666)
-    );
+    assert_result(&r, &rename_refused(&d, STICKY_WORDS), 1);
+    assert_unchanged(&p, b"abc", ino);
+    assert_eq!(mode(&p), 0o666);
     assert_eq!(listing(&d), vec!["f"]);
     // The owner of the file may rename in the sticky directory: edited.
     chown(&p, 65534, 65534);
@@ -990,18 +955,8 @@ fn a_sticky_directory_binds_root_without_cap_fowner() {
             .output()
             .unwrap()
             .into();
-        assert_result(
-            &r,
-            &format!(
-                r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is sticky and neither the file nor the directory belongs to this user, so only an in-place write can change it; the file is unchanged"}}"#,
-                d.display()
-            ),
-            1,
-        );
-        assert_eq!(
-            (std::fs::read(&p).unwrap(), inode(&p)),
-            (b"abc".to_vec(), ino)
-        );
+        assert_result(&r, &rename_refused(&d, STICKY_WORDS), 1);
+        assert_unchanged(&p, b"abc", ino);
         assert_eq!(listing(&d), vec!["f"], "{hook}");
     }
     // With CAP_FOWNER, root edits (and keeps the owner).
@@ -1035,24 +990,34 @@ impl Drop for Flagged {
     }
 }
 
-fn refused_for_inode_flag(flag: rustix::fs::IFlags, words: &str) {
+/// A file `f` = "abc\n" on the real disk (tmpfs may lack inode flags) with
+/// `flag` set; `None` (the reason printed) where that cannot be done here.
+fn flagged_file(flag: rustix::fs::IFlags) -> Option<(tempfile::TempDir, std::path::PathBuf)> {
     if !is_root() {
-        return skip("chattr +i/+a needs CAP_LINUX_IMMUTABLE (root)");
+        skip("chattr +i/+a needs CAP_LINUX_IMMUTABLE (root)");
+        return None;
     }
-    // A directory on the real disk: tmpfs may not support inode flags.
-    let d = tempfile::Builder::new()
-        .prefix("as-edit-flags")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
+    let d = scratch_on_disk();
     let p = write_file(d.path(), "f", b"abc\n", 0o644);
     let f = std::fs::File::open(&p).unwrap();
     let before = match rustix::fs::ioctl_getflags(&f) {
         Ok(b) => b,
-        Err(e) => return skip(&format!("this file system has no inode flags: {e}")),
+        Err(e) => {
+            skip(&format!("this file system has no inode flags: {e}"));
+            return None;
+        }
     };
     if let Err(e) = rustix::fs::ioctl_setflags(&f, before | flag) {
-        return skip(&format!("this file system refuses {flag:?}: {e}"));
+        skip(&format!("this file system refuses {flag:?}: {e}"));
+        return None;
     }
+    Some((d, p))
+}
+
+fn refused_for_inode_flag(flag: rustix::fs::IFlags, words: &str) {
+    let Some((d, p)) = flagged_file(flag) else {
+        return;
+    };
     let _guard = Flagged(p.clone());
     let ino = inode(&p);
     for extra in [&[][..], &["--fsync"][..], &["--dry-run"][..]] {
@@ -1068,20 +1033,14 @@ fn refused_for_inode_flag(flag: rustix::fs::IFlags, words: &str) {
             ),
             1,
         );
-        assert_eq!(
-            (std::fs::read(&p).unwrap(), inode(&p)),
-            (b"abc\n".to_vec(), ino)
-        );
+        assert_unchanged(&p, b"abc\n", ino);
         assert_eq!(listing(d.path()), vec!["f"]);
     }
 }
 
 #[test]
 fn an_immutable_target_is_permission_denied_naming_the_flag() {
-    refused_for_inode_flag(
-        rustix::fs::IFlags::IMMUTABLE,
-        "immutable (chattr +i): it cannot be written, replaced or removed until the flag is cleared",
-    );
+    refused_for_inode_flag(rustix::fs::IFlags::IMMUTABLE, IMMUTABLE_WORDS);
 }
 
 #[test]
@@ -1103,10 +1062,7 @@ fn flagged_dir(
         skip("chattr +i/+a needs CAP_LINUX_IMMUTABLE (root)");
         return None;
     }
-    let base = tempfile::Builder::new()
-        .prefix("as-edit-flags")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
+    let base = scratch_on_disk();
     let d = base.path().join("d");
     std::fs::create_dir(&d).unwrap();
     let p = write_file(&d, "f", b"abc\n", 0o644);
@@ -1156,18 +1112,8 @@ fn an_append_only_directory_nobody_cannot_read_is_named_and_keeps_no_temp() {
         let mut args: Vec<&[u8]> = extra.to_vec();
         args.extend([&b"--"[..], b"f", o.as_bytes(), n.as_bytes()]);
         let r = run_as_nobody(&d, &args);
-        assert_result(
-            &r,
-            &format!(
-                r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is {DIR_APPEND_WORDS}; the file is unchanged"}}"#,
-                d.display()
-            ),
-            1,
-        );
-        assert_eq!(
-            (std::fs::read(&p).unwrap(), inode(&p)),
-            (b"abc\n".to_vec(), ino)
-        );
+        assert_result(&r, &rename_refused(&d, DIR_APPEND_WORDS), 1);
+        assert_unchanged(&p, b"abc\n", ino);
         assert_eq!(listing(&d), vec!["f"]);
     }
 }
@@ -1175,26 +1121,9 @@ fn an_append_only_directory_nobody_cannot_read_is_named_and_keeps_no_temp() {
 /// An append-only or immutable directory refuses the rename, but the file in
 /// it can still be written in place: `write_failed` naming the directory.
 fn refused_for_dir_flag(flag: rustix::fs::IFlags, words: &str) {
-    if !is_root() {
-        return skip("chattr +i/+a needs CAP_LINUX_IMMUTABLE (root)");
-    }
-    let base = tempfile::Builder::new()
-        .prefix("as-edit-flags")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap();
-    let d = base.path().join("d");
-    std::fs::create_dir(&d).unwrap();
-    let p = write_file(&d, "f", b"abc\n", 0o644);
-    let dir = std::fs::File::open(&d).unwrap();
-    let before = match rustix::fs::ioctl_getflags(&dir) {
-        Ok(b) => b,
-        Err(e) => return skip(&format!("this file system has no inode flags: {e}")),
+    let Some((_base, d, p)) = flagged_dir(flag, |_, _| {}) else {
+        return;
     };
-    if let Err(e) = rustix::fs::ioctl_setflags(&dir, before | flag) {
-        return skip(&format!(
-            "this file system refuses {flag:?} on a directory: {e}"
-        ));
-    }
     let _guard = Flagged(d.clone());
     let ino = inode(&p);
     let (o, n) = (b64("abc"), b64("xyz"));
@@ -1202,27 +1131,14 @@ fn refused_for_dir_flag(flag: rustix::fs::IFlags, words: &str) {
         let mut args: Vec<&[u8]> = extra.iter().map(|s| s.as_bytes()).collect();
         args.extend([&b"--"[..], b"f", o.as_bytes(), n.as_bytes()]);
         let r = run_argv(&d, &args);
-        assert_result(
-            &r,
-            &format!(
-                r#"{{"error":"write_failed","detail":"{0}/f cannot be replaced by rename: its directory {0} is {words}; the file is unchanged"}}"#,
-                d.display()
-            ),
-            1,
-        );
-        assert_eq!(
-            (std::fs::read(&p).unwrap(), inode(&p)),
-            (b"abc\n".to_vec(), ino)
-        );
+        assert_result(&r, &rename_refused(&d, words), 1);
+        assert_unchanged(&p, b"abc\n", ino);
         assert_eq!(listing(&d), vec!["f"]);
     }
     // A dry run writes nothing, so the directory does not refuse it.
     let r = run_argv(&d, &[b"--dry-run", b"--", b"f", o.as_bytes(), n.as_bytes()]);
     assert_result(&r, r#"{"count":1}"#, 0);
-    assert_eq!(
-        (std::fs::read(&p).unwrap(), inode(&p)),
-        (b"abc\n".to_vec(), ino)
-    );
+    assert_unchanged(&p, b"abc\n", ino);
 }
 
 #[test]
