@@ -49,6 +49,14 @@ fn rename_refused(dir: &Path, why: &str) -> String {
     )
 }
 
+/// The refusal for `dir/f` carrying an inode flag described by `words`.
+fn flag_refused(dir: &Path, words: &str) -> String {
+    format!(
+        r#"{{"error":"permission_denied","detail":"{}/f is {words}"}}"#,
+        dir.display()
+    )
+}
+
 const STICKY_WORDS: &str = "sticky and neither the file nor the directory belongs to this user, so only an in-place write can change it";
 
 const IMMUTABLE_WORDS: &str =
@@ -828,14 +836,7 @@ mod seccomp {
             false,
             &["--", "f", &o, &n],
         );
-        assert_result(
-            &r,
-            &format!(
-                r#"{{"error":"permission_denied","detail":"{}/f is {IMMUTABLE_WORDS}"}}"#,
-                t.path().display()
-            ),
-            1,
-        );
+        assert_result(&r, &flag_refused(t.path(), IMMUTABLE_WORDS), 1);
         assert_unchanged(&p, b"abc\n", ino);
         assert_eq!(listing(t.path()), vec!["f"]);
     }
@@ -1025,14 +1026,7 @@ fn refused_for_inode_flag(flag: rustix::fs::IFlags, words: &str) {
         let (o, n) = (b64("abc"), b64("xyz"));
         args.extend([&b"--"[..], b"f", o.as_bytes(), n.as_bytes()]);
         let r = run_argv(d.path(), &args);
-        assert_result(
-            &r,
-            &format!(
-                r#"{{"error":"permission_denied","detail":"{}/f is {words}"}}"#,
-                d.path().display()
-            ),
-            1,
-        );
+        assert_result(&r, &flag_refused(d.path(), words), 1);
         assert_unchanged(&p, b"abc\n", ino);
         assert_eq!(listing(d.path()), vec!["f"]);
     }
