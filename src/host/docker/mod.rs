@@ -479,6 +479,25 @@ mod tests {
     use super::*;
     use crate::host::EditRequest;
 
+    /// `res` is an `invalid_argument` failure with exactly `want` as its
+    /// detail, reported through `want_via`.
+    fn assert_invalid_argument<T: std::fmt::Debug>(
+        res: Result<T, EditError>,
+        want: &str,
+        want_via: crate::host::Via,
+    ) {
+        match res {
+            Err(EditError::Failed {
+                kind, detail, via, ..
+            }) => {
+                assert_eq!(kind.as_str(), "invalid_argument");
+                assert_eq!(detail.as_deref(), Some(want));
+                assert_eq!(via, want_via);
+            }
+            other => panic!("expected invalid_argument, got {other:?}"),
+        }
+    }
+
     #[test]
     fn cp_errors_are_classified_by_the_engines_words() {
         let kind = |m: &str| cp_error(m.as_bytes()).kind();
@@ -743,32 +762,16 @@ mod tests {
             Docker::new("c").program(cli).with_shell(true),
             "/opt/as-edit/as-edit",
         );
-        match ed.edit(&r) {
-            Err(EditError::Failed {
-                kind, detail, via, ..
-            }) => {
-                assert_eq!(kind.as_str(), "invalid_argument");
-                assert_eq!(
-                    detail.as_deref(),
-                    Some("the engine's API takes UTF-8 commands only")
-                );
-                assert_eq!(via, crate::host::Via::Native);
-            }
-            other => panic!("expected invalid_argument, got {other:?}"),
-        }
-        match crate::host::transfer_edit(&mut ed.sandbox, &r) {
-            Err(EditError::Failed {
-                kind, detail, via, ..
-            }) => {
-                assert_eq!(kind.as_str(), "invalid_argument");
-                assert_eq!(
-                    detail.as_deref(),
-                    Some("the engine's API takes UTF-8 paths only")
-                );
-                assert_eq!(via, crate::host::Via::Transfer);
-            }
-            other => panic!("expected invalid_argument, got {other:?}"),
-        }
+        assert_invalid_argument(
+            ed.edit(&r),
+            "the engine's API takes UTF-8 commands only",
+            crate::host::Via::Native,
+        );
+        assert_invalid_argument(
+            crate::host::transfer_edit(&mut ed.sandbox, &r),
+            "the engine's API takes UTF-8 paths only",
+            crate::host::Via::Transfer,
+        );
     }
 
     #[test]
