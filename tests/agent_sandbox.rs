@@ -9,7 +9,7 @@ mod common;
 use common::*;
 
 use as_edit::host::agent_sandbox::AgentSandbox;
-use as_edit::host::{EditRequest, Edited, Editor, Sandbox, Via};
+use as_edit::host::{EditRequest, Editor, Sandbox};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -246,10 +246,7 @@ fn installs_by_upload_and_chmod_then_edits_natively() {
     assert_eq!(
         ed.edit(&EditRequest::new(&f, "two\n", "2\n", false))
             .unwrap(),
-        Edited {
-            count: 1,
-            via: Via::Native
-        }
+        native(1)
     );
     assert_eq!(std::fs::read(&f).unwrap(), b"one\n2\n");
     assert_eq!(mode(&f), 0o640, "the native path keeps the mode");
@@ -272,10 +269,7 @@ fn missing_helper_falls_back_through_download_and_upload() {
     assert_eq!(out.exit_code, Some(1));
     assert_eq!(
         ed.edit(&EditRequest::new(&f, "a\n", "A\n", false)).unwrap(),
-        Edited {
-            count: 1,
-            via: Via::Transfer
-        }
+        transfer(1)
     );
     assert_eq!(std::fs::read(&f).unwrap(), b"A\nb\n");
     let e = ed

@@ -5,6 +5,9 @@
 //! names in the environment.
 #![cfg(feature = "docker")]
 
+mod common;
+use common::{native, transfer};
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -89,20 +92,6 @@ impl Drop for Container {
 
 fn req(path: &str, old: &str, new: &str) -> EditRequest {
     EditRequest::new(path, old, new, false)
-}
-
-fn native(count: u64) -> Edited {
-    Edited {
-        count,
-        via: Via::Native,
-    }
-}
-
-fn transfer(count: u64) -> Edited {
-    Edited {
-        count,
-        via: Via::Transfer,
-    }
 }
 
 /// (token, via, count) of a refusal; panics on anything else.

@@ -30,10 +30,7 @@ fn native_edit_and_every_refusal() {
     let mut ed = editor(BIN);
     assert_eq!(
         ed.edit(&EditRequest::new(&p, "a\n", "A\n", false)).unwrap(),
-        Edited {
-            count: 1,
-            via: Via::Native
-        }
+        native(1)
     );
     assert_eq!(std::fs::read(&p).unwrap(), b"A\nb b\n");
     let e = ed.edit(&EditRequest::new(&p, "b", "c", false)).unwrap_err();
@@ -75,10 +72,7 @@ fn missing_or_non_executable_helper_falls_back_to_transfer() {
         let mut ed = editor(helper);
         assert_eq!(
             ed.edit(&EditRequest::new(&p, "x\n", "z\n", false)).unwrap(),
-            Edited {
-                count: 1,
-                via: Via::Transfer
-            },
+            transfer(1),
             "helper {helper}"
         );
         assert_eq!(
@@ -122,10 +116,7 @@ fn write_failed_falls_back_and_other_refusals_do_not() {
     let mut ed = host::Editor::new(AsNobody(LocalShell::new()), BIN);
     assert_eq!(
         ed.edit(&EditRequest::new(&p, "old", "new", false)).unwrap(),
-        Edited {
-            count: 1,
-            via: Via::Transfer
-        }
+        transfer(1)
     );
     assert_eq!(std::fs::read(&p).unwrap(), b"new");
     let e = ed
@@ -145,10 +136,7 @@ fn oversized_edits_go_through_stdin_or_transfer() {
     assert_eq!(
         ed.edit(&EditRequest::new(&p, old.as_str(), "N", false))
             .unwrap(),
-        Edited {
-            count: 1,
-            via: Via::Native
-        }
+        native(1)
     );
     assert_eq!(std::fs::read(&p).unwrap(), b"head\nN\ntail\n");
     // Without stdin, nothing is sent to the helper: the transfer path edits.
@@ -170,10 +158,7 @@ fn oversized_edits_go_through_stdin_or_transfer() {
     assert_eq!(
         ed.edit(&EditRequest::new(&p, old.as_str(), "N", false))
             .unwrap(),
-        Edited {
-            count: 1,
-            via: Via::Transfer
-        }
+        transfer(1)
     );
     assert_eq!(ed.sandbox.1, 0, "no command was sent");
     let err = host::command::shell_command(
@@ -472,10 +457,7 @@ fn install_over_exec_into_a_busybox_root_then_edit() {
         assert_eq!(
             ed.edit(&EditRequest::new("/work/f.txt", "b\n", "B\n", false))
                 .unwrap(),
-            Edited {
-                count: 1,
-                via: Via::Native
-            }
+            native(1)
         );
         assert_eq!(
             std::fs::read(root.path().join("work/f.txt")).unwrap(),
@@ -980,10 +962,7 @@ fn refusals_are_worded_for_a_model_and_at_line_picks_one() {
     assert_eq!(
         ed.edit(&EditRequest::new(&p, "a = 1", "a = 2", false).at_line(3))
             .unwrap(),
-        Edited {
-            count: 1,
-            via: Via::Native
-        }
+        native(1)
     );
     assert_eq!(std::fs::read(&p).unwrap(), b"a = 1\nb\na = 2\nc\na = 1\n");
     assert_eq!(listing(d.path()), vec!["f.py"]);
@@ -1018,10 +997,7 @@ fn an_older_helper_never_gets_the_new_flags() {
     assert_eq!(
         ed.edit(&EditRequest::new(&p, "x", "X", false).at_line(3))
             .unwrap(),
-        Edited {
-            count: 1,
-            via: Via::Transfer
-        }
+        transfer(1)
     );
     assert_eq!(std::fs::read(&p).unwrap(), b"x\ny\nX\n");
     let calls = std::fs::read_to_string(&log).unwrap();
@@ -1174,10 +1150,7 @@ fn concurrent_transfer_edits_from_one_process_lose_nothing() {
                     );
                     assert_eq!(
                         host::transfer_edit(&mut LocalShell::new(), &req).unwrap(),
-                        Edited {
-                            count: 1,
-                            via: Via::Transfer
-                        }
+                        transfer(1)
                     );
                 }
             });

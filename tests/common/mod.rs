@@ -48,6 +48,22 @@ impl From<Output> for Run {
     }
 }
 
+/// An edit of `count` replacements the helper made in the sandbox.
+pub fn native(count: u64) -> as_edit::host::Edited {
+    as_edit::host::Edited {
+        count,
+        via: as_edit::host::Via::Native,
+    }
+}
+
+/// An edit of `count` replacements made through the transfer fallback.
+pub fn transfer(count: u64) -> as_edit::host::Edited {
+    as_edit::host::Edited {
+        count,
+        via: as_edit::host::Via::Transfer,
+    }
+}
+
 /// Runs through `sh -c` in `dir`, exactly as a host sends it.
 pub fn run_sh(dir: &Path, args: &[&[u8]]) -> Run {
     let cmd = host_command(BIN, args);
