@@ -22,6 +22,14 @@ fn chmod(p: &Path, m: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
 }
 
+/// Gives directory `d` and its file `p` to nobody, `d` writable and
+/// searchable but not readable (0333).
+fn nobody_write_only(d: &Path, p: &Path) {
+    chown(p, 65534, 65534);
+    chown(d, 65534, 65534);
+    chmod(d, 0o333);
+}
+
 fn run_env(dir: &Path, env: (&str, &str), args: &[&str]) -> Run {
     Command::new(BIN)
         .args(args)
@@ -62,6 +70,9 @@ const STICKY_WORDS: &str = "sticky and neither the file nor the directory belong
 const IMMUTABLE_WORDS: &str =
     "immutable (chattr +i): it cannot be written, replaced or removed until the flag is cleared";
 
+const DIR_APPEND_WORDS: &str =
+    "append-only (chattr +a): names in it can be added but not replaced or removed";
+
 // ------------------------------------------------------------ 1. --fsync
 
 /// The issue's repro: a directory the caller may write and search but not
@@ -76,9 +87,7 @@ fn fsync_in_a_write_only_directory_edits_and_reports_success() {
     let d = base.path().join("d");
     std::fs::create_dir(&d).unwrap();
     let p = write_file(&d, "f", b"foo\n", 0o644);
-    chown(&p, 65534, 65534);
-    chown(&d, 65534, 65534);
-    chmod(&d, 0o333);
+    nobody_write_only(&d, &p);
     let (o, n) = (b64("foo"), b64("foo bar"));
     let r = run_as_nobody(&d, &[b"--fsync", b"--", b"f", o.as_bytes(), n.as_bytes()]);
     assert_result(&r, r#"{"count":1}"#, 0);
@@ -125,9 +134,7 @@ fn fsync_in_a_write_only_directory_flushes_the_file_system_after_the_rename() {
     let d = base.path().join("d");
     std::fs::create_dir(&d).unwrap();
     let p = write_file(&d, "f", b"foo\n", 0o644);
-    chown(&p, 65534, 65534);
-    chown(&d, 65534, 65534);
-    chmod(&d, 0o333);
+    nobody_write_only(&d, &p);
     let trace = base.path().join("trace");
     let out = Command::new("strace")
         .args([
@@ -1079,9 +1086,6 @@ fn flagged_dir(
     Some((base, d, p))
 }
 
-const DIR_APPEND_WORDS: &str =
-    "append-only (chattr +a): names in it can be added but not replaced or removed";
-
 /// break10 finding 1: nobody in an append-only directory it may write and
 /// search but not read (0333) cannot read the flags with the ioctl, so they
 /// come from `statx` on the `O_PATH` descriptor: refused before any temp
@@ -1091,12 +1095,7 @@ fn an_append_only_directory_nobody_cannot_read_is_named_and_keeps_no_temp() {
     if !setpriv_available() {
         return skip("needs root and setpriv to drop to nobody");
     }
-    let prepare = |d: &Path, p: &Path| {
-        chown(p, 65534, 65534);
-        chown(d, 65534, 65534);
-        chmod(d, 0o333);
-    };
-    let Some((_base, d, p)) = flagged_dir(rustix::fs::IFlags::APPEND, prepare) else {
+    let Some((_base, d, p)) = flagged_dir(rustix::fs::IFlags::APPEND, nobody_write_only) else {
         return;
     };
     let _guard = Flagged(d.clone());
