@@ -65,6 +65,18 @@ fn expected_crlf(content: &[u8], old: &str, new: &str) -> Vec<u8> {
     lf.replace('\n', "\r\n").into_bytes()
 }
 
+/// `edits_exactly` for one OLD/NEW pair (every occurrence with `all`),
+/// wanting the bytes `expected` gives for it.
+fn replaces_exactly(content: &[u8], old: &str, new: &str, all: bool) {
+    let (o, n) = (b64(old), b64(new));
+    let args: &[&str] = if all {
+        &["--replace-all", "--", &o, &n]
+    } else {
+        &["--", &o, &n]
+    };
+    edits_exactly(content, args, &expected(content, old, new, all));
+}
+
 /// `text` with `needle` spliced in at each offset (the offsets ascending).
 fn with_needles(mut base: Vec<u8>, needle: &str, at: &[usize]) -> Vec<u8> {
     for &i in at.iter().rev() {
@@ -131,15 +143,12 @@ fn lf_matches_at_start_middle_end_and_across_chunk_boundaries() {
         len - 10,
     ] {
         let content = with_needles(text(len, "\n"), needle, &[at]);
-        let want = expected(&content, needle, "replaced!", false);
-        let (o, n) = (b64(needle), b64("replaced!"));
-        edits_exactly(&content, &["--", &o, &n], &want);
+        replaces_exactly(&content, needle, "replaced!", false);
     }
     // At the very end, with no line end after it.
     let mut content = text(3 * CHUNK, "\n");
     content.extend_from_slice(needle.as_bytes());
-    let want = expected(&content, needle, "", false);
-    edits_exactly(&content, &["--", &b64(needle), ""], &want);
+    replaces_exactly(&content, needle, "", false);
 }
 
 #[test]
@@ -155,8 +164,7 @@ fn crlf_files_replay_the_normalized_prefix() {
         base[CHUNK + 100] = b'\r';
         for at in [CHUNK / 2, len - 20] {
             let content = with_needles(base.clone(), needle, &[at]);
-            let want = expected(&content, needle, "N2", false);
-            edits_exactly(&content, &["--", &b64(needle), &b64("N2")], &want);
+            replaces_exactly(&content, needle, "N2", false);
         }
     }
 }
@@ -192,12 +200,7 @@ fn a_batch_and_a_replace_all_write_exact_bytes() {
 
     // Every "beta" (one per line) through the whole file.
     let content = text(len, "\n");
-    let want = expected(&content, "beta", "BETA!", true);
-    edits_exactly(
-        &content,
-        &["--replace-all", "--", &b64("beta"), &b64("BETA!")],
-        &want,
-    );
+    replaces_exactly(&content, "beta", "BETA!", true);
 }
 
 #[test]
@@ -205,12 +208,7 @@ fn a_first_chunk_of_expanding_replacements_stays_bounded_and_exact() {
     // Each byte becomes eight: the first feed's output passes the retained
     // bound, so the temp is made mid-feed.
     let content = vec![b'a'; CHUNK + 5];
-    let want = expected(&content, "a", "bbbbbbbb", true);
-    edits_exactly(
-        &content,
-        &["--replace-all", "--", &b64("a"), &b64("bbbbbbbb")],
-        &want,
-    );
+    replaces_exactly(&content, "a", "bbbbbbbb", true);
 }
 
 /// With one edit the output before the first change is counted, not kept
@@ -240,23 +238,16 @@ fn the_counted_prefix_in_the_chunk_of_the_first_change_is_exact() {
             one[at] = b'\r';
             all[at + if at > first { 100 } else { 0 }] = b'\r';
         }
-        let want = expected(&one, needle, "N2", false);
-        edits_exactly(&one, &["--", &b64(needle), &b64("N2")], &want);
+        replaces_exactly(&one, needle, "N2", false);
         // 4000 x 200 bytes: past the kept bound within the read.
         let long = "L".repeat(200);
-        let want = expected(&all, needle, &long, true);
-        edits_exactly(
-            &all,
-            &["--replace-all", "--", &b64(needle), &b64(&long)],
-            &want,
-        );
+        replaces_exactly(&all, needle, &long, true);
     }
     // The first change made only at the end: a trailing CR that becomes
     // the LF completing OLD.
     let mut content = base.clone();
     content.extend_from_slice(b"END\r");
-    let want = expected(&content, "END\n", "FIN\n", false);
-    edits_exactly(&content, &["--", &b64("END\n"), &b64("FIN\n")], &want);
+    replaces_exactly(&content, "END\n", "FIN\n", false);
     // --eol preserve: the counted prefix is CRLF output.
     let crlf: Vec<u8> = "    let value = compute(alpha, gamma); // text\r\n"
         .bytes()
