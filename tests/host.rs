@@ -352,6 +352,22 @@ struct Recording<S> {
     rewrite: Option<(&'static [u8], &'static [u8])>,
 }
 
+impl Recording<LocalShell> {
+    /// Records every command run in the chroot `root`, refusing and
+    /// rewriting none.
+    fn in_root(root: &Path) -> Self {
+        Recording {
+            inner: LocalShell {
+                chroot: Some(root.to_path_buf()),
+            },
+            commands: Vec::new(),
+            fail_at: None,
+            error_at: None,
+            rewrite: None,
+        }
+    }
+}
+
 impl<S: Sandbox> Sandbox for Recording<S> {
     fn exec(&mut self, c: &[u8], s: Option<&[u8]>) -> std::io::Result<host::ExecOutput> {
         self.commands.push(c.to_vec());
@@ -417,15 +433,7 @@ fn install_over_exec_into_a_busybox_root_then_edit() {
         let Some(root) = busybox_root(&tools) else {
             return;
         };
-        let shell = Recording {
-            inner: LocalShell {
-                chroot: Some(root.path().to_path_buf()),
-            },
-            commands: Vec::new(),
-            fail_at: None,
-            error_at: None,
-            rewrite: None,
-        };
+        let shell = Recording::in_root(root.path());
         let mut ed = host::Editor::new(shell, "/opt/as-edit");
         assert!(ed.ensure_helper(&binary).unwrap(), "installed ({want})");
         let cmds = std::mem::take(&mut ed.sandbox.commands);
@@ -492,13 +500,9 @@ fn a_failed_install_leaves_nothing_behind() {
         };
         let mut ed = host::Editor::new(
             Recording {
-                inner: LocalShell {
-                    chroot: Some(root.path().to_path_buf()),
-                },
-                commands: Vec::new(),
                 fail_at,
-                error_at: None,
                 rewrite,
+                ..Recording::in_root(root.path())
             },
             "/opt/as-edit",
         )
@@ -572,18 +576,7 @@ fn a_damaged_payload_never_replaces_a_working_helper() {
         let dest = root.path().join("opt/as-edit");
         std::fs::write(&dest, old_helper).unwrap();
         set_mode_755(&dest);
-        let mut ed = host::Editor::new(
-            Recording {
-                inner: LocalShell {
-                    chroot: Some(root.path().to_path_buf()),
-                },
-                commands: Vec::new(),
-                fail_at: None,
-                error_at: None,
-                rewrite: None,
-            },
-            "/opt/as-edit",
-        );
+        let mut ed = host::Editor::new(Recording::in_root(root.path()), "/opt/as-edit");
         let e = ed.ensure_helper(&payload).unwrap_err();
         // The script exits 0 printing nothing (the sh check refuses it); the
         // truncated ELF crashes (its exit status refuses it).
@@ -649,13 +642,8 @@ fn a_backend_failing_mid_install_leaves_no_temp() {
         let error_at = error_at.min(planned);
         let mut ed = host::Editor::new(
             Recording {
-                inner: LocalShell {
-                    chroot: Some(root.path().to_path_buf()),
-                },
-                commands: Vec::new(),
-                fail_at: None,
                 error_at: Some(error_at),
-                rewrite: None,
+                ..Recording::in_root(root.path())
             },
             "/opt/as-edit",
         )
