@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side benchmark: as-edit vs the python3 status quo vs the physical
-# bounds (a full cp+mv rewrite of the file; a static no-op exec).
+# bounds (a full cp+mv rewrite of the file; a static no-op exec). Then the
+# copy-bound cases again, timed alternating (scripts/bench/alternate.py).
 # Usage: scripts/bench.sh [--quick] [--huge] [--diff-only] [--bin PATH] | --install | --docker
 #   --quick      tiny files and few runs: proves the benchmark works (CI)
 #   --huge       adds the 1 GiB case (time and memory only)
@@ -306,6 +307,32 @@ for c in small large many crlf refuse; do
   printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$(ms "$a")" "$(ms "$s")" "$(ms "$k")" \
     "${z:+$(ms "$z")}" "$(ratio "$s" "$a")" "$(ratio "$a" "$k")" "${z:+$(ratio "$a" "$z")}"
 done
+# The same cases timed alternating (scripts/bench/alternate.py): hyperfine
+# times each command's series in turn, so a slow minute on a shared machine
+# lands on one command; here every iteration runs as-edit and the copy once
+# each, in alternating order, each after a fresh cp + sync.
+alt_iters=30
+((quick)) && alt_iters=2
+alt_case() { # CASE OLD NEW ALL
+  local f="$work/$1.txt" out a k
+  out=$("$py" scripts/bench/alternate.py "$alt_iters" "$work/$1.orig" "$f" \
+    "as-edit='$bin' -- '$f' '$(b64 "$2")' '$(b64 "$3")' $4" \
+    "copy=cp '$f' '$f.tmp' && mv '$f.tmp' '$f'")
+  a=$(awk '$1 == "as-edit" { print $2 }' <<<"$out")
+  k=$(awk '$1 == "copy" { print $2 }' <<<"$out")
+  [ -n "$a" ] && [ -n "$k" ] || die "alternate.py printed: $out"
+  printf '| %s | %s | %s | %s |\n' "$1" "$(ms "$a")" "$(ms "$k")" "$(ratio "$a" "$k")"
+}
+echo
+echo "timed alternating ($alt_iters iterations each, medians):"
+echo
+echo "| case | as-edit ms | copy ms | as-edit / copy |"
+echo "| --- | ---: | ---: | ---: |"
+alt_case large "needle_near_the_end = 1" "needle_near_the_end = 2" false
+alt_case many "tok" "TOKEN" true
+alt_case crlf "needle_near_the_end = 1" "needle_near_the_end = 2" false
+alt_case refuse "needle_absent_from_the_file" "x" false
+
 echo
 echo "peak RSS on large: as-edit ${rss_as_large} KiB, status quo ${rss_py_large} KiB"
 diff_case
