@@ -228,12 +228,8 @@ impl<'a> Sink<'a> {
     fn write_buffered(&mut self, b: &[u8]) {
         if b.len() >= DIRECT {
             // Long slices go straight through, no copy: in one `writev`
-            // after what is buffered, one syscall as before.
-            let wbuf = std::mem::take(&mut self.wbuf);
-            self.write2(&wbuf[..self.fill], b);
-            self.wbuf = wbuf;
-            self.fill = 0;
-            return;
+            // with what is buffered.
+            return self.flush_with(b);
         }
         if self.fill + b.len() > CHUNK {
             self.flush();
@@ -245,21 +241,24 @@ impl<'a> Sink<'a> {
         self.fill += b.len();
     }
 
-    #[inline(never)] // off the per-piece path: once per CHUNK
     pub(super) fn flush(&mut self) {
+        self.flush_with(&[]);
+    }
+
+    /// Writes what is buffered, then `tail`.
+    #[inline(never)] // off the per-piece path: once per CHUNK or long slice
+    fn flush_with(&mut self, tail: &[u8]) {
         if let Mode::Writing = self.mode {
             let wbuf = std::mem::take(&mut self.wbuf);
-            self.write(&wbuf[..self.fill]);
-            self.wbuf = wbuf;
+            self.write(&wbuf[..self.fill], tail);
             self.fill = 0;
+            if let Mode::Writing = self.mode {
+                self.wbuf = wbuf; // kept unless the write failed
+            }
         }
     }
 
-    fn write(&mut self, b: &[u8]) {
-        self.write2(&[], b)
-    }
-
-    fn write2(&mut self, head: &[u8], tail: &[u8]) {
+    fn write(&mut self, head: &[u8], tail: &[u8]) {
         let Some(temp) = self.temp.as_ref() else {
             return;
         };
@@ -322,7 +321,7 @@ impl<'a> Sink<'a> {
         let retained = std::mem::take(&mut self.buf);
         self.wbuf = vec![0; CHUNK];
         if !retained.is_empty() {
-            self.write(&retained);
+            self.write(&[], &retained);
         }
     }
 }
