@@ -1146,3 +1146,95 @@ fn an_immutable_directory_is_write_failed_naming_it() {
 fn an_append_only_directory_is_write_failed_naming_it() {
     refused_for_dir_flag(rustix::fs::IFlags::APPEND, DIR_APPEND_WORDS);
 }
+
+// ------------------------------------------------------------ issue 23
+
+/// Issue 23 item 1: PATH naming the `--root` directory itself (however it
+/// is spelled) edited `DIR/DIR`'s name: the target's parent lay outside
+/// the root and the beneath-lookup fell back to the root. The root is a
+/// directory, `file_not_found`, and nothing in it changes; a file whose
+/// parent is the root is still edited.
+#[test]
+fn the_root_itself_is_never_a_target() {
+    let base = scratch();
+    let b = base.path();
+    let app = b.join("app");
+    std::fs::create_dir(&app).unwrap();
+    let p = write_file(&app, "app", b"hello\n", 0o644);
+    std::os::unix::fs::symlink("app", b.join("lnk")).unwrap();
+    std::fs::create_dir(app.join("sub")).unwrap();
+    let ino = inode(&p);
+    let (o, n) = (b64("hello"), b64("bye"));
+    let abs = app.to_str().unwrap().to_owned();
+    let lnk = b.join("lnk").to_str().unwrap().to_owned();
+    let refused = format!(
+        r#"{{"error":"file_not_found","detail":"{abs} is a directory, not a regular file"}}"#
+    );
+    let slash = format!("{abs}/");
+    let cases: Vec<(&Path, Vec<&str>)> = vec![
+        (b, vec!["--root", &abs, "--", &abs]),
+        (b, vec!["--root", &slash, "--", &slash]),
+        (b, vec!["--root", &abs, "--", "app/."]),
+        (b, vec!["--root", &abs, "--", "app/sub/.."]),
+        (b, vec!["--root", &abs, "--", "lnk"]),
+        (b, vec!["--root", &lnk, "--", &lnk]),
+        (b, vec!["--report", "--root", &abs, "--", &abs]),
+        (b, vec!["--dry-run", "--root", &abs, "--", &abs]),
+        (&app, vec!["--root", ".", "--", "."]),
+        (&app, vec!["--root", ".", "--", "./"]),
+        (&app, vec!["--root", ".", "--", &slash]),
+    ];
+    for (cwd, mut args) in cases {
+        args.extend([o.as_str(), n.as_str()]);
+        let a: Vec<&[u8]> = args.iter().map(|s| s.as_bytes()).collect();
+        let r = run_argv(cwd, &a);
+        assert_result(&r, &refused, 1);
+        assert_unchanged(&p, b"hello\n", ino);
+        assert_eq!(listing(&app), vec!["app", "sub"], "{args:?}");
+    }
+    // AS_EDIT_ROOT is the same root.
+    let r = run_env(&app, ("AS_EDIT_ROOT", "."), &["--", ".", &o, &n]);
+    assert_result(&r, &refused, 1);
+    assert_unchanged(&p, b"hello\n", ino);
+    // `/` as root and path: a directory too.
+    let r = run_argv(
+        b,
+        &[b"--root", b"/", b"--", b"/", o.as_bytes(), n.as_bytes()],
+    );
+    assert_result(
+        &r,
+        r#"{"error":"file_not_found","detail":"/ is a directory, not a regular file"}"#,
+        1,
+    );
+    // A root that is not a directory is an invalid invocation, whatever PATH.
+    let file = p.to_str().unwrap();
+    for path in [file, "lnk"] {
+        let r = run_argv(
+            b,
+            &[
+                b"--root",
+                file.as_bytes(),
+                b"--",
+                path.as_bytes(),
+                o.as_bytes(),
+                n.as_bytes(),
+            ],
+        );
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"invalid_argument","detail":"--root {file}: Not a directory (os error 20)"}}"#
+            ),
+            2,
+        );
+    }
+    assert_unchanged(&p, b"hello\n", ino);
+    // The control: the file whose parent is the root is looked up in it.
+    let r = run_argv(
+        &app,
+        &[b"--root", b".", b"--", b"app", o.as_bytes(), n.as_bytes()],
+    );
+    assert_result(&r, r#"{"count":1}"#, 0);
+    assert_eq!(std::fs::read(&p).unwrap(), b"bye\n");
+    assert_eq!(listing(&app), vec!["app", "sub"]);
+}
