@@ -1238,3 +1238,67 @@ fn the_root_itself_is_never_a_target() {
     assert_eq!(std::fs::read(&p).unwrap(), b"bye\n");
     assert_eq!(listing(&app), vec!["app", "sub"]);
 }
+
+/// Runs the binary as `uid`:`gid` with exactly the supplementary `groups`.
+fn run_as(uid: u32, gid: u32, groups: &[u32], dir: &Path, args: &[&str]) -> Run {
+    let mut c = Command::new("setpriv");
+    c.arg(format!("--reuid={uid}"))
+        .arg(format!("--regid={gid}"));
+    if groups.is_empty() {
+        c.arg("--clear-groups");
+    } else {
+        let g: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+        c.arg(format!("--groups={}", g.join(",")));
+    }
+    c.arg("--")
+        .arg(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("setpriv runs")
+        .into()
+}
+
+fn owner_group_mode(p: &Path) -> (u32, u32, u32) {
+    let m = std::fs::metadata(p).unwrap();
+    (m.uid(), m.gid(), m.mode() & 0o7777)
+}
+
+/// Issue 23 item 2, the issue's reproduction: in a setgid directory
+/// (`1000:2000`, 2777) the temp starts in the directory's group; the old
+/// code skipped the `fchown` because the file's group was the caller's
+/// egid, and `fchmod` then dropped setgid (`1000:2000`, 0755). The group
+/// is kept whenever the caller belongs to it (egid or supplementary), and
+/// with it all 12 mode bits; a group the caller is not in cannot be kept,
+/// and the kernel drops setgid, as for any chmod.
+#[test]
+fn a_setgid_directory_keeps_a_non_root_callers_group_and_setgid_bit() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv to run as uid 1000");
+    }
+    let base = scratch();
+    let d = base.path().join("dir");
+    std::fs::create_dir(&d).unwrap();
+    chown(&d, 1000, 2000);
+    chmod(&d, 0o2777);
+    let (o, n) = (b64("hello"), b64("bye"));
+    // (file group, file mode, caller's supplementary groups, expected after)
+    type Case<'a> = (u32, u32, &'a [u32], (u32, u32, u32));
+    let cases: [Case; 4] = [
+        (1000, 0o2755, &[], (1000, 1000, 0o2755)),
+        (1000, 0o6750, &[], (1000, 1000, 0o6750)),
+        (3000, 0o2775, &[3000], (1000, 3000, 0o2775)),
+        (4000, 0o2777, &[], (1000, 2000, 0o0777)),
+    ];
+    for (gid, m, groups, after) in cases {
+        let p = write_file(&d, "f", b"hello\n", 0o644);
+        chown(&p, 1000, gid);
+        chmod(&p, m);
+        let r = run_as(1000, 1000, groups, &d, &["--", "f", &o, &n]);
+        assert_result(&r, r#"{"count":1}"#, 0);
+        assert_eq!(std::fs::read(&p).unwrap(), b"bye\n");
+        assert_eq!(owner_group_mode(&p), after, "group {gid} mode {m:o}");
+        assert_eq!(listing(&d), vec!["f"]);
+    }
+}

@@ -213,16 +213,17 @@ pub(super) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
 
 /// Owner and group (when permitted), then the mode (chown clears setuid),
 /// then extended attributes, best-effort.
+///
+/// The group is set whatever the caller's egid: the temp does not start
+/// with the caller's group in a setgid directory (it inherits the
+/// directory's), and a caller outside that group would then see `fchmod`
+/// drop the setgid bit (issue 23). Setting a group the caller belongs to
+/// is permitted; any other fails, as without the edit it would.
 pub(super) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) {
-    let euid = rustix::process::geteuid();
-    let uid = rfs::Uid::from_raw(st.st_uid);
-    let gid = rfs::Gid::from_raw(st.st_gid);
-    if euid.is_root() {
-        let _ = rfs::fchown(to, Some(uid), Some(gid));
-    } else if gid != rustix::process::getegid() {
-        // Permitted when the caller is a member of the group.
-        let _ = rfs::fchown(to, None, Some(gid));
-    }
+    let uid = rustix::process::geteuid()
+        .is_root()
+        .then(|| rfs::Uid::from_raw(st.st_uid));
+    let _ = rfs::fchown(to, uid, Some(rfs::Gid::from_raw(st.st_gid)));
     let _ = rfs::fchmod(to, Mode::from_raw_mode(st.st_mode & 0o7777));
     copy_xattrs(from, to);
 }
