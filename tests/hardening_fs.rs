@@ -860,6 +860,43 @@ mod seccomp {
             edits_under(&[rule(libc::SYS_capget, errno)], &["--fsync"]);
         }
     }
+
+    /// Issue 23 item 3 under a filter: a profile refusing `fremovexattr`
+    /// does not fail an edit that has no inherited ACL to remove (the
+    /// temp's ACL is read back), and where there is one to remove the edit
+    /// is `write_failed`, unchanged, with no temp left, rather than a file
+    /// that grants what the original did not.
+    #[test]
+    fn fremovexattr_refused_fails_only_where_an_inherited_acl_remains() {
+        for errno in [libc::EPERM, libc::ENOSYS] {
+            edits_under(&[rule(libc::SYS_fremovexattr, errno)], &[]);
+            let Some((d, p)) = dir_with_default_acl() else {
+                return;
+            };
+            let ino = inode(&p);
+            let r = run_filtered(
+                d.path(),
+                &[rule(libc::SYS_fremovexattr, errno)],
+                false,
+                &["--", "dir/f", &b64("hello"), &b64("bye")],
+            );
+            let words = std::io::Error::from_raw_os_error(errno).to_string();
+            let detail = match errno {
+                libc::EPERM => format!("{words} (refused by the file system or a security policy, not by the directory's permissions)"),
+                _ => words,
+            };
+            assert_result(
+                &r,
+                &format!(
+                    r#"{{"error":"write_failed","detail":"removing the ACL the temp file inherited for {}/dir/f: {detail}; the file is unchanged"}}"#,
+                    d.path().display()
+                ),
+                1,
+            );
+            assert_unchanged(&p, b"hello\n", ino);
+            assert_eq!(listing(&d.path().join("dir")), vec!["f"]);
+        }
+    }
 }
 
 // ------------------------------------------------------------ file capabilities
@@ -1301,4 +1338,95 @@ fn a_setgid_directory_keeps_a_non_root_callers_group_and_setgid_bit() {
         assert_eq!(owner_group_mode(&p), after, "group {gid} mode {m:o}");
         assert_eq!(listing(&d), vec!["f"]);
     }
+}
+
+/// A directory with the default ACL `u:1001:rwx` holding `f` (mode 0600,
+/// no ACL of its own), or `None` (skip printed) where ACLs cannot be set.
+fn dir_with_default_acl() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
+    let base = scratch();
+    let d = base.path().join("dir");
+    std::fs::create_dir(&d).unwrap();
+    chmod(&d, 0o777);
+    let p = write_file(&d, "f", b"hello\n", 0o600);
+    let set = Command::new("setfacl")
+        .args(["-d", "-m", "u:1001:rwx"])
+        .arg(&d)
+        .output();
+    if !matches!(set, Ok(o) if o.status.success()) {
+        skip("setfacl is missing or this file system has no ACLs (scripts/test.sh installs acl)");
+        return None;
+    }
+    Some((base, p))
+}
+
+/// The raw access ACL of `p`, `None` when it has none.
+fn access_acl(p: &Path) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; 4096];
+    rustix::fs::getxattr(p, "system.posix_acl_access", &mut buf[..])
+        .ok()
+        .map(|n| buf[..n].to_vec())
+}
+
+fn getfacl(p: &Path) -> String {
+    let o = Command::new("getfacl").arg("-cp").arg(p).output().unwrap();
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Issue 23 item 3: the directory's default ACL became the temp's access
+/// ACL and was kept on a file that had none (`user:1001:rwx`, masked to
+/// `---` by mode 0600 until a `chmod g+rw` grants it). The new content
+/// carries exactly the original's ACL state: none when it had none, its
+/// own (not the inherited one) when it had one; through the unnamed temp,
+/// the named one, and the copy into a named temp alike, as root and not.
+#[test]
+fn a_directorys_default_acl_is_not_added_to_a_file_without_one() {
+    let temps = [
+        None,
+        Some("AS_EDIT_TEST_NO_TMPFILE"),
+        Some("AS_EDIT_TEST_NO_LINK"),
+    ];
+    for temp in temps {
+        let Some((base, p)) = dir_with_default_acl() else {
+            return;
+        };
+        let d = p.parent().unwrap();
+        assert_eq!(access_acl(&p), None);
+        let env = (temp.unwrap_or("AS_EDIT_TEST_NONE"), "1");
+        let r = run_env(d, env, &["--", "f", &b64("hello"), &b64("bye")]);
+        assert_result(&r, r#"{"count":1}"#, 0);
+        assert_eq!(std::fs::read(&p).unwrap(), b"bye\n");
+        assert_eq!((access_acl(&p), mode(&p)), (None, 0o600), "{temp:?}");
+        chmod(&p, 0o660);
+        assert_eq!(getfacl(&p), "user::rw-\ngroup::rw-\nother::---\n\n");
+        // A file with an ACL of its own keeps exactly that one.
+        let st = Command::new("setfacl")
+            .args(["-m", "u:1002:r"])
+            .arg(&p)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let own = access_acl(&p).expect("an ACL was set");
+        let r = run_env(d, env, &["--", "f", &b64("bye"), &b64("hi")]);
+        assert_result(&r, r#"{"count":1}"#, 0);
+        assert_eq!(std::fs::read(&p).unwrap(), b"hi\n");
+        assert_eq!(access_acl(&p), Some(own), "{temp:?}");
+        assert_eq!(listing(d), vec!["f"]);
+        drop(base);
+    }
+    if !setpriv_available() {
+        return skip("needs root and setpriv for the non-root case");
+    }
+    let Some((_base, p)) = dir_with_default_acl() else {
+        return;
+    };
+    chown(&p, 65534, 65534);
+    let r = run_as_nobody(
+        p.parent().unwrap(),
+        &[b"--", b"f", b64("hello").as_bytes(), b64("bye").as_bytes()],
+    );
+    assert_result(&r, r#"{"count":1}"#, 0);
+    assert_eq!(
+        (access_acl(&p), owner_group_mode(&p)),
+        (None, (65534, 65534, 0o600))
+    );
 }

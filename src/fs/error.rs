@@ -196,6 +196,9 @@ pub enum WriteStep {
     Flush,
     /// Re-checking the target before the rename.
     Recheck,
+    /// Carrying the target's metadata over (removing an ACL the temp
+    /// inherited from its directory, which the target did not have).
+    Metadata,
     /// Giving the unnamed temp a name.
     NameTemp,
     /// Renaming it over the target.
@@ -245,6 +248,7 @@ impl WriteStep {
             WriteStep::WriteTemp => "writing the temp file",
             WriteStep::Flush => "flushing the new content",
             WriteStep::Recheck => "re-checking the file",
+            WriteStep::Metadata => "removing the ACL the temp file inherited",
             WriteStep::NameTemp => "naming the temp file",
             WriteStep::Rename => "renaming the temp file over the target",
         }
