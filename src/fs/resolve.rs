@@ -24,6 +24,8 @@
 //!   probes outside the root.
 //! - A directory anywhere else is `file_not_found` too, found when the name
 //!   is looked up (`lock`), before anything is opened for reading.
+//! - EMFILE, ENFILE and ENOMEM are carried as the errno they are; they say
+//!   nothing about the path (see `error`), so they are never classified.
 
 use std::ffi::CString;
 use std::io;
@@ -35,6 +37,7 @@ use rustix::fs::{self as rfs, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
 use super::error::{FileKind, FsError, NotFoundKind};
+use super::resource::is_resource;
 use super::Target;
 
 /// Resolves `path` (within `root`, if given) to its directory and name.
@@ -51,12 +54,15 @@ pub(super) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsErro
     let abs = match std::fs::canonicalize(path) {
         Ok(p) => p,
         Err(e) => {
+            let errno = errno_of(&e);
             if let Some((root, _)) = &root {
-                if !nearest_existing_ancestor_within(path, root) {
+                // Out of descriptors or memory, the ancestors cannot be
+                // resolved either: that is no evidence of an escape.
+                if !is_resource(errno) && !nearest_existing_ancestor_within(path, root) {
                     return Err(outside_root(path, root));
                 }
             }
-            return Err(not_found(path, errno_of(&e)));
+            return Err(not_found(path, errno));
         }
     };
     if let Some((root, _)) = &root {

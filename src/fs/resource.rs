@@ -1,0 +1,147 @@
+//! Running out of a resource: EMFILE and ENFILE (no free file descriptor,
+//! the process's `RLIMIT_NOFILE` or the system's table) and ENOMEM (no
+//! memory). These say nothing about the file, so they get one answer
+//! wherever they strike (resolving the path or the root, opening, locking,
+//! reading, the temp, naming it, the rename): `write_failed`, with a detail
+//! naming the step and the cause and ending in `retry`.
+//!
+//! Why `write_failed` and not the step's usual token or a new one:
+//! `file_not_found`, `read_failed` and `invalid_argument` are final for
+//! every host (and false: the file exists and is readable), and a token a
+//! deployed host does not know is treated as a final refusal (README, Host
+//! protocol), the opposite of what a resource failure needs. `write_failed`
+//! already promises exactly what holds here (nothing was committed, the
+//! file is unchanged, another attempt may succeed), and every host retries
+//! it: the Rust `Editor` and the README's Java mapping through the transfer
+//! path, which runs outside the starved process. `busy` is final for the
+//! `Editor` and means another edit's lock. The check is made on the errno
+//! that every errno-carrying [`FsError`] holds, at the one place failures
+//! are worded, so no step can answer differently; the out-of-memory exit
+//! (`main.rs`, a failed allocation) prints the same token.
+
+use rustix::io::Errno;
+
+use super::error::{cause, shown, FsError, NotFoundKind};
+use crate::protocol::{ErrorKind, Failure};
+
+/// Is `e` a resource running out, not a fact about the file?
+pub(super) fn is_resource(e: Errno) -> bool {
+    matches!(e, Errno::MFILE | Errno::NFILE | Errno::NOMEM)
+}
+
+/// The `write_failed` for a failure that is a resource running out, else `None`.
+pub(super) fn failure(e: &FsError) -> Option<Failure> {
+    let (what, errno) = step(e)?;
+    if !is_resource(errno) {
+        return None;
+    }
+    let why = match errno {
+        Errno::MFILE => {
+            "no free file descriptor: the process's RLIMIT_NOFILE, ulimit -n, is used up"
+        }
+        Errno::NFILE => "no free file descriptor: the system's open-file table is full",
+        _ => "out of memory",
+    };
+    let detail = format!(
+        "{what}: {} ({why}); the file is unchanged, retry",
+        cause(errno)
+    );
+    Some(Failure::new(ErrorKind::WriteFailed, detail))
+}
+
+/// What was being done, and the kernel's answer, for the variants with an errno.
+fn step(e: &FsError) -> Option<(String, Errno)> {
+    Some(match e {
+        FsError::BadRoot { root, errno } => (format!("opening the root {}", shown(root)), *errno),
+        FsError::NotFound {
+            path,
+            kind: NotFoundKind::Other(errno),
+        } => (format!("resolving {}", shown(path)), *errno),
+        FsError::Open { path, errno } => (format!("opening {}", shown(path)), *errno),
+        FsError::Stat { path, errno } => (
+            match path {
+                Some(p) => format!("reading the metadata of {}", shown(p)),
+                None => "reading the file's metadata".to_owned(),
+            },
+            *errno,
+        ),
+        FsError::Read { path, errno } => (
+            match path {
+                Some(p) => format!("reading {}", shown(p)),
+                None => "reading the file".to_owned(),
+            },
+            *errno,
+        ),
+        FsError::Lock { path, errno } => (format!("locking {}", shown(path)), *errno),
+        FsError::Write { path, step, errno } => {
+            (format!("{} for {}", step.words(), shown(path)), *errno)
+        }
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::error::WriteStep;
+    use std::path::PathBuf;
+
+    /// Every variant that carries an errno answers a resource errno the
+    /// same way, and any other errno as before (here: its usual token).
+    #[test]
+    fn one_token_for_every_step() {
+        let p = || PathBuf::from("/w/f");
+        let all = |errno| {
+            vec![
+                FsError::BadRoot { root: p(), errno },
+                FsError::NotFound {
+                    path: p(),
+                    kind: NotFoundKind::Other(errno),
+                },
+                FsError::Open { path: p(), errno },
+                FsError::Stat { path: None, errno },
+                FsError::Read {
+                    path: Some(p()),
+                    errno,
+                },
+                FsError::Lock { path: p(), errno },
+                FsError::Write {
+                    path: p(),
+                    step: WriteStep::Rename,
+                    errno,
+                },
+            ]
+        };
+        for errno in [Errno::MFILE, Errno::NFILE, Errno::NOMEM] {
+            for e in all(errno) {
+                let f = Failure::from(e);
+                assert_eq!(f.kind, ErrorKind::WriteFailed);
+                assert!(f
+                    .detail
+                    .unwrap()
+                    .ends_with("; the file is unchanged, retry"));
+            }
+        }
+        let kinds: Vec<ErrorKind> = all(Errno::IO)
+            .into_iter()
+            .map(|e| Failure::from(e).kind)
+            .collect();
+        use ErrorKind as K;
+        assert_eq!(
+            kinds,
+            [
+                K::InvalidArgument,
+                K::FileNotFound,
+                K::ReadFailed,
+                K::ReadFailed,
+                K::ReadFailed,
+                K::WriteFailed,
+                K::WriteFailed
+            ]
+        );
+        assert_eq!(
+            Failure::from(FsError::Stat { path: None, errno: Errno::NOMEM }).detail.unwrap(),
+            "reading the file's metadata: Cannot allocate memory (os error 12) (out of memory); the file is unchanged, retry"
+        );
+    }
+}
