@@ -31,7 +31,7 @@ use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use rustix::fs::{self as rfs, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
@@ -165,23 +165,15 @@ fn outside_root(path: &Path, root: &Path) -> FsError {
 
 /// For a path that does not resolve: does its nearest existing ancestor lie
 /// within the root? (So `../../etc/nope` is `outside_root`, not a probe.)
+/// Each ancestor is resolved by the kernel as a whole, `..` included: a
+/// lexical cut of `link/..` names a directory the path does not (with
+/// `link` a symlink out of the root, `link/../nope` is outside it).
 fn nearest_existing_ancestor_within(path: &Path, root: &Path) -> bool {
     let abs = match std::env::current_dir() {
         Ok(cwd) => cwd.join(path),
         Err(_) => return false,
     };
-    // Lexical `..` could climb out; normalize before walking up.
-    let mut lexical = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::ParentDir => {
-                lexical.pop();
-            }
-            Component::CurDir => {}
-            other => lexical.push(other),
-        }
-    }
-    let mut cur = Some(lexical.as_path());
+    let mut cur = Some(abs.as_path());
     while let Some(p) = cur {
         if let Ok(real) = std::fs::canonicalize(p) {
             return real.starts_with(root);
