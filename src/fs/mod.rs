@@ -14,6 +14,7 @@
 //! (the temp and the commit), `sink` (the output written to it), `report`
 //! (`--report` keys), `error` ([`FsError`]: every failure and its wording),
 //! `resource` (EMFILE/ENFILE/ENOMEM: one retryable answer wherever they strike).
+#![doc = include_str!("fs.md")]
 
 mod error;
 mod hints;
