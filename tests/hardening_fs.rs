@@ -979,9 +979,10 @@ mod seccomp {
 
     /// Issue 23 item 3 under a filter: a profile refusing `fremovexattr`
     /// does not fail an edit that has no inherited ACL to remove (the
-    /// temp's ACL is read back), and where there is one to remove the edit
+    /// temp's ACL is read first), and where there is one to remove the edit
     /// is `write_failed`, unchanged, with no temp left, rather than a file
-    /// that grants what the original did not.
+    /// that grants what the original did not. A profile refusing that read
+    /// (`fgetxattr`) gets the removal anyway.
     #[test]
     fn fremovexattr_refused_fails_only_where_an_inherited_acl_remains() {
         for errno in [libc::EPERM, libc::ENOSYS] {
@@ -1011,6 +1012,16 @@ mod seccomp {
             );
             assert_unchanged(&p, b"hello\n", ino);
             assert_eq!(listing(&d.path().join("dir")), vec!["f"]);
+            // The read refused instead: the inherited ACL is removed unasked.
+            edits_under(&[rule(libc::SYS_fgetxattr, errno)], &[]);
+            let r = run_filtered(
+                d.path(),
+                &[rule(libc::SYS_fgetxattr, errno)],
+                false,
+                &["--", "dir/f", &b64("hello"), &b64("bye")],
+            );
+            assert_result(&r, r#"{"count":1}"#, 0);
+            assert_eq!((access_acl(&p), mode(&p)), (None, 0o600));
         }
     }
 }
