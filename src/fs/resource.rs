@@ -19,6 +19,8 @@
 //! are worded, so no step can answer differently; the out-of-memory exit
 //! (`main.rs`, a failed allocation) prints the same token.
 
+use std::path::Path;
+
 use rustix::io::Errno;
 
 use super::error::{cause, shown, FsError, NotFoundKind};
@@ -31,7 +33,7 @@ pub(super) fn is_resource(e: Errno) -> bool {
 
 /// The `write_failed` for a failure that is a resource running out, else `None`.
 pub(super) fn failure(e: &FsError) -> Option<Failure> {
-    let (what, errno) = step(e)?;
+    let (what, step, path, errno) = step(e)?;
     if !is_resource(errno) {
         return None;
     }
@@ -42,40 +44,36 @@ pub(super) fn failure(e: &FsError) -> Option<Failure> {
         Errno::NFILE => "no free file descriptor: the system's open-file table is full",
         _ => "out of memory",
     };
+    let path = path.map(shown).unwrap_or_default();
     let detail = format!(
-        "{what}: {} ({why}); the file is unchanged, retry",
+        "{what}{step}{path}: {} ({why}); the file is unchanged, retry",
         cause(errno)
     );
     Some(Failure::new(ErrorKind::WriteFailed, detail))
 }
 
-/// What was being done, and the kernel's answer, for the variants with an errno.
-fn step(e: &FsError) -> Option<(String, Errno)> {
+/// What was being done (in two parts), on which path, and the kernel's
+/// answer, for the variants with an errno.
+fn step(e: &FsError) -> Option<(&'static str, &'static str, Option<&Path>, Errno)> {
     Some(match e {
-        FsError::BadRoot { root, errno } => (format!("opening the root {}", shown(root)), *errno),
+        FsError::BadRoot { root, errno } => ("opening the root ", "", Some(root), *errno),
         FsError::NotFound {
             path,
             kind: NotFoundKind::Other(errno),
-        } => (format!("resolving {}", shown(path)), *errno),
-        FsError::Open { path, errno } => (format!("opening {}", shown(path)), *errno),
-        FsError::Stat { path, errno } => (
-            match path {
-                Some(p) => format!("reading the metadata of {}", shown(p)),
-                None => "reading the file's metadata".to_owned(),
-            },
-            *errno,
-        ),
-        FsError::Read { path, errno } => (
-            match path {
-                Some(p) => format!("reading {}", shown(p)),
-                None => "reading the file".to_owned(),
-            },
-            *errno,
-        ),
-        FsError::Lock { path, errno } => (format!("locking {}", shown(path)), *errno),
-        FsError::Write { path, step, errno } => {
-            (format!("{} for {}", step.words(), shown(path)), *errno)
-        }
+        } => ("resolving ", "", Some(path), *errno),
+        FsError::Open { path, errno } => ("opening ", "", Some(path), *errno),
+        FsError::Stat {
+            path: Some(p),
+            errno,
+        } => ("reading the metadata of ", "", Some(p), *errno),
+        FsError::Stat { path: None, errno } => ("reading the file's metadata", "", None, *errno),
+        FsError::Read {
+            path: Some(p),
+            errno,
+        } => ("reading ", "", Some(p), *errno),
+        FsError::Read { path: None, errno } => ("reading the file", "", None, *errno),
+        FsError::Lock { path, errno } => ("locking ", "", Some(path), *errno),
+        FsError::Write { path, step, errno } => (step.words(), " for ", Some(path), *errno),
         _ => return None,
     })
 }
