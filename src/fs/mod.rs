@@ -18,6 +18,7 @@ mod error;
 mod hints;
 mod lock;
 mod meta;
+mod replay;
 mod report;
 mod resolve;
 mod sink;
