@@ -19,6 +19,7 @@ mod error;
 mod hints;
 mod lock;
 mod meta;
+mod replay;
 mod report;
 mod resolve;
 mod sink;
