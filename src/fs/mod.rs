@@ -20,6 +20,7 @@ mod error;
 mod hints;
 mod lock;
 mod meta;
+mod replay;
 mod report;
 mod resolve;
 mod resource;
