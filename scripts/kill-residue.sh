@@ -5,23 +5,31 @@
 # directory must hold the target alone and the target must be the old or the
 # new bytes exactly. Then it times the commit window (linkat of the temp to
 # the end of renameat, from tracefs syscall events) over uncut runs.
-# Usage: scripts/kill-residue.sh [--kills N] [--windows N] [--fs "btrfs ext4 xfs"] [--bin PATH]
-#   --kills N    random kills per file system (default 300)
-#   --windows N  uncut runs traced for the commit window (default 40; 0: none)
-#   --bin PATH   the binary (default: the static release binary, built)
-# Prints one table row per file system; exits nonzero on any residue, on a
-# target that is neither the old nor the new content, on kills that never
-# straddled the commit, and when a file system cannot be made or mounted
-# (never a silent skip).
+# Usage: scripts/kill-residue.sh [--kills N] [--windows N] [--max-residue N]
+#          [--max-window-us N] [--fs "btrfs ext4 xfs"] [--bin PATH]
+#   --kills N          random kills per file system (default 300)
+#   --windows N        uncut runs traced for the commit window (default 40)
+#   --max-residue N    residue tolerated per file system (default 0)
+#   --max-window-us N  the largest median commit window accepted (default 500)
+#   --bin PATH         the binary (default: the static release binary, built)
+# Prints one table row per file system; exits nonzero on residue above
+# --max-residue, on a median window above --max-window-us, on a target that
+# is neither the old nor the new content, on kills that never straddled the
+# commit, and when a file system cannot be made or mounted (never a silent
+# skip). The window left (the linkat and the rename themselves, tens of
+# microseconds) still catches about one kill in 300 to 1,000 of these, which
+# are concentrated around the commit: scripts/bench/README.md has the figures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 
-kills=300 windows=40 fss="btrfs ext4 xfs" bin=""
+kills=300 windows=40 max_residue=0 max_window_us=500 fss="btrfs ext4 xfs" bin=""
 while (($#)); do
   case "$1" in
     --kills) kills=$2; shift ;;
     --windows) windows=$2; shift ;;
+    --max-residue) max_residue=$2; shift ;;
+    --max-window-us) max_window_us=$2; shift ;;
     --fs) fss=$2; shift ;;
     --bin) bin=$2; shift ;;
     *) die "unknown argument $1" ;;
@@ -29,6 +37,7 @@ while (($#)); do
   shift
 done
 
+((windows > 0)) || die "--windows must be at least 1: the window is what this measures"
 [ "$(id -u)" = 0 ] || die "kill-residue needs root: it loop-mounts btrfs, ext4 and xfs images (run as root, as CI does)"
 apt_need btrfs-progs xfsprogs e2fsprogs python3 util-linux
 if [ -z "$bin" ]; then
@@ -81,10 +90,11 @@ echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for fs in $fss; do
   dir="$work/mnt-$fs"
   mount_fs "$fs" "$dir"
-  KR_TRACE=$trace python3 - "$bin" "$dir" "$fs" "$kills" "$windows" <<'PY' || status=1
+  KR_TRACE=$trace python3 - "$bin" "$dir" "$fs" "$kills" "$windows" "$max_residue" "$max_window_us" <<'PY' || status=1
 import base64, os, random, re, signal, statistics, subprocess, sys, time
 
-bin, mnt, fs, kills, windows = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+bin, mnt, fs = sys.argv[1:4]
+kills, windows, max_residue, max_window_us = map(int, sys.argv[4:8])
 work = os.path.join(mnt, "d")
 os.mkdir(work)
 target = os.path.join(work, "big.txt")
@@ -195,14 +205,16 @@ for _ in range(windows):
 for e in events:
     tw(f"events/syscalls/{e}/enable", "0")
 tw("set_event_pid", "")
-med = f"{statistics.median(win) * 1e3:.0f} µs" if win else "-"
-mx = f"{max(win) * 1e3:.0f} µs" if win else "-"
+med = f"{statistics.median(win) * 1e3:.0f} µs"
+mx = f"{max(win) * 1e3:.0f} µs"
 print(f"| {fs} | {kills} | {before} | {after} | {finished} | {residue} | {med} | {mx} |", flush=True)
 print(f"  ({fs}: uncut run {min(ds)*1e3:.1f}..{max(ds)*1e3:.1f} ms (median of the last 7, per 50 kills); kills at a third to 1.25 of it)", file=sys.stderr)
 for n in names[:10]:
     print(f"  residue on {fs}: {n}", file=sys.stderr)
-if residue:
-    sys.exit(1)
+if residue > max_residue:
+    fail(f"{residue} of {kills} kills left a temp (at most {max_residue} accepted)")
+if statistics.median(win) * 1e3 > max_window_us:
+    fail(f"the median commit window is {med}, over {max_window_us} µs")
 # Kills that all landed on one side of the commit proved nothing about it.
 if kills >= 20 and (before == 0 or after + finished == 0):
     fail(f"the kills did not straddle the commit ({before} before, {after + finished} after)")
