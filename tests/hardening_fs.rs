@@ -1686,3 +1686,54 @@ fn no_free_descriptor_is_write_failed_at_every_limit() {
         }
     }
 }
+
+/// Runs the binary as root with `drop` (e.g. `-fowner`) removed from its
+/// capability bounding set, so it is not in effect after exec.
+fn run_root_without(drop: &str, dir: &Path, args: &[&str]) -> Run {
+    Command::new("setpriv")
+        .args(["--inh-caps=-all", &format!("--bounding-set={drop}"), "--"])
+        .arg(BIN)
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("setpriv runs")
+        .into()
+}
+
+/// break-fs (issue 23 item 2): root with some capabilities dropped, as
+/// container profiles do. Without CAP_FOWNER the old code chowned the temp
+/// to the owner first, then could not chmod it: every file came out 0600.
+/// Without CAP_CHOWN the owner cannot be kept, and the old code still set
+/// the mode: a setuid program of uid 1000 came out setuid root. Now the
+/// permission bits are set while the temp is still the caller's, and
+/// setuid (setgid) is kept only with the owner (group), as `cp -p` does.
+#[test]
+fn root_without_fowner_or_chown_keeps_the_mode_and_never_a_foreign_setuid() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv to drop capabilities");
+    }
+    let base = scratch();
+    let d = base.path();
+    let (o, n) = (b64("hello"), b64("bye"));
+    // (dropped, file owner:group, mode, expected owner, group, mode after)
+    type Case<'a> = (&'a str, (u32, u32), u32, (u32, u32, u32));
+    let cases: [Case; 6] = [
+        ("-fowner", (1000, 2000), 0o644, (1000, 2000, 0o644)),
+        ("-fowner", (1000, 2000), 0o755, (1000, 2000, 0o755)),
+        ("-chown", (1000, 2000), 0o6755, (0, 0, 0o755)),
+        ("-chown", (1000, 0), 0o6755, (0, 0, 0o2755)),
+        ("-chown", (1000, 2000), 0o1644, (0, 0, 0o1644)),
+        ("-fsetid", (0, 2000), 0o4755, (0, 2000, 0o4755)),
+    ];
+    for (drop, (uid, gid), m, after) in cases {
+        let p = write_file(d, "f", b"hello\n", 0o644);
+        chown(&p, uid, gid);
+        chmod(&p, m);
+        let r = run_root_without(drop, d, &["--", "f", &o, &n]);
+        assert_result(&r, r#"{"count":1}"#, 0);
+        assert_eq!(std::fs::read(&p).unwrap(), b"bye\n");
+        assert_eq!(owner_group_mode(&p), after, "{drop} {uid}:{gid} {m:o}");
+        assert_eq!(listing(d), vec!["f"]);
+    }
+}
