@@ -1736,4 +1736,18 @@ fn root_without_fowner_or_chown_keeps_the_mode_and_never_a_foreign_setuid() {
         assert_eq!(owner_group_mode(&p), after, "{drop} {uid}:{gid} {m:o}");
         assert_eq!(listing(d), vec!["f"]);
     }
+    // In a setgid directory the temp starts in its group (2000): the
+    // refused owner must not take the permitted group (root's 0) with it.
+    let sd = d.join("sg");
+    std::fs::create_dir(&sd).unwrap();
+    chown(&sd, 1000, 2000);
+    chmod(&sd, 0o2777);
+    let p = write_file(&sd, "f", b"hello\n", 0o644);
+    chown(&p, 1000, 0);
+    chmod(&p, 0o6755);
+    let r = run_root_without("-chown", &sd, &["--", "f", &o, &n]);
+    assert_result(&r, r#"{"count":1}"#, 0);
+    assert_eq!(std::fs::read(&p).unwrap(), b"bye\n");
+    assert_eq!(owner_group_mode(&p), (0, 0, 0o2755));
+    assert_eq!(listing(&sd), vec!["f"]);
 }

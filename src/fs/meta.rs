@@ -233,7 +233,12 @@ pub(super) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) -> Result<(
     let uid = rustix::process::geteuid()
         .is_root()
         .then(|| rfs::Uid::from_raw(st.st_uid));
-    let _ = rfs::fchown(to, uid, Some(rfs::Gid::from_raw(st.st_gid)));
+    let gid = Some(rfs::Gid::from_raw(st.st_gid));
+    // One call sets both or neither: without CAP_CHOWN the group alone may
+    // still be permitted (a setgid directory gave the temp another).
+    if rfs::fchown(to, uid, gid).is_err() && uid.is_some() {
+        let _ = rfs::fchown(to, None, gid);
+    }
     let mut mode = st.st_mode & 0o7777;
     match rfs::fstat(to) {
         Ok(now) => {
