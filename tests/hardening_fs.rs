@@ -1751,3 +1751,67 @@ fn root_without_fowner_or_chown_keeps_the_mode_and_never_a_foreign_setuid() {
     assert_eq!(owner_group_mode(&p), (0, 0, 0o2755));
     assert_eq!(listing(&sd), vec!["f"]);
 }
+
+/// break-fs (issue 23 item 10): the last look at the target's name before
+/// the rename (`newfstatat(dir, "f")`) running out of memory or descriptors
+/// was answered `conflict`, "changed by another writer", which is false.
+/// `strace` injects the errno into exactly that call (the last stat of the
+/// name, found by a first traced run).
+#[test]
+fn no_memory_at_the_last_look_before_the_rename_is_write_failed() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        return skip("strace is missing (scripts/test.sh installs it)");
+    }
+    let d = scratch();
+    let dir = d.path().display().to_string();
+    let log = d.path().join("..").join(format!(
+        "strace-{}.log",
+        d.path().file_name().unwrap().to_string_lossy()
+    ));
+    let (o, n) = (b64("hello"), b64("bye"));
+    let args = ["--", "f", &o, &n];
+    let p = write_file(d.path(), "f", b"hello\n", 0o644);
+    let traced = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=newfstatat", "-o"])
+        .arg(&log)
+        .arg(BIN)
+        .args(args)
+        .current_dir(d.path())
+        .output()
+        .expect("strace runs");
+    assert_eq!(traced.stdout, b"__RESULT__{\"count\":1}\n");
+    std::fs::write(&p, b"hello\n").unwrap();
+    let trace = std::fs::read_to_string(&log).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    // The re-check is the edit's last stat of "f" (strace counts from 1).
+    let calls: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.contains("newfstatat("))
+        .collect();
+    let when = calls.iter().rposition(|l| l.contains("\"f\"")).unwrap() + 1;
+    for (errno, words) in [
+        ("ENOMEM", "Cannot allocate memory (os error 12) (out of memory)"),
+        ("EMFILE", "Too many open files (os error 24) (no free file descriptor: the process's RLIMIT_NOFILE, ulimit -n, is used up)"),
+    ] {
+        let ino = inode(&p);
+        let out: Run = Command::new("strace")
+            .args(["-f", "-qq", "-o", "/dev/null", "-e"])
+            .arg(format!("inject=newfstatat:error={errno}:when={when}"))
+            .arg(BIN)
+            .args(args)
+            .current_dir(d.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+            .into();
+        assert_result(
+            &out,
+            &format!(
+                r#"{{"error":"write_failed","detail":"re-checking the file for {dir}/f: {words}; the file is unchanged, retry"}}"#
+            ),
+            1,
+        );
+        assert_unchanged(&p, b"hello\n", ino);
+        assert_eq!(listing(d.path()), vec!["f"]);
+    }
+}
