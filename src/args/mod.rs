@@ -127,7 +127,9 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
             "--lock-timeout" => {
                 let v = value("SECONDS")?;
                 opts.lock_timeout = seconds(&v).ok_or_else(|| {
-                    invalid(format!("--lock-timeout takes seconds from 0 to 86400, got {v:?}"))
+                    invalid(format!(
+                        "--lock-timeout takes seconds from 0 to 86400, got {v:?}"
+                    ))
                 })?;
             }
             "--root" => {
@@ -327,7 +329,18 @@ mod tests {
         ok("86400.000", 86_400, 0);
         ok("000000000000000000000001", 1, 0);
         for bad in [
-            "", ".", "-1", "+1", "1e3", "inf", "nan", "1.2.3", " 1", "1 ", "86400.5", "86401",
+            "",
+            ".",
+            "-1",
+            "+1",
+            "1e3",
+            "inf",
+            "nan",
+            "1.2.3",
+            " 1",
+            "1 ",
+            "86400.5",
+            "86401",
             "99999999999999999999999",
         ] {
             assert_eq!(seconds(bad), None, "{bad:?}");

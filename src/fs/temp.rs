@@ -36,6 +36,7 @@ use rustix::io::Errno;
 
 use super::error::{ConflictWhat, FsError, WriteStep};
 use super::meta::{copy_metadata, rename_refused};
+use super::resource::is_resource;
 use super::{Target, CHUNK};
 
 /// Hidden temp names registered here are removed by the panic hook.
@@ -167,7 +168,12 @@ impl<'d> Temp<'d> {
         // The last look before committing: a writer that ignores the lock may
         // have changed the file since we read it.
         let now = rfs::fstat(file).map_err(|e| failed(WriteStep::Recheck, e))?;
-        let named = rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).ok();
+        let named = match rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(n) => Some(n),
+            // No memory or descriptor to look: no evidence of another writer.
+            Err(e) if is_resource(e) => return Err(failed(WriteStep::Recheck, e)),
+            Err(_) => None,
+        };
         let same_inode = named.is_some_and(|n| n.st_dev == st.st_dev && n.st_ino == st.st_ino);
         let unchanged = now.st_size == st.st_size
             && now.st_mtime == st.st_mtime
