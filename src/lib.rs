@@ -32,6 +32,7 @@
 //! - [`diff`]: unified diffs for `--diff`;
 //! - [`hints`]: the pure failure-hint finder (`--hints`);
 //! - [`fs`]: resolve, open, lock, write, commit (one concern per file under `src/fs/`);
+//! - [`txn`]: several files in one call, all or nothing (`{"files":[...]}`);
 //! - `bytes`: short copies without libc's `memcpy` start-up (engine and `fs`);
 //! - [`hex`]: lowercase hex and random names, shared by `fs`, `args` and `host`;
 //! - [`host`]: the host library (command building, parsing, the `Editor`,
@@ -50,6 +51,7 @@ pub mod hints;
 pub mod host;
 pub mod protocol;
 pub mod request;
+pub mod txn;
 
 use std::io::Read;
 

@@ -48,11 +48,15 @@ pub enum ErrorKind {
     Conflict,
     /// `outside_root`: the resolved path is outside `--root`.
     OutsideRoot,
+    /// `line_out_of_range`: an `insert` after a line past the file's last.
+    LineOutOfRange,
+    /// `file_exists`: a `create` or `move` onto an existing path without `overwrite`.
+    FileExists,
 }
 
 impl ErrorKind {
     /// Every kind, for [`ErrorKind::from_token`] and exhaustive tests.
-    pub const ALL: [ErrorKind; 12] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::FileNotFound,
         ErrorKind::ReadFailed,
         ErrorKind::Empty,
@@ -65,6 +69,8 @@ impl ErrorKind {
         ErrorKind::Busy,
         ErrorKind::Conflict,
         ErrorKind::OutsideRoot,
+        ErrorKind::LineOutOfRange,
+        ErrorKind::FileExists,
     ];
 
     /// The token as the result line spells it (`file_not_found`, …).
@@ -82,6 +88,8 @@ impl ErrorKind {
             ErrorKind::Busy => "busy",
             ErrorKind::Conflict => "conflict",
             ErrorKind::OutsideRoot => "outside_root",
+            ErrorKind::LineOutOfRange => "line_out_of_range",
+            ErrorKind::FileExists => "file_exists",
         }
     }
 
