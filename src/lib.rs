@@ -82,12 +82,20 @@ pub fn run(
     let request = match args::parse(args, env_root) {
         Ok(Invocation::Help) => return text(args::HELP.to_owned()),
         Ok(Invocation::Version) => return text(args::version_line()),
-        Ok(Invocation::Edit(r)) => Ok(r),
+        Ok(Invocation::Edit(r)) => Ok(args::Parsed::One(r)),
         Ok(Invocation::Stdin {
             options,
             max_request_bytes,
-        }) => read_stdin(stdin, max_request_bytes)
-            .and_then(|b| args::parse_stdin_request(&b, options)),
+        }) => read_stdin(stdin, max_request_bytes).and_then(|b| args::parse_request(&b, options)),
+        Ok(Invocation::RequestB64 { options, json }) => args::parse_request(&json, options),
+        Err(f) => Err(f),
+    };
+    let request = match request {
+        Ok(args::Parsed::One(r)) => Ok(r),
+        Ok(args::Parsed::Files(txn)) => {
+            let (stdout, exit_code) = txn::run(&txn);
+            return Response { stdout, exit_code };
+        }
         Err(f) => Err(f),
     };
     let (result, report) = match request {

@@ -20,7 +20,7 @@ pub(crate) mod lock;
 pub(crate) mod meta;
 mod report;
 pub(crate) mod resolve;
-mod sink;
+pub(crate) mod sink;
 pub(crate) mod temp;
 
 use std::ffi::CString;

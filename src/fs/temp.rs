@@ -44,7 +44,8 @@ fn register(dir: BorrowedFd<'_>, name: Option<&CString>) {
     }
 }
 
-fn temp_name() -> CString {
+/// A fresh hidden name: `.as-edit-<16 hex>.tmp` (what a crash may leave).
+pub(crate) fn temp_name() -> CString {
     CString::new(format!(".as-edit-{}.tmp", crate::hex::random())).expect("hex has no NUL")
 }
 
@@ -107,6 +108,11 @@ impl<'d> Temp<'d> {
         }
     }
 
+    /// The temp's descriptor (read by the next op of a transaction).
+    pub(crate) fn file(&self) -> &OwnedFd {
+        &self.fd
+    }
+
     /// Where the new content is written.
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
@@ -150,7 +156,7 @@ impl<'d> Temp<'d> {
         rfs::renameat(&t.dir, name.as_c_str(), &t.dir, t.name.as_c_str())
             .map_err(|e| rename_refused(t, file, st, e))?;
         self.renamed(); // it is the target now
-        // Committed: from here on nothing may report a failure.
+                        // Committed: from here on nothing may report a failure.
         let Some(dir) = flush else {
             return Ok(true);
         };
