@@ -293,6 +293,10 @@ fn commit_file(
         )
     };
     let fsync = txn.options.fsync;
+    // Replaced by a move onto its name: that move's commit removed it.
+    if plan.files.iter().any(|g| matches!(&g.end, End::At(d) if d.replaces == Some(f))) {
+        return Ok(());
+    }
     if let (Some((t, _, _)), Some(l)) = (&file.orig, &locked[f]) {
         recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(first_op(plan, f), e))?;
     }

@@ -96,6 +96,9 @@ pub fn run(txn: &Txn) -> (String, i32) {
                 None => match f.kind {
                     crate::protocol::ErrorKind::StringNotFound => "OLD not found".into(),
                     crate::protocol::ErrorKind::Empty => "the file is empty".into(),
+                    crate::protocol::ErrorKind::MultipleOccurrences => {
+                        format!("OLD occurs {} times", f.count.unwrap_or(0))
+                    }
                     k => k.token().replace('_', " "),
                 },
             };
