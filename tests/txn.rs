@@ -445,3 +445,127 @@ fn diffs_share_one_budget() {
         .any(|c| c["diff_truncated"] == true));
     let _ = std::fs::Permissions::from_mode(0o644);
 }
+
+/// A backend around the local shell: no stdin, and the `fail_upload`-th
+/// upload fails.
+struct Limited {
+    inner: as_edit::host::LocalShell,
+    stdin: bool,
+    uploads: usize,
+    fail_upload: usize,
+}
+
+impl as_edit::host::Sandbox for Limited {
+    fn exec(&mut self, c: &[u8], s: Option<&[u8]>) -> std::io::Result<as_edit::host::ExecOutput> {
+        self.inner.exec(c, s)
+    }
+    fn download(&mut self, p: &Path) -> std::io::Result<Vec<u8>> {
+        self.inner.download(p)
+    }
+    fn upload(&mut self, p: &Path, b: &[u8]) -> std::io::Result<()> {
+        self.uploads += 1;
+        if self.uploads == self.fail_upload {
+            return Err(std::io::Error::other("injected upload failure"));
+        }
+        self.inner.upload(p, b)
+    }
+    fn supports_stdin(&self) -> bool {
+        self.stdin
+    }
+}
+
+fn editor(helper: &str, stdin: bool, fail_upload: usize) -> as_edit::host::Editor<Limited> {
+    let sb = Limited {
+        inner: as_edit::host::LocalShell::new(),
+        stdin,
+        uploads: 0,
+        fail_upload,
+    };
+    as_edit::host::Editor::new(sb, helper)
+}
+
+fn host_request(d: &Path) -> serde_json::Value {
+    write_file(d, "a.txt", b"alpha\n", 0o644);
+    write_file(d, "b.txt", b"beta\n", 0o644);
+    let p = |n: &str| d.join(n).to_string_lossy().into_owned();
+    serde_json::json!({"files": [
+        {"op": "edit", "path": p("a.txt"), "edits": [{"old": "alpha", "new": "ALPHA"}]},
+        {"op": "insert", "path": p("b.txt"), "line": 0, "text": "top"},
+        {"op": "create", "path": p("c.txt"), "content": "c\n"}
+    ]})
+}
+
+/// The Editor's transaction: natively through --stdin and through
+/// --request-b64, one exec each after the probe.
+#[test]
+fn editor_transaction_runs_natively_by_stdin_or_request_b64() {
+    for stdin in [true, false] {
+        let d = scratch();
+        let req = host_request(d.path());
+        let done = editor(BIN, stdin, 0).transaction(&req).unwrap();
+        assert_eq!(
+            done,
+            as_edit::host::TxnDone {
+                count: 1,
+                files: 3,
+                via: as_edit::host::Via::Native
+            }
+        );
+        assert_eq!(std::fs::read(d.path().join("a.txt")).unwrap(), b"ALPHA\n");
+        assert_eq!(
+            std::fs::read(d.path().join("b.txt")).unwrap(),
+            b"top\nbeta\n"
+        );
+        assert_eq!(std::fs::read(d.path().join("c.txt")).unwrap(), b"c\n");
+    }
+}
+
+/// Without a helper: the transfer fallback computes everything first (a
+/// refusal uploads nothing), and an upload failing re-uploads what it had
+/// replaced and says so.
+#[test]
+fn editor_transaction_falls_back_through_transfer() {
+    let d = scratch();
+    let req = host_request(d.path());
+    let done = editor("/nonexistent/as-edit", true, 0)
+        .transaction(&req)
+        .unwrap();
+    assert_eq!(
+        done,
+        as_edit::host::TxnDone {
+            count: 1,
+            files: 3,
+            via: as_edit::host::Via::Transfer
+        }
+    );
+    assert_eq!(
+        std::fs::read(d.path().join("b.txt")).unwrap(),
+        b"top\nbeta\n"
+    );
+
+    let d = scratch();
+    let mut req = host_request(d.path());
+    req["files"][2]["op"] = "edit".into();
+    req["files"][2]["edits"] = serde_json::json!([{"old": "zzz", "new": "y"}]);
+    req["files"][2].as_object_mut().unwrap().remove("content");
+    req["files"][2]["path"] = d.path().join("a.txt").to_string_lossy().into_owned().into();
+    let e = editor("/nonexistent/as-edit", true, 0)
+        .transaction(&req)
+        .unwrap_err();
+    assert_eq!(e.token(), Some("string_not_found"));
+    assert_eq!(std::fs::read(d.path().join("a.txt")).unwrap(), b"alpha\n");
+    assert_eq!(std::fs::read(d.path().join("b.txt")).unwrap(), b"beta\n");
+
+    let d = scratch();
+    let req = host_request(d.path());
+    let e = editor("/nonexistent/as-edit", true, 2)
+        .transaction(&req)
+        .unwrap_err();
+    assert_eq!(e.token(), Some("write_failed"));
+    let msg = e.to_string();
+    assert!(msg.contains("injected upload failure"), "{msg}");
+    assert!(msg.contains("a.txt: old (re-uploaded)"), "{msg}");
+    assert_eq!(std::fs::read(d.path().join("a.txt")).unwrap(), b"alpha\n");
+    assert_eq!(std::fs::read(d.path().join("b.txt")).unwrap(), b"beta\n");
+    assert!(!d.path().join("c.txt").exists());
+}

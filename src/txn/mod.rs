@@ -100,6 +100,8 @@ mod parse;
 mod plan;
 mod prepare;
 
+pub use prepare::insert;
+
 use serde::Serialize;
 
 pub use op::{Change, Op, OpKind, OpRefusal, Transform, TransformFn, Transformed, Txn, MAX_OPS};

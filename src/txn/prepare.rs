@@ -260,8 +260,9 @@ fn read_text(fd: &OwnedFd, path: &std::path::Path) -> Result<String, Failure> {
     }
 }
 
-/// `insert`: `text` as whole lines after line `line` (0: first).
-fn insert(
+/// `insert`: `text` as whole lines after line `line` (0: first). Pure:
+/// the host's transfer fallback runs it on downloaded text.
+pub fn insert(
     old: &str,
     line: u64,
     text: &str,
