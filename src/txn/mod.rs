@@ -91,8 +91,14 @@
 //! (each file old or new, never torn) and hidden names
 //! `.as-edit-<16 hex>.tmp` in the files' directories, each holding an
 //! original (or a not yet committed new content). Outside the commit
-//! phase nothing is ever left behind. See README Guarantees for the
-//! measured length of the window.
+//! phase nothing is ever left behind. The window, from the first commit
+//! syscall (naming the first temp) to the last (removing the last hidden
+//! name), measured with `perf trace -e renameat2,linkat,unlinkat,mkdirat`
+//! on the static binary, ext4, a loaded 2-core machine, 21 runs each, one
+//! small edit per file: 10 files median 7.24 ms (min 1.12, max 37.95);
+//! 100 files median 39.80 ms (min 15.25, max 123.41). Three syscalls per
+//! edited file lie in it (link, exchange, unlink), plus the stale check and
+//! the metadata copy of each.
 
 mod commit;
 pub mod op;
