@@ -187,17 +187,7 @@ pub fn run(txn: &Txn) -> (String, i32) {
                 .map(|o| display_path(&o.path))
                 .unwrap_or_default();
             let f = &e.failure;
-            let detail = match &f.detail {
-                Some(d) => d.clone(),
-                None => match f.kind {
-                    crate::protocol::ErrorKind::StringNotFound => "OLD not found".into(),
-                    crate::protocol::ErrorKind::Empty => "the file is empty".into(),
-                    crate::protocol::ErrorKind::MultipleOccurrences => {
-                        format!("OLD occurs {} times", f.count.unwrap_or(0))
-                    }
-                    k => k.token().replace('_', " "),
-                },
-            };
+            let detail = detail_of(f);
             let line = Refused {
                 error: f.kind.token(),
                 count: f.count,
@@ -217,6 +207,21 @@ pub fn run(txn: &Txn) -> (String, i32) {
             };
             (crate::protocol::render_json(&line), f.kind.exit_code())
         }
+    }
+}
+
+/// A refusal's words for the `file i of n (P): ` detail: its own detail,
+/// else the token's meaning (a single-file refusal may have none).
+pub(crate) fn detail_of(f: &Failure) -> String {
+    use crate::protocol::ErrorKind;
+    match (&f.detail, f.kind) {
+        (Some(d), _) => d.clone(),
+        (None, ErrorKind::StringNotFound) => "OLD not found".into(),
+        (None, ErrorKind::Empty) => "the file is empty".into(),
+        (None, ErrorKind::MultipleOccurrences) => {
+            format!("OLD occurs {} times", f.count.unwrap_or(0))
+        }
+        (None, k) => k.token().replace('_', " "),
     }
 }
 
