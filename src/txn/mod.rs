@@ -245,15 +245,14 @@ fn run_inner(
     let locked = prepare::lock_all(txn, &plan)?;
     let mut temps = Vec::with_capacity(plan.files.len());
     for (f, file) in plan.files.iter().enumerate() {
-        temps.push(prepare::stage(
-            txn,
-            &plan,
-            f,
-            file,
-            locked[f].as_ref(),
-            reports,
-            counts,
-        )?);
+        let t = prepare::stage(txn, &plan, f, file, locked[f].as_ref(), reports, counts)?;
+        // Where a rename would start the temp's writeback itself (btrfs,
+        // ext4), it is done here, before the commit window, as a
+        // single-file edit does it before naming its temp (`fs::temp`).
+        if let (Some(t), false, false) = (&t, txn.options.fsync, txn.options.dry_run) {
+            crate::fs::temp::write_back(t.file());
+        }
+        temps.push(t);
     }
     let changed = plan
         .files
