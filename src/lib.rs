@@ -10,6 +10,7 @@
 //! - [`diff`]: unified diffs for `--diff`;
 //! - [`hints`]: the pure failure-hint finder (`--hints`);
 //! - [`fs`]: resolve, open, lock, write, commit (one concern per file under `src/fs/`);
+//! - [`txn`]: several files in one call, all or nothing (`{"files":[...]}`);
 //! - `bytes`: short copies without libc's `memcpy` start-up (engine and `fs`);
 //! - [`hex`]: lowercase hex and random names, shared by `fs`, `args` and `host`;
 //! - [`host`]: the host library (command building, parsing, the `Editor`,
@@ -28,6 +29,7 @@ pub mod hints;
 pub mod host;
 pub mod protocol;
 pub mod request;
+pub mod txn;
 
 use std::io::Read;
 
@@ -58,12 +60,20 @@ pub fn run(
     let request = match args::parse(args, env_root) {
         Ok(Invocation::Help) => return text(args::HELP.to_owned()),
         Ok(Invocation::Version) => return text(args::version_line()),
-        Ok(Invocation::Edit(r)) => Ok(r),
+        Ok(Invocation::Edit(r)) => Ok(txn::Parsed::One(r)),
         Ok(Invocation::Stdin {
             options,
             max_request_bytes,
-        }) => read_stdin(stdin, max_request_bytes)
-            .and_then(|b| args::parse_stdin_request(&b, options)),
+        }) => read_stdin(stdin, max_request_bytes).and_then(|b| txn::parse_request(&b, options)),
+        Ok(Invocation::RequestB64 { options, json }) => txn::parse_request(&json, options),
+        Err(f) => Err(f),
+    };
+    let request = match request {
+        Ok(txn::Parsed::One(r)) => Ok(r),
+        Ok(txn::Parsed::Files(txn)) => {
+            let (stdout, exit_code) = txn::run(&txn);
+            return Response { stdout, exit_code };
+        }
         Err(f) => Err(f),
     };
     let (result, report) = match request {

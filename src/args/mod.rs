@@ -12,6 +12,7 @@
 //! positional triples, the help text and the `--stdin` request are ours.
 #![doc = include_str!("args.md")]
 
+use base64::Engine as _;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
@@ -25,6 +26,7 @@ use crate::request::{EditOptions, Eol, Request};
 pub use positional::decode_b64;
 use positional::positional_request;
 pub use stdin::parse_stdin_request;
+pub(crate) use stdin::{stdin_edits, StdinEdit};
 
 /// The bound on a `--stdin` request when `--max-request-bytes` is not given.
 pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
@@ -46,6 +48,14 @@ pub enum Invocation {
         /// `--max-request-bytes`, or the default.
         max_request_bytes: u64,
     },
+    /// `--request-b64`: the `--stdin` JSON, given in argv as base64 (for
+    /// exec APIs without stdin).
+    RequestB64 {
+        /// The flags given on the command line.
+        options: EditOptions,
+        /// The decoded JSON.
+        json: Vec<u8>,
+    },
 }
 
 fn invalid(detail: impl Into<String>) -> Failure {
@@ -66,6 +76,7 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
     let mut flag_all = false;
     let mut at_line: Option<u64> = None;
     let mut stdin = false;
+    let mut request_b64: Option<Vec<u8>> = None;
     let mut max_request_bytes = DEFAULT_MAX_REQUEST_BYTES;
     let mut positionals: Vec<OsString> = Vec::new();
     let mut p = lexopt::Parser::from_args(args.iter().cloned());
@@ -140,6 +151,13 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
                 }
                 opts.root = Some(PathBuf::from(v));
             }
+            "--request-b64" => {
+                let v = p.value().map_err(|_| invalid("--request-b64 needs B64"))?;
+                let json = base64::engine::general_purpose::STANDARD
+                    .decode(v.as_bytes())
+                    .map_err(|e| invalid(format!("--request-b64 is not valid base64 ({e})")))?;
+                request_b64 = Some(json);
+            }
             "--expect-sha256" => {
                 let v = value("HEX")?;
                 opts.expect_sha256 = Some(
@@ -177,6 +195,17 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
     }
     if opts.diff && !opts.report {
         return Err(invalid("--diff needs --report"));
+    }
+    if let Some(json) = request_b64 {
+        if stdin || !positionals.is_empty() || flag_all || at_line.is_some() {
+            return Err(invalid(
+                "--request-b64 carries the whole request; give no --stdin, PATH or edits",
+            ));
+        }
+        return Ok(Invocation::RequestB64 {
+            options: opts,
+            json,
+        });
     }
     if stdin {
         if !positionals.is_empty() || flag_all {
@@ -265,6 +294,8 @@ Options:
   --at-line LINE           replace the occurrence of OLD that starts on LINE
   --stdin                  read {\"path\",\"edits\":[{\"old\",\"new\",\"replace_all\",
                            \"at_line\"}],\"expect_sha256\"} as JSON from standard input
+                           or {\"files\":[OP,...]}: several files, all or nothing
+  --request-b64 B64        the --stdin request as base64, in argv
   --max-request-bytes N    bound for --stdin [67108864]
   --eol lf|preserve        line endings written: LF, or the file's own [lf]
   --fsync                  make the edit durable before reporting success

@@ -18,9 +18,10 @@ struct StdinRequest {
     expect_sha256: Option<String>,
 }
 
+/// One edit of a request (single-file or a transaction's op).
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct StdinEdit {
+pub(crate) struct StdinEdit {
     old: String,
     new: String,
     #[serde(default)]
@@ -28,6 +29,25 @@ struct StdinEdit {
     /// `--at-line` for this edit: a line of the text it sees.
     #[serde(default)]
     at_line: Option<u64>,
+}
+
+/// The edits of a request, each checked; `what` prefixes the empty-list
+/// detail.
+pub(crate) fn stdin_edits(raw: &[StdinEdit], what: &str) -> Result<Vec<Edit>, Failure> {
+    if raw.is_empty() {
+        return Err(invalid(format!("{what}: edits is empty")));
+    }
+    let total = raw.len();
+    let mut edits = Vec::with_capacity(total);
+    for (i, e) in raw.iter().enumerate() {
+        let prefixed = |m: &str| invalid(format!("{}{m}", edit_prefix(i, total)));
+        let mut edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(prefixed)?;
+        if let Some(line) = e.at_line {
+            edit = edit.with_at_line(line).map_err(prefixed)?;
+        }
+        edits.push(edit);
+    }
+    Ok(edits)
 }
 
 /// Builds a request from `--stdin` JSON (already bounded by the caller).
@@ -47,19 +67,7 @@ pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Requ
     if req.path.contains('\0') {
         return Err(invalid("stdin request: path contains a NUL character"));
     }
-    if req.edits.is_empty() {
-        return Err(invalid("stdin request: edits is empty"));
-    }
-    let total = req.edits.len();
-    let mut edits = Vec::with_capacity(total);
-    for (i, e) in req.edits.iter().enumerate() {
-        let prefixed = |m: &str| invalid(format!("{}{m}", edit_prefix(i, total)));
-        let mut edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(prefixed)?;
-        if let Some(line) = e.at_line {
-            edit = edit.with_at_line(line).map_err(prefixed)?;
-        }
-        edits.push(edit);
-    }
+    let edits = stdin_edits(&req.edits, "stdin request")?;
     if let Some(h) = req.expect_sha256 {
         if options.expect_sha256.is_some() {
             return Err(invalid(

@@ -146,7 +146,7 @@ fn mode_allows_write(file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
 /// transfer path writes the file in place and may succeed. `dir` is the
 /// directory opened for reading, when it could be; else its flags are read
 /// through the `O_PATH` descriptor (by `statx`).
-pub(super) fn check_rename(t: &Target, st: &Stat, dir: Option<&OwnedFd>) -> Result<(), FsError> {
+pub(crate) fn check_rename(t: &Target, st: &Stat, dir: Option<&OwnedFd>) -> Result<(), FsError> {
     if sticky_refuses(t, st, true) {
         return Err(FsError::StickyDir {
             path: t.path.clone(),
@@ -201,7 +201,7 @@ pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) ->
 /// The target's directory opened for reading (for its inode flags and the
 /// `--fsync` flush), or `None` when the caller may not read it. The `O_PATH`
 /// descriptor we hold cannot serve: `fsync` and `ioctl` refuse it (EBADF).
-pub(super) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
+pub(crate) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
     rfs::openat(
         &t.dir,
         c".",
@@ -225,7 +225,7 @@ pub(super) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
 /// directory's), and a caller outside that group would then see `fchmod`
 /// drop the setgid bit (issue 23). Setting a group the caller belongs to
 /// is permitted; any other fails, as without the edit it would.
-pub(super) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) -> Result<(), Errno> {
+pub(crate) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) -> Result<(), Errno> {
     let _ = rfs::fchmod(to, Mode::from_raw_mode(st.st_mode & 0o1777));
     if !copy_xattrs(from, to) {
         drop_inherited_acl(to)?;

@@ -42,7 +42,7 @@ use super::resource::is_resource;
 use super::Target;
 
 /// Resolves `path` (within `root`, if given) to its directory and name.
-pub(super) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsError> {
+pub(crate) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsError> {
     let root = match root {
         Some(r) => Some(open_root(r)?),
         None => None,
@@ -92,7 +92,7 @@ pub(super) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsErro
 }
 
 /// `--root`, canonicalized and opened: it must be a directory.
-fn open_root(r: &Path) -> Result<(PathBuf, OwnedFd), FsError> {
+pub(crate) fn open_root(r: &Path) -> Result<(PathBuf, OwnedFd), FsError> {
     let bad = |errno| FsError::BadRoot {
         root: r.to_owned(),
         errno,
@@ -107,7 +107,7 @@ fn open_root(r: &Path) -> Result<(PathBuf, OwnedFd), FsError> {
 /// with one, only if `dir` is the root or lies beneath it, and so that no
 /// component can be a symlink or escape it, even if the tree changes under
 /// us (see [`open_dir_beneath`]). Never another directory in its place.
-pub(super) fn open_dir(dir: &Path, root: Option<(&Path, &OwnedFd)>) -> Result<OwnedFd, FsError> {
+pub(crate) fn open_dir(dir: &Path, root: Option<(&Path, &OwnedFd)>) -> Result<OwnedFd, FsError> {
     match root {
         Some((root, root_fd)) => {
             let rel = dir
@@ -125,7 +125,7 @@ pub(super) fn open_dir(dir: &Path, root: Option<(&Path, &OwnedFd)>) -> Result<Ow
 }
 
 /// A path error's errno (realpath's errors are all the kernel's).
-fn errno_of(e: &io::Error) -> Errno {
+pub(crate) fn errno_of(e: &io::Error) -> Errno {
     e.raw_os_error()
         .map(Errno::from_raw_os_error)
         .unwrap_or(Errno::INVAL)
@@ -157,7 +157,7 @@ fn not_found(path: &Path, e: Errno) -> FsError {
     }
 }
 
-fn outside_root(path: &Path, root: &Path) -> FsError {
+pub(crate) fn outside_root(path: &Path, root: &Path) -> FsError {
     FsError::OutsideRoot {
         path: path.to_owned(),
         root: root.to_owned(),
