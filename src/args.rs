@@ -21,6 +21,7 @@ use base64::Engine as _;
 use crate::engine::Edit;
 use crate::protocol::{edit_prefix, ErrorKind, Failure};
 use crate::request::{EditOptions, Eol, Request};
+pub use crate::stdin_request::parse_stdin_request;
 
 /// The bound on a `--stdin` request when `--max-request-bytes` is not given.
 pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
@@ -341,75 +342,6 @@ pub fn decode_b64(s: &OsStr) -> Result<String, String> {
             "does not decode to UTF-8 (bad byte at offset {})",
             e.utf8_error().valid_up_to()
         )
-    })
-}
-
-/// The `--stdin` request: plain strings, no base64.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StdinRequest {
-    path: String,
-    edits: Vec<StdinEdit>,
-    #[serde(default)]
-    expect_sha256: Option<String>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StdinEdit {
-    old: String,
-    new: String,
-    #[serde(default)]
-    replace_all: bool,
-    /// `--at-line` for this edit: a line of the text it sees.
-    #[serde(default)]
-    at_line: Option<u64>,
-}
-
-/// Builds a request from `--stdin` JSON (already bounded by the caller).
-pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Request, Failure> {
-    let text = std::str::from_utf8(json).map_err(|e| {
-        invalid(format!(
-            "stdin request is not UTF-8 (bad byte at offset {})",
-            e.valid_up_to()
-        ))
-    })?;
-    let req: StdinRequest =
-        serde_json::from_str(text).map_err(|e| invalid(format!("stdin request: {e}")))?;
-    if req.path.is_empty() {
-        return Err(invalid("stdin request: path is empty"));
-    }
-    // No file name holds a NUL: the path would be cut there by the kernel.
-    if req.path.contains('\0') {
-        return Err(invalid("stdin request: path contains a NUL character"));
-    }
-    if req.edits.is_empty() {
-        return Err(invalid("stdin request: edits is empty"));
-    }
-    let total = req.edits.len();
-    let mut edits = Vec::with_capacity(total);
-    for (i, e) in req.edits.iter().enumerate() {
-        let prefixed = |m: &str| invalid(format!("{}{m}", edit_prefix(i, total)));
-        let mut edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(prefixed)?;
-        if let Some(line) = e.at_line {
-            edit = edit.with_at_line(line).map_err(prefixed)?;
-        }
-        edits.push(edit);
-    }
-    if let Some(h) = req.expect_sha256 {
-        if options.expect_sha256.is_some() {
-            return Err(invalid(
-                "expect_sha256 given both as a flag and in the stdin request",
-            ));
-        }
-        options.expect_sha256 = Some(crate::hex::decode_sha256(&h).ok_or_else(|| {
-            invalid("stdin request: expect_sha256 takes 64 lowercase hex digits")
-        })?);
-    }
-    Ok(Request {
-        path: PathBuf::from(req.path),
-        edits,
-        options,
     })
 }
 

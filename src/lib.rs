@@ -26,6 +26,8 @@
 //!
 //! - [`args`]: the argument grammar (argv and `--stdin`);
 //! - [`request`]: what one edit asks for (path, edits, the options that reach `fs`);
+//! - `stdin_request`: the `--stdin` JSON request, read through `strict_json`
+//!   (serde_json, but a struct only ever from a JSON object);
 //! - [`protocol`]: tokens, the `__RESULT__` line, exit codes, refusal → token;
 //! - [`engine`]: the pure streaming replacement engine (no I/O; the host fallback reuses it);
 //! - [`eol`]: the end-of-line policy of `--eol preserve` (count, decide, re-expand);
@@ -50,6 +52,8 @@ pub mod hints;
 pub mod host;
 pub mod protocol;
 pub mod request;
+mod stdin_request;
+mod strict_json;
 
 use std::io::Read;
 

@@ -1,0 +1,139 @@
+//! The `--stdin` request: `{"path", "edits": [{"old", "new", "replace_all",
+//! "at_line"}], "expect_sha256"}` as JSON, plain strings (no base64).
+//!
+//! Read through [`crate::strict_json`], so every struct here is read only
+//! from a JSON object (an array in its place is `invalid_argument`), and so
+//! is any struct added to the request later.
+//!
+//! Memory: the edits are converted one by one as the parser reaches them
+//! (each [`StdinEdit`] is dropped as soon as it is an [`Edit`]), so the
+//! request text and the compact edits are all that is held at once.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use serde::de::{Deserialize, Deserializer, SeqAccess, Visitor};
+
+use crate::engine::Edit;
+use crate::protocol::{edit_prefix, ErrorKind, Failure};
+use crate::request::{EditOptions, Request};
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StdinRequest {
+    path: String,
+    edits: EditList,
+    #[serde(default)]
+    expect_sha256: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StdinEdit {
+    old: String,
+    new: String,
+    #[serde(default)]
+    replace_all: bool,
+    /// `--at-line` for this edit: a line of the text it sees.
+    #[serde(default)]
+    at_line: Option<u64>,
+}
+
+/// The edits as read, and the first one that is not a valid edit (its
+/// index and why): the detail names it "edit i of N", and N (`total`) is
+/// known only once the list has been read.
+struct EditList {
+    edits: Vec<Edit>,
+    total: usize,
+    first_invalid: Option<(usize, &'static str)>,
+}
+
+impl<'de> Deserialize<'de> for EditList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<EditList, D::Error> {
+        d.deserialize_seq(EditListVisitor)
+    }
+}
+
+struct EditListVisitor;
+
+impl<'de> Visitor<'de> for EditListVisitor {
+    type Value = EditList;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a sequence of edits")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<EditList, A::Error> {
+        let mut list = EditList {
+            edits: Vec::new(),
+            total: 0,
+            first_invalid: None,
+        };
+        while let Some(e) = seq.next_element::<StdinEdit>()? {
+            list.total += 1;
+            if list.first_invalid.is_some() {
+                continue; // read on for the total, build nothing
+            }
+            let edit = Edit::new(&e.old, &e.new, e.replace_all);
+            let edit = match (edit, e.at_line) {
+                (Ok(edit), Some(line)) => edit.with_at_line(line),
+                (edit, _) => edit,
+            };
+            match edit {
+                Ok(edit) => list.edits.push(edit),
+                Err(why) => list.first_invalid = Some((list.edits.len(), why)),
+            }
+        }
+        Ok(list)
+    }
+}
+
+fn invalid(detail: impl Into<String>) -> Failure {
+    Failure::new(ErrorKind::InvalidArgument, detail)
+}
+
+/// Builds a request from `--stdin` JSON (already bounded by the caller).
+pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Request, Failure> {
+    let text = std::str::from_utf8(json).map_err(|e| {
+        invalid(format!(
+            "stdin request is not UTF-8 (bad byte at offset {})",
+            e.valid_up_to()
+        ))
+    })?;
+    let req: StdinRequest =
+        crate::strict_json::from_str(text).map_err(|e| invalid(format!("stdin request: {e}")))?;
+    if req.path.is_empty() {
+        return Err(invalid("stdin request: path is empty"));
+    }
+    // No file name holds a NUL: the path would be cut there by the kernel.
+    if req.path.contains('\0') {
+        return Err(invalid("stdin request: path contains a NUL character"));
+    }
+    let EditList {
+        mut edits,
+        total,
+        first_invalid,
+    } = req.edits;
+    if let Some((i, why)) = first_invalid {
+        return Err(invalid(format!("{}{why}", edit_prefix(i, total))));
+    }
+    if edits.is_empty() {
+        return Err(invalid("stdin request: edits is empty"));
+    }
+    edits.shrink_to_fit();
+    if let Some(h) = req.expect_sha256 {
+        if options.expect_sha256.is_some() {
+            return Err(invalid(
+                "expect_sha256 given both as a flag and in the stdin request",
+            ));
+        }
+        options.expect_sha256 = Some(crate::hex::decode_sha256(&h).ok_or_else(|| {
+            invalid("stdin request: expect_sha256 takes 64 lowercase hex digits")
+        })?);
+    }
+    Ok(Request {
+        path: PathBuf::from(req.path),
+        edits,
+        options,
+    })
+}
