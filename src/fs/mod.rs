@@ -175,6 +175,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
             sink.size,
             digest,
             std::mem::take(&mut summary.edits),
+            summary.last.take(),
             summary.diff.take(),
         );
         if opts.dry_run {
