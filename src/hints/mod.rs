@@ -303,11 +303,11 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
     if let Some(a) = applied {
         let overlaps = |h: &Hint| a.line <= h.end_line && h.line <= a.end_line;
         if !by_kind.iter().chain(&escaped).any(overlaps) {
-            push(&mut found, a);
+            push(&mut found, text, a);
         }
     }
     for h in by_kind.into_iter().chain(escaped) {
-        push(&mut found, h);
+        push(&mut found, text, h);
     }
     if found.len() < MAX_HINTS {
         if text.len() > FULL_HINTS_MAX_BYTES {
@@ -320,7 +320,7 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
                 (run, at_least)
             });
             for h in similar(text, &pieces, ends_nl, floor, &mut truncated) {
-                push(&mut found, h);
+                push(&mut found, text, h);
             }
         }
     }
@@ -331,15 +331,39 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
     }
 }
 
-/// Appends `h` unless the list is full or it overlaps a hint already kept.
-fn push(found: &mut Vec<Hint>, h: Hint) {
+/// Appends `h` unless the list is full, it overlaps a hint already kept,
+/// or its text sent back as OLD would not match on its own line (a text cut
+/// at [`TEXT_MAX_BYTES`] is only the start of the candidate, not an OLD to
+/// send: it is kept for where it points).
+fn push(found: &mut Vec<Hint>, text: &str, h: Hint) {
     if found.len() < MAX_HINTS
         && !found
             .iter()
             .any(|f| h.line <= f.end_line && f.line <= h.end_line)
+        && (h.text_truncated || matches_on_its_line(text, &h))
     {
         found.push(h);
     }
+}
+
+/// Whether `h.text`, sent as OLD with `--at-line h.line`, is replaced where
+/// the hint says: the engine counts occurrences left to right without
+/// overlap, so one must start at the hint's line start and no other on that
+/// line. (In `a\n\n\nb` the blank lines 2..3 are `\n\n`, but that text's
+/// first occurrence starts at line 1's newline and takes line 2's: there is
+/// none at line 2.)
+fn matches_on_its_line(text: &str, h: &Hint) -> bool {
+    let b = text.as_bytes();
+    let start = match h.line {
+        1 => 0,
+        l => match memchr::memchr_iter(b'\n', b).nth(l as usize - 2) {
+            Some(i) => i + 1,
+            None => return false,
+        },
+    };
+    let line_end = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |i| start + i);
+    let mut at = memmem::find_iter(b, h.text.as_bytes()).skip_while(|&p| p < start);
+    at.next() == Some(start) && at.next().is_none_or(|p| p > line_end)
 }
 
 /// OLD's pieces; the second value is whether OLD ends with a newline.
