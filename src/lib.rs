@@ -1,33 +1,11 @@
-//! as-edit: edit one file atomically inside a sandbox, with the python3
-//! edit script's exact semantics and result line.
-//!
-//! The binary is [`run`] plus printing; hosts written in Rust use [`host`].
-//! README.md is the contract; its Guarantees section gives the details.
-//!
-//! # Guarantees
-//!
-//! Of every edit [`run`] (the binary) makes:
-//! - **Atomic**: the target is replaced only by `rename(2)` of a complete
-//!   file written in its own directory, never opened for writing; a reader
-//!   sees the old bytes or the new bytes.
-//! - **No residue**: the new content goes to an unnamed `O_TMPFILE`, which
-//!   vanishes with the process (it is named only for the two syscalls before
-//!   the rename); where that is unsupported, to a named temp that every
-//!   error path and a panic remove (a SIGKILL during the write can leave it).
-//!   A failure leaves the target byte-identical and no temp behind.
-//! - **Refusals touch nothing**: an edit refused (any error token) leaves the
-//!   file as as-edit found it, inode included: an error token always means
-//!   nothing was committed.
-//! - **One result line**: exactly one `__RESULT__{json}` line on stdout and
-//!   nothing on stderr, whatever happens (a panic prints `internal_error`);
-//!   exit 0 edited, 1 not edited, 2 invalid invocation.
+#![doc = include_str!("../README.md")]
 //!
 //! # Modules, one concern each
 //!
 //! - [`args`]: the argument grammar (argv and `--stdin`);
 //! - [`request`]: what one edit asks for (path, edits, the options that reach `fs`);
-//! - `stdin_request`: the `--stdin` JSON request, read through `strict_json`
-//!   (serde_json, but a struct only ever from a JSON object);
+//! - `strict_json`: serde_json for the `--stdin` request, but a struct only
+//!   ever from a JSON object;
 //! - [`protocol`]: tokens, the `__RESULT__` line, exit codes, refusal → token;
 //! - [`engine`]: the pure streaming replacement engine (no I/O; the host fallback reuses it);
 //! - [`eol`]: the end-of-line policy of `--eol preserve` (count, decide, re-expand);
@@ -52,7 +30,6 @@ pub mod hints;
 pub mod host;
 pub mod protocol;
 pub mod request;
-mod stdin_request;
 mod strict_json;
 
 use std::io::Read;

@@ -14,8 +14,9 @@ use std::path::PathBuf;
 
 use serde::de::{Deserialize, Deserializer, SeqAccess, Visitor};
 
+use super::invalid;
 use crate::engine::Edit;
-use crate::protocol::{edit_prefix, ErrorKind, Failure};
+use crate::protocol::{edit_prefix, Failure};
 use crate::request::{EditOptions, Request};
 
 #[derive(serde::Deserialize)]
@@ -111,10 +112,6 @@ impl<'de> Visitor<'de> for EditListVisitor {
         }
         Ok(list)
     }
-}
-
-fn invalid(detail: impl Into<String>) -> Failure {
-    Failure::new(ErrorKind::InvalidArgument, detail)
 }
 
 /// Builds a request from `--stdin` JSON (already bounded by the caller).
