@@ -354,17 +354,49 @@ fn push(found: &mut Vec<Hint>, text: &str, h: Hint) {
 /// first occurrence starts at line 1's newline and takes line 2's: there is
 /// none at line 2.)
 fn matches_on_its_line(text: &str, h: &Hint) -> bool {
-    let b = text.as_bytes();
-    let start = match h.line {
-        1 => 0,
-        l => match memchr::memchr_iter(b'\n', b).nth(l as usize - 2) {
-            Some(i) => i + 1,
-            None => return false,
-        },
+    let (b, t) = (text.as_bytes(), h.text.as_bytes());
+    let Some(start) = line_start(b, h.line) else {
+        return false;
     };
+    if t.is_empty() || !b[start..].starts_with(t) {
+        return false;
+    }
+    // Counted at `start` unless a counted occurrence covers it; none can
+    // when none starts in the `len - 1` bytes before (the usual case: no
+    // scan from the top).
+    let lo = start.saturating_sub(t.len() - 1);
+    let counted = match memmem::find(&b[lo..start + t.len()], t) {
+        Some(p) if lo + p < start => {
+            let mut at = memmem::find_iter(b, t).skip_while(|&p| p < start);
+            at.next() == Some(start)
+        }
+        found => found == Some(start - lo),
+    };
+    // The next counted one starts past `start`'s line.
     let line_end = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |i| start + i);
-    let mut at = memmem::find_iter(b, h.text.as_bytes()).skip_while(|&p| p < start);
-    at.next() == Some(start) && at.next().is_none_or(|p| p > line_end)
+    let next = &b[start + t.len()..(line_end + t.len()).min(b.len()).max(start + t.len())];
+    counted && memmem::find(next, t).is_none_or(|p| start + t.len() + p > line_end)
+}
+
+/// The byte offset where 1-based `line` starts, newlines counted a block
+/// at a time (a count the compiler vectorizes) until the block holding it.
+fn line_start(b: &[u8], line: u64) -> Option<usize> {
+    let mut left = usize::try_from(line).ok()?.checked_sub(1)?;
+    let mut off = 0;
+    for block in b.chunks(4096) {
+        let n = block.iter().filter(|&&c| c == b'\n').count();
+        if n >= left {
+            if left == 0 {
+                return Some(off);
+            }
+            return memchr::memchr_iter(b'\n', block)
+                .nth(left - 1)
+                .map(|i| off + i + 1);
+        }
+        left -= n;
+        off += block.len();
+    }
+    (left == 0).then_some(off)
 }
 
 /// OLD's pieces; the second value is whether OLD ends with a newline.
