@@ -13,13 +13,18 @@
 #   --files-only only the files case: ten small edits in ten files as one
 #                transaction against ten single-file execs and against one
 #                (target <= 2x one exec), peak RSS <= 4 MiB
+#   --long-old-only only the long-OLD case: a --stdin refusal of a 16 MiB OLD
+#                on the large file against a short OLD's, and the same OLD
+#                on a one-line file (the request's own cost); the search's
+#                share (long - one-line) was ~40x the short OLD's before the
+#                matcher became linear (issue 23 item 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 # --docker [--quick] [--bin PATH]: the docker exec timing table instead (scripts/bench/docker.sh).
 [ "${1:-}" = --docker ] && { shift; exec scripts/bench/docker.sh "$@"; }
 
-quick=0 huge=0 diff_only=0 hints_only=0 files_only=0 bin="" install=0
+quick=0 huge=0 diff_only=0 hints_only=0 files_only=0 long_old_only=0 bin="" install=0
 while (($#)); do
   case "$1" in
     --install) install=1 ;;
@@ -28,6 +33,7 @@ while (($#)); do
     --diff-only) diff_only=1 ;;
     --hints-only) hints_only=1 ;;
     --files-only) files_only=1 ;;
+    --long-old-only) long_old_only=1 ;;
     --bin) bin=$2; shift ;;
     *) die "unknown argument $1" ;;
   esac
@@ -316,11 +322,60 @@ PY
 }
 # --- end hints ------------------------------------------------------------
 
+# --- long OLD (issue 23 item 5) --------------------------------------------
+# OLD is the large file's own text, 16 MiB of it (scaled), ending where the
+# file never does: the worst case for the search (every line a near match)
+# and a refusal, so the whole file is searched. Over --stdin, as hosts send
+# OLDs past the argv limit.
+long_old_case() {
+  local f="$work/large.orig" tiny="$work/tiny.txt" mib=$((16 / scale))
+  ((mib)) || mib=1
+  printf 'tiny\n' > "$tiny"
+  "$py" - "$work" "$f" "$tiny" "$mib" <<'PY'
+import json, sys
+work, big, tiny, mib = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+line = "    let value = compute(alpha, beta); // some ordinary source text\n"
+n = mib << 20
+old = (line * (n // len(line) + 1))[: n - 8] + "ABSENT!\n"
+for name, path, o in (("long", big, old), ("tiny", tiny, old), ("short", big, "needle_absent_from_the_file")):
+    json.dump({"path": path, "edits": [{"old": o, "new": "x"}]}, open(f"{work}/{name}.json", "w"))
+PY
+  local c line
+  for c in long tiny short; do
+    line=$("$bin" --stdin <"$work/$c.json") && die "long OLD: $c edited: $line"
+    [ "$line" = '__RESULT__{"error":"string_not_found"}' ] || die "long OLD: $c: $line"
+  done
+  hyperfine -N -i "${runs[@]}" --export-csv "$work/long.csv" \
+    -n short "sh -c \"'$bin' --stdin <'$work/short.json' >/dev/null\"" \
+    -n long "sh -c \"'$bin' --stdin <'$work/long.json' >/dev/null\"" \
+    -n tiny "sh -c \"'$bin' --stdin <'$work/tiny.json' >/dev/null\"" >&2
+  local -A cpu
+  while IFS=, read -r name mean _ med user sys _; do
+    [ "$name" = command ] && continue
+    median[long/$name]=$med
+    cpu[$name]=$(awk -v a="$user" -v b="$sys" 'BEGIN { print a + b }')
+  done <"$work/long.csv"
+  local search
+  search=$(awk -v a="${cpu[long]}" -v b="${cpu[tiny]}" 'BEGIN { print (a > b ? a - b : 0) }')
+  echo
+  echo "long OLD ($mib MiB over --stdin, $((64 / scale)) MiB file, refused): CPU short $(ms "${cpu[short]}") ms," \
+    "long $(ms "${cpu[long]}") ms, the request alone (one-line file) $(ms "${cpu[tiny]}") ms;" \
+    "the search's share $(ms "$search") ms ($(ratio "$search" "${cpu[short]}")x the short OLD's);" \
+    "medians $(ms "${median[long/short]}") / $(ms "${median[long/long]}") / $(ms "${median[long/tiny]}") ms;" \
+    "peak RSS long $(/usr/bin/time -f %M "$bin" --stdin <"$work/long.json" 2>&1 >/dev/null | tail -n 1 || true) KiB"
+}
+# --- end long OLD -----------------------------------------------------------
+
+
 if ((files_only)); then
   files_case
   exit 0
 fi
 make_file large $((64 * 1048576 / scale)) lf
+if ((long_old_only)); then
+  long_old_case
+  exit 0
+fi
 if ((hints_only)); then
   hints_case
   exit 0
@@ -388,6 +443,7 @@ echo "peak RSS on large: as-edit ${rss_as_large} KiB, status quo ${rss_py_large}
 diff_case
 hints_case
 files_case
+long_old_case
 
 if ((huge)); then
   make_file huge $((1024 * 1048576)) lf

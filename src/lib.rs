@@ -4,6 +4,8 @@
 //!
 //! - [`args`]: the argument grammar (argv and `--stdin`);
 //! - [`request`]: what one edit asks for (path, edits, the options that reach `fs`);
+//! - `strict_json`: serde_json for the `--stdin` request, but a struct only
+//!   ever from a JSON object;
 //! - [`protocol`]: tokens, the `__RESULT__` line, exit codes, refusal → token;
 //! - [`engine`]: the pure streaming replacement engine (no I/O; the host fallback reuses it);
 //! - [`eol`]: the end-of-line policy of `--eol preserve` (count, decide, re-expand);
@@ -29,6 +31,7 @@ pub mod hints;
 pub mod host;
 pub mod protocol;
 pub mod request;
+mod strict_json;
 pub mod txn;
 
 use std::io::Read;

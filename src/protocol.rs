@@ -181,9 +181,13 @@ pub struct Report {
     /// `lines` holds only the first `engine::LINES_MAX` replacements.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lines_truncated: Option<bool>,
-    /// A batch: each edit's own count and lines.
+    /// A batch: each edit's own count and lines, for the first
+    /// `engine::EDITS_MAX` (1,000) edits.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edits: Option<Vec<EditReport>>,
+    /// `true` when the batch has more edits than `edits` lists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edits_truncated: Option<bool>,
     /// `true` under `--dry-run`: nothing was written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dry_run: Option<bool>,

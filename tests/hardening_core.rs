@@ -156,6 +156,42 @@ fn batch_report_lines_share_one_budget_of_a_thousand() {
     assert_eq!(listing(d.path()), vec!["f"]);
 }
 
+/// Issue 23 item 6: `--report` of a batch has an entry for each of its
+/// first 1,000 edits only, then `"edits_truncated":true`, so the line is
+/// the same for 1,001 edits as for 200,000 (it was 9.2 MB, an entry per
+/// edit); exactly 1,000 edits are listed whole. The top-level lines are
+/// the last edit's.
+#[test]
+fn report_lists_the_first_thousand_edits_of_a_batch() {
+    let d = scratch();
+    let dir = d.path().display();
+    let p = write_file(d.path(), "f", b"x\na\n", 0o644);
+    let entries = vec![r#"{"count":1,"lines":[2]}"#; 1000].join(",");
+    for (n, rest) in [
+        (1000, ""),
+        (1001, r#","edits_truncated":true"#),
+        (200_000, r#","edits_truncated":true"#),
+    ] {
+        let edits = vec![serde_json::json!({"old": "a", "new": "a"}); n];
+        let req = serde_json::json!({"path": "f", "edits": edits});
+        let r = run_stdin(
+            d.path(),
+            &["--stdin", "--report"],
+            req.to_string().as_bytes(),
+        );
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"count":{n},"path":"{dir}/f","size":4,"sha256":"{}","lines":[2],"edits":[{entries}]{rest}}}"#,
+                sha(b"x\na\n")
+            ),
+            0,
+        );
+        assert_eq!(std::fs::read(&p).unwrap(), b"x\na\n");
+        assert_eq!(listing(d.path()), vec!["f"]);
+    }
+}
+
 /// break10 finding 4a: a batch too large for the memory it may use (here a
 /// 1,000,000-edit `--stdin` request under a 64 MiB address-space limit) ends
 /// with exactly one result line and nothing on stderr, exit 1, the file and

@@ -46,6 +46,41 @@ fn second_call(text: &str, h: &Hint) -> u64 {
         .unwrap_or(0)
 }
 
+/// A hint's text sent back as OLD with `--at-line` its line (README: the
+/// next call matches there): the edit succeeds and replaces exactly that
+/// text at the start of line `line`, so it edits lines `line..=end_line`
+/// and nothing else. (A text cut at `TEXT_MAX_BYTES` is only the start of
+/// its lines, marked `text_truncated`, not an OLD to send.)
+fn assert_replaced_on_its_lines(text: &str, h: &Hint) {
+    if h.text_truncated {
+        return;
+    }
+    let e = Edit::new(&h.text, "NEW", false)
+        .and_then(|e| e.with_at_line(h.line))
+        .unwrap();
+    let start = match h.line {
+        1 => 0,
+        l => {
+            text.match_indices('\n')
+                .nth(l as usize - 2)
+                .expect("the line exists")
+                .0
+                + 1
+        }
+    };
+    let want = format!("{}NEW{}", &text[..start], &text[start + h.text.len()..]);
+    match replace(text.as_bytes(), &[e]) {
+        Ok((out, s)) => {
+            assert_eq!(s.count, 1, "{h:?}");
+            assert_eq!(String::from_utf8(out).unwrap(), want, "{h:?} in {text:?}");
+        }
+        Err(r) => panic!(
+            "{h:?} sent back with --at-line {}: {r:?} in {text:?}",
+            h.line
+        ),
+    }
+}
+
 struct Row {
     name: &'static str,
     file: &'static str,
@@ -107,7 +142,32 @@ fn real_sources_table() {
             assert_text_is_lines(&file, h);
         }
         assert_eq!(second_call(&file, h), 1, "{}: {h:?}", r.name);
+        for h in &got.hints {
+            assert_replaced_on_its_lines(&file, h);
+        }
     }
+}
+
+/// Issue 23 item 9, the reported case: the blank lines 3..4 (`\n\n`) scored
+/// 0.8 against OLD's blank lines and a line that exists nowhere, and sent
+/// back, `\n\n` first matched at line 2's newline (NEW glued onto
+/// `    return 1`; with `--at-line 3`, string_not_found). Every hint now
+/// matches on its own line, and none is blank lines alone.
+#[test]
+fn a_hint_of_blank_lines_matching_elsewhere_is_not_given() {
+    let file = "def alpha():\n    return 1\n\n\ndef beta():\n    return 2\n";
+    let got = find(file, "\n\ndef gamma_x():\n", "", true);
+    for h in &got.hints {
+        assert!(!h.text.trim().is_empty(), "{got:?}");
+        assert_replaced_on_its_lines(file, h);
+    }
+    assert_eq!(
+        got.hints
+            .iter()
+            .map(|h| (h.line, h.end_line, h.kind))
+            .collect::<Vec<_>>(),
+        vec![(1, 4, Kind::Similar)]
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -252,6 +312,21 @@ proptest! {
                 assert_text_is_lines(&file, h);
             }
             prop_assert!((0.5..=1.0).contains(&h.score), "{:?}", h);
+        }
+    }
+
+    /// Issue 23 item 9: every hint's text, sent back as OLD with
+    /// `--at-line` its line, succeeds and edits exactly its lines.
+    #[test]
+    fn every_hint_is_replaced_on_its_own_lines(file in text(60), old in text(6), new in text(4), whole in any::<bool>()) {
+        prop_assume!(!old.is_empty());
+        let got = find(&file, &old, &new, whole);
+        let seen = match whole {
+            true => &file[..],
+            false => &file[..file.rfind('\n').map_or(0, |i| i + 1)],
+        };
+        for h in &got.hints {
+            assert_replaced_on_its_lines(seen, h);
         }
     }
 

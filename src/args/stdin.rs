@@ -1,19 +1,29 @@
-//! The `--stdin` request: the path and edits as JSON on standard input,
-//! plain strings (no base64).
+//! The `--stdin` request: `{"path", "edits": [{"old", "new", "replace_all",
+//! "at_line"}], "expect_sha256"}` as JSON, plain strings (no base64).
+//!
+//! Read through [`crate::strict_json`], so every struct here is read only
+//! from a JSON object (an array in its place is `invalid_argument`), and so
+//! is any struct added to the request later.
+//!
+//! Memory: the edits are converted one by one as the parser reaches them
+//! (each [`StdinEdit`] is dropped as soon as it is an [`Edit`]), so the
+//! request text and the compact edits are all that is held at once.
 
+use std::fmt;
 use std::path::PathBuf;
+
+use serde::de::{Deserialize, Deserializer, SeqAccess, Visitor};
 
 use super::invalid;
 use crate::engine::Edit;
 use crate::protocol::{edit_prefix, Failure};
 use crate::request::{EditOptions, Request};
 
-/// The `--stdin` request: plain strings, no base64.
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct StdinRequest {
     path: String,
-    edits: Vec<StdinEdit>,
+    edits: EditList,
     #[serde(default)]
     expect_sha256: Option<String>,
 }
@@ -21,9 +31,9 @@ struct StdinRequest {
 /// One edit of a request (single-file or a transaction's op).
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct StdinEdit {
-    old: String,
-    new: String,
+struct StdinEdit {
+    old: Lf,
+    new: Lf,
     #[serde(default)]
     replace_all: bool,
     /// `--at-line` for this edit: a line of the text it sees.
@@ -31,22 +41,96 @@ pub(crate) struct StdinEdit {
     at_line: Option<u64>,
 }
 
-/// The edits of a request, each checked; `what` prefixes the empty-list
-/// detail.
-pub(crate) fn stdin_edits(raw: &[StdinEdit], what: &str) -> Result<Vec<Edit>, Failure> {
-    if raw.is_empty() {
+/// A string, LF-normalized as it is read: normalized straight from the
+/// parser's own buffer, with no `String` in between (for a 48 MiB OLD, one
+/// copy fewer at the peak).
+struct Lf(Vec<u8>);
+
+impl<'de> Deserialize<'de> for Lf {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Lf, D::Error> {
+        d.deserialize_str(LfVisitor)
+    }
+}
+
+struct LfVisitor;
+
+impl Visitor<'_> for LfVisitor {
+    type Value = Lf;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Lf, E> {
+        Ok(Lf(crate::engine::normalize_eol(s.as_bytes())))
+    }
+}
+
+/// The edits as read, and the first one that is not a valid edit (its
+/// index and why): the detail names it "edit i of N", and N (`total`) is
+/// known only once the list has been read. A transaction's ops read theirs
+/// the same way.
+pub(crate) struct EditList {
+    edits: Vec<Edit>,
+    total: usize,
+    first_invalid: Option<(usize, &'static str)>,
+}
+
+impl<'de> Deserialize<'de> for EditList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<EditList, D::Error> {
+        d.deserialize_seq(EditListVisitor)
+    }
+}
+
+struct EditListVisitor;
+
+impl<'de> Visitor<'de> for EditListVisitor {
+    type Value = EditList;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a sequence of edits")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<EditList, A::Error> {
+        let mut list = EditList {
+            edits: Vec::new(),
+            total: 0,
+            first_invalid: None,
+        };
+        while let Some(e) = seq.next_element::<StdinEdit>()? {
+            list.total += 1;
+            if list.first_invalid.is_some() {
+                continue; // read on for the total, build nothing
+            }
+            let edit = Edit::from_lf(e.old.0, &e.new.0, e.replace_all);
+            let edit = match (edit, e.at_line) {
+                (Ok(edit), Some(line)) => edit.with_at_line(line),
+                (edit, _) => edit,
+            };
+            match edit {
+                Ok(edit) => list.edits.push(edit),
+                Err(why) => list.first_invalid = Some((list.edits.len(), why)),
+            }
+        }
+        Ok(list)
+    }
+}
+
+/// The edits of a list, or why it is refused; `what` prefixes the
+/// empty-list detail (`stdin request`, or a transaction's op).
+pub(crate) fn stdin_edits(list: EditList, what: &str) -> Result<Vec<Edit>, Failure> {
+    let EditList {
+        mut edits,
+        total,
+        first_invalid,
+    } = list;
+    if let Some((i, why)) = first_invalid {
+        return Err(invalid(format!("{}{why}", edit_prefix(i, total))));
+    }
+    if edits.is_empty() {
         return Err(invalid(format!("{what}: edits is empty")));
     }
-    let total = raw.len();
-    let mut edits = Vec::with_capacity(total);
-    for (i, e) in raw.iter().enumerate() {
-        let prefixed = |m: &str| invalid(format!("{}{m}", edit_prefix(i, total)));
-        let mut edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(prefixed)?;
-        if let Some(line) = e.at_line {
-            edit = edit.with_at_line(line).map_err(prefixed)?;
-        }
-        edits.push(edit);
-    }
+    edits.shrink_to_fit();
     Ok(edits)
 }
 
@@ -59,7 +143,7 @@ pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Requ
         ))
     })?;
     let req: StdinRequest =
-        serde_json::from_str(text).map_err(|e| invalid(format!("stdin request: {e}")))?;
+        crate::strict_json::from_str(text).map_err(|e| invalid(format!("stdin request: {e}")))?;
     if req.path.is_empty() {
         return Err(invalid("stdin request: path is empty"));
     }
@@ -67,7 +151,7 @@ pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Requ
     if req.path.contains('\0') {
         return Err(invalid("stdin request: path contains a NUL character"));
     }
-    let edits = stdin_edits(&req.edits, "stdin request")?;
+    let edits = stdin_edits(req.edits, "stdin request")?;
     if let Some(h) = req.expect_sha256 {
         if options.expect_sha256.is_some() {
             return Err(invalid(

@@ -5,7 +5,7 @@
 //! (`normalize.rs`), then one matcher per edit (`matcher.rs`; a batch chains
 //! them, each edit seeing the previous one's output). This file is the
 //! pipeline: [`Engine`] wires the stages, and a batch's `--diff` keeps both
-//! texts on the way (`batch_diff.rs`).
+//! texts on the way (`batch_diff.rs`). An [`Edit`] is `edit.rs`.
 //! The output is emitted in slices as soon as it is known. [`replace`] runs the
 //! same engine over a whole buffer; the host's transfer fallback uses it, so
 //! the native helper and the fallback cannot drift.
@@ -16,6 +16,7 @@
 //! every) occurrence.
 
 mod batch_diff;
+mod edit;
 mod gather;
 mod matcher;
 mod normalize;
@@ -23,69 +24,12 @@ mod utf8;
 
 use batch_diff::BatchDiff;
 use gather::Gather;
-use matcher::Matcher;
+use matcher::Stages;
 use normalize::Normalizer;
 use utf8::Utf8Validator;
 
+pub use edit::{Edit, INLINE, OLD_MAX};
 pub use normalize::normalize_eol;
-
-/// One replacement, with OLD and NEW already decoded and LF-normalized.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Edit {
-    old: Vec<u8>,
-    new: Vec<u8>,
-    replace_all: bool,
-    /// `--at-line`: replace only the occurrence that starts on this 1-based
-    /// line of the text the edit sees.
-    at_line: Option<u64>,
-}
-
-impl Edit {
-    /// Builds an edit from text; CRLF and lone CR become LF in both strings.
-    /// OLD must not be empty (it would match everywhere).
-    pub fn new(old: &str, new: &str, replace_all: bool) -> Result<Edit, &'static str> {
-        if old.is_empty() {
-            return Err("OLD is empty");
-        }
-        Ok(Edit {
-            old: normalize_eol(old.as_bytes()),
-            new: normalize_eol(new.as_bytes()),
-            replace_all,
-            at_line: None,
-        })
-    }
-
-    /// Restricts the edit to the one occurrence (as counted: non-overlapping,
-    /// left to right) that starts on 1-based line `line` of the text this
-    /// edit sees (in a batch: after the earlier edits).
-    pub fn with_at_line(mut self, line: u64) -> Result<Edit, &'static str> {
-        if self.replace_all {
-            return Err("at_line conflicts with replace-all");
-        }
-        if line == 0 {
-            return Err("at_line must be at least 1 (lines are 1-based)");
-        }
-        self.at_line = Some(line);
-        Ok(self)
-    }
-
-    /// OLD, LF-normalized: the text to find.
-    pub fn old_text(&self) -> &[u8] {
-        &self.old
-    }
-    /// NEW, LF-normalized: the text that replaces it.
-    pub fn new_text(&self) -> &[u8] {
-        &self.new
-    }
-    /// Whether every occurrence is replaced (else exactly one must exist).
-    pub fn replace_all(&self) -> bool {
-        self.replace_all
-    }
-    /// The `--at-line` restriction, if any (see [`Edit::with_at_line`]).
-    pub fn at_line(&self) -> Option<u64> {
-        self.at_line
-    }
-}
 
 /// Why an edit was refused. Nothing may be written for any of these.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -139,6 +83,11 @@ pub enum Refusal {
 /// edit: a replace-all of millions must not grow memory or the result line.
 pub const LINES_MAX: usize = 1000;
 
+/// A [`Summary`] holds the stats of a batch's first this many edits (and
+/// its last one's): the result line and the memory stay bounded however
+/// many edits a batch has.
+pub const EDITS_MAX: usize = 1000;
+
 /// How many occurrence start lines a [`Refusal::NotAtLine`] carries.
 pub const AT_LINE_STARTS_MAX: usize = 20;
 
@@ -160,12 +109,23 @@ pub struct EditStats {
 pub struct Summary {
     /// Total replacements over all edits.
     pub count: u64,
-    /// Each edit's stats, in order.
+    /// The stats of the first [`EDITS_MAX`] edits, in order (every edit's,
+    /// in a batch no longer than that).
     pub edits: Vec<EditStats>,
+    /// The batch has more than [`EDITS_MAX`] edits: `edits` holds the
+    /// first ones, `last` the last one's.
+    pub last: Option<EditStats>,
     /// Raw bytes read.
     pub input_len: u64,
     /// The unified diff, when asked for with [`Engine::with_diff`].
     pub diff: Option<Diff>,
+}
+
+impl Summary {
+    /// The last edit's stats (its lines are those of the new content).
+    pub fn last_edit(&self) -> Option<&EditStats> {
+        self.last.as_ref().or(self.edits.last())
+    }
 }
 
 /// A unified diff of the LF-normalized old text and the new text.
@@ -190,11 +150,12 @@ pub fn replace(content: &[u8], edits: &[Edit]) -> Result<(Vec<u8>, Summary), Ref
     Ok((out, summary))
 }
 
-/// The streaming engine. Feed raw chunks, then `finish`.
-pub struct Engine {
+/// The streaming engine over the edits it borrows. Feed raw chunks, then
+/// `finish`.
+pub struct Engine<'a> {
     utf8: Utf8Validator,
     norm: Normalizer,
-    stages: Vec<Matcher>,
+    stages: Stages<'a>,
     /// Batches only: two buffers the stages pass one chunk through in turn.
     bufs: [Vec<u8>; 2],
     /// The last stage's short pieces, passed on in long slices.
@@ -204,13 +165,15 @@ pub struct Engine {
     input_len: u64,
 }
 
-impl Engine {
-    /// `track_lines` records the line of every replacement (for `--report`).
-    pub fn new(edits: &[Edit], track_lines: bool) -> Engine {
+impl<'a> Engine<'a> {
+    /// `track_lines` records the line of every replacement (for `--report`)
+    /// of the edits a [`Summary`] reports: the first [`EDITS_MAX`] and the last.
+    pub fn new(edits: &'a [Edit], track_lines: bool) -> Engine<'a> {
+        let n = edits.len();
         Engine {
             utf8: Utf8Validator::default(),
             norm: Normalizer::default(),
-            stages: edits.iter().map(|e| Matcher::new(e, track_lines)).collect(),
+            stages: Stages::new(edits, |k| track_lines && (k < EDITS_MAX || k + 1 == n)),
             bufs: [Vec::new(), Vec::new()],
             gather: Gather::default(),
             batch_diff: None,
@@ -221,10 +184,12 @@ impl Engine {
     /// Also build the unified diff (headed `name`) for [`Summary::diff`].
     /// One edit: from its replacements as they stream by, in bounded memory.
     /// A batch: from both texts, kept up to [`BATCH_DIFF_MAX`] each.
-    pub fn with_diff(mut self, name: &str) -> Engine {
-        match self.stages.as_mut_slice() {
-            [one] => one.diff = Some(Box::new(crate::diff::Builder::new(name, crate::diff::CAP))),
-            _ => self.batch_diff = Some(BatchDiff::new(name)),
+    pub fn with_diff(mut self, name: &str) -> Engine<'a> {
+        if self.stages.len() == 1 {
+            let b = crate::diff::Builder::new(name, crate::diff::CAP);
+            self.stages.set_diff(Box::new(b));
+        } else {
+            self.batch_diff = Some(BatchDiff::new(name));
         }
         self
     }
@@ -233,13 +198,13 @@ impl Engine {
     /// writing output (but must keep feeding to learn the final counts,
     /// except after invalid UTF-8, see [`Engine::invalid_utf8`]).
     pub fn doomed(&self) -> bool {
-        self.utf8.failed() || self.stages.iter().any(|s| s.doomed())
+        self.utf8.failed() || self.stages.doomed()
     }
 
     /// True once any edit has replaced an occurrence. Until then the output
     /// is exactly the normalized input (what lets the caller defer writing).
     pub fn changed(&self) -> bool {
-        self.stages.iter().any(|s| s.replaced)
+        self.stages.changed()
     }
 
     /// Whether `out(&[])` marks the first change (see [`Engine::feed`]):
@@ -341,17 +306,22 @@ impl Engine {
             diff: self.batch_diff.take().map(BatchDiff::finish),
             ..Summary::default()
         };
-        for (i, mut s) in self.stages.into_iter().enumerate() {
-            if let Some(d) = s.diff.take() {
-                let (text, truncated) = d.finish();
-                summary.diff = Some(Diff {
-                    text: Some(text),
-                    truncated,
-                });
-            }
-            let stats = s.outcome(i)?;
+        if let Some(d) = self.stages.take_diff() {
+            let (text, truncated) = d.finish();
+            summary.diff = Some(Diff {
+                text: Some(text),
+                truncated,
+            });
+        }
+        let n = self.stages.len();
+        for k in 0..n {
+            let stats = self.stages.outcome(k)?;
             summary.count += stats.count;
-            summary.edits.push(stats);
+            if k < EDITS_MAX {
+                summary.edits.push(stats);
+            } else if k + 1 == n {
+                summary.last = Some(stats);
+            }
         }
         Ok(summary)
     }
@@ -363,59 +333,63 @@ impl Engine {
 /// returning; a batch passes the chunk between two reused buffers, so memory
 /// is one chunk's text per step, whatever the batch size.
 fn feed_stages(
-    stages: &mut [Matcher],
+    stages: &mut Stages<'_>,
     bufs: &mut [Vec<u8>; 2],
     gather: &mut Gather,
     data: &[u8],
     out: &mut dyn FnMut(&[u8]),
 ) {
-    let Some((last, init)) = stages.split_last_mut() else {
+    let n = stages.len();
+    if n == 0 {
         return out(data);
-    };
+    }
     let [cur, next] = bufs;
-    if let Some((first, middle)) = init.split_first_mut() {
+    let mut off = 0;
+    if n > 1 {
         cur.clear();
-        first.feed(data, &mut append(cur));
-        for s in middle {
+        off = stages.feed(0, off, data, &mut append(cur));
+        for k in 1..n - 1 {
             if cur.is_empty() {
                 return; // a matcher holding everything back: nothing flows on
             }
             next.clear();
-            s.feed(cur, &mut append(next));
+            off = stages.feed(k, off, cur, &mut append(next));
             std::mem::swap(cur, next);
         }
     }
-    let data = if init.is_empty() { data } else { &cur[..] };
-    last.feed(data, &mut gathered(gather, out));
+    let data = if n == 1 { data } else { &cur[..] };
+    stages.feed(n - 1, off, data, &mut gathered(gather, out));
     gather.flush(out);
 }
 
 /// Flushes the stages in order: each gets what the earlier ones released at
 /// their end, then releases its own held-back tail. Linear in the batch size.
 fn finish_stages(
-    stages: &mut [Matcher],
+    stages: &mut Stages<'_>,
     bufs: &mut [Vec<u8>; 2],
     gather: &mut Gather,
     out: &mut dyn FnMut(&[u8]),
 ) {
-    let Some((last, init)) = stages.split_last_mut() else {
+    let n = stages.len();
+    if n == 0 {
         return;
-    };
+    }
     let [cur, next] = bufs;
     cur.clear();
-    for s in init {
+    let mut off = 0;
+    for k in 0..n - 1 {
         next.clear();
         {
             let mut push = append(next);
-            s.feed(cur, &mut push);
-            s.finish(&mut push);
+            stages.feed(k, off, cur, &mut push);
+            off = stages.finish(k, off, &mut push);
         }
         std::mem::swap(cur, next);
     }
     {
         let mut g = gathered(gather, out);
-        last.feed(cur, &mut g);
-        last.finish(&mut g);
+        stages.feed(n - 1, off, cur, &mut g);
+        stages.finish(n - 1, off, &mut g);
     }
     gather.flush(out);
 }
@@ -559,7 +533,8 @@ mod tests {
 
     #[test]
     fn lines_are_those_of_the_output() {
-        let mut engine = Engine::new(&[e("x", "a\nb", true)], true);
+        let edits = [e("x", "a\nb", true)];
+        let mut engine = Engine::new(&edits, true);
         let mut out = Vec::new();
         engine.feed(b"x\nx\n\nx", &mut |b| out.extend_from_slice(b));
         let s = engine.finish(&mut |b| out.extend_from_slice(b)).unwrap();
@@ -615,7 +590,8 @@ mod tests {
 
     #[test]
     fn lines_stop_at_the_cap() {
-        let mut engine = Engine::new(&[e("a", "b", true)], true);
+        let edits = [e("a", "b", true)];
+        let mut engine = Engine::new(&edits, true);
         let mut out = Vec::new();
         engine.feed(&b"a\n".repeat(LINES_MAX + 5), &mut |b| {
             out.extend_from_slice(b)
@@ -626,7 +602,8 @@ mod tests {
         assert_eq!(s.edits[0].lines, (1..=LINES_MAX as u64).collect::<Vec<_>>());
         assert!(s.edits[0].lines_truncated);
         // Exactly at the cap: complete, not truncated.
-        let mut engine = Engine::new(&[e("a", "b", true)], true);
+        let edits = [e("a", "b", true)];
+        let mut engine = Engine::new(&edits, true);
         engine.feed(&b"a\n".repeat(LINES_MAX), &mut |_| {});
         let s = engine.finish(&mut |_| {}).unwrap();
         assert_eq!(
@@ -640,7 +617,8 @@ mod tests {
     /// only allowed one, is no change), and whether a CR was fed.
     #[test]
     fn changed_and_saw_cr() {
-        let mut eng = Engine::new(&[e("bc", "B", false)], false);
+        let edits = [e("bc", "B", false)];
+        let mut eng = Engine::new(&edits, false);
         eng.feed(b"aaa\n", &mut |_| {});
         assert!(!eng.changed() && !eng.saw_cr());
         eng.feed(b"x\r\nb", &mut |_| {});
@@ -651,7 +629,8 @@ mod tests {
         );
         eng.feed(b"c", &mut |_| {});
         assert!(eng.changed());
-        let mut eng = Engine::new(&[at("b", "B", 2)], false);
+        let edits = [at("b", "B", 2)];
+        let mut eng = Engine::new(&edits, false);
         eng.feed(b"b\n", &mut |_| {});
         assert!(!eng.changed());
     }
@@ -727,10 +706,12 @@ mod tests {
 
     #[test]
     fn at_line_is_doomed_once_the_line_has_passed() {
-        let mut engine = Engine::new(&[at("a", "z", 1)], false);
+        let edits = [at("a", "z", 1)];
+        let mut engine = Engine::new(&edits, false);
         engine.feed(b"b\n", &mut |_| {});
         assert!(engine.doomed());
-        let mut engine = Engine::new(&[at("a", "z", 2)], false);
+        let edits = [at("a", "z", 2)];
+        let mut engine = Engine::new(&edits, false);
         engine.feed(b"a\na", &mut |_| {});
         assert!(
             !engine.doomed(),
@@ -750,5 +731,138 @@ mod tests {
         assert!(e("a", "b", true).with_at_line(1).is_err());
         assert!(e("a", "b", false).with_at_line(0).is_err());
         assert_eq!(at("a", "b", 4).at_line(), Some(4));
+    }
+
+    fn chunked(content: &[u8], edits: &[Edit], size: usize) -> Result<(Vec<u8>, u64), Refusal> {
+        let mut out = Vec::new();
+        let mut engine = Engine::new(edits, false);
+        for c in content.chunks(size) {
+            engine.feed(c, &mut |b| out.extend_from_slice(b));
+        }
+        let s = engine.finish(&mut |b| out.extend_from_slice(b));
+        s.map(|s| (out, s.count))
+    }
+
+    /// OLDs longer than the chunks (issue 23 item 5), periodic and not, at
+    /// the start, straddling chunk edges, back to back, after near misses
+    /// and at the end: every chunking gives the oracle's exact bytes
+    /// (`str::replace`: non-overlapping, left to right), alone and as the
+    /// second edit of a batch; `--at-line` picks the one on its line.
+    #[test]
+    fn long_olds_across_chunk_edges() {
+        let periodic: String = (0..300u32)
+            .map(|i| char::from(b'a' + (i * 7 % 26) as u8))
+            .collect();
+        let unique = format!("{}!", &periodic[..299]);
+        for old in [periodic, unique] {
+            let content = format!(
+                "{old}-x-{}\n{old}{old}{}{}{old}",
+                &old[..299],
+                "y".repeat(1000),
+                &old[1..]
+            );
+            let count = content.matches(old.as_str()).count() as u64;
+            assert_eq!(count, 4);
+            let want = content.replace(old.as_str(), "NEW").into_bytes();
+            let all = [e(&old, "NEW", true)];
+            let batch = [e("-x-", "-x-", false), e(&old, "NEW", true)];
+            let one = [e(&old, "NEW", false)];
+            for size in [
+                1,
+                7,
+                64,
+                298,
+                299,
+                300,
+                301,
+                599,
+                600,
+                601,
+                899,
+                1000,
+                content.len(),
+            ] {
+                let c = content.as_bytes();
+                assert_eq!(chunked(c, &all, size), Ok((want.clone(), count)), "{size}");
+                assert_eq!(
+                    chunked(c, &batch, size),
+                    Ok((want.clone(), count + 1)),
+                    "{size}"
+                );
+                assert_eq!(
+                    chunked(c, &one, size),
+                    Err(Refusal::Multiple { edit: 0, count }),
+                    "{size}"
+                );
+                let lines = format!("{old}\n{old}\n{old}");
+                let second = format!("{old}\nNEW\n{old}").into_bytes();
+                let on_2 = [at(&old, "NEW", 2)];
+                assert_eq!(
+                    chunked(lines.as_bytes(), &on_2, size),
+                    Ok((second, 1)),
+                    "{size}"
+                );
+            }
+        }
+    }
+
+    /// Search work is linear in the input for any OLD (issue 23 item 5): a
+    /// 64 KiB OLD over 4 MiB makes the finder see at most twice the input
+    /// (and a window), in small chunks as in large, alone or after an edit
+    /// that passes it the text in pieces. The old matcher re-searched
+    /// the whole carried tail for every chunk (about 17x the input in 4 KiB
+    /// chunks).
+    #[test]
+    fn long_old_search_is_linear_in_the_input() {
+        let old = format!("{}!", "q".repeat(64 << 10));
+        let content = "q".repeat(4 << 20);
+        for edits in [
+            vec![e(&old, "x", false)],
+            vec![e("qq", "qq", true), e(&old, "x", false)],
+        ] {
+            for size in [4096, 65536, 1 << 20] {
+                matcher::SEARCHED.with(|c| c.set(0));
+                let r = chunked(content.as_bytes(), &edits, size);
+                assert_eq!(
+                    r,
+                    Err(Refusal::NotFound {
+                        edit: edits.len() - 1
+                    })
+                );
+                let searched = matcher::SEARCHED.with(|c| c.get());
+                // The long OLD's share, plus the input once for an edit before it.
+                let n = content.len() as u64;
+                let bound = 2 * (n + old.len() as u64) + (edits.len() as u64 - 1) * n;
+                assert!(searched <= bound, "chunks of {size}: {searched} > {bound}");
+            }
+        }
+    }
+
+    /// Issue 23 item 7: what an edit keeps between its turns is 24 bytes
+    /// (the old matcher was about 500, with a finder per edit).
+    #[test]
+    fn an_edits_state_is_compact() {
+        assert_eq!(std::mem::size_of::<matcher::State>(), 24);
+    }
+
+    /// Issue 23 item 6/7: a summary holds the stats of the first
+    /// `EDITS_MAX` edits and the last one's, whatever the batch size.
+    #[test]
+    fn a_summary_keeps_the_first_edits_and_the_last() {
+        let one = EditStats {
+            count: 1,
+            lines: vec![2],
+            lines_truncated: false,
+        };
+        for (n, last) in [(EDITS_MAX, None), (EDITS_MAX + 5, Some(one.clone()))] {
+            let edits = vec![e("a", "a", false); n];
+            let mut engine = Engine::new(&edits, true);
+            engine.feed(b"x\na\n", &mut |_| {});
+            let s = engine.finish(&mut |_| {}).unwrap();
+            assert_eq!(s.count, n as u64);
+            assert_eq!(s.edits, vec![one.clone(); EDITS_MAX]);
+            assert_eq!(s.last, last);
+            assert_eq!(s.last_edit(), Some(&one));
+        }
     }
 }

@@ -14,9 +14,11 @@
 //!   rest of the peak is the 64 KiB read buffer, the finder's own bounded
 //!   work (at most 4 MiB of `similar` line keys, tens of KiB for source
 //!   code) and the helper's baseline of about 1 MiB.
-//! - `multiple_occurrences`: nothing is buffered; the occurrences are found
-//!   as the text streams by (keeping `len(OLD) - 1` bytes across chunks), so
-//!   the lines are complete for any file size, and reading stops once
+//! - `multiple_occurrences`: the occurrences are found as the text streams
+//!   by, holding at most `2 * (len(OLD) - 1)` bytes and one piece (a search
+//!   runs once that much is held and carries `len(OLD) - 1` bytes on, so
+//!   each byte is searched about twice at most: linear for any OLD); the
+//!   lines are complete for any file size, and reading stops once
 //!   [`OCCURRENCE_LINES_MAX`] lines are known.
 
 use std::os::fd::BorrowedFd;
@@ -49,6 +51,7 @@ pub fn hint_keys(
         Refusal::Multiple { edit, count } => {
             let mut scan = OccurrenceScan::new(edits.get(edit)?.old_text(), OCCURRENCE_LINES_MAX);
             stream(file, &edits[..edit], &mut |b| scan.feed(b));
+            scan.finish();
             Some(multiple_keys(scan.lines, count))
         }
         _ => None,
@@ -232,6 +235,24 @@ impl<'o> OccurrenceScan<'o> {
             return false;
         }
         self.buf.extend_from_slice(piece);
+        // Search only once the text held is at least twice what a search
+        // carries on (`n - 1` bytes): re-searching a long OLD's carried
+        // text for every 64 KiB piece made the re-read quadratic.
+        if self.buf.len() < 2 * (n - 1) {
+            return true;
+        }
+        self.search(false)
+    }
+
+    /// The text has ended: what is held is searched to its end.
+    pub fn finish(&mut self) {
+        if !self.finder.needle().is_empty() && self.lines.len() < self.limit {
+            self.search(true);
+        }
+    }
+
+    fn search(&mut self, end: bool) -> bool {
+        let n = self.finder.needle().len();
         let mut at = 0;
         while let Some(p) = self.finder.find(&self.buf[at..]) {
             let p = at + p;
@@ -245,7 +266,10 @@ impl<'o> OccurrenceScan<'o> {
             self.line += newlines(&self.buf[p..at]);
         }
         // Keep what could still be the start of an occurrence.
-        let keep = at.max(self.buf.len().saturating_sub(n - 1));
+        let keep = match end {
+            true => self.buf.len(),
+            false => at.max(self.buf.len().saturating_sub(n - 1)),
+        };
         self.line += newlines(&self.buf[at..keep]);
         self.buf.drain(..keep);
         true
@@ -267,6 +291,7 @@ mod tests {
                 break;
             }
         }
+        s.finish();
         s.lines
     }
 

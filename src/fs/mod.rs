@@ -220,6 +220,7 @@ pub(crate) fn prepare<'a>(
             sink.size,
             digest,
             std::mem::take(&mut summary.edits),
+            summary.last.take(),
             summary.diff.take(),
         );
         if opts.dry_run {

@@ -17,23 +17,28 @@ pub(super) fn fill_current(report: &mut Option<Report>, file: &OwnedFd, digest: 
 }
 
 /// The new content's size and digest, and where the replacements went.
-/// A batch's `edits` list holds at most `LINES_MAX` lines in total, given
-/// to the edits in order (an edit cut by that budget says
-/// `lines_truncated`), so the result line stays bounded however many edits
-/// there are. The vectors are moved, not cloned.
+///
+/// The result line stays bounded however many edits a batch has: a
+/// batch's `edits` list has an entry for each of its first
+/// `engine::EDITS_MAX` (1,000) edits only, then `"edits_truncated":true`, and its
+/// entries hold at most [`LINES_MAX`] (1,000) lines in total, given to the
+/// edits in order (an edit cut by that budget says `lines_truncated`). The
+/// top-level `lines` are the last edit's own (at most `LINES_MAX`), `last`
+/// when the batch is longer than `edits`. The vectors are moved, not cloned.
 pub(super) fn fill_edited(
     r: &mut Report,
     size: u64,
     digest: Option<[u8; 32]>,
     mut edits: Vec<EditStats>,
+    last: Option<EditStats>,
     diff: Option<Diff>,
 ) {
     r.size = Some(size);
     r.sha256 = digest.map(|d| crate::hex::encode(&d));
     if edits.len() > 1 {
-        // The top-level list is the last edit's own (at most LINES_MAX),
-        // the one copy made here.
-        let last = edits.last().expect("more than one");
+        // The top-level list is the last edit's own, the one copy made here.
+        r.edits_truncated = last.is_some().then_some(true);
+        let last = last.as_ref().or(edits.last()).expect("more than one");
         r.lines = Some(last.lines.clone());
         r.lines_truncated = last.lines_truncated.then_some(true);
         let mut budget = LINES_MAX;

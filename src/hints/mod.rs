@@ -304,11 +304,11 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
     if let Some(a) = applied {
         let overlaps = |h: &Hint| a.line <= h.end_line && h.line <= a.end_line;
         if !by_kind.iter().chain(&escaped).any(overlaps) {
-            push(&mut found, a);
+            push(&mut found, text, a);
         }
     }
     for h in by_kind.into_iter().chain(escaped) {
-        push(&mut found, h);
+        push(&mut found, text, h);
     }
     if found.len() < MAX_HINTS {
         if text.len() > FULL_HINTS_MAX_BYTES {
@@ -321,7 +321,7 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
                 (run, at_least)
             });
             for h in similar(text, &pieces, ends_nl, floor, &mut truncated) {
-                push(&mut found, h);
+                push(&mut found, text, h);
             }
         }
     }
@@ -332,15 +332,71 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
     }
 }
 
-/// Appends `h` unless the list is full or it overlaps a hint already kept.
-fn push(found: &mut Vec<Hint>, h: Hint) {
+/// Appends `h` unless the list is full, it overlaps a hint already kept,
+/// or its text sent back as OLD would not match on its own line (a text cut
+/// at [`TEXT_MAX_BYTES`] is only the start of the candidate, not an OLD to
+/// send: it is kept for where it points).
+fn push(found: &mut Vec<Hint>, text: &str, h: Hint) {
     if found.len() < MAX_HINTS
         && !found
             .iter()
             .any(|f| h.line <= f.end_line && f.line <= h.end_line)
+        && (h.text_truncated || matches_on_its_line(text, &h))
     {
         found.push(h);
     }
+}
+
+/// Whether `h.text`, sent as OLD with `--at-line h.line`, is replaced where
+/// the hint says: the engine counts occurrences left to right without
+/// overlap, so one must start at the hint's line start and no other on that
+/// line. (In `a\n\n\nb` the blank lines 2..3 are `\n\n`, but that text's
+/// first occurrence starts at line 1's newline and takes line 2's: there is
+/// none at line 2.)
+fn matches_on_its_line(text: &str, h: &Hint) -> bool {
+    let (b, t) = (text.as_bytes(), h.text.as_bytes());
+    let Some(start) = line_start(b, h.line) else {
+        return false;
+    };
+    if t.is_empty() || !b[start..].starts_with(t) {
+        return false;
+    }
+    // Counted at `start` unless a counted occurrence covers it; none can
+    // when none starts in the `len - 1` bytes before (the usual case: no
+    // scan from the top).
+    let lo = start.saturating_sub(t.len() - 1);
+    let counted = match memmem::find(&b[lo..start + t.len()], t) {
+        Some(p) if lo + p < start => {
+            let mut at = memmem::find_iter(b, t).skip_while(|&p| p < start);
+            at.next() == Some(start)
+        }
+        found => found == Some(start - lo),
+    };
+    // The next counted one starts past `start`'s line.
+    let line_end = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |i| start + i);
+    let next = &b[start + t.len()..(line_end + t.len()).min(b.len()).max(start + t.len())];
+    counted && memmem::find(next, t).is_none_or(|p| start + t.len() + p > line_end)
+}
+
+/// The byte offset where 1-based `line` starts, newlines counted a block
+/// at a time (memchr's vectorized count) until the block holding it.
+fn line_start(b: &[u8], line: u64) -> Option<usize> {
+    let mut left = usize::try_from(line).ok()?.checked_sub(1)?;
+    let mut off = 0;
+    for block in b.chunks(16 << 10) {
+        let n = memchr::memchr_iter(b'\n', block).count();
+        if n >= left {
+            if left == 0 {
+                return Some(off);
+            }
+            return memchr::memchr_iter(b'\n', block)
+                .nth(left - 1)
+                .map(|i| off + i + 1);
+        }
+        left -= n;
+        off += block.len();
+    }
+    (left == 0).then_some(off)
 }
 
 /// OLD's pieces; the second value is whether OLD ends with a newline.

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use crate::args::{stdin_edits, StdinEdit};
+use crate::args::{stdin_edits, EditList};
 use crate::protocol::{ErrorKind, Failure};
 use crate::request::EditOptions;
 
@@ -23,7 +23,7 @@ struct FilesRequest {
 struct RawOp {
     op: String,
     path: String,
-    edits: Option<Vec<StdinEdit>>,
+    edits: Option<EditList>,
     expect_sha256: Option<String>,
     line: Option<u64>,
     text: Option<String>,
@@ -73,7 +73,7 @@ pub fn parse(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
         ))
     })?;
     let req: FilesRequest =
-        serde_json::from_str(text).map_err(|e| invalid(format!("files request: {e}")))?;
+        crate::strict_json::from_str(text).map_err(|e| invalid(format!("files request: {e}")))?;
     if options.expect_sha256.is_some() {
         return Err(invalid(
             "--expect-sha256 is per op in a files request: give \"expect_sha256\" in the op".into(),
@@ -108,7 +108,7 @@ fn path(p: String, what: &str, key: &str) -> Result<PathBuf, Failure> {
 }
 
 #[cold] // off the single-file path: LLVM optimizes it for size
-fn op(raw: RawOp, what: &str) -> Result<Op, Failure> {
+fn op(mut raw: RawOp, what: &str) -> Result<Op, Failure> {
     // The fields each op may carry besides `op` and `path`.
     let allowed: &[&str] = match raw.op.as_str() {
         "edit" => &["edits", "expect_sha256"],
@@ -144,7 +144,7 @@ fn op(raw: RawOp, what: &str) -> Result<Op, Failure> {
         })?),
         None => None,
     };
-    let edits = match &raw.edits {
+    let edits = match raw.edits.take() {
         Some(e) => Some(stdin_edits(e, what)?),
         None => None,
     };

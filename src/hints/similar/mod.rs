@@ -343,6 +343,11 @@ fn similar_pruned(
         let (Some(first), Some(last)) = (index(s), index(s + w - 1)) else {
             continue;
         };
+        // Blank lines matched to OLD's blank lines, and nothing else: no
+        // sign of where OLD's text is (issue 23 item 9).
+        if text[spans[first].0..spans[last].1].trim().is_empty() {
+            continue;
+        }
         let h = make_hint(
             text,
             s as u64 + 1,
