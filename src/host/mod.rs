@@ -17,6 +17,8 @@ mod display;
 pub mod install;
 mod local;
 pub mod parse;
+#[cfg(test)]
+pub(crate) mod testing;
 mod transfer;
 
 #[cfg(feature = "agent-sandbox")]
