@@ -17,6 +17,26 @@ step "format and lints"
 cargo fmt --all -- --check
 cargo clippy --quiet --all-targets --all-features -- -D warnings
 
+step "rooms: every file under src/ at most 450 lines before its tests"
+rooms_over=$(for f in $(find src -name '*.rs' | sort); do
+  n=$(awk '/^#\[cfg\(test\)\]/{exit} {n++} END{print n+0}' "$f")
+  [ "$n" -le 450 ] || echo "$f: $n lines"
+done)
+[ -z "$rooms_over" ] || die "over the 450-line bound (split by concern): $rooms_over"
+echo "ok: $(find src -name '*.rs' | wc -l) files"
+
+step "the crate packages: what a user needs, and it builds"
+# Offline: clippy above fetched every dependency of Cargo.lock.
+pkg_list=$(cargo package --list --quiet --allow-dirty --locked --offline)
+pkg_bad=$(grep -E '^(dist|fuzz|scripts|proptest-regressions|target|\.cargo|\.ci)/|^tests/scenarios(/|\.rs$)|\.proptest-regressions$|^cross\.toml$' <<<"$pkg_list" || true)
+[ -z "$pkg_bad" ] || die "cargo package would ship: $pkg_bad"
+for f in Cargo.toml README.md src/lib.rs src/main.rs; do
+  grep -qx "$f" <<<"$pkg_list" || die "cargo package would not ship $f"
+done
+# Verifies by building the unpacked archive (in target/package).
+cargo package --quiet --allow-dirty --locked --offline
+echo "ok: $(wc -l <<<"$pkg_list") files"
+
 step "static release builds"
 scripts/build-static.sh
 version=$(pkg_version)

@@ -92,14 +92,6 @@ fn confine(base: &Path, rel: &[u8]) -> Option<PathBuf> {
     Some(parent.join(p.file_name()?))
 }
 
-/// Held while the runtime writes an uploaded file and while it forks. A
-/// child forked while another test's upload still has the helper open for
-/// writing carries that descriptor until it execs, and exec'ing the helper
-/// in that instant fails with ETXTBSY ("Text file busy"): rare, but the
-/// runtimes of all tests share this process and a loaded machine widens the
-/// window. `spawn` returns only after the child has exec'd.
-static WRITE_OR_FORK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 fn respond(s: &mut TcpStream, status: &str, ctype: &str, body: &[u8]) {
     let head = format!("HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
     let _ = s.write_all(head.as_bytes());
@@ -141,18 +133,14 @@ fn handle(mut s: TcpStream, base: &Path) {
                     serde_json::json!({"stdout": "", "stderr": "cannot split the command", "exit_code": 1})
                 }
                 Some(argv) => {
-                    let ran = {
-                        let guard = WRITE_OR_FORK.lock().unwrap();
-                        let child = std::process::Command::new(&argv[0])
-                            .args(&argv[1..])
-                            .current_dir(base)
-                            .stdin(std::process::Stdio::null())
-                            .stdout(std::process::Stdio::piped())
-                            .stderr(std::process::Stdio::piped())
-                            .spawn();
-                        drop(guard);
-                        child.and_then(|c| c.wait_with_output())
-                    };
+                    let ran = std::process::Command::new(&argv[0])
+                        .args(&argv[1..])
+                        .current_dir(base)
+                        .stdin(std::process::Stdio::null())
+                        .stdout(std::process::Stdio::piped())
+                        .stderr(std::process::Stdio::piped())
+                        .spawn()
+                        .and_then(|c| c.wait_with_output());
                     match ran {
                         Ok(o) => serde_json::json!({
                             "stdout": String::from_utf8_lossy(&o.stdout),
@@ -188,9 +176,10 @@ fn handle(mut s: TcpStream, base: &Path) {
             assert!(head.contains("name=\"file\""), "the field is named file");
             match confine(base, name.as_bytes()) {
                 Some(p) => {
-                    let guard = WRITE_OR_FORK.lock().unwrap();
-                    std::fs::write(p, &text[head_end..data_end]).unwrap();
-                    drop(guard);
+                    // The helper is uploaded, then executed: written by a
+                    // child, so no descriptor of it is left here for a
+                    // concurrent fork to carry (ETXTBSY).
+                    write_from_child(&p, &text[head_end..data_end]);
                     respond(&mut s, "200 OK", "application/json", b"{\"ok\":true}");
                 }
                 None => respond(

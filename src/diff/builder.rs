@@ -1,92 +1,19 @@
 //! The streaming diff of one edit: [`Builder`], fed by the engine, builds
 //! the hunks around each replacement in bounded memory.
 
+use super::hunk::{Hunk, Text};
 use super::lines::{edit_script, Op};
-use super::{into_string, push_capped, range, CAP, CONTEXT};
+use super::{into_string, push_capped, range, CONTEXT};
 
 /// Myers step bound within one changed region of [`Builder`]: its trace
 /// stays under half a MiB.
 const BLOCK_EDIT_STEPS: usize = 256;
-/// Bytes kept of one line, and of each side of a changed region. A longer
-/// line cannot fit in the capped diff, so the rest is never needed.
-const SIDE_KEEP: usize = 2 * CAP;
 
 /// Empty, or exactly one line with its `\n`.
 fn whole_line_or_empty(b: &[u8]) -> bool {
     match b.split_last() {
         None => true,
         Some((&last, rest)) => last == b'\n' && memchr::memchr(b'\n', rest).is_none(),
-    }
-}
-/// Text kept up to `SIDE_KEEP` bytes (`cut` past that), with the facts the
-/// hunks need about the whole of it: its newlines and its last byte.
-#[derive(Clone, Default)]
-struct Text {
-    kept: Vec<u8>,
-    cut: bool,
-    newlines: u64,
-    last: Option<u8>,
-}
-
-impl Text {
-    fn push(&mut self, b: &[u8]) {
-        let Some(&last) = b.last() else { return };
-        self.last = Some(last);
-        self.newlines += memchr::memchr_iter(b'\n', b).count() as u64;
-        if !self.cut {
-            let room = SIDE_KEEP - self.kept.len();
-            self.kept.extend_from_slice(&b[..b.len().min(room)]);
-            self.cut = b.len() > room;
-        }
-    }
-    fn from_line(b: &[u8]) -> Text {
-        let mut t = Text::default();
-        t.push(b);
-        t
-    }
-    fn is_empty(&self) -> bool {
-        self.last.is_none()
-    }
-    /// Empty, or ending with a complete line.
-    fn at_line_start(&self) -> bool {
-        matches!(self.last, None | Some(b'\n'))
-    }
-    fn lines(&self) -> u64 {
-        self.newlines + u64::from(!self.at_line_start())
-    }
-}
-
-/// The hunk being built. Its header needs its line counts, known only when
-/// it closes, so its body waits here (kept up to what can still fit).
-struct Hunk {
-    a_start: u64,
-    b_start: u64,
-    a_len: u64,
-    b_len: u64,
-    body: Vec<u8>,
-    /// Bytes the body may still take in the output; past them it is not kept.
-    room: usize,
-    /// Some of the body was not kept: the diff is cut within this hunk.
-    full: bool,
-    /// Unchanged lines since the last change (up to 2 * CONTEXT + 1).
-    trail: Vec<Text>,
-}
-
-impl Hunk {
-    fn line(&mut self, mark: u8, text: &[u8], cut: bool) {
-        if self.full {
-            return;
-        }
-        if cut || self.body.len() > self.room {
-            self.full = true;
-            return;
-        }
-        self.body.push(mark);
-        self.body.extend_from_slice(text);
-        if text.last() != Some(&b'\n') {
-            self.body
-                .extend_from_slice(b"\n\\ No newline at end of file\n");
-        }
     }
 }
 
@@ -469,7 +396,7 @@ mod tests {
     use super::*;
     use crate::diff::apply_diff::apply;
     use crate::diff::tests::text;
-    use crate::diff::unified;
+    use crate::diff::{unified, CAP};
 
     /// Drives a [`Builder`] the way the engine does: unchanged text in
     /// pieces of the given sizes, then each replacement (first, or all).

@@ -21,6 +21,7 @@ pub const CAP: usize = 64 * 1024;
 pub const CONTEXT: usize = 3;
 
 mod builder;
+mod hunk;
 mod lines;
 
 pub use builder::Builder;

@@ -1,13 +1,18 @@
 #![doc = include_str!("install.md")]
 
 use std::ffi::OsString;
-use std::io::Write as _;
 use std::path::Path;
 
 use base64::Engine as _;
 
-use super::command::{join_quoted, sh_quote};
+mod commands;
+mod printf;
+
+use super::command::join_quoted;
 use super::{EditError, Sandbox};
+use commands::gzip;
+pub use commands::{cleanup_command, install_commands};
+use printf::printf_format;
 
 /// How the bytes travel inside the commands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -205,168 +210,9 @@ pub fn parse_probe(output: &[u8]) -> Tools {
     }
 }
 
-/// The ordered commands that install `binary` at `dest` with what `tools`
-/// offers, choosing the transfer with the fewest commands (then the fewest
-/// bytes). Each command must exit 0; the last one finishes the install and
-/// prints the installed helper's `--version`.
-pub fn install_commands(
-    binary: &[u8],
-    dest: &str,
-    tools: Tools,
-    limit: usize,
-    nonce: &str,
-) -> (Transfer, Vec<Vec<u8>>) {
-    let mut options = vec![Transfer {
-        encoding: Encoding::Printf,
-        gunzip: None,
-    }];
-    if tools.base64 {
-        options.push(Transfer {
-            encoding: Encoding::Base64,
-            gunzip: None,
-        });
-    }
-    let compressed = tools.gunzip.map(|_| gzip(binary));
-    if let Some(g) = tools.gunzip {
-        options.push(Transfer {
-            encoding: Encoding::Printf,
-            gunzip: Some(g),
-        });
-        if tools.base64 {
-            options.push(Transfer {
-                encoding: Encoding::Base64,
-                gunzip: Some(g),
-            });
-        }
-    }
-    options
-        .into_iter()
-        .map(|t| {
-            let payload = match (t.gunzip, &compressed) {
-                (Some(_), Some(c)) => c.as_slice(),
-                _ => binary,
-            };
-            (t, transfer_commands(payload, dest, t, limit, nonce))
-        })
-        .min_by_key(|(_, cmds)| (cmds.len(), cmds.iter().map(Vec::len).sum::<usize>()))
-        .expect("printf is always an option")
-}
-
-/// `payload` (the binary, or its gzip stream) sent with `t`.
-fn transfer_commands(
-    payload: &[u8],
-    dest: &str,
-    t: Transfer,
-    limit: usize,
-    nonce: &str,
-) -> Vec<Vec<u8>> {
-    let part = sh_quote(part_path(dest, nonce).as_bytes());
-    let gz = sh_quote(format!("{}.gz", part_path(dest, nonce)).as_bytes());
-    // Where the data commands write: the compressed stream gets its own temp.
-    let target = if t.gunzip.is_some() { &gz } else { &part };
-    let mut finish = Vec::new();
-    if let Some(g) = t.gunzip {
-        finish.extend_from_slice(match g {
-            Gunzip::Gzip => b" && gzip -dc < ".as_slice(),
-            Gunzip::Zcat => b" && zcat < ".as_slice(),
-        });
-        finish.extend_from_slice(&[gz.as_slice(), b" > ", &part, b" && rm -f ", &gz].concat());
-    }
-    // The new helper answers `--version` from its temp before it replaces
-    // anything: a payload that arrived damaged (a decompressor exiting 0
-    // with wrong bytes, a truncated upload) leaves a working helper at DEST
-    // in place. The pattern is `is_helper_version`'s test, in sh.
-    finish.extend_from_slice(&[b" && chmod 755 ".as_slice(), &part, b" && v=$("].concat());
-    finish.extend_from_slice(&version_command(&part_path(dest, nonce)));
-    write!(
-        finish,
-        ") && case \"$v\" in \"as-edit \"*\"(protocol {};\"*) ;; \
-         *) printf 'not the helper: %s\\n' \"$v\"; false ;; esac && mv -f ",
-        crate::protocol::PROTOCOL_VERSION
-    )
-    .expect("writing to a Vec");
-    finish.extend_from_slice(&part);
-    finish.push(b' ');
-    finish.extend_from_slice(&sh_quote(dest.as_bytes()));
-    finish.extend_from_slice(b" && ");
-    finish.extend_from_slice(&version_command(dest));
-    let (open, close): (&[u8], &[u8]) = match t.encoding {
-        Encoding::Printf => (b"printf '", b"'"),
-        Encoding::Base64 => (b"printf '%s' '", b"' | base64 -d"),
-    };
-    // The longest fixed part a command can carry: the last one's.
-    let overhead = UMASK.len() + open.len() + close.len() + 4 + target.len() + finish.len();
-    assert!(limit >= overhead + 64, "command limit too small to install");
-    let room = limit - overhead;
-    let bodies: Vec<Vec<u8>> = match t.encoding {
-        Encoding::Printf => printf_chunks(payload, room),
-        // Whole 3-byte groups per command, so each chunk decodes alone.
-        Encoding::Base64 => payload
-            .chunks(room / 4 * 3)
-            .map(|p| {
-                base64::engine::general_purpose::STANDARD
-                    .encode(p)
-                    .into_bytes()
-            })
-            .collect(),
-    };
-    let bodies = if bodies.is_empty() {
-        vec![Vec::new()]
-    } else {
-        bodies
-    };
-    let n = bodies.len();
-    bodies
-        .into_iter()
-        .enumerate()
-        .map(|(i, body)| {
-            let mut c = Vec::with_capacity(limit);
-            // The first creates the temp; the last may create the
-            // decompressed one: both under a known umask.
-            if i == 0 || (i == n - 1 && t.gunzip.is_some()) {
-                c.extend_from_slice(UMASK);
-            }
-            c.extend_from_slice(open);
-            c.extend_from_slice(&body);
-            c.extend_from_slice(close);
-            c.extend_from_slice(if i == 0 { b" > " } else { b" >> " });
-            c.extend_from_slice(target);
-            if i == n - 1 {
-                c.extend_from_slice(&finish);
-            }
-            debug_assert!(c.len() <= limit);
-            c
-        })
-        .collect()
-}
-
-const UMASK: &[u8] = b"umask 022 && ";
-
-fn part_path(dest: &str, nonce: &str) -> String {
-    format!("{dest}.part-{nonce}")
-}
-
-/// The host side compresses; the sandbox only decompresses. Best level: the
-/// bytes cross a slow exec API, the compression runs once on the host.
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    e.write_all(bytes).expect("writing to a Vec");
-    e.finish().expect("writing to a Vec")
-}
-
 /// `'DEST' --version`.
 pub fn version_command(dest: &str) -> Vec<u8> {
     join_quoted(&[OsString::from(dest), OsString::from("--version")])
-}
-
-/// Removes the temps of a failed install (best-effort).
-pub fn cleanup_command(dest: &str, nonce: &str) -> Vec<u8> {
-    let part = part_path(dest, nonce);
-    let mut c = b"rm -f ".to_vec();
-    c.extend_from_slice(&sh_quote(part.as_bytes()));
-    c.push(b' ');
-    c.extend_from_slice(&sh_quote(format!("{part}.gz").as_bytes()));
-    c
 }
 
 /// Does `--version` output name a working helper?
@@ -378,171 +224,12 @@ pub fn is_helper_version(output: &[u8]) -> bool {
     })
 }
 
-/// `bytes` as the inside of a single-quoted printf format that prints them.
-fn printf_format(bytes: &[u8], out: &mut Vec<u8>) {
-    for (i, &b) in bytes.iter().enumerate() {
-        printf_piece(b, bytes.get(i + 1).copied(), i == 0, out);
-    }
-}
-
-/// Splits `bytes` into printf formats of at most `room` characters each.
-fn printf_chunks(bytes: &[u8], room: usize) -> Vec<Vec<u8>> {
-    let mut chunks = Vec::new();
-    let mut chunk = Vec::with_capacity(room);
-    let mut piece = Vec::with_capacity(4);
-    for (i, &b) in bytes.iter().enumerate() {
-        let next = bytes.get(i + 1).copied();
-        piece.clear();
-        printf_piece(b, next, chunk.is_empty(), &mut piece);
-        if chunk.len() + piece.len() > room {
-            chunks.push(std::mem::replace(&mut chunk, Vec::with_capacity(room)));
-            piece.clear();
-            printf_piece(b, next, true, &mut piece);
-        }
-        chunk.extend_from_slice(&piece);
-    }
-    if !chunk.is_empty() {
-        chunks.push(chunk);
-    }
-    chunks
-}
-
-/// One byte inside a single-quoted printf format. Printable ASCII stays
-/// literal except `'` (it would end the quoting), `\` and `%` (printf
-/// syntax: `\\`, `%%`), and a `-` that starts the format (dash's printf
-/// takes it for an option, and `printf --` is not portable). Everything
-/// else is an octal escape of one to three digits: three only when the next
-/// byte is a literal octal digit that would extend the escape.
-fn printf_piece(b: u8, next: Option<u8>, first: bool, out: &mut Vec<u8>) {
-    match b {
-        b'\\' => out.extend_from_slice(b"\\\\"),
-        b'%' => out.extend_from_slice(b"%%"),
-        b' '..=b'~' if b != b'\'' && !(b == b'-' && first) => out.push(b),
-        _ => {
-            let width = if matches!(next, Some(b'0'..=b'7')) {
-                3
-            } else {
-                1
-            };
-            write!(out, "\\{b:0width$o}").expect("writing to a Vec");
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn all(base64: bool, gunzip: Option<Gunzip>) -> Tools {
+    pub(super) fn all(base64: bool, gunzip: Option<Gunzip>) -> Tools {
         Tools { base64, gunzip }
-    }
-
-    #[test]
-    fn every_command_is_within_the_bound_and_ascii() {
-        let bin: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
-        for tools in [
-            all(false, None),
-            all(true, None),
-            all(false, Some(Gunzip::Gzip)),
-            all(true, Some(Gunzip::Zcat)),
-        ] {
-            let (_, cmds) = install_commands(&bin, "/opt/as-edit", tools, 16 * 1024, "n1");
-            assert!(cmds.iter().all(|c| c.len() <= 16 * 1024), "{tools:?}");
-            assert!(
-                cmds.iter().flatten().all(|&b| (b' '..=b'~').contains(&b)),
-                "{tools:?}"
-            );
-            assert!(cmds[0].starts_with(b"umask 022 && printf '"), "{tools:?}");
-            assert!(cmds
-                .last()
-                .unwrap()
-                .ends_with(b" && '/opt/as-edit' '--version'"));
-        }
-    }
-
-    #[test]
-    fn the_cheapest_transfer_is_chosen() {
-        // Compressible: gzip wins; base64 beats printf on binary bytes.
-        let bin: Vec<u8> = (0..=255u8).cycle().take(300_000).collect();
-        let pick = |tools| install_commands(&bin, "/d", tools, 112 * 1024, "n").0;
-        assert_eq!(pick(all(false, None)).encoding, Encoding::Printf);
-        assert_eq!(
-            pick(all(true, None)),
-            Transfer {
-                encoding: Encoding::Base64,
-                gunzip: None
-            }
-        );
-        assert_eq!(
-            pick(all(true, Some(Gunzip::Gzip))).gunzip,
-            Some(Gunzip::Gzip)
-        );
-        // Printable text is sent raw by printf: cheaper than base64.
-        let text = b"plain text, no escapes needed ".repeat(10_000);
-        let (t, cmds) = install_commands(&text, "/d", all(true, None), 112 * 1024, "n");
-        assert_eq!(t.encoding, Encoding::Printf);
-        assert!(cmds.iter().map(Vec::len).sum::<usize>() < text.len() + 1000);
-    }
-
-    #[test]
-    fn escapes() {
-        let esc = |b: u8, next: Option<u8>, first: bool| {
-            let mut v = Vec::new();
-            printf_piece(b, next, first, &mut v);
-            String::from_utf8(v).unwrap()
-        };
-        assert_eq!(esc(b'%', None, false), "%%");
-        assert_eq!(esc(b'\\', None, false), "\\\\");
-        assert_eq!(esc(b'\'', Some(b'a'), false), "\\47");
-        assert_eq!(esc(0, Some(b'8'), false), "\\0");
-        assert_eq!(esc(0, Some(b'7'), false), "\\000");
-        assert_eq!(esc(0o377, None, false), "\\377");
-        assert_eq!(esc(b'7', None, false), "7");
-        assert_eq!(esc(b'-', None, true), "\\55");
-        // "\550" would be one byte: a digit after the escape widens it.
-        assert_eq!(esc(b'-', Some(b'0'), true), "\\055");
-        assert_eq!(esc(b'-', None, false), "-");
-        assert_eq!(esc(b'\n', None, false), "\\12");
-        // A chunk boundary re-escapes a leading '-'.
-        let chunks = printf_chunks(b"abc-d", 3);
-        assert_eq!(
-            chunks,
-            vec![b"abc".to_vec(), b"\\55".to_vec(), b"d".to_vec()]
-        );
-    }
-
-    #[test]
-    fn the_temp_answers_version_before_it_replaces_anything() {
-        let (_, cmds) = install_commands(b"x", "/d", all(true, Some(Gunzip::Zcat)), 4096, "n");
-        let last = String::from_utf8(cmds.last().unwrap().clone()).unwrap();
-        let check = last.find("v=$('/d.part-n' '--version')").unwrap();
-        let mv = last.find("mv -f '/d.part-n' '/d'").unwrap();
-        assert!(check < mv, "{last}");
-        assert!(
-            last.contains("\"as-edit \"*\"(protocol 3;\"*) ;;"),
-            "{last}"
-        );
-        // A temp that answers anything else fails the step before the mv.
-        let sh = |v: &str| {
-            let snippet = &last[last.find("case").unwrap()..mv];
-            std::process::Command::new("sh")
-                .arg("-c")
-                .arg(format!("v='{v}'; {snippet} echo moved"))
-                .output()
-                .unwrap()
-        };
-        let good = sh("as-edit 0.1.0 (protocol 3; x86_64-unknown-linux-musl)");
-        assert_eq!(good.stdout, b"moved\n");
-        let old = sh("as-edit 0.0.9 (protocol 1; x)");
-        assert_eq!(
-            (old.status.code(), old.stdout),
-            (
-                Some(1),
-                b"not the helper: as-edit 0.0.9 (protocol 1; x)\n".to_vec()
-            )
-        );
-        let empty = sh("");
-        assert_eq!(empty.stdout, b"not the helper: \n");
     }
 
     #[test]

@@ -18,6 +18,8 @@ mod display;
 pub mod install;
 mod local;
 pub mod parse;
+#[cfg(test)]
+pub(crate) mod testing;
 mod transfer;
 mod txn;
 

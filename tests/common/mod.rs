@@ -13,6 +13,13 @@ use base64::Engine as _;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_as-edit");
 
+// Files the tests execute are written from a child process (the module doc
+// says why): the same helpers the unit tests use.
+#[path = "../../src/host/testing.rs"]
+mod testing;
+#[allow(unused_imports)] // not every test binary runs what it writes
+pub use testing::{write_executable, write_from_child};
+
 pub fn b64(s: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(s.as_bytes())
 }
@@ -179,10 +186,16 @@ pub fn run_as_nobody(dir: &Path, args: &[&[u8]]) -> Run {
         .into()
 }
 
-/// A file written with given bytes and mode; returns its path.
+/// A file written with given bytes and mode; returns its path. One with an
+/// execute bit is written by a child process ([`write_from_child`]): it may
+/// be run next.
 pub fn write_file(dir: &Path, name: impl AsRef<Path>, bytes: &[u8], mode: u32) -> PathBuf {
     let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
+    if mode & 0o111 != 0 {
+        write_from_child(&p, bytes);
+    } else {
+        std::fs::write(&p, bytes).unwrap();
+    }
     std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
     p
 }

@@ -338,6 +338,7 @@ impl Sandbox for Docker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::host::testing::write_executable;
     use crate::host::EditRequest;
 
     /// `res` is an `invalid_argument` failure with exactly `want` as its
@@ -438,7 +439,6 @@ mod tests {
 
     #[test]
     fn download_cuts_the_file_out_of_the_archive_in_place() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         // A long name (a GNU long-name entry before the file's header) and
         // content of a size that needs padding.
@@ -457,15 +457,14 @@ mod tests {
         let tar_path = dir.path().join("a.tar");
         std::fs::write(&tar_path, ar.into_inner().unwrap()).unwrap();
         let cli = dir.path().join("cli");
-        std::fs::write(
+        write_executable(
             &cli,
             format!(
                 "#!/bin/sh\ncase \"$1\" in cp) cat '{}' ;; *) exit 99 ;; esac\n",
                 tar_path.display()
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&cli, std::fs::Permissions::from_mode(0o755)).unwrap();
+            )
+            .as_bytes(),
+        );
         let mut d = Docker::new("c").program(&cli);
         // Absolute paths under no tmpfs: the layout is known, no inspect.
         let _ = d.layout.set(Layout {
@@ -500,17 +499,15 @@ mod tests {
     /// A stand-in CLI: `inspect` prints STATUS (or fails with INSPECT_ERR),
     /// `exec` fails as the real CLI does for that state.
     fn fake_cli(dir: &Path, inspect: &str, exec: &str) -> PathBuf {
-        use std::os::unix::fs::PermissionsExt;
         // A new file each time: never exec a file just rewritten.
         let p = dir.join(format!("fake-docker-{}", crate::hex::random()));
-        std::fs::write(
+        write_executable(
             &p,
             format!(
                 "#!/bin/sh\ncase \"$1\" in\n  inspect) {inspect} ;;\n  exec) {exec} ;;\n  *) exit 99 ;;\nesac\n"
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            )
+            .as_bytes(),
+        );
         p
     }
 
