@@ -140,9 +140,7 @@ impl<'d> Temp<'d> {
             errno,
         };
         copy_metadata(file, &self.fd, st);
-        if flush.is_some() {
-            rfs::fsync(&self.fd).map_err(|e| failed(WriteStep::Flush, e))?;
-        }
+        settle(&self.fd, flush.is_some()).map_err(|e| failed(WriteStep::Flush, e))?;
         // The last look before committing: a writer that ignores the lock may
         // have changed the file since we read it.
         let now = rfs::fstat(file).map_err(|e| failed(WriteStep::Recheck, e))?;
@@ -239,9 +237,8 @@ impl<'d> Temp<'d> {
         Err(Errno::EXIST)
     }
 
-    /// The content copied into a new named temp. With `fsync` the copy is
-    /// flushed too: the flush before `link` was of the unnamed file, which
-    /// is not the one renamed over the target.
+    /// The content copied into a new named temp, settled like the unnamed
+    /// one was: that was not the file renamed over the target.
     fn copy_to_named(&mut self, fsync: bool) -> Result<(), Errno> {
         let named = Temp::create_named(self.dir)?;
         let len = rfs::fstat(&self.fd)?.st_size as u64;
@@ -262,15 +259,37 @@ impl<'d> Temp<'d> {
             }
             let st = rfs::fstat(&self.fd)?;
             copy_metadata(&self.fd, &named.fd, &st);
-            if fsync {
-                rfs::fsync(&named.fd)?;
-            }
-            Ok(())
+            settle(&named.fd, fsync)
         })();
         // The unnamed original vanishes when dropped; a failed copy is
         // removed by the named temp's own drop.
         *self = named;
         copied
+    }
+}
+
+/// The new content on the device before the rename. With `--fsync`
+/// (`durable`) flushed. Without it, still written out and waited for (no
+/// cache flush, no journal commit: `sync_file_range`), so that after a
+/// power cut the target is old or new, never empty: XFS can commit the
+/// rename before the data of a file not yet written back, and did in
+/// scripts/power-cut.sh (ext4's `auto_da_alloc` starts that writeback
+/// itself). A write-back error fails the edit before anything is
+/// committed; where the call is unsupported or filtered, it is best effort.
+fn settle(fd: &OwnedFd, durable: bool) -> Result<(), Errno> {
+    if durable {
+        return rfs::fsync(fd);
+    }
+    let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE
+        | libc::SYNC_FILE_RANGE_WRITE
+        | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+    // SAFETY: a syscall on a descriptor we own; no memory is passed.
+    if unsafe { libc::sync_file_range(fd.as_raw_fd(), 0, 0, flags) } == 0 {
+        return Ok(());
+    }
+    match Errno::from_io_error(&std::io::Error::last_os_error()) {
+        Some(e @ (Errno::IO | Errno::NOSPC | Errno::DQUOT)) => Err(e),
+        _ => Ok(()),
     }
 }
 
