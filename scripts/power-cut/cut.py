@@ -281,7 +281,7 @@ def main():
              "not included (the helper reports protocol %d; they need 3)" % a.proto), flush=True)
     mnt = tempfile.mkdtemp(prefix="mnt-", dir=a.work)
     series = None  # seconds from "ready" to "done", measured by the first cut
-    bad, cycles, boots = [], [], []
+    bad, cycles, boots, after = [], [], [], 0
     start = time.monotonic()
     for c in range(1, a.cuts + 1):
         t0 = time.monotonic()
@@ -314,8 +314,9 @@ def main():
         ok = all([check(d, evs.get(d.i, {}), base, a.ops, a.proto, mnt, bad) for d in disks])
         done = sum(1 for o in evs.values() for x in o.values() if x[2] is not None)
         cycles.append(time.monotonic() - t0)
-        print("cut %d: %.2fs after ready (series %.2fs), %d edits returned, cycle %.1fs%s"
-              % (c, delay, series, done, cycles[-1], "" if ok else ", VIOLATION"), flush=True)
+        after += "PC done" in log
+        print("cut %d: boot %.1fs, cut %.2fs after ready (series %.2fs), %d edits returned, cycle %.1fs%s"
+              % (c, ready, delay, series, done, cycles[-1], "" if ok else ", VIOLATION"), flush=True)
         if not ok:
             break
         if c % 25 == 0:
@@ -326,6 +327,8 @@ def main():
     print()
     print("boot to ready: mean %.1fs; cycle (boot, edits, cut, check): mean %.1fs over %d cuts"
           % (sum(boots) / len(boots), sum(cycles) / len(cycles), len(cycles)))
+    print("%d of the %d cuts came after every edit had returned (the first one always does)"
+          % (after, len(cycles)))
     fail = False
     for d in disks:
         for n in d.notes:
