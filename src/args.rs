@@ -10,6 +10,7 @@
 //! added 152 KiB to the static binary; lexopt 8 KiB), and every error must
 //! become an `invalid_argument` result line, never a usage dump. The
 //! positional triples, the help text and the `--stdin` request are ours.
+#![doc = include_str!("args.md")]
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;

@@ -1,26 +1,4 @@
-//! as-edit: edit one file atomically inside a sandbox, with the python3
-//! edit script's exact semantics and result line.
-//!
-//! The binary is [`run`] plus printing; hosts written in Rust use [`host`].
-//! README.md is the contract; its Guarantees section gives the details.
-//!
-//! # Guarantees
-//!
-//! Of every edit [`run`] (the binary) makes:
-//! - **Atomic**: the target is replaced only by `rename(2)` of a complete
-//!   file written in its own directory, never opened for writing; a reader
-//!   sees the old bytes or the new bytes.
-//! - **No residue**: the new content goes to an unnamed `O_TMPFILE`, which
-//!   vanishes with the process (it is named only for the two syscalls before
-//!   the rename); where that is unsupported, to a named temp that every
-//!   error path and a panic remove (a SIGKILL during the write can leave it).
-//!   A failure leaves the target byte-identical and no temp behind.
-//! - **Refusals touch nothing**: an edit refused (any error token) leaves the
-//!   file as as-edit found it, inode included: an error token always means
-//!   nothing was committed.
-//! - **One result line**: exactly one `__RESULT__{json}` line on stdout and
-//!   nothing on stderr, whatever happens (a panic prints `internal_error`);
-//!   exit 0 edited, 1 not edited, 2 invalid invocation.
+#![doc = include_str!("../README.md")]
 //!
 //! # Modules, one concern each
 //!

@@ -13,6 +13,7 @@
 //! and flock), `meta` (permission checks, metadata carried over), `temp`
 //! (the temp and the commit), `sink` (the output written to it), `report`
 //! (`--report` keys), `error` ([`FsError`]: every failure and its wording).
+#![doc = include_str!("fs.md")]
 
 mod error;
 mod hints;
