@@ -281,7 +281,7 @@ def main():
              "not included (the helper reports protocol %d; they need 3)" % a.proto), flush=True)
     mnt = tempfile.mkdtemp(prefix="mnt-", dir=a.work)
     series = None  # seconds from "ready" to "done", measured by the first cut
-    bad, cycles, boots, after = [], [], [], 0
+    bad, cycles, boots, after, lengths = [], [], [], 0, []
     start = time.monotonic()
     for c in range(1, a.cuts + 1):
         t0 = time.monotonic()
@@ -304,9 +304,16 @@ def main():
                 g.cut()
                 die("no 'PC done' within %ds: see %s" % (a.boot_timeout, console))
             series = end - ready
+            lengths.append(series)
             delay = series
         else:
             delay = rng.uniform(0, series)
+            # Waits watching for "PC done": a series seen to end sooner (the
+            # load of a shared machine varies) shortens the estimate.
+            end = g.wait_for("PC done", ready + delay)
+            if end is not None:
+                lengths.append(end - ready)
+                series = sum(lengths[-8:]) / len(lengths[-8:])
             time.sleep(max(0.0, g.t0 + ready + delay - time.monotonic()))
         g.cut()
         log = g.text()
