@@ -275,11 +275,19 @@ def main():
         img = os.path.join(a.work, "disk%d-%s-%s.img" % (i, fs, "fsync" if fsync == "1" else "nofsync"))
         mkfs(fs, img, (64 if fs == "ext4" else 320) << 20)
         disks.append(Disk(i, fs, fsync == "1", img))
+    mnt = tempfile.mkdtemp(prefix="mnt-", dir=a.work)
+    for d in disks:
+        # A mount failing after a cut is a finding; one failing now means the
+        # harness cannot check (no loop devices, no xfs in the host kernel).
+        r = run(["mount", "-o", "loop", d.img, mnt])
+        if r.returncode:
+            die("cannot loop-mount a fresh %s image: %s" % (d.fs, r.stdout.strip()))
+        if run(["umount", mnt]).returncode:
+            die("cannot unmount " + mnt)
     print("power-cut: %d cuts, %d edits per disk per boot, accel %s, seed %d, transactions %s"
           % (a.cuts, a.ops, accel, seed,
              "included (protocol %d)" % a.proto if a.proto >= 3 else
              "not included (the helper reports protocol %d; they need 3)" % a.proto), flush=True)
-    mnt = tempfile.mkdtemp(prefix="mnt-", dir=a.work)
     series = None  # seconds from "ready" to "done", measured by the first cut
     bad, cycles, boots, after, lengths = [], [], [], 0, []
     start = time.monotonic()
