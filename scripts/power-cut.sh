@@ -41,7 +41,7 @@ done
 fail() { echo "power-cut: error: $*" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || fail "needs root (loop mounts of the work disks)"
 
-apt_need qemu-system-x86 busybox-static e2fsprogs xfsprogs kmod python3 util-linux file
+(apt_need qemu-system-x86 busybox-static e2fsprogs xfsprogs kmod python3 util-linux file) || fail "installing the packages it needs failed"
 
 if [ -z "$bin" ]; then
   scripts/build-static.sh x86_64-unknown-linux-musl >&2 || fail "scripts/build-static.sh failed"
