@@ -12,15 +12,18 @@
 //! One concern per file: `resolve` (which file, `--root`), `lock` (open
 //! and flock), `meta` (permission checks, metadata carried over), `temp`
 //! (the temp and the commit), `sink` (the output written to it), `report`
-//! (`--report` keys), `error` ([`FsError`]: every failure and its wording).
+//! (`--report` keys), `error` ([`FsError`]: every failure and its wording),
+//! `resource` (EMFILE/ENFILE/ENOMEM: one retryable answer wherever they strike).
 #![doc = include_str!("fs.md")]
 
 mod error;
 mod hints;
 mod lock;
 mod meta;
+mod replay;
 mod report;
 mod resolve;
+mod resource;
 mod sink;
 mod temp;
 

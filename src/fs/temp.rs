@@ -139,7 +139,7 @@ impl<'d> Temp<'d> {
             step,
             errno,
         };
-        copy_metadata(file, &self.fd, st);
+        copy_metadata(file, &self.fd, st).map_err(|e| failed(WriteStep::Metadata, e))?;
         settle(&self.fd, flush.is_some()).map_err(|e| failed(WriteStep::Flush, e))?;
         // The last look before committing: a writer that ignores the lock may
         // have changed the file since we read it.
@@ -258,7 +258,7 @@ impl<'d> Temp<'d> {
                 off_in += n as u64;
             }
             let st = rfs::fstat(&self.fd)?;
-            copy_metadata(&self.fd, &named.fd, &st);
+            copy_metadata(&self.fd, &named.fd, &st)?;
             settle(&named.fd, fsync)
         })();
         // The unnamed original vanishes when dropped; a failed copy is
