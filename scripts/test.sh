@@ -42,8 +42,8 @@ scripts/conformance.sh "dist/as-edit-$version-x86_64-unknown-linux-musl" --arch 
 scripts/conformance.sh "dist/as-edit-$version-aarch64-unknown-linux-musl" --arch aarch64
 
 # Root only (loop mounts); as another user it fails, naming why.
-step "power cuts in a qemu guest: 8 cuts of ext4 and xfs, with and without --fsync (~2.5 min; scripts/power-cut.sh --cuts 250 on demand)"
-scripts/power-cut.sh --cuts 8 --bin "$AS_EDIT_STATIC_BIN"
+step "power cuts in a qemu guest: 8 cuts of ext4 and xfs, with and without --fsync (~3.5 min; --cuts 200 on demand)"
+scripts/power-cut.sh --cuts 8 --ops 16 --bin "$AS_EDIT_STATIC_BIN"
 
 step "conformance against a real Docker engine (AS_EDIT_SKIP_DOCKER=1 skips)"
 scripts/docker-test.sh --bin "$AS_EDIT_STATIC_BIN"
