@@ -9,7 +9,8 @@ step() { printf '\n==> %s\n' "$*"; }
 rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
 # Root-only test tools: busybox (minimal-image roots), qemu (aarch64),
-# acl (ACL preservation), strace (--fsync syscalls). As another user, the
+# acl (ACL preservation), strace (--fsync syscalls; scripts/power-cut.sh
+# installs its own). As another user, the
 # tests that need them say why they skip, and conformance fails clearly.
 [ "$(id -u)" = 0 ] && apt_need busybox-static qemu-user-static acl strace
 
@@ -59,6 +60,10 @@ cargo test --all-features
 step "conformance in a busybox-only root"
 scripts/conformance.sh "dist/as-edit-$version-x86_64-unknown-linux-musl" --arch x86_64
 scripts/conformance.sh "dist/as-edit-$version-aarch64-unknown-linux-musl" --arch aarch64
+
+# Root only (loop mounts); as another user it fails, naming why.
+step "power cuts in a qemu guest: 8 cuts of ext4 and xfs, with and without --fsync (~3.5 min; --cuts 200 on demand)"
+scripts/power-cut.sh --cuts 8 --ops 16 --bin "$AS_EDIT_STATIC_BIN"
 
 step "SIGKILL residue on loop-mounted btrfs, ext4 and xfs (a short run; scripts/kill-residue.sh alone runs 300 per file system)"
 # The median commit window is the deterministic check (17.5 ms on btrfs

@@ -248,11 +248,20 @@ fn run_inner(
     let mut temps = Vec::with_capacity(plan.files.len());
     for (f, file) in plan.files.iter().enumerate() {
         let t = prepare::stage(txn, &plan, f, file, locked[f].as_ref(), reports, counts)?;
-        // Where a rename would start the temp's writeback itself (btrfs,
-        // ext4), it is done here, before the commit window, as a
-        // single-file edit does it before naming its temp (`fs::temp`).
+        // The temp's data is written back here, before the commit window,
+        // as a single-file edit does it before naming its temp (`fs::temp`).
+        // Without it a power cut on XFS can find the target empty
+        // (scripts/power-cut.sh); a write-back error refuses the whole
+        // transaction before anything is committed.
         if let (Some(t), false, false) = (&t, txn.options.fsync, txn.options.dry_run) {
-            crate::fs::temp::write_back(t.file());
+            crate::fs::temp::settle(t.file(), false).map_err(|errno| {
+                let path = prepare::temp_dir(file).path.clone();
+                let step = crate::fs::WriteStep::Flush;
+                TxnError::of(
+                    prepare::first_op(&plan, f),
+                    FsError::Write { path, step, errno },
+                )
+            })?;
         }
         temps.push(t);
     }
