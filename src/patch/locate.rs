@@ -203,7 +203,13 @@ pub fn write(lines: &[&str], chunks: &[Chunk], plan: &Plan, out: &mut dyn FnMut(
     let mut pos = 0;
     for s in &plan.splices {
         lines[pos..s.at].iter().for_each(|l| line(l));
-        chunks[s.chunk].new[..s.new].iter().for_each(|l| line(l));
+        let c = &chunks[s.chunk];
+        for (j, l) in c.new[..s.new].iter().enumerate() {
+            match c.keep.get(j) {
+                Some(&Some(k)) if k < s.old => line(lines[s.at + k]),
+                _ => line(l),
+            }
+        }
         pos = s.at + s.old;
     }
     lines[pos..].iter().for_each(|l| line(l));
@@ -267,10 +273,12 @@ mod tests {
 
     fn c(headers: &[&str], old: &[&str], new: &[&str], eof: bool) -> Chunk {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect();
+        // Every old line removed, every new one added: no context.
         Chunk {
             headers: s(headers),
             old: s(old),
             new: s(new),
+            keep: vec![None; new.len()],
             eof,
             line: 1,
         }
@@ -554,6 +562,23 @@ mod tests {
         write(&ls, &chunks, &plan, &mut |p| pieces.push(p.to_owned()));
         assert_eq!(pieces.concat(), "1\ntwo\ndeux\n3\n");
         assert_eq!(apply(t, &chunks, false).unwrap().0, pieces.concat());
+    }
+
+    #[test]
+    fn context_lines_keep_the_file_text_at_a_loose_grade() {
+        let chunks =
+            crate::patch::parse_update_diff("@@\n  if x:\n-   y = “1”\n+    y = 2\n  z\n").unwrap();
+        let t = "if x:\t\n    y = \"1\"\n\tz\n";
+        assert_eq!(
+            ok(t, &chunks),
+            (
+                "if x:\t\n    y = 2\n\tz\n".into(),
+                vec![(Grade::Punctuation, 1)]
+            )
+        );
+        // Exact: the same either way.
+        let chunks = crate::patch::parse_update_diff(" a\n-b\n+c\n a\n").unwrap();
+        assert_eq!(ok("a\nb\na\n", &chunks).0, "a\nc\na\n");
     }
 
     #[test]
