@@ -13,15 +13,16 @@
 //! and flock), `meta` (permission checks, metadata carried over), `temp`
 //! (the temp and the commit), `sink` (the output written to it), `report`
 //! (`--report` keys), `error` ([`FsError`]: every failure and its wording).
+#![doc = include_str!("fs.md")]
 
 mod error;
 mod hints;
-mod lock;
-mod meta;
+pub(crate) mod lock;
+pub(crate) mod meta;
 mod report;
-mod resolve;
-mod sink;
-mod temp;
+pub(crate) mod resolve;
+pub(crate) mod sink;
+pub(crate) mod temp;
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, OwnedFd};
@@ -53,10 +54,10 @@ pub struct EditOutcome {
 
 /// The resolved target: its directory (an fd, so nothing can swap it under
 /// us), its name in there, and its absolute path for messages.
-struct Target {
-    dir: OwnedFd,
-    name: CString,
-    path: PathBuf,
+pub(crate) struct Target {
+    pub(crate) dir: OwnedFd,
+    pub(crate) name: CString,
+    pub(crate) path: PathBuf,
 }
 
 /// Performs the edit the request describes.
@@ -66,6 +67,9 @@ pub fn edit(req: &Request) -> EditOutcome {
     EditOutcome { result, report }
 }
 
+/// One file, one pipeline: resolve, lock, [`check`], [`prepare`] (the new
+/// content in a temp under the lock), [`commit`]. A transaction (`txn`)
+/// runs the same steps for every file, all prepares before any commit.
 fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError> {
     let opts = &req.options;
     let target = resolve::resolve(&req.path, opts.root.as_deref())?;
@@ -73,22 +77,52 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
         r.path = Some(display_path(&target.path));
     }
     let (file, st) = lock::open_locked(&target, opts.lock_timeout)?;
-    meta::check_writable(&target, &file, &st)?;
-    // The directory, opened for reading once, while nothing is committed:
-    // for its inode flags and the --fsync flush. `None` where it cannot be
-    // opened so (a 0333 directory): then --fsync flushes the file system.
-    // A directory that will refuse the rename is named before any temp exists.
-    let dir_fd = if opts.dry_run {
-        None
-    } else {
-        let d = meta::open_dir_readable(&target);
-        meta::check_rename(&target, &st, d.as_ref())?;
-        d
-    };
+    let dir_fd = check(&target, &file, &st, opts.dry_run)?;
     let crlf_out = opts.eol == Eol::Preserve && sink::dominant_is_crlf(&file)?;
-    let flush = (opts.fsync && !opts.dry_run).then_some(dir_fd);
+    let prepared = prepare(&target, &file, &req.edits, opts, crlf_out, report)?;
+    commit(prepared, &target, &file, &st, dir_fd, opts, report)
+}
 
-    let mut engine = Engine::new(&req.edits, report.is_some());
+/// What the target's metadata lets an edit do, decided before any temp
+/// exists. Returns the directory opened for reading once, while nothing
+/// is committed, for its inode flags and the `--fsync` flush (`None` where
+/// it cannot be opened so, a 0333 directory, or under `--dry-run`).
+pub(crate) fn check(
+    target: &Target,
+    file: &OwnedFd,
+    st: &rustix::fs::Stat,
+    dry_run: bool,
+) -> Result<Option<OwnedFd>, FsError> {
+    meta::check_writable(target, file, st)?;
+    if dry_run {
+        return Ok(None);
+    }
+    // A directory that will refuse the rename is named before any temp exists.
+    let d = meta::open_dir_readable(target);
+    meta::check_rename(target, st, d.as_ref())?;
+    Ok(d)
+}
+
+/// The new content, ready under the lock: in a temp beside `target` (none
+/// under `--dry-run`), with the engine's count.
+pub(crate) struct Prepared<'a> {
+    pub(crate) temp: Option<temp::Temp<'a>>,
+    pub(crate) count: u64,
+    pub(crate) in_digest: Option<[u8; 32]>,
+}
+
+/// Streams `source` (read from its start) through the engine into a temp
+/// beside `target`; a refusal writes nothing. `report` is filled as the
+/// single-file `--report` has it.
+pub(crate) fn prepare<'a>(
+    target: &'a Target,
+    source: &OwnedFd,
+    edits: &[crate::engine::Edit],
+    opts: &crate::request::EditOptions,
+    crlf_out: bool,
+    report: &mut Option<Report>,
+) -> Result<Prepared<'a>, FsError> {
+    let mut engine = Engine::new(edits, report.is_some());
     if opts.diff {
         use std::os::unix::ffi::OsStrExt;
         engine = engine.with_diff(&crate::diff::quote_name(target.path.as_os_str().as_bytes()));
@@ -98,16 +132,17 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
     // `sink`): a refusal writes nothing.
     let marked = engine.marks_changes();
     let mut sink = Sink::new(
-        &target,
-        &file,
+        target,
+        source,
         crlf_out,
         report.is_some(),
         !opts.dry_run,
         marked,
     );
     let mut buf = vec![0u8; CHUNK];
+    let mut off = 0u64;
     loop {
-        let chunk = match rustix::io::read(&file, &mut buf[..]) {
+        let chunk = match rustix::io::pread(source, &mut buf[..], off) {
             Ok(0) => break,
             Ok(n) => &buf[..n],
             Err(Errno::INTR) => continue,
@@ -116,6 +151,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
                 return Err(FsError::Read { path, errno });
             }
         };
+        off += chunk.len() as u64;
         if let Some(h) = in_hash.as_mut() {
             h.update(chunk);
         }
@@ -139,7 +175,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
     let in_digest: Option<[u8; 32]> = in_hash.map(|h| h.finalize().into());
     if let Some(expected) = opts.expect_sha256 {
         if in_digest != Some(expected) {
-            report::fill_current(report, &file, in_digest);
+            report::fill_current(report, source, in_digest);
             let what = ConflictWhat::Sha256(in_digest.unwrap_or_default());
             return Err(FsError::Conflict {
                 path: target.path.clone(),
@@ -150,18 +186,17 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
     let mut summary = match summary {
         Ok(s) => s,
         Err(refusal) => {
-            report::fill_current(report, &file, in_digest);
+            report::fill_current(report, source, in_digest);
             // --hints: computed here, after the refusal, never on success. The
             // read stops early only on invalid UTF-8, which takes no hints.
             let hints = opts
                 .hints
-                .then(|| hints::hint_keys(file.as_fd(), &req.edits, &refusal, true))
+                .then(|| hints::hint_keys(source.as_fd(), edits, &refusal, true))
                 .flatten()
                 .map(Box::new);
-            let edits = req.edits.len();
             return Err(FsError::Refused {
                 refusal,
-                edits,
+                edits: edits.len(),
                 path: target.path.clone(),
                 hints,
             });
@@ -181,32 +216,62 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
             r.dry_run = Some(true);
         }
     }
-    if opts.dry_run {
-        return Ok(summary.count);
-    }
-    let committed = sink
-        .into_temp()
-        .and_then(|temp| temp.commit(&target, &file, &st, flush));
-    match committed {
+    let temp = match opts.dry_run {
+        true => None,
+        false => match sink.into_temp() {
+            Ok(t) => Some(t),
+            Err(e) => {
+                unwritten(report, source, in_digest);
+                return Err(e);
+            }
+        },
+    };
+    Ok(Prepared {
+        temp,
+        count: summary.count,
+        in_digest,
+    })
+}
+
+/// Commits a prepared single-file edit: metadata, the stale check, the
+/// rename over the target (see `temp`).
+fn commit(
+    prepared: Prepared<'_>,
+    target: &Target,
+    file: &OwnedFd,
+    st: &rustix::fs::Stat,
+    dir_fd: Option<OwnedFd>,
+    opts: &crate::request::EditOptions,
+    report: &mut Option<Report>,
+) -> Result<u64, FsError> {
+    let Some(temp) = prepared.temp else {
+        return Ok(prepared.count);
+    };
+    let flush = opts.fsync.then_some(dir_fd);
+    match temp.commit(target, file, st, flush) {
         Ok(durable) => {
             if let (false, Some(r)) = (durable, report.as_mut()) {
                 r.durable = Some(false);
             }
-            Ok(summary.count)
+            Ok(prepared.count)
         }
         Err(e) => {
-            // Nothing was committed: the report describes the file as it
-            // is, not the content that was never written.
-            if let Some(r) = report.as_mut() {
-                *r = Report {
-                    path: r.path.take(),
-                    ..Report::default()
-                };
-            }
-            report::fill_current(report, &file, in_digest);
+            unwritten(report, file, prepared.in_digest);
             Err(e)
         }
     }
+}
+
+/// Nothing was committed: the report describes the file as it is, not the
+/// content that was never written.
+fn unwritten(report: &mut Option<Report>, file: &OwnedFd, in_digest: Option<[u8; 32]>) {
+    if let Some(r) = report.as_mut() {
+        *r = Report {
+            path: r.path.take(),
+            ..Report::default()
+        };
+    }
+    report::fill_current(report, file, in_digest);
 }
 
 #[cfg(test)]

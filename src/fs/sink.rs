@@ -61,10 +61,10 @@ enum Mode {
 
 /// Collects output and writes it to the temp in large pieces; remembers the
 /// first failure instead of returning it (the refusal, if any, still wins).
-pub(super) struct Sink<'a> {
+pub(super) struct Sink<'a, 's> {
     target: &'a Target,
     /// The file being edited, read again for the identical prefix.
-    source: &'a OwnedFd,
+    source: &'s OwnedFd,
     mode: Mode,
     temp: Option<Temp<'a>>,
     /// Pending: this feed's output since it is kept (see `keep`).
@@ -95,18 +95,18 @@ pub(super) struct Sink<'a> {
     pub(super) size: u64,
 }
 
-impl<'a> Sink<'a> {
+impl<'a, 's> Sink<'a, 's> {
     /// `crlf`: write LF as CRLF; `hash`: digest the output for `--report`;
     /// `write`: false for `--dry-run` (nothing is ever written); `marked`:
     /// the engine marks its first change (`Engine::marks_changes`).
     pub(super) fn new(
         target: &'a Target,
-        source: &'a OwnedFd,
+        source: &'s OwnedFd,
         crlf: bool,
         hash: bool,
         write: bool,
         marked: bool,
-    ) -> Sink<'a> {
+    ) -> Sink<'a, 's> {
         Sink {
             target,
             source,
@@ -489,7 +489,7 @@ fn replay(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64, crlf: bool) -> Res
 
 /// `--eol preserve`: is the file's dominant line ending CRLF? (A pre-pass;
 /// only paid for when asked.)
-pub(super) fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, FsError> {
+pub(crate) fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, FsError> {
     let mut counter = EolCounter::default();
     let mut buf = vec![0u8; CHUNK];
     let mut off = 0u64;

@@ -44,12 +44,13 @@ fn register(dir: BorrowedFd<'_>, name: Option<&CString>) {
     }
 }
 
-fn temp_name() -> CString {
+/// A fresh hidden name: `.as-edit-<16 hex>.tmp` (what a crash may leave).
+pub(crate) fn temp_name() -> CString {
     CString::new(format!(".as-edit-{}.tmp", crate::hex::random())).expect("hex has no NUL")
 }
 
 /// A temp file in the target's directory.
-pub(super) struct Temp<'d> {
+pub(crate) struct Temp<'d> {
     fd: OwnedFd,
     /// Set once the temp has a name in the directory; removed on drop.
     name: Option<CString>,
@@ -58,7 +59,7 @@ pub(super) struct Temp<'d> {
 
 impl<'d> Temp<'d> {
     /// An unnamed temp where the file system allows it, else a named one.
-    pub(super) fn create(t: &'d Target) -> Result<Temp<'d>, Errno> {
+    pub(crate) fn create(t: &'d Target) -> Result<Temp<'d>, Errno> {
         let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
         // Test builds only: exercise the named-temp fallback on any file system.
         #[cfg(any(debug_assertions, feature = "fault-injection"))]
@@ -107,8 +108,13 @@ impl<'d> Temp<'d> {
         }
     }
 
+    /// The temp's descriptor (read by the next op of a transaction).
+    pub(crate) fn file(&self) -> &OwnedFd {
+        &self.fd
+    }
+
     /// Where the new content is written.
-    pub(super) fn fd(&self) -> BorrowedFd<'_> {
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
     }
 
@@ -143,32 +149,14 @@ impl<'d> Temp<'d> {
         if flush.is_some() {
             rfs::fsync(&self.fd).map_err(|e| failed(WriteStep::Flush, e))?;
         }
-        // The last look before committing: a writer that ignores the lock may
-        // have changed the file since we read it.
-        let now = rfs::fstat(file).map_err(|e| failed(WriteStep::Recheck, e))?;
-        let named = rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).ok();
-        let same_inode = named.is_some_and(|n| n.st_dev == st.st_dev && n.st_ino == st.st_ino);
-        let unchanged = now.st_size == st.st_size
-            && now.st_mtime == st.st_mtime
-            && now.st_mtime_nsec == st.st_mtime_nsec
-            && now.st_ctime == st.st_ctime
-            && now.st_ctime_nsec == st.st_ctime_nsec;
-        if !same_inode || !unchanged {
-            return Err(FsError::Conflict {
-                path: t.path.clone(),
-                what: ConflictWhat::ChangedWhileEditing,
-            });
-        }
-        if self.name.is_none() {
-            self.link(flush.is_some())
-                .map_err(|e| failed(WriteStep::NameTemp, e))?;
-        }
+        recheck(t, file, st)?;
+        self.named(flush.is_some())
+            .map_err(|e| failed(WriteStep::NameTemp, e))?;
         let name = self.name.as_ref().expect("named above");
         rfs::renameat(&t.dir, name.as_c_str(), &t.dir, t.name.as_c_str())
             .map_err(|e| rename_refused(t, file, st, e))?;
-        self.name = None; // it is the target now
-        register(self.dir, None);
-        // Committed: from here on nothing may report a failure.
+        self.renamed(); // it is the target now
+                        // Committed: from here on nothing may report a failure.
         let Some(dir) = flush else {
             return Ok(true);
         };
@@ -187,6 +175,21 @@ impl<'d> Temp<'d> {
             _ => flushed,
         };
         Ok(flushed.is_ok())
+    }
+
+    /// The temp's hidden name in its directory, linked now if it had none
+    /// (just before the rename). `fsync`: a copy made instead is flushed.
+    pub(crate) fn named(&mut self, fsync: bool) -> Result<&CString, Errno> {
+        if self.name.is_none() {
+            self.link(fsync)?;
+        }
+        Ok(self.name.as_ref().expect("named above"))
+    }
+
+    /// The name was renamed away (it is the target now): nothing to remove.
+    pub(crate) fn renamed(&mut self) {
+        self.name = None;
+        register(self.dir, None);
     }
 
     /// Gives the unnamed temp a hidden name in the directory, just before the
@@ -272,6 +275,30 @@ impl<'d> Temp<'d> {
         *self = named;
         copied
     }
+}
+
+/// The last look before committing: a writer that ignores the lock may
+/// have changed the file since we read it.
+pub(crate) fn recheck(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), FsError> {
+    let now = rfs::fstat(file).map_err(|errno| FsError::Write {
+        path: t.path.clone(),
+        step: WriteStep::Recheck,
+        errno,
+    })?;
+    let named = rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).ok();
+    let same_inode = named.is_some_and(|n| n.st_dev == st.st_dev && n.st_ino == st.st_ino);
+    let unchanged = now.st_size == st.st_size
+        && now.st_mtime == st.st_mtime
+        && now.st_mtime_nsec == st.st_mtime_nsec
+        && now.st_ctime == st.st_ctime
+        && now.st_ctime_nsec == st.st_ctime_nsec;
+    if !same_inode || !unchanged {
+        return Err(FsError::Conflict {
+            path: t.path.clone(),
+            what: ConflictWhat::ChangedWhileEditing,
+        });
+    }
+    Ok(())
 }
 
 impl Drop for Temp<'_> {

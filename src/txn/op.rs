@@ -1,0 +1,161 @@
+//! What one transaction asks for: its operations, in request order, and
+//! the options that apply to every file. The `{"files":[...]}` parser
+//! (`txn::parse`) and the V4A patch compiler both build a [`Txn`]; the
+//! transaction machinery (`txn`) consumes it and never sees JSON or patch
+//! text.
+//!
+//! An op names a file by path; the machinery resolves it (`--root`
+//! confines every path, a move's `to` and created parents included), so
+//! two paths reaching one file (a symlink, a hard link) are one file and
+//! its ops chain: each sees the content the previous one left.
+//!
+//! A content change ([`Change`]) is either today's old/new edits, streamed
+//! through the engine exactly as a single-file edit is, or a [`Transform`]:
+//! a pure function of the whole old text (strict UTF-8, LF-normalized)
+//! that returns the new text or a refusal. `insert` is one, and a V4A
+//! `Update File` compiles to one (its chunk locator), so a patch refusal
+//! can carry its own keys (`"chunk"`) beside the transaction's `"file"`.
+
+use std::path::PathBuf;
+
+use crate::engine::Edit;
+use crate::protocol::Failure;
+use crate::request::EditOptions;
+
+/// A whole transaction: every op, in order, and the shared options.
+///
+/// `options.expect_sha256` is not used (it is per op here); `options.root`
+/// confines every path.
+#[derive(Debug)]
+pub struct Txn {
+    /// The operations, applied in order (at least one, at most [`MAX_OPS`]).
+    pub ops: Vec<Op>,
+    /// `--dry-run`, `--report`, `--diff`, `--hints`, `--fsync`, `--eol`,
+    /// `--lock-timeout`, `--root`: for every file.
+    pub options: EditOptions,
+}
+
+/// The most ops (and so files) one transaction may hold; more is
+/// `invalid_argument`. Each file holds up to three descriptors during the
+/// prepare phase, so the soft `RLIMIT_NOFILE` is raised to the hard one.
+pub const MAX_OPS: usize = 256;
+
+/// One operation on one path.
+#[derive(Debug)]
+pub struct Op {
+    /// The file the op is about (relative to the working directory).
+    pub path: PathBuf,
+    /// What to do with it.
+    pub kind: OpKind,
+}
+
+/// The five operations. Their JSON names are `edit`, `insert`, `create`,
+/// `delete` and `move`.
+#[derive(Debug)]
+pub enum OpKind {
+    /// Change an existing file's content in place (by rename, as always).
+    Edit {
+        /// The change (never empty edits).
+        change: Change,
+        /// Refuse with `conflict` unless the file has these raw bytes.
+        expect_sha256: Option<[u8; 32]>,
+    },
+    /// Insert `text` as whole lines after line `line` (0: before the
+    /// first); a text without a final newline gets one; past the last line
+    /// is `line_out_of_range`. (Built as a [`Transform`] by the machinery.)
+    Insert {
+        /// Lines kept before the text (0 to the file's line count).
+        line: u64,
+        /// The lines inserted (LF-normalized like NEW).
+        text: String,
+    },
+    /// A new regular file with exactly `content` (no normalization).
+    Create {
+        /// The bytes written (may be empty).
+        content: String,
+        /// Replace an existing file (owner and mode kept) instead of
+        /// refusing with `file_exists`.
+        overwrite: bool,
+        /// Permission bits before the umask (default 0o644).
+        mode: u32,
+    },
+    /// Remove the directory entry (a symlink itself, never its target).
+    Delete {
+        /// Refuse with `conflict` unless the file has these raw bytes.
+        expect_sha256: Option<[u8; 32]>,
+    },
+    /// Rename to `to` (missing parents created), changing the content on
+    /// the way when `change` is given.
+    Move {
+        /// The new path (confined by `--root` like every path).
+        to: PathBuf,
+        /// Replace an existing `to` instead of refusing with `file_exists`.
+        overwrite: bool,
+        /// The content change applied while moving, if any.
+        change: Option<Change>,
+        /// Refuse with `conflict` unless the file has these raw bytes.
+        expect_sha256: Option<[u8; 32]>,
+    },
+}
+
+/// How an op changes a file's content.
+#[derive(Debug)]
+pub enum Change {
+    /// Old/new edits exactly as a single-file request gives them (batch
+    /// semantics, `at_line` included), streamed through the engine.
+    Edits(Vec<Edit>),
+    /// A pure function of the whole old text.
+    Transform(Transform),
+}
+
+/// A content change computed from the whole old text (strict UTF-8,
+/// CRLF/CR already LF). Pure: no I/O, so the host's transfer fallback runs
+/// the same function on downloaded bytes. Holds the one file's text in
+/// memory (the edits of [`Change::Edits`] stream instead).
+pub struct Transform {
+    /// Returns the new text, or why the op is refused.
+    pub apply: Box<TransformFn>,
+}
+
+/// The function a [`Transform`] holds.
+pub type TransformFn = dyn Fn(&str) -> Result<Transformed, OpRefusal>;
+
+impl std::fmt::Debug for Transform {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Transform")
+    }
+}
+
+/// What a [`Transform`] made of the old text.
+#[derive(Debug, Default)]
+pub struct Transformed {
+    /// The new text (written as LF, or CRLF under `--eol preserve`).
+    pub text: String,
+    /// Replacements counted into the result's `count` (a patch: chunks).
+    pub count: u64,
+    /// 1-based lines of the new text where the changes start (`--report`).
+    pub lines: Vec<u64>,
+    /// Extra `--report` keys of this file's change, as (key, value)
+    /// strings (a patch's `("match", "exact")`).
+    pub notes: Vec<(&'static str, String)>,
+}
+
+/// Why an op is refused: the token, count, detail and hints of a
+/// single-file refusal, plus the keys a patch adds. The machinery prefixes
+/// the detail with `file i of n (P): ` and adds `"file": i`.
+#[derive(Debug)]
+pub struct OpRefusal {
+    /// The token and its keys, as a single-file refusal has them.
+    pub failure: Failure,
+    /// A patch's 1-based chunk within the file's `Update File` (`"chunk"`).
+    pub chunk: Option<u64>,
+}
+
+impl From<Failure> for OpRefusal {
+    fn from(failure: Failure) -> OpRefusal {
+        OpRefusal {
+            failure,
+            chunk: None,
+        }
+    }
+}
