@@ -195,7 +195,7 @@ def sdk_hunks(text):
                 break
             elif cur is not None:
                 cur[3].append(l)
-    return [(k, p, m, "\n".join(d) + "\n") for k, p, m, d in out]
+    return [(k, p, m, "".join(x + "\n" for x in d)) for k, p, m, d in out]
 
 
 def main():
@@ -264,7 +264,8 @@ def main():
     print("cases run:            %d" % c["cases"])
     print("identical trees:      %d (both applied)" % c["identical"])
     print("both refused:         %d" % c["both refused"])
-    print("refused as ambiguous: %d (Codex applied them; at the first candidate: %d)" % (
+    print("refused as ambiguous: %d (Codex applied them; at as-edit's first candidate: %d; the others:"
+          " Codex matched a longer context, the final empty lines as-edit drops)" % (
         c["as-edit refused as ambiguous, Codex applied"], c["  of which Codex took the first candidate"]))
     for k, v in sorted(known.items()):
         print("known difference:     %d  %s" % (v, k))

@@ -33,7 +33,7 @@
 //!   line (no prefix at all) is an empty context line, which models write for
 //!   blank lines, except at the end of a chunk not closed by
 //!   `*** End of File`, where empty lines separate it from the next one and
-//!   are dropped (Codex keeps them and retries
+//!   are dropped (unless the chunk has no other old line) (Codex keeps them and retries
 //!   without one when the chunk is not found: the same result, and not
 //!   limited to one line). A body line with any other first character ends
 //!   the chunk.
@@ -393,7 +393,13 @@ impl Lines<'_, '_> {
             }
             self.i += 1;
         }
-        // Trailing empty lines separate chunks (module docs).
+        // Trailing empty lines separate chunks (module docs), unless they
+        // are all the chunk has besides '+' lines: then they are context
+        // (Codex matches them; dropped, the chunk would become an addition
+        // at the end of the file).
+        if c.old.len() == blank_run && c.new.len() > blank_run {
+            blank_run = 0;
+        }
         c.old.truncate(c.old.len() - blank_run);
         c.new.truncate(c.new.len() - blank_run);
         c.keep.truncate(c.new.len());
@@ -593,6 +599,21 @@ mod tests {
                     false,
                     3
                 )]
+            )
+        );
+    }
+
+    #[test]
+    fn trailing_empty_lines_stay_when_they_are_the_only_old_lines() {
+        let h = one("*** Begin Patch\n*** Update File: f\n@@\n+x\n\n@@\n-y\n*** End Patch");
+        assert_eq!(
+            h,
+            update(
+                "f",
+                vec![
+                    chunk(&[], &[""], &["x", ""], false, 3),
+                    chunk(&[], &["y"], &[], false, 6)
+                ]
             )
         );
     }
