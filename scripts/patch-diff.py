@@ -6,6 +6,8 @@ chunks per Update taken from them with 0-4 lines of context; whitespace and
 punctuation damage; @@ headers, stacked sometimes; End of File markers;
 pure additions; adds, deletes, moves), then applies each:
   - Codex's apply_patch binary (APPLY_PATCH) on a copy of the tree;
+  - as-edit's binary invoked as apply_patch on another copy (its tree must
+    equal the pure applier's, its stdout Codex's when both succeed);
   - as-edit's pure applier (cargo test --test patch_props patch_diff_driver,
     one run over every case);
   - the Agents SDK's apply_diff (this interpreter must import agents) per
@@ -30,6 +32,8 @@ from agents.apply_diff import apply_diff
 
 APPLY_PATCH = os.environ["APPLY_PATCH"]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# as-edit itself in its apply_patch mode (a symlink named apply_patch).
+OURS_CLI = os.path.join(REPO, "target", "debug", "as-edit")
 
 NAMES = ["alpha", "beta", "gamma", "delta", "item", "count", "total", "value"]
 DASHES = {"-": "\u2013"}
@@ -204,6 +208,7 @@ def main():
     r = random.Random(seed)
     work = tempfile.mkdtemp(prefix="patch-diff-")
     meta = []
+    codex_out = {}
     for i in range(cases):
         files, text, features = make_case(r, i)
         d = os.path.join(work, "%05d" % i)
@@ -213,12 +218,21 @@ def main():
         shutil.copytree(os.path.join(d, "before"), os.path.join(d, "codex"))
         p = subprocess.run([APPLY_PATCH, text], cwd=os.path.join(d, "codex"), capture_output=True, text=True)
         meta.append((d, files, text, features, p.returncode, p.stderr))
+        codex_out[d] = p.stdout
     env = dict(os.environ, AS_EDIT_PATCH_CASES=work)
     drv = subprocess.run(
         ["cargo", "test", "-q", "--test", "patch_props", "patch_diff_driver", "--", "--ignored", "--nocapture"],
         cwd=REPO, env=env, capture_output=True, text=True)
     if drv.returncode != 0:
         sys.exit("driver failed:\n" + drv.stdout[-3000:] + drv.stderr[-3000:])
+    subprocess.run(["cargo", "build", "-q", "--bin", "as-edit"], cwd=REPO, check=True)
+    link = os.path.join(work, "apply_patch")
+    os.symlink(OURS_CLI, link)
+    cli = {}
+    for d, files, text, *_ in meta:
+        shutil.copytree(os.path.join(d, "before"), os.path.join(d, "cli"))
+        p = subprocess.run([link, text], cwd=os.path.join(d, "cli"), capture_output=True, text=True)
+        cli[d] = (p.returncode, p.stdout)
 
     c = Counter()
     known = Counter()
@@ -230,6 +244,11 @@ def main():
         ot, ct = read_tree(os.path.join(d, "ours")), read_tree(os.path.join(d, "codex"))
         ok, cok = ours.startswith("ok"), rc == 0
         c["cases"] += 1
+        lrc, lout = cli[d]
+        if read_tree(os.path.join(d, "cli")) != ot or (lrc == 0) != ok:
+            mismatches.append((d, "as-edit's apply_patch mode differs from the pure applier"))
+        if lrc == 0 and cok:
+            c["apply_patch stdout identical"] += int(lout == codex_out[d])
         if ok and cok:
             if ot == ct:
                 c["identical"] += 1
@@ -263,6 +282,7 @@ def main():
 
     print("cases run:            %d" % c["cases"])
     print("identical trees:      %d (both applied)" % c["identical"])
+    print("  apply_patch mode: the same stdout as Codex's on %d of them" % c["apply_patch stdout identical"])
     print("both refused:         %d" % c["both refused"])
     print("refused as ambiguous: %d (Codex applied them; at as-edit's first candidate: %d; the others:"
           " Codex matched a longer context, the final empty lines as-edit drops)" % (

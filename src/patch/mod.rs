@@ -10,6 +10,7 @@
 //! differential tests use it).
 
 pub mod cli;
+pub mod codex;
 mod compile;
 pub mod locate;
 pub mod parse;
