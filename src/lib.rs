@@ -67,7 +67,7 @@ pub fn run(
     let request = match args::parse(&args, env_root) {
         Ok(Invocation::Help) => return text(format!("{}{}", args::HELP, patch::cli::HELP)),
         Ok(Invocation::Version) => return text(args::version_line()),
-        Ok(Invocation::Edit(r)) => Ok(args::Parsed::One(r)),
+        Ok(Invocation::Edit(r)) => Ok(txn::Parsed::One(r)),
         Ok(Invocation::Stdin {
             options,
             max_request_bytes,
@@ -82,7 +82,7 @@ pub fn run(
                 }
                 Ok(b) => match patch::cli::run_json(&b, &options, strict) {
                     Some(r) => return done(r),
-                    None => args::parse_request(&b, options),
+                    None => txn::parse_request(&b, options),
                 },
                 Err(f) => Err(f),
             }
@@ -90,7 +90,7 @@ pub fn run(
         Ok(Invocation::RequestB64 { options, json }) => {
             match patch::cli::run_json(&json, &options, strict) {
                 Some(r) => return done(r),
-                None => args::parse_request(&json, options),
+                None => txn::parse_request(&json, options),
             }
         }
         Err(f) => Err(f),
@@ -103,8 +103,8 @@ pub fn run(
         return failed(&f);
     }
     let request = match request {
-        Ok(args::Parsed::One(r)) => Ok(r),
-        Ok(args::Parsed::Files(txn)) => {
+        Ok(txn::Parsed::One(r)) => Ok(r),
+        Ok(txn::Parsed::Files(txn)) => {
             let (stdout, exit_code) = txn::run(&txn);
             return Response { stdout, exit_code };
         }

@@ -7,6 +7,7 @@
 //! - [`install`]: the commands that install the helper over exec alone;
 //! - [`Editor`]: build, exec, parse, fall back, and say which path did the work;
 //! - [`transfer_edit`]: the fallback: download, the same core, upload;
+//! - `txn`: [`Editor::transaction`], several files in one call;
 //! - `display`: how a refusal with hints reads for a model ([`EditError`]'s `Display`);
 //! - [`LocalShell`]: a [`Sandbox`] on this machine (tests and the example);
 //! - `agent_sandbox` (feature `agent-sandbox`): the Kubernetes agent-sandbox runtime;
@@ -18,6 +19,7 @@ pub mod install;
 mod local;
 pub mod parse;
 mod transfer;
+mod txn;
 
 #[cfg(feature = "agent-sandbox")]
 pub mod agent_sandbox;
@@ -31,6 +33,7 @@ pub use command::{EditRequest, TooLarge, DEFAULT_COMMAND_LIMIT};
 pub use local::LocalShell;
 pub use parse::{parse_output, HelperOutcome, RefusalHints, Token};
 pub use transfer::transfer_edit;
+pub use txn::TxnDone;
 
 use crate::protocol::ErrorKind;
 use display::{indent_words, render_hints};
