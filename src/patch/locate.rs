@@ -29,7 +29,7 @@
 //! last line when it is empty: `a\n\n` becomes `a\n`).
 //!
 //! Memory: [`locate`] holds the file's lines as slices of the caller's text
-//! (the text itself plus 16 bytes per line), and [`write`] streams the new
+//! (the text itself plus 16 bytes per line), and [`write()`] streams the new
 //! content to a sink without building it.
 
 use super::parse::Chunk;
@@ -117,7 +117,7 @@ struct Splice {
     new: usize,
 }
 
-/// Every chunk placed: what [`write`] needs, and what to report.
+/// Every chunk placed: what [`write()`] needs, and what to report.
 #[derive(Clone, Debug)]
 pub struct Plan {
     splices: Vec<Splice>,
@@ -226,7 +226,7 @@ pub fn write(
     starts
 }
 
-/// [`locate`] then [`write`] into a string: the new content and placements.
+/// [`locate`] then [`write()`] into a string: the new content and placements.
 pub fn apply(text: &str, chunks: &[Chunk], strict: bool) -> Result<(String, Vec<Placed>), Refusal> {
     let lines = lines(text);
     let plan = locate(&lines, chunks, strict)?;

@@ -1,13 +1,40 @@
 //! V4A patches (`*** Begin Patch` … `*** End Patch`), pure: no I/O.
 //!
-//! [`parse`] turns the text into a [`Patch`] (the grammar and its leniencies
+//! [`parse()`] turns the text into a [`Patch`] (the grammar and its leniencies
 //! are in `parse.rs`'s docs); [`locate`] places an Update's chunks in a
 //! file's text and writes the new content (grades, uniqueness and where pure
 //! additions go are in its docs). [`compile`] makes a patch the
-//! transaction of `txn` (the binary's path, [`cli`] its inputs);
-//! [`apply_tree`] runs a whole patch over an in-memory tree, all or
-//! nothing, with the same locator (the host's transfer fallback and the
-//! differential tests use it).
+//! transaction of `txn` (the binary's path, [`cli`] its inputs, [`codex`]
+//! the `apply_patch` mode); [`apply_tree`] runs a whole patch over an
+//! in-memory tree, all or nothing, with the same locator (the host's
+//! transfer fallback and the differential tests use it).
+//!
+//! # Where the references differ, and what as-edit does
+//!
+//! The references are Codex's `apply_patch` (`@openai/codex` on npm) and
+//! the Agents SDK's `apply_diff` (`openai-agents` on PyPI);
+//! `scripts/patch-diff.sh` runs all three on generated patches and counts
+//! each difference below.
+//!
+//! | case | Codex | Agents SDK | as-edit |
+//! | --- | --- | --- | --- |
+//! | a chunk matching in several places | the first | the first | `multiple_occurrences` with the lines |
+//! | a failure after earlier hunks | earlier hunks stay written | per file | nothing written |
+//! | several `@@` lines before a chunk | parse error | each narrows | each narrows (SDK) |
+//! | pure addition after `@@ header` | end of file | after the header | after the header (SDK: what the model means) |
+//! | pure addition without header | end of file | where the search stands (a first chunk: the start) | end of file (Codex) |
+//! | final newline of an updated file | always added | as the input had it | always added (Codex) |
+//! | final newline of an added file | added | left off | added (Codex) |
+//! | a file ending in an empty line | that line is dropped | kept | kept (the patch did not touch it) |
+//! | Unicode punctuation grade | yes | no | yes (Codex) |
+//! | a loosely matched context line | the file's text | the file's text | the file's text |
+//! | `*** End of File` not at the end | not found | found elsewhere | not found (Codex) |
+//! | Add File / Move to onto a file | overwrite | n/a | `file_exists` (`apply_patch` mode: overwrite) |
+//! | empty lines ending a chunk | context, retried without one | context | separators (kept before `*** End of File` or when the chunk has no other old line) |
+//! | an `@@` header line's match | first, 4 grades | first, exact then trimmed | first, 4 grades (Codex) |
+//!
+//! The SDK's `apply_diff` takes one file's diff; the patch-level rows
+//! (hunks, Add/Move) are Codex's alone.
 
 pub mod cli;
 pub mod codex;
