@@ -238,6 +238,7 @@ def main():
     known = Counter()
     sdk = Counter()
     mismatches = []
+    sdk_odd = []  # differences from apply_diff that no known reason explains
     for d, files, text, features, rc, err in meta:
         with open(os.path.join(d, "ours.txt")) as f:
             ours = f.read()
@@ -277,8 +278,8 @@ def main():
                 known["Codex refused after a known difference"] += 1
             else:
                 mismatches.append((d, "Codex refused, as-edit applied: " + err.strip()[:200]))
-        if ok:
-            compare_sdk(files, text, ot, features, sdk)
+        if ok and compare_sdk(files, text, ot, features, sdk):
+            sdk_odd.append(d)
 
     print("cases run:            %d" % c["cases"])
     print("identical trees:      %d (both applied)" % c["identical"])
@@ -292,10 +293,12 @@ def main():
     print("Agents SDK apply_diff, per file of the cases as-edit applied:")
     for k, v in sorted(sdk.items()):
         print("  %6d  %s" % (v, k))
+    for d in sdk_odd[:4]:
+        print("  apply_diff differs for no known reason: %s" % d)
     print("real mismatches:      %d" % len(mismatches))
     for d, why in mismatches[:8]:
         print("  %s: %s" % (d, why))
-    if not mismatches:
+    if not mismatches and not sdk_odd:
         shutil.rmtree(work)
     else:
         print("cases kept in", work)
@@ -354,6 +357,8 @@ def split_chunks(diff):
 
 
 def compare_sdk(files, text, ours_tree, features, sdk):
+    """Counts each file's comparison; True when one differs unexplained."""
+    odd = False
     for kind, path, move, diff in sdk_hunks(text):
         if kind == "delete":
             continue
@@ -387,6 +392,8 @@ def compare_sdk(files, text, ours_tree, features, sdk):
             sdk["update: different, with @@ headers (its header search differs)"] += 1
         else:
             sdk["update: different"] += 1
+            odd = True
+    return odd
 
 
 if __name__ == "__main__":

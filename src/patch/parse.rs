@@ -627,6 +627,12 @@ mod tests {
             h,
             update("f", vec![chunk(&[], &["last"], &["last", "tail"], true, 3)])
         );
+        // Empty lines before the marker are context: the file's last lines.
+        let h = one("*** Begin Patch\n*** Update File: f\n x\n\n*** End of File\n*** End Patch");
+        assert_eq!(
+            h,
+            update("f", vec![chunk(&[], &["x", ""], &["x", ""], true, 3)])
+        );
         let h = one(
             "*** Begin Patch\n*** Update File: f\n-z\n*** End of File  \n@@ h\n+q\n*** End Patch",
         );
