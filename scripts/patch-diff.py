@@ -117,6 +117,8 @@ def make_update(r, lines, features):
             body = body[: at - a] + ["+" + x for x in add] + body[at - a :]
         if a == b:
             features.add("pure_add_header" if any(h != "@@" for h in header) else "pure_add")
+        if body and body[0] == "":
+            features.add("blank_first")  # Codex and as-edit skip it; apply_diff: context
         eof = b == n and r.random() < 0.5 and a < b
         out += header + body + (["*** End of File"] if eof else [])
         if eof:
@@ -388,6 +390,8 @@ def compare_sdk(files, text, ours_tree, features, sdk):
             sdk["update: identical but the final newline (known)"] += 1
         elif "pure_add" in features or "pure_add_header" in features:
             sdk["update: different, pure addition placed elsewhere (known)"] += 1
+        elif "blank_first" in features:
+            sdk["update: different, an empty line starting a chunk is context to it (known)"] += 1
         elif "header" in features:
             sdk["update: different, with @@ headers (its header search differs)"] += 1
         else:
