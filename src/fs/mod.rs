@@ -12,7 +12,8 @@
 //! One concern per file: `resolve` (which file, `--root`), `lock` (open
 //! and flock), `meta` (permission checks, metadata carried over), `temp`
 //! (the temp and the commit), `sink` (the output written to it), `report`
-//! (`--report` keys), `error` ([`FsError`]: every failure and its wording).
+//! (`--report` keys), `error` ([`FsError`]: every failure and its wording),
+//! `resource` (EMFILE/ENFILE/ENOMEM: one retryable answer wherever they strike).
 #![doc = include_str!("fs.md")]
 
 mod error;
@@ -22,6 +23,7 @@ pub(crate) mod meta;
 mod replay;
 mod report;
 pub(crate) mod resolve;
+mod resource;
 pub(crate) mod sink;
 pub(crate) mod temp;
 

@@ -324,7 +324,8 @@ fn commit_file(
     }
     if let Some(temp) = temps[f].as_mut() {
         match (&locked[f], file.mode) {
-            (Some(l), _) => crate::fs::meta::copy_metadata(&l.fd, temp.file(), &l.st),
+            (Some(l), _) => crate::fs::meta::copy_metadata(&l.fd, temp.file(), &l.st)
+                .map_err(|e| io(WriteStep::Metadata, e))?,
             (None, Some(mode)) => {
                 let mask = rustix::process::umask(Mode::empty());
                 rustix::process::umask(mask);

@@ -361,7 +361,17 @@ impl Model<'_> {
         }
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let dir = match &self.root {
-            Some(root) => open_dir_beneath(root, &base).map_err(err)?,
+            Some(root) => {
+                let bad = |errno| {
+                    err(FsError::BadRoot {
+                        root: root.clone(),
+                        errno,
+                    })
+                };
+                let root_fd = rfs::open(root, flags, Mode::empty()).map_err(bad)?;
+                let rel = base.strip_prefix(root).unwrap_or(Path::new(""));
+                open_dir_beneath(root, &root_fd, &base, rel).map_err(err)?
+            }
             None => rfs::open(&base, flags, Mode::empty()).map_err(|e| {
                 err(FsError::NotFound {
                     path: base.clone(),
