@@ -10,12 +10,18 @@
 //! (`AS_EDIT_STATIC_BIN`, default `dist/as-edit-<version>-x86_64-unknown-linux-musl`)
 //! at that path: over exec when the container has a shell, by `docker cp`
 //! otherwise.
+//!
+//! `host [--docker CONTAINER ...] --files REQUEST.json`: several files in one
+//! call, all or nothing (`{"files":[...]}`, see `src/txn/mod.rs`), through
+//! `Editor::transaction`: one exec to a protocol 3 helper, else the
+//! transfer fallback.
 
 use std::process::ExitCode;
 
 use as_edit::host::{EditError, EditRequest, Edited, Editor, LocalShell, Via};
 
-const USAGE: &str = "usage: host [--docker CONTAINER [--user U] [--install]] FILE OLD NEW [--all]";
+const USAGE: &str =
+    "usage: host [--docker CONTAINER [--user U] [--install]] (FILE OLD NEW [--all] | --files REQUEST.json)";
 
 fn default_helper() -> String {
     // target/<profile>/examples/host → target/<profile>/as-edit
@@ -32,7 +38,14 @@ struct Args {
     user: Option<String>,
     install: bool,
     all: bool,
+    files: Option<String>,
     pos: Vec<String>,
+}
+
+/// What to do: one edit, or a transaction.
+enum Job {
+    Edit(EditRequest),
+    Files(serde_json::Value),
 }
 
 fn parse(mut it: impl Iterator<Item = String>) -> Option<Args> {
@@ -41,6 +54,7 @@ fn parse(mut it: impl Iterator<Item = String>) -> Option<Args> {
         user: None,
         install: false,
         all: false,
+        files: None,
         pos: Vec::new(),
     };
     while let Some(s) = it.next() {
@@ -49,10 +63,35 @@ fn parse(mut it: impl Iterator<Item = String>) -> Option<Args> {
             "--install" => a.install = true,
             "--docker" => a.docker = Some(it.next()?),
             "--user" => a.user = Some(it.next()?),
+            "--files" => a.files = Some(it.next()?),
             _ => a.pos.push(s),
         }
     }
-    (a.pos.len() == 3 && (a.docker.is_some() || (a.user.is_none() && !a.install))).then_some(a)
+    let shape = match a.files {
+        Some(_) => a.pos.is_empty() && !a.all,
+        None => a.pos.len() == 3,
+    };
+    (shape && (a.docker.is_some() || (a.user.is_none() && !a.install))).then_some(a)
+}
+
+fn run<S: as_edit::host::Sandbox>(editor: &mut Editor<S>, job: &Job) -> ExitCode {
+    match job {
+        Job::Edit(req) => report(editor.edit(req)),
+        Job::Files(request) => match editor.transaction(request) {
+            Ok(t) => {
+                let via = match t.via {
+                    Via::Native => "native",
+                    Via::Transfer => "fallback: transfer",
+                };
+                println!("edited {} in {} files ({via})", t.count, t.files);
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                println!("{e}");
+                ExitCode::from(1)
+            }
+        },
+    }
 }
 
 fn report(r: Result<Edited, EditError>) -> ExitCode {
@@ -77,21 +116,38 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
-    let [file, old, new] = args.pos.as_slice() else {
-        unreachable!("parse checks three positionals")
+    let job = match (&args.files, args.pos.as_slice()) {
+        (Some(path), _) => {
+            let parsed = std::fs::read(path)
+                .map_err(|e| e.to_string())
+                .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()));
+            match parsed {
+                Ok(v) => Job::Files(v),
+                Err(e) => {
+                    eprintln!("{path}: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        (None, [file, old, new]) => Job::Edit(EditRequest::new(
+            file.as_str(),
+            old.as_str(),
+            new.as_str(),
+            args.all,
+        )),
+        _ => unreachable!("parse checks the shape"),
     };
-    let req = EditRequest::new(file.as_str(), old.as_str(), new.as_str(), args.all);
     match &args.docker {
         None => {
             let helper = std::env::var("AS_EDIT_HELPER").unwrap_or_else(|_| default_helper());
-            report(Editor::new(LocalShell::new(), helper).edit(&req))
+            run(&mut Editor::new(LocalShell::new(), helper), &job)
         }
-        Some(container) => docker(container, &args, &req),
+        Some(container) => docker(container, &args, &job),
     }
 }
 
 #[cfg(feature = "docker")]
-fn docker(container: &str, args: &Args, req: &EditRequest) -> ExitCode {
+fn docker(container: &str, args: &Args, job: &Job) -> ExitCode {
     use as_edit::host::docker::Docker;
     use as_edit::host::Sandbox;
 
@@ -144,11 +200,11 @@ fn docker(container: &str, args: &Args, req: &EditRequest) -> ExitCode {
             return ExitCode::from(1);
         }
     }
-    report(editor.edit(req))
+    run(&mut editor, job)
 }
 
 #[cfg(not(feature = "docker"))]
-fn docker(_: &str, _: &Args, _: &EditRequest) -> ExitCode {
+fn docker(_: &str, _: &Args, _: &Job) -> ExitCode {
     eprintln!("built without the docker feature: cargo run --example host --features docker -- --docker …");
     ExitCode::from(2)
 }

@@ -14,6 +14,13 @@
 //! (the temp and the commit), `sink` (the output written to it), `report`
 //! (`--report` keys), `error` ([`FsError`]: every failure and its wording),
 //! `resource` (EMFILE/ENFILE/ENOMEM: one retryable answer wherever they strike).
+//!
+//! One pipeline, in two halves: [`check`] and [`prepare`] end with the new
+//! content in a temp under the lock, `commit` renames it. A single-file
+//! edit runs them back to back; a transaction (`crate::txn`) runs `check`
+//! and `prepare` for every file (its ops chained through temps) before it
+//! commits any, with its own commit step (exchange, no-replace, undo) over
+//! the same temp API (`Temp::named`, `temp::recheck`, `meta::copy_metadata`).
 #![doc = include_str!("fs.md")]
 
 mod error;
@@ -114,7 +121,7 @@ pub(crate) struct Prepared<'a> {
     pub(crate) in_digest: Option<[u8; 32]>,
 }
 
-/// Streams `source` (read from its start) through the engine into a temp
+/// Streams `source` (from its position, the start) through the engine into a temp
 /// beside `target`; a refusal writes nothing. `report` is filled as the
 /// single-file `--report` has it.
 pub(crate) fn prepare<'a>(
@@ -143,9 +150,10 @@ pub(crate) fn prepare<'a>(
         marked,
     );
     let mut buf = vec![0u8; CHUNK];
-    let mut off = 0u64;
     loop {
-        let chunk = match rustix::io::pread(source, &mut buf[..], off) {
+        // From the descriptor's position (the start: a transaction seeks a
+        // chained temp back first).
+        let chunk = match rustix::io::read(source, &mut buf[..]) {
             Ok(0) => break,
             Ok(n) => &buf[..n],
             Err(Errno::INTR) => continue,
@@ -154,7 +162,6 @@ pub(crate) fn prepare<'a>(
                 return Err(FsError::Read { path, errno });
             }
         };
-        off += chunk.len() as u64;
         if let Some(h) = in_hash.as_mut() {
             h.update(chunk);
         }

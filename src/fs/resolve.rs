@@ -91,7 +91,7 @@ pub(crate) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsErro
 }
 
 /// `--root`, canonicalized and opened: it must be a directory.
-fn open_root(r: &Path) -> Result<(PathBuf, OwnedFd), FsError> {
+pub(crate) fn open_root(r: &Path) -> Result<(PathBuf, OwnedFd), FsError> {
     let bad = |errno| FsError::BadRoot {
         root: r.to_owned(),
         errno,
@@ -106,7 +106,7 @@ fn open_root(r: &Path) -> Result<(PathBuf, OwnedFd), FsError> {
 /// with one, only if `dir` is the root or lies beneath it, and so that no
 /// component can be a symlink or escape it, even if the tree changes under
 /// us (see [`open_dir_beneath`]). Never another directory in its place.
-pub(super) fn open_dir(dir: &Path, root: Option<(&Path, &OwnedFd)>) -> Result<OwnedFd, FsError> {
+pub(crate) fn open_dir(dir: &Path, root: Option<(&Path, &OwnedFd)>) -> Result<OwnedFd, FsError> {
     match root {
         Some((root, root_fd)) => {
             let rel = dir
@@ -187,7 +187,7 @@ fn nearest_existing_ancestor_within(path: &Path, root: &Path) -> bool {
 /// so that no component can be a symlink or escape the root, even if the
 /// tree changes under us (openat2 with RESOLVE_BENEATH, Linux ≥ 5.6); older
 /// kernels get a resolve-then-verify through /proc/self/fd.
-pub(crate) fn open_dir_beneath(
+fn open_dir_beneath(
     root: &Path,
     root_fd: &OwnedFd,
     parent: &Path,

@@ -63,16 +63,15 @@ fn injected(var: &str, n: u32) -> Result<(), Errno> {
     }
 }
 
+/// File `f`'s original's name and directory.
+fn orig(plan: &Plan, f: usize) -> &crate::fs::Target {
+    &plan.files[f].orig.as_ref().expect("an original").0
+}
+
 impl Commit<'_> {
     fn dir(&self, d: D) -> BorrowedFd<'_> {
         match d {
-            D::Orig(f) => self.plan.files[f]
-                .orig
-                .as_ref()
-                .expect("orig")
-                .0
-                .dir
-                .as_fd(),
+            D::Orig(f) => orig(self.plan, f).dir.as_fd(),
             D::Dest(f) => match &self.plan.files[f].end {
                 End::At(d) => d.t.dir.as_fd(),
                 _ => unreachable!("a destination"),
@@ -154,13 +153,7 @@ impl Commit<'_> {
 
     /// Renames file `f`'s original name away to a hidden one.
     fn hide(&mut self, f: usize) -> Result<(), Errno> {
-        let name = self.plan.files[f]
-            .orig
-            .as_ref()
-            .expect("orig")
-            .0
-            .name
-            .clone();
+        let name = orig(self.plan, f).name.clone();
         let h = temp_name();
         self.rename(D::Orig(f), &name, D::Orig(f), &h, true)?;
         self.log.push((
@@ -210,6 +203,7 @@ impl Commit<'_> {
 
 /// Commits every file; on a failure undoes what was done and says so.
 /// Returns whether everything is known durable (`--fsync`).
+#[cold] // off the single-file path: LLVM optimizes it for size
 pub(super) fn commit(
     txn: &super::Txn,
     plan: &Plan,
@@ -279,6 +273,7 @@ fn file_path(plan: &Plan, f: usize) -> String {
     }
 }
 
+#[cold] // off the single-file path: LLVM optimizes it for size
 fn commit_file(
     c: &mut Commit,
     txn: &super::Txn,

@@ -6,14 +6,13 @@
 //! included; ops see the effect of earlier ops (a path a move vacated is
 //! missing, a path a create made exists).
 
-use std::collections::HashMap;
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{self as rfs, AtFlags, FileType};
 
-use crate::fs::resolve::{errno_of, open_dir_beneath, outside_root, resolve};
+use crate::fs::resolve::{open_dir, open_root, outside_root, resolve};
 use crate::fs::{FileKind, FsError, NotFoundKind, Target};
 use crate::protocol::{ErrorKind, Failure};
 
@@ -75,33 +74,28 @@ enum Named {
 }
 
 struct Model<'t> {
-    root: Option<PathBuf>,
+    /// `--root`, canonical, and its descriptor.
+    root: Option<(PathBuf, std::os::fd::OwnedFd)>,
     files: Vec<File>,
     /// Absolute path → the file there now (`None`: vacated).
-    names: HashMap<PathBuf, Option<usize>>,
+    /// (A list: at most 512 paths, and a map's hashing costs binary size.)
+    names: Vec<(PathBuf, Option<usize>)>,
     /// Where each file is now (its key in `names`).
     at: Vec<Option<PathBuf>>,
     txn: &'t Txn,
 }
 
 /// Builds the model; a refusal names its op.
+#[cold] // off the single-file path: LLVM optimizes it for size
 pub(super) fn plan(txn: &Txn) -> Result<Plan, TxnError> {
     let root = match txn.options.root.as_deref() {
-        Some(r) => Some(std::fs::canonicalize(r).map_err(|e| {
-            TxnError::of(
-                0,
-                FsError::BadRoot {
-                    root: r.to_owned(),
-                    errno: errno_of(&e),
-                },
-            )
-        })?),
+        Some(r) => Some(open_root(r).map_err(|e| TxnError::of(0, e))?),
         None => None,
     };
     let mut m = Model {
         root,
         files: Vec::new(),
-        names: HashMap::new(),
+        names: Vec::new(),
         at: Vec::new(),
         txn,
     };
@@ -124,6 +118,7 @@ pub(super) fn plan(txn: &Txn) -> Result<Plan, TxnError> {
 
 impl Model<'_> {
     /// Applies op `i` to the model: its file and the path it named.
+    #[cold] // off the single-file path: LLVM optimizes it for size
     fn apply(&mut self, i: usize) -> Result<(usize, PathBuf), TxnError> {
         let op = &self.txn.ops[i];
         let follow = !matches!(op.kind, OpKind::Delete { .. });
@@ -227,13 +222,20 @@ impl Model<'_> {
     }
 
     fn occupy(&mut self, f: usize, key: PathBuf) {
-        self.names.insert(key.clone(), Some(f));
+        self.set(key.clone(), Some(f));
         self.at[f] = Some(key);
+    }
+
+    fn set(&mut self, key: PathBuf, f: Option<usize>) {
+        match self.names.iter_mut().find(|n| n.0 == key) {
+            Some(n) => n.1 = f,
+            None => self.names.push((key, f)),
+        }
     }
 
     fn vacate(&mut self, f: usize) {
         if let Some(k) = self.at[f].take() {
-            self.names.insert(k, None);
+            self.set(k, None);
         }
     }
 
@@ -246,6 +248,7 @@ impl Model<'_> {
 
     /// What `path` names now. `follow`: the last component may be a
     /// symlink to the file (every op but `delete`).
+    #[cold] // off the single-file path: LLVM optimizes it for size
     fn locate(&mut self, path: &Path, follow: bool) -> Result<Named, TxnError> {
         let err = |e| TxnError::of(0, e);
         let link =
@@ -257,7 +260,7 @@ impl Model<'_> {
         };
         let (dest, key) = match existing {
             Some(abs) => {
-                if let Some(root) = &self.root {
+                if let Some((root, _)) = &self.root {
                     if !abs.starts_with(root) {
                         return Err(err(outside_root(path, root)));
                     }
@@ -269,8 +272,8 @@ impl Model<'_> {
                 (Some(d), key)
             }
         };
-        if let Some(known) = self.names.get(&key) {
-            return Ok(match (*known, dest) {
+        if let Some(known) = self.names.iter().find(|n| n.0 == key).map(|n| n.1) {
+            return Ok(match (known, dest) {
                 (Some(f), _) => Named::File(f),
                 (None, Some(d)) => Named::Nothing(d),
                 (None, None) => Named::Nothing(self.locate_new(&key)?.0),
@@ -291,7 +294,7 @@ impl Model<'_> {
         };
         let t = match dest {
             Some(d) => d.t, // the symlink itself
-            None => resolve(&key, self.root.as_deref()).map_err(err)?,
+            None => resolve(&key, self.root.as_ref().map(|r| r.0.as_path())).map_err(err)?,
         };
         let st = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
             err(FsError::NotFound {
@@ -323,6 +326,7 @@ impl Model<'_> {
 
     /// A path that need not exist: the longest prefix that resolves, the
     /// plain names after it (no `..` may follow a missing directory).
+    #[cold] // off the single-file path: LLVM optimizes it for size
     fn locate_new(&self, path: &Path) -> Result<(Dest, PathBuf), TxnError> {
         let err = |e| TxnError::of(0, e);
         let missing = || {
@@ -354,31 +358,13 @@ impl Model<'_> {
             n -= 1;
         };
         rest.reverse();
-        if let Some(root) = &self.root {
+        if let Some((root, _)) = &self.root {
             if !base.starts_with(root) {
                 return Err(err(outside_root(path, root)));
             }
         }
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let dir = match &self.root {
-            Some(root) => {
-                let bad = |errno| {
-                    err(FsError::BadRoot {
-                        root: root.clone(),
-                        errno,
-                    })
-                };
-                let root_fd = rfs::open(root, flags, Mode::empty()).map_err(bad)?;
-                let rel = base.strip_prefix(root).unwrap_or(Path::new(""));
-                open_dir_beneath(root, &root_fd, &base, rel).map_err(err)?
-            }
-            None => rfs::open(&base, flags, Mode::empty()).map_err(|e| {
-                err(FsError::NotFound {
-                    path: base.clone(),
-                    kind: NotFoundKind::Other(e),
-                })
-            })?,
-        };
+        let root = self.root.as_ref().map(|(p, fd)| (p.as_path(), fd));
+        let dir = open_dir(&base, root).map_err(err)?;
         let mut abs = base;
         for c in &rest {
             abs.push(c);
