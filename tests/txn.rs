@@ -569,3 +569,34 @@ fn editor_transaction_falls_back_through_transfer() {
     assert_eq!(std::fs::read(d.path().join("b.txt")).unwrap(), b"beta\n");
     assert!(!d.path().join("c.txt").exists());
 }
+
+/// The bound: 256 ops pass even under a soft descriptor limit of 64 (the
+/// soft limit is raised to the hard one); 257 are invalid_argument.
+#[test]
+fn two_hundred_fifty_six_files_under_a_low_descriptor_limit() {
+    let d = scratch();
+    let ops = |n: usize| {
+        let v: Vec<String> = (0..n)
+            .map(|i| {
+                format!(r#"{{"op":"edit","path":"f{i}","edits":[{{"old":"old","new":"new"}}]}}"#)
+            })
+            .collect();
+        format!("{{\"files\":[{}]}}", v.join(","))
+    };
+    for i in 0..256 {
+        write_file(d.path(), format!("f{i}"), b"old\n", 0o644);
+    }
+    let mut c = Command::new("sh");
+    c.arg("-c")
+        .arg(format!("ulimit -Sn 64 && exec {BIN} --stdin"));
+    let r = run_with_stdin(c, d.path(), ops(256).as_bytes());
+    assert_result(&r, "{\"count\":256,\"files\":256}", 0);
+    assert_eq!(std::fs::read(d.path().join("f255")).unwrap(), b"new\n");
+    assert_eq!(listing(d.path()).len(), 256);
+    let r = txn(d.path(), &[], &ops(257), &[]);
+    assert_result(
+        &r,
+        "{\"error\":\"invalid_argument\",\"detail\":\"files request: 257 ops, more than the 256 one transaction may hold\"}",
+        2,
+    );
+}

@@ -60,9 +60,13 @@
 //! 1. **Plan** (`plan`): every path resolved and confined, the model of
 //!    where each file ends; nothing opened for writing.
 //! 2. **Lock** (`prepare::lock_all`): every existing file opened read-only
-//!    and `flock`ed in (device, inode) order within one `--lock-timeout`,
-//!    so transactions over overlapping files in any order cannot deadlock
-//!    (`busy` past it). A create takes no lock (nothing exists): its
+//!    and `flock`ed in one canonical order, by the (device, inode) of its
+//!    directory and then its name, within one `--lock-timeout`, so
+//!    transactions over overlapping files in any order cannot deadlock
+//!    (`busy` past it). (Not by the file's own inode, which every commit
+//!    changes: two transactions that planned at different moments would
+//!    sort differently.) The lock is on the inode the name holds once
+//!    locked; the content is read only then. A create takes no lock (nothing exists): its
 //!    `RENAME_NOREPLACE` commit refuses a racing creator (`file_exists`,
 //!    rolled back).
 //! 3. **Prepare** (`prepare::stage`): each file's ops run through the same
@@ -390,4 +394,100 @@ struct Refused<'a> {
 struct Partial {
     path: String,
     state: &'static str,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ErrorKind;
+
+    fn transform(f: impl Fn(&str) -> Result<Transformed, OpRefusal> + 'static) -> Change {
+        Change::Transform(Transform { apply: Box::new(f) })
+    }
+
+    /// The patch compiler's entry point: a Transform on an edit and on a
+    /// move; a refusal's `chunk` reaches the result line beside `file`.
+    #[test]
+    fn transforms_apply_and_refusals_carry_their_chunk() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a.txt");
+        std::fs::write(&a, "one\r\ntwo\n").unwrap();
+        let upper = transform(|old| {
+            assert_eq!(old, "one\ntwo\n", "the text is LF-normalized");
+            Ok(Transformed {
+                text: old.to_uppercase(),
+                count: 2,
+                lines: vec![1],
+                notes: vec![],
+            })
+        });
+        let moved = d.path().join("sub/b.txt");
+        let txn = Txn {
+            ops: vec![
+                Op {
+                    path: a.clone(),
+                    kind: OpKind::Edit {
+                        change: upper,
+                        expect_sha256: None,
+                    },
+                },
+                Op {
+                    path: a.clone(),
+                    kind: OpKind::Move {
+                        to: moved.clone(),
+                        overwrite: false,
+                        change: Some(transform(|old| {
+                            Ok(Transformed {
+                                text: format!("{old}THREE\n"),
+                                count: 1,
+                                ..Default::default()
+                            })
+                        })),
+                        expect_sha256: None,
+                    },
+                },
+            ],
+            options: Default::default(),
+        };
+        assert_eq!(
+            run(&txn),
+            ("__RESULT__{\"count\":3,\"files\":1}\n".to_owned(), 0)
+        );
+        assert_eq!(
+            std::fs::read_to_string(&moved).unwrap(),
+            "ONE\nTWO\nTHREE\n"
+        );
+        assert!(!a.exists());
+
+        let refused = Txn {
+            ops: vec![Op {
+                path: moved.clone(),
+                kind: OpKind::Edit {
+                    change: transform(|_| {
+                        Err(OpRefusal {
+                            failure: Failure::new(
+                                ErrorKind::StringNotFound,
+                                "chunk 2 does not match",
+                            ),
+                            chunk: Some(2),
+                        })
+                    }),
+                    expect_sha256: None,
+                },
+            }],
+            options: Default::default(),
+        };
+        let p = moved.display();
+        assert_eq!(
+            run(&refused),
+            (
+                format!("__RESULT__{{\"error\":\"string_not_found\",\"detail\":\"file 1 of 1 ({p}): chunk 2 does not match\",\"file\":1,\"chunk\":2}}\n"),
+                1
+            )
+        );
+        assert_eq!(
+            std::fs::read_to_string(&moved).unwrap(),
+            "ONE\nTWO\nTHREE\n"
+        );
+    }
 }
