@@ -327,6 +327,7 @@ fn changes(
                 sha256: r.sha256,
                 lines: r.lines,
                 lines_truncated: r.lines_truncated,
+                grades: r.grades,
                 edits: r.edits,
                 diff: r.diff,
                 diff_truncated: r.diff_truncated,
@@ -364,6 +365,9 @@ struct ChangeEntry {
     lines: Option<Vec<u64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     lines_truncated: Option<bool>,
+    /// A patch's Update: each chunk's grade.
+    #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
+    grades: Option<Vec<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     edits: Option<Vec<crate::protocol::EditReport>>,
     #[serde(skip_serializing_if = "Option::is_none")]
