@@ -31,6 +31,7 @@
 //! - [`eol`]: the end-of-line policy of `--eol preserve` (count, decide, re-expand);
 //! - [`diff`]: unified diffs for `--diff`;
 //! - [`hints`]: the pure failure-hint finder (`--hints`);
+//! - [`patch`]: the pure V4A patch parser, chunk locator and tree applier;
 //! - [`fs`]: resolve, open, lock, write, commit (one concern per file under `src/fs/`);
 //! - [`txn`]: several files in one call, all or nothing (`{"files":[...]}`);
 //! - `bytes`: short copies without libc's `memcpy` start-up (engine and `fs`);
@@ -49,6 +50,7 @@ pub mod fs;
 pub mod hex;
 pub mod hints;
 pub mod host;
+pub mod patch;
 pub mod protocol;
 pub mod request;
 pub mod txn;

@@ -1,0 +1,567 @@
+//! Where each chunk of an Update goes, and the new content: pure (no I/O).
+//!
+//! The caller passes the file's text already checked as UTF-8 and with
+//! CRLF/CR normalized to LF (the edit contract). Its lines are the text split
+//! at LF, without the empty piece after a final newline.
+//!
+//! Chunks are placed in order; each searches only the part of the file still
+//! open to it: after the previous chunk's old lines, then after each of its
+//! `@@` header lines in turn (a header is the first line at or after that
+//! point that matches it, at the first grade where one does). The chunk's
+//! old lines are matched by [`Grade`]s in order; at the first grade with a
+//! match there must be exactly one: several refuse with [`Miss::Multiple`]
+//! and their lines (the reference appliers take the first; a model fixes
+//! the refusal by adding an `@@` header or context), none at any grade is
+//! [`Miss::NotFound`]. `*** End of File` allows only a match that ends the
+//! file. When a chunk is not found and its old lines end in an empty line,
+//! it is retried without that line (and without a final empty new line), as
+//! Codex does: an empty context line written for the final newline.
+//!
+//! A pure addition (no old lines) goes right after its last `@@` header, or,
+//! with no header (or with `*** End of File`), at the end of the file.
+//! Codex puts it at the end of the file even after a header, the Agents SDK
+//! at the current position (the start of the file for a first chunk).
+//!
+//! The new content is every line followed by `\n`: an updated file always
+//! ends with a newline, as with Codex (which, unlike this, also drops the
+//! last line when it is empty: `a\n\n` becomes `a\n`).
+//!
+//! Memory: [`locate`] holds the file's lines as slices of the caller's text
+//! (the text itself plus 16 bytes per line), and [`write`] streams the new
+//! content to a sink without building it.
+
+use super::parse::Chunk;
+
+/// How loosely a chunk's old lines matched, strictest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Grade {
+    /// Byte for byte.
+    Exact,
+    /// Ignoring whitespace at the end of lines.
+    TrailingWhitespace,
+    /// Ignoring whitespace at both ends of lines.
+    Whitespace,
+    /// Also with Unicode dashes, curly quotes and Unicode spaces as ASCII.
+    Punctuation,
+}
+
+impl Grade {
+    /// The name in `--report` (`"match"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Grade::Exact => "exact",
+            Grade::TrailingWhitespace => "trailing_whitespace",
+            Grade::Whitespace => "whitespace",
+            Grade::Punctuation => "punctuation",
+        }
+    }
+}
+
+const ALL: [Grade; 4] = [
+    Grade::Exact,
+    Grade::TrailingWhitespace,
+    Grade::Whitespace,
+    Grade::Punctuation,
+];
+
+/// Where one chunk went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Placed {
+    /// The grade its old lines matched at (a pure addition: exact).
+    pub grade: Grade,
+    /// 1-based line of the original file where its old lines start (a pure
+    /// addition: the line it is inserted before, one past the last for the
+    /// end of the file).
+    pub line: usize,
+}
+
+/// Why a chunk cannot be placed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Miss {
+    /// The old lines occur nowhere open to the chunk, at any grade; `old`
+    /// is them joined by `\n`, for the hint finder.
+    NotFound {
+        /// The chunk's old lines, joined.
+        old: String,
+    },
+    /// An `@@` header line occurs nowhere open to the chunk.
+    HeaderNotFound {
+        /// The header as written.
+        header: String,
+    },
+    /// At the first grade that matched, several places did.
+    Multiple {
+        /// Their 1-based start lines.
+        lines: Vec<usize>,
+        /// The grade they matched at.
+        grade: Grade,
+    },
+}
+
+/// A refused Update: which chunk and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// 0-based index of the chunk.
+    pub chunk: usize,
+    /// Why.
+    pub miss: Miss,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Splice {
+    at: usize,
+    old: usize,
+    chunk: usize,
+    new: usize,
+}
+
+/// Every chunk placed: what [`write`] needs, and what to report.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    splices: Vec<Splice>,
+    /// Per chunk, in chunk order.
+    pub placed: Vec<Placed>,
+}
+
+/// The lines of an LF text, without the empty piece after a final newline.
+pub fn lines(text: &str) -> Vec<&str> {
+    let mut v: Vec<&str> = text.split('\n').collect();
+    if v.last() == Some(&"") {
+        v.pop();
+    }
+    v
+}
+
+/// Places every chunk (module docs); `strict` allows exact matches only
+/// (`--patch-strict`).
+pub fn locate(lines: &[&str], chunks: &[Chunk], strict: bool) -> Result<Plan, Refusal> {
+    let grades = if strict { &ALL[..1] } else { &ALL[..] };
+    let (mut splices, mut placed, mut cursor) = (Vec::new(), Vec::new(), 0);
+    for (ci, c) in chunks.iter().enumerate() {
+        let refuse = |miss| Refusal { chunk: ci, miss };
+        for h in &c.headers {
+            match find(lines, std::slice::from_ref(h), cursor, false, grades) {
+                Some((_, hits)) => cursor = hits[0] + 1,
+                None => return Err(refuse(Miss::HeaderNotFound { header: h.clone() })),
+            }
+        }
+        let (mut old, mut new) = (&c.old[..], c.new.len());
+        let mut hit = find(lines, old, cursor, c.eof, grades);
+        if hit.is_none() && old.last().is_some_and(|l| l.is_empty()) {
+            old = &old[..old.len() - 1];
+            if c.new.last().is_some_and(|l| l.is_empty()) {
+                new -= 1;
+            }
+            hit = find(lines, old, cursor, c.eof, grades);
+        }
+        let (grade, at) = if old.is_empty() {
+            let at = if c.headers.is_empty() || c.eof {
+                lines.len()
+            } else {
+                cursor
+            };
+            (Grade::Exact, at)
+        } else {
+            match hit {
+                None => {
+                    return Err(refuse(Miss::NotFound {
+                        old: c.old.join("\n"),
+                    }))
+                }
+                Some((grade, hits)) if hits.len() > 1 => {
+                    let lines = hits.iter().map(|i| i + 1).collect();
+                    return Err(refuse(Miss::Multiple { lines, grade }));
+                }
+                Some((grade, hits)) => {
+                    cursor = hits[0] + old.len();
+                    (grade, hits[0])
+                }
+            }
+        };
+        splices.push(Splice {
+            at,
+            old: old.len(),
+            chunk: ci,
+            new,
+        });
+        placed.push(Placed {
+            grade,
+            line: at + 1,
+        });
+    }
+    // Pure additions at the end of the file may precede later chunks.
+    splices.sort_by_key(|s| s.at);
+    Ok(Plan { splices, placed })
+}
+
+/// Streams the new content: every line, each followed by `\n`.
+pub fn write(lines: &[&str], chunks: &[Chunk], plan: &Plan, out: &mut dyn FnMut(&str)) {
+    let mut line = |l: &str| {
+        out(l);
+        out("\n");
+    };
+    let mut pos = 0;
+    for s in &plan.splices {
+        lines[pos..s.at].iter().for_each(|l| line(l));
+        chunks[s.chunk].new[..s.new].iter().for_each(|l| line(l));
+        pos = s.at + s.old;
+    }
+    lines[pos..].iter().for_each(|l| line(l));
+}
+
+/// [`locate`] then [`write`] into a string: the new content and placements.
+pub fn apply(text: &str, chunks: &[Chunk], strict: bool) -> Result<(String, Vec<Placed>), Refusal> {
+    let lines = lines(text);
+    let plan = locate(&lines, chunks, strict)?;
+    let mut s = String::with_capacity(text.len() + 64);
+    write(&lines, chunks, &plan, &mut |t| s.push_str(t));
+    Ok((s, plan.placed))
+}
+
+/// The first grade with any match of `pat` at or after `from` (only at the
+/// end with `eof`), and every start at that grade.
+fn find(
+    lines: &[&str],
+    pat: &[String],
+    from: usize,
+    eof: bool,
+    grades: &[Grade],
+) -> Option<(Grade, Vec<usize>)> {
+    let last = lines.len().checked_sub(pat.len())?;
+    let first = if eof { last.max(from) } else { from };
+    for &g in grades {
+        let hits: Vec<usize> = (first..=last)
+            .filter(|&i| pat.iter().zip(&lines[i..]).all(|(p, l)| same(l, p, g)))
+            .collect();
+        if !hits.is_empty() {
+            return Some((g, hits));
+        }
+    }
+    None
+}
+
+fn same(a: &str, b: &str, g: Grade) -> bool {
+    match g {
+        Grade::Exact => a == b,
+        Grade::TrailingWhitespace => a.trim_end() == b.trim_end(),
+        Grade::Whitespace => a.trim() == b.trim(),
+        Grade::Punctuation => a.trim().chars().map(ascii).eq(b.trim().chars().map(ascii)),
+    }
+}
+
+/// The Unicode punctuation models and editors swap for ASCII (the set the
+/// reference appliers map).
+fn ascii(c: char) -> char {
+    match c {
+        '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+        '\u{2018}'..='\u{201B}' => '\'',
+        '\u{201C}'..='\u{201F}' => '"',
+        '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
+        c => c,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(headers: &[&str], old: &[&str], new: &[&str], eof: bool) -> Chunk {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect();
+        Chunk {
+            headers: s(headers),
+            old: s(old),
+            new: s(new),
+            eof,
+            line: 1,
+        }
+    }
+
+    fn ok(text: &str, chunks: &[Chunk]) -> (String, Vec<(Grade, usize)>) {
+        let (s, p) = apply(text, chunks, false).unwrap();
+        (s, p.iter().map(|p| (p.grade, p.line)).collect())
+    }
+
+    fn no(text: &str, chunks: &[Chunk], strict: bool) -> Refusal {
+        apply(text, chunks, strict).unwrap_err()
+    }
+
+    #[test]
+    fn exact_replacement_and_final_newline_added() {
+        assert_eq!(
+            ok("a\nb\nc\n", &[c(&[], &["b"], &["B"], false)]),
+            ("a\nB\nc\n".into(), vec![(Grade::Exact, 2)])
+        );
+        assert_eq!(
+            ok("a\nb\nc", &[c(&[], &["b"], &["B"], false)]).0,
+            "a\nB\nc\n"
+        );
+        // Trailing blank lines are kept (Codex drops one).
+        assert_eq!(ok("a\n\n", &[c(&[], &["a"], &["b"], false)]).0, "b\n\n");
+        assert_eq!(ok("a\n", &[c(&[], &["a"], &[], false)]).0, "");
+    }
+
+    #[test]
+    fn each_grade_in_order() {
+        let t = "if x:   \n    y = “q” — z\n";
+        assert_eq!(
+            ok(t, &[c(&[], &["if x:"], &["if w:"], false)]).1,
+            vec![(Grade::TrailingWhitespace, 1)]
+        );
+        assert_eq!(
+            ok(t, &[c(&[], &["  if x:"], &["w"], false)]).1,
+            vec![(Grade::Whitespace, 1)]
+        );
+        let (s, p) = ok(t, &[c(&[], &["y = \"q\" - z"], &["y = 1"], false)]);
+        assert_eq!(
+            (s.as_str(), p),
+            ("if x:   \ny = 1\n", vec![(Grade::Punctuation, 2)])
+        );
+        // Non-breaking and other Unicode spaces inside a line.
+        assert_eq!(
+            ok("a\u{a0}b\u{3000}c\n", &[c(&[], &["a b c"], &["d"], false)]).1,
+            vec![(Grade::Punctuation, 1)]
+        );
+        // An exact match wins over an earlier looser one.
+        assert_eq!(
+            ok("x \nx\n", &[c(&[], &["x"], &["y"], false)]),
+            ("x \ny\n".into(), vec![(Grade::Exact, 2)])
+        );
+    }
+
+    #[test]
+    fn strict_mode_is_exact_only() {
+        let t = "if x:   \n";
+        assert_eq!(
+            no(t, &[c(&[], &["if x:"], &["w"], false)], true),
+            Refusal {
+                chunk: 0,
+                miss: Miss::NotFound {
+                    old: "if x:".into()
+                }
+            }
+        );
+        assert_eq!(
+            apply(t, &[c(&[], &["if x:   "], &["w"], false)], true)
+                .unwrap()
+                .0,
+            "w\n"
+        );
+        let t = "fn a\nfn b \n";
+        assert_eq!(
+            no(t, &[c(&["fn b"], &["x"], &[], false)], true).miss,
+            Miss::HeaderNotFound {
+                header: "fn b".into()
+            }
+        );
+    }
+
+    #[test]
+    fn several_matches_at_the_first_grade_refuse_with_their_lines() {
+        let t = "x\ny\nx\ny\n";
+        assert_eq!(
+            no(t, &[c(&[], &["x"], &["z"], false)], false),
+            Refusal {
+                chunk: 0,
+                miss: Miss::Multiple {
+                    lines: vec![1, 3],
+                    grade: Grade::Exact
+                }
+            }
+        );
+        // Overlapping candidates count too.
+        assert_eq!(
+            no("a\na\na\n", &[c(&[], &["a", "a"], &[], false)], false).miss,
+            Miss::Multiple {
+                lines: vec![1, 2],
+                grade: Grade::Exact
+            }
+        );
+        // Looser grade: both trailing-space variants.
+        assert_eq!(
+            no("x \nx\t\n", &[c(&[], &["x"], &[], false)], false).miss,
+            Miss::Multiple {
+                lines: vec![1, 2],
+                grade: Grade::TrailingWhitespace
+            }
+        );
+        // More context makes it unique.
+        assert_eq!(
+            ok(t, &[c(&[], &["y", "x"], &["y", "z"], false)]).0,
+            "x\ny\nz\ny\n"
+        );
+    }
+
+    #[test]
+    fn a_header_narrows_and_stacked_headers_narrow_in_turn() {
+        let t = "class A\n  def m\n    x\nclass B\n  def m\n    x\n";
+        assert_eq!(
+            no(t, &[c(&[], &["    x"], &["    y"], false)], false).miss,
+            Miss::Multiple {
+                lines: vec![3, 6],
+                grade: Grade::Exact
+            }
+        );
+        assert_eq!(
+            ok(t, &[c(&["class B"], &["    x"], &["    y"], false)]),
+            (
+                "class A\n  def m\n    x\nclass B\n  def m\n    y\n".into(),
+                vec![(Grade::Exact, 6)]
+            )
+        );
+        assert_eq!(
+            ok(
+                t,
+                &[c(&["class B", "def m"], &["    x"], &["    y"], false)]
+            )
+            .1,
+            vec![(Grade::Exact, 6)]
+        );
+        // A header takes its first occurrence; uniqueness is the chunk's.
+        assert_eq!(
+            no(t, &[c(&["def m"], &["    x"], &["    y"], false)], false).miss,
+            Miss::Multiple {
+                lines: vec![3, 6],
+                grade: Grade::Exact
+            }
+        );
+        assert_eq!(
+            no(t, &[c(&["class C"], &["x"], &[], false)], false),
+            Refusal {
+                chunk: 0,
+                miss: Miss::HeaderNotFound {
+                    header: "class C".into()
+                }
+            }
+        );
+        // Headers are searched after the previous chunk.
+        let r = no(
+            t,
+            &[
+                c(&["class B"], &["    x"], &["y"], false),
+                c(&["class A"], &["x"], &[], false),
+            ],
+            false,
+        );
+        assert_eq!(r.chunk, 1);
+    }
+
+    #[test]
+    fn later_chunks_search_after_earlier_ones() {
+        let t = "a\nx\nb\nx\n";
+        let (s, p) = ok(
+            t,
+            &[
+                c(&[], &["a"], &["A"], false),
+                c(&[], &["b"], &["B"], false),
+                c(&[], &["x"], &["X"], false),
+            ],
+        );
+        assert_eq!((s.as_str(), p[2]), ("A\nx\nB\nX\n", (Grade::Exact, 4)));
+        assert_eq!(
+            no(
+                t,
+                &[c(&[], &["b"], &["B"], false), c(&[], &["a"], &["A"], false)],
+                false
+            ),
+            Refusal {
+                chunk: 1,
+                miss: Miss::NotFound { old: "a".into() }
+            }
+        );
+    }
+
+    #[test]
+    fn pure_additions_go_after_the_header_or_at_the_end() {
+        let t = "a\ndef f():\nb\n";
+        assert_eq!(
+            ok(t, &[c(&["def f():"], &[], &["  new"], false)]),
+            ("a\ndef f():\n  new\nb\n".into(), vec![(Grade::Exact, 3)])
+        );
+        assert_eq!(
+            ok(t, &[c(&[], &[], &["tail"], false)]),
+            ("a\ndef f():\nb\ntail\n".into(), vec![(Grade::Exact, 4)])
+        );
+        assert_eq!(ok("a", &[c(&[], &[], &["tail"], false)]).0, "a\ntail\n");
+        assert_eq!(ok("", &[c(&[], &[], &["only"], false)]).0, "only\n");
+        assert_eq!(
+            ok(t, &[c(&["a"], &[], &["t"], true)]).0,
+            "a\ndef f():\nb\nt\n"
+        );
+        // An end-of-file addition before a later chunk still lands at the end.
+        assert_eq!(
+            ok(
+                t,
+                &[c(&[], &[], &["t"], false), c(&[], &["a"], &["A"], false)]
+            )
+            .0,
+            "A\ndef f():\nb\nt\n"
+        );
+    }
+
+    #[test]
+    fn end_of_file_requires_the_last_lines() {
+        let t = "x\ny\nx\n";
+        assert_eq!(
+            ok(t, &[c(&[], &["x"], &["z"], true)]),
+            ("x\ny\nz\n".into(), vec![(Grade::Exact, 3)])
+        );
+        assert_eq!(
+            no(t, &[c(&[], &["y"], &["z"], true)], false).miss,
+            Miss::NotFound { old: "y".into() }
+        );
+        assert_eq!(
+            no("a\n", &[c(&[], &["a", "b"], &[], true)], false).miss,
+            Miss::NotFound { old: "a\nb".into() }
+        );
+    }
+
+    #[test]
+    fn a_final_empty_context_line_is_retried_without() {
+        let (s, _) = ok("a\nb\n", &[c(&[], &["b", ""], &["c", ""], false)]);
+        assert_eq!(s, "a\nc\n");
+        // When the file has the empty line it is matched as written.
+        assert_eq!(
+            ok("b\n\nz\n", &[c(&[], &["b", ""], &["c", ""], false)]).0,
+            "c\n\nz\n"
+        );
+    }
+
+    #[test]
+    fn not_found_carries_the_old_lines_for_hints() {
+        assert_eq!(
+            no("a\n", &[c(&[], &["q", "r"], &[], false)], false),
+            Refusal {
+                chunk: 0,
+                miss: Miss::NotFound { old: "q\nr".into() }
+            }
+        );
+        assert_eq!(
+            no("", &[c(&[], &["q"], &[], false)], false).miss,
+            Miss::NotFound { old: "q".into() }
+        );
+    }
+
+    #[test]
+    fn write_streams_the_same_bytes_as_apply() {
+        let t = "1\n2\n3\n4\n";
+        let chunks = [
+            c(&[], &["2"], &["two", "deux"], false),
+            c(&[], &["4"], &[], true),
+        ];
+        let ls = lines(t);
+        let plan = locate(&ls, &chunks, false).unwrap();
+        let mut pieces = Vec::new();
+        write(&ls, &chunks, &plan, &mut |p| pieces.push(p.to_owned()));
+        assert_eq!(pieces.concat(), "1\ntwo\ndeux\n3\n");
+        assert_eq!(apply(t, &chunks, false).unwrap().0, pieces.concat());
+    }
+
+    #[test]
+    fn grade_names() {
+        let names: Vec<_> = ALL.iter().map(|g| g.name()).collect();
+        assert_eq!(
+            names,
+            ["exact", "trailing_whitespace", "whitespace", "punctuation"]
+        );
+    }
+}
