@@ -150,7 +150,7 @@ impl<'d> Temp<'d> {
         rfs::renameat(&t.dir, name.as_c_str(), &t.dir, t.name.as_c_str())
             .map_err(|e| rename_refused(t, file, st, e))?;
         self.renamed(); // it is the target now
-        // Committed: from here on nothing may report a failure.
+                        // Committed: from here on nothing may report a failure.
         let Some(dir) = flush else {
             return Ok(true);
         };

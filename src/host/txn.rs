@@ -1,0 +1,389 @@
+//! Several files in one exec: the host-side operations ([`FileOp`]) that
+//! serialize to exactly the helper's `{"files":[...]}` request, the patch
+//! inputs ([`PatchOp`] for the Responses API's `apply_patch_call`
+//! operations), the one command that carries either, and the result
+//! line's transaction keys ([`Applied`], [`TxnAt`]).
+//!
+//! The request travels on stdin (`--stdin`, `--patch`) where the backend
+//! has stdin, else base64 in argv (`--request-b64`, `--patch-b64`) within
+//! the command bound. Over the bound with no stdin, the [`Editor`](super::Editor)
+//! takes the transfer path, as a single edit does; [`Applied::via`] says so.
+
+use std::ffi::OsString;
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+
+use super::command::join_quoted;
+use super::parse::{self, HelperOutcome};
+use super::{EditError, Via};
+
+/// The protocol that has `{"files":[...]}`, `--request-b64`, `--patch`.
+pub const TXN_PROTOCOL: u32 = 3;
+
+/// One old/new pair of an `edit` or `move` op (the single-file request's
+/// edit: batch semantics, `at_line` optional).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TxnEdit {
+    /// The text to find (exactly once unless `replace_all`).
+    pub old: String,
+    /// The text that replaces it.
+    pub new: String,
+    /// Replace every occurrence.
+    pub replace_all: bool,
+    /// Only the occurrence starting on this 1-based line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub at_line: Option<u64>,
+}
+
+impl TxnEdit {
+    /// One exact-once replacement.
+    pub fn new(old: impl Into<String>, new: impl Into<String>) -> TxnEdit {
+        TxnEdit {
+            old: old.into(),
+            new: new.into(),
+            replace_all: false,
+            at_line: None,
+        }
+    }
+}
+
+/// One operation of a transaction, as the helper's request spells it
+/// (`{"op":"edit",...}`); paths are as the sandbox sees them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum FileOp {
+    /// Change an existing file's content.
+    Edit {
+        /// The file.
+        path: String,
+        /// At least one edit.
+        edits: Vec<TxnEdit>,
+        /// Refuse with `conflict` unless the file has these bytes (hex).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        expect_sha256: Option<String>,
+    },
+    /// Insert `text` as whole lines after line `line` (0: before the first).
+    Insert {
+        /// The file.
+        path: String,
+        /// Lines kept before the text.
+        line: u64,
+        /// The lines (a final newline is added when missing).
+        text: String,
+    },
+    /// A new file with exactly `content`.
+    Create {
+        /// The file (missing parents are created).
+        path: String,
+        /// The bytes (no normalization).
+        content: String,
+        /// Replace an existing file instead of refusing with `file_exists`.
+        overwrite: bool,
+        /// Permission bits before the umask (default 0o644).
+        #[serde(skip_serializing_if = "Option::is_none", serialize_with = "octal")]
+        mode: Option<u32>,
+    },
+    /// Remove the directory entry.
+    Delete {
+        /// The file.
+        path: String,
+        /// Refuse with `conflict` unless the file has these bytes (hex).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        expect_sha256: Option<String>,
+    },
+    /// Rename `path` to `to`, applying `edits` on the way.
+    Move {
+        /// The file.
+        path: String,
+        /// Its new path (missing parents are created).
+        to: String,
+        /// Replace an existing `to` instead of refusing with `file_exists`.
+        overwrite: bool,
+        /// Edits applied while moving (none: a plain rename).
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        edits: Vec<TxnEdit>,
+        /// Refuse with `conflict` unless the file has these bytes (hex).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        expect_sha256: Option<String>,
+    },
+}
+
+fn octal<S: serde::Serializer>(mode: &Option<u32>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{:04o}", mode.unwrap_or(0o644)))
+}
+
+impl FileOp {
+    /// The path the op is about.
+    pub fn path(&self) -> &str {
+        match self {
+            FileOp::Edit { path, .. }
+            | FileOp::Insert { path, .. }
+            | FileOp::Create { path, .. }
+            | FileOp::Delete { path, .. }
+            | FileOp::Move { path, .. } => path,
+        }
+    }
+}
+
+/// One operation of an `apply_patch_call` (the Responses API's form):
+/// `diff` is the hunks of one file, or the `+` lines of a new one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PatchOp {
+    /// `create_file`, `update_file` or `delete_file`.
+    #[serde(rename = "type")]
+    pub kind: PatchOpKind,
+    /// The file.
+    pub path: String,
+    /// The file's diff (empty for `delete_file`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// `update_file` only: the new path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub move_to: Option<String>,
+}
+
+/// The three operation types of an `apply_patch_call`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PatchOpKind {
+    /// A new file from the `+` lines.
+    CreateFile,
+    /// Chunks applied to an existing file.
+    UpdateFile,
+    /// The file removed.
+    DeleteFile,
+}
+
+/// What the helper (or the transfer path) is asked to run.
+pub(crate) enum Request<'a> {
+    Files(&'a [FileOp]),
+    Patch(&'a str),
+    Operations(&'a [PatchOp]),
+}
+
+impl Request<'_> {
+    /// The JSON body (`--stdin`/`--request-b64`), or the patch text.
+    fn body(&self) -> Result<Vec<u8>, serde_json::Error> {
+        match self {
+            Request::Files(ops) => serde_json::to_vec(&serde_json::json!({ "files": ops })),
+            Request::Operations(ops) => {
+                serde_json::to_vec(&serde_json::json!({ "operations": ops }))
+            }
+            Request::Patch(text) => Ok(text.as_bytes().to_vec()),
+        }
+    }
+
+    /// The path of the op (1-based `file`) a refusal names, when the
+    /// request says it (a patch: its hunk's, if the patch parses).
+    pub(crate) fn path_of(&self, file: u64) -> Option<String> {
+        let i = usize::try_from(file).ok()?.checked_sub(1)?;
+        match self {
+            Request::Files(ops) => ops.get(i).map(|o| o.path().to_owned()),
+            Request::Operations(ops) => ops.get(i).map(|o| o.path.clone()),
+            Request::Patch(text) => crate::patch::parse(text)
+                .ok()?
+                .hunks
+                .get(i)
+                .map(|h| match h {
+                    crate::patch::Hunk::Add { path, .. }
+                    | crate::patch::Hunk::Delete { path }
+                    | crate::patch::Hunk::Update { path, .. } => path.clone(),
+                }),
+        }
+    }
+}
+
+/// A command and the stdin it needs, if any.
+pub(crate) type Command = (Vec<u8>, Option<Vec<u8>>);
+
+/// The command (and stdin) that runs `req` in one exec: `--report` always
+/// (the result's `changes`), `--hints` too. None when it cannot be sent:
+/// over `limit` without stdin.
+pub(crate) fn command(
+    helper: &str,
+    req: &Request,
+    stdin: bool,
+    limit: usize,
+) -> Result<Option<Command>, EditError> {
+    let body = req
+        .body()
+        .map_err(|e| super::transfer::not_sendable(&std::io::Error::other(e), Via::Native))?;
+    let mut argv: Vec<OsString> = vec![helper.into(), "--report".into(), "--hints".into()];
+    let patch = matches!(req, Request::Patch(_));
+    if stdin {
+        argv.push(if patch { "--patch" } else { "--stdin" }.into());
+        return Ok(Some((join_quoted(&argv), Some(body))));
+    }
+    argv.push(
+        if patch {
+            "--patch-b64"
+        } else {
+            "--request-b64"
+        }
+        .into(),
+    );
+    argv.push(
+        base64::engine::general_purpose::STANDARD
+            .encode(&body)
+            .into(),
+    );
+    let cmd = join_quoted(&argv);
+    Ok((cmd.len() <= limit).then_some((cmd, None)))
+}
+
+/// A transaction or patch that was applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Applied {
+    /// Replacements summed over the edits (a patch: chunks applied).
+    pub count: u64,
+    /// Files changed.
+    pub files: u64,
+    /// Per op, in request order (`--report`'s `changes`).
+    pub changes: Vec<FileChange>,
+    /// Which path did the work.
+    pub via: Via,
+}
+
+/// What one op did (`--report`'s `changes` entry).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct FileChange {
+    /// The path: resolved by the helper, as given on the transfer path.
+    pub path: String,
+    /// `edit`, `insert`, `create`, `delete` or `move`.
+    pub op: String,
+    /// A move's destination.
+    pub to: Option<String>,
+    /// Replacements (a patch: chunks) of this op.
+    pub count: u64,
+    /// Bytes of the new content (none for a delete).
+    pub size: Option<u64>,
+    /// Hex SHA-256 of the new content (none for a delete).
+    pub sha256: Option<String>,
+    /// 1-based lines of the new content where the changes start.
+    pub lines: Vec<u64>,
+    /// A patch: the grade the chunks matched at (`exact`, …).
+    #[serde(rename = "match")]
+    pub grade: Option<String>,
+}
+
+/// Where in a transaction or patch a refusal happened, and what it left.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxnAt {
+    /// The failing op (1-based index into the request; a patch: its hunk).
+    pub file: u64,
+    /// That op's path, when known.
+    pub path: Option<String>,
+    /// A patch: the refused chunk within the file (1-based).
+    pub chunk: Option<u64>,
+    /// The failure came while committing, and every file was put back.
+    pub rolled_back: bool,
+    /// Putting files back failed: every file and its state (empty otherwise).
+    pub partial: Vec<FileState>,
+}
+
+/// One file's state after a failed undo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileState {
+    /// The file.
+    pub path: String,
+    /// Which content it has.
+    pub state: State,
+}
+
+/// Old or new content, or (the transfer path only) neither for sure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// The original content.
+    Old,
+    /// The transaction's content.
+    New,
+    /// The transfer path could not read it back as either.
+    Unknown,
+}
+
+impl State {
+    /// `old`, `new`, `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Old => "old",
+            State::New => "new",
+            State::Unknown => "unknown",
+        }
+    }
+}
+
+/// The helper's answer to a transaction or patch.
+pub(crate) enum Outcome {
+    Applied(Applied),
+    /// `write_failed` with nothing changed: the transfer path may work.
+    WriteFailed(String),
+    Unavailable,
+    Final(EditError),
+}
+
+/// Reads a transaction's result line; refusals carry [`TxnAt`].
+pub(crate) fn outcome(output: &[u8], exit_code: Option<i32>, req: &Request) -> Outcome {
+    let obj = parse::result_object(output).unwrap_or_default();
+    match parse::parse_output(output, exit_code) {
+        HelperOutcome::Edited { count } => Outcome::Applied(Applied {
+            count,
+            files: obj.get("files").and_then(|f| f.as_u64()).unwrap_or(0),
+            changes: obj
+                .get("changes")
+                .and_then(|c| serde_json::from_value(c.clone()).ok())
+                .unwrap_or_default(),
+            via: Via::Native,
+        }),
+        HelperOutcome::HelperUnavailable => Outcome::Unavailable,
+        HelperOutcome::Unexpected { exit_code, excerpt } => {
+            Outcome::Final(EditError::Unexpected { exit_code, excerpt })
+        }
+        HelperOutcome::Failed {
+            kind,
+            detail,
+            count,
+            hints,
+        } => {
+            let u = |k: &str| obj.get(k).and_then(|v| v.as_u64());
+            let at = u("file").map(|file| TxnAt {
+                file,
+                path: req.path_of(file),
+                chunk: u("chunk"),
+                rolled_back: obj.get("rolled_back").and_then(|v| v.as_bool()) == Some(true),
+                partial: partial(&obj),
+            });
+            let untouched = at.as_ref().is_none_or(|a| a.partial.is_empty());
+            if kind.as_str() == "write_failed" && untouched {
+                return Outcome::WriteFailed(detail.unwrap_or_default());
+            }
+            Outcome::Final(EditError::Failed {
+                kind,
+                detail,
+                count,
+                via: Via::Native,
+                hints: hints.map(Box::new),
+                indent: None,
+                at: at.map(Box::new),
+            })
+        }
+    }
+}
+
+fn partial(obj: &serde_json::Map<String, serde_json::Value>) -> Vec<FileState> {
+    let list = obj.get("partial").and_then(|p| p.as_array());
+    list.into_iter()
+        .flatten()
+        .filter_map(|p| {
+            Some(FileState {
+                path: p.get("path")?.as_str()?.to_owned(),
+                state: match p.get("state")?.as_str()? {
+                    "old" => State::Old,
+                    "new" => State::New,
+                    _ => State::Unknown,
+                },
+            })
+        })
+        .collect()
+}
