@@ -284,9 +284,352 @@ fn transfer_refusals_name_the_op_and_upload_nothing() {
             (token, Via::Transfer, 2),
             "{shown}"
         );
-        assert!(detail.starts_with(&format!("file 2 of 2 (")), "{detail}");
+        assert!(detail.starts_with("file 2 of 2 ("), "{detail}");
         assert_eq!(e.to_string(), shown);
         assert_eq!(ed.sandbox.writes, 0, "{token}: nothing was written");
         assert_eq!(tree(p), before, "{token}");
     }
+}
+
+/// Three files that exist (edit, delete, move onto a new name) and one
+/// created: four writes (three uploads, then the delete and the move's
+/// removal of its old name).
+fn four_write_ops(p: &Path) -> Vec<FileOp> {
+    vec![
+        edit(at(p, "a.txt"), "a", "A"),
+        FileOp::Delete {
+            path: at(p, "b.txt"),
+            expect_sha256: None,
+        },
+        FileOp::Create {
+            path: at(p, "c.txt"),
+            content: "c\n".into(),
+            overwrite: false,
+            mode: None,
+        },
+        FileOp::Move {
+            path: at(p, "d.txt"),
+            to: at(p, "e.txt"),
+            overwrite: false,
+            edits: vec![],
+            expect_sha256: None,
+        },
+    ]
+}
+
+fn four_files(p: &Path) {
+    for n in ["a", "b", "d"] {
+        write_file(p, format!("{n}.txt"), format!("{n}\n").as_bytes(), 0o644);
+    }
+}
+
+#[test]
+fn a_failed_write_at_every_step_puts_back_what_was_written() {
+    // Writes: a (upload), c (upload), e (upload), b (remove), d (remove).
+    for k in 1..=5 {
+        let d = scratch();
+        let p = d.path();
+        four_files(p);
+        let before = tree(p);
+        let mut ed = host::Editor::new(
+            Flaky {
+                fail: vec![k],
+                ..Flaky::default()
+            },
+            MISSING,
+        );
+        let e = ed.transaction(&four_write_ops(p)).unwrap_err();
+        let (tok, detail, via, where_) = refusal(&e);
+        assert_eq!((tok, via), ("write_failed", Via::Transfer), "k={k}");
+        let failed = ["a.txt", "c.txt", "e.txt", "b.txt", "d.txt"][k - 1];
+        let file = [1, 3, 4, 2, 4][k - 1];
+        let verb = if k <= 3 { "uploading" } else { "removing" };
+        let restored = if k > 1 {
+            "; the files already written were restored"
+        } else {
+            ""
+        };
+        assert_eq!(
+            detail,
+            format!(
+                "file {file} of 4 ({0}): {verb} {0}: No space left on device (os error 28){restored}",
+                at(p, failed)
+            )
+        );
+        assert_eq!(
+            where_,
+            &TxnAt {
+                file,
+                path: Some(at(p, failed)),
+                chunk: None,
+                rolled_back: k > 1,
+                partial: vec![],
+            },
+            "k={k}"
+        );
+        assert_eq!(
+            tree(p),
+            before,
+            "k={k}: every file as it was, nothing added"
+        );
+        // k - 1 writes done, the failed one, and one undo per done write.
+        assert_eq!(ed.sandbox.writes, 2 * (k - 1) + 1, "k={k}");
+    }
+}
+
+#[test]
+fn a_failed_undo_says_which_file_is_old_and_which_new() {
+    let d = scratch();
+    let p = d.path();
+    four_files(p);
+    // The third write (e.txt) fails, and so does the first undo (of c.txt,
+    // the newest written): c.txt stays new, a.txt is put back.
+    let mut ed = host::Editor::new(
+        Flaky {
+            fail: vec![3, 4],
+            ..Flaky::default()
+        },
+        MISSING,
+    );
+    let e = ed.transaction(&four_write_ops(p)).unwrap_err();
+    let (tok, detail, _, where_) = refusal(&e);
+    assert_eq!(tok, "internal_error");
+    assert_eq!(
+        detail,
+        format!(
+            "file 4 of 4 ({0}): uploading {0}: No space left on device (os error 28); restoring the files already written failed; restoring {1}: No space left on device (os error 28)",
+            at(p, "e.txt"),
+            at(p, "c.txt")
+        )
+    );
+    let st = |n: &str, state| FileState {
+        path: at(p, n),
+        state,
+    };
+    assert!(!where_.rolled_back);
+    assert_eq!(
+        where_.partial,
+        vec![
+            st("a.txt", State::Old),
+            st("b.txt", State::Old),
+            st("c.txt", State::New),
+            st("d.txt", State::Old),
+            st("e.txt", State::Old),
+        ]
+    );
+    assert!(e.to_string().ends_with(&format!(
+        "\nfiles left: {} (old), {} (old), {} (new), {} (old), {} (old)",
+        at(p, "a.txt"),
+        at(p, "b.txt"),
+        at(p, "c.txt"),
+        at(p, "d.txt"),
+        at(p, "e.txt")
+    )));
+    assert_eq!(
+        tree(p),
+        files(&[
+            ("a.txt", "a\n"),
+            ("b.txt", "b\n"),
+            ("c.txt", "c\n"),
+            ("d.txt", "d\n")
+        ])
+    );
+}
+
+#[test]
+fn a_file_changed_before_its_upload_is_a_conflict_and_the_rest_is_put_back() {
+    let d = scratch();
+    let p = d.path();
+    four_files(p);
+    /// Rewrites d.txt behind the transaction's back after the first write.
+    struct Meddler(Flaky, std::path::PathBuf);
+    impl Sandbox for Meddler {
+        fn exec(&mut self, c: &[u8], s: Option<&[u8]>) -> io::Result<host::ExecOutput> {
+            self.0.exec(c, s)
+        }
+        fn download(&mut self, p: &Path) -> io::Result<Vec<u8>> {
+            self.0.download(p)
+        }
+        fn upload(&mut self, p: &Path, b: &[u8]) -> io::Result<()> {
+            self.0.upload(p, b)?;
+            if self.0.writes == 1 {
+                std::fs::write(&self.1, b"someone else\n")?;
+            }
+            Ok(())
+        }
+        fn remove(&mut self, p: &Path) -> io::Result<()> {
+            self.0.remove(p)
+        }
+    }
+    let mut ed = host::Editor::new(Meddler(Flaky::default(), p.join("d.txt")), MISSING);
+    let e = ed.transaction(&four_write_ops(p)).unwrap_err();
+    let (tok, detail, _, where_) = refusal(&e);
+    assert_eq!(tok, "conflict");
+    assert_eq!(
+        detail,
+        format!(
+            "file 4 of 4 ({0}): {0} changed while the transfer ran; the files already written were restored",
+            at(p, "d.txt")
+        )
+    );
+    assert!(where_.rolled_back);
+    assert_eq!(
+        tree(p),
+        files(&[
+            ("a.txt", "a\n"),
+            ("b.txt", "b\n"),
+            ("d.txt", "someone else\n")
+        ])
+    );
+}
+
+fn app_py(p: &Path) -> String {
+    // `return x` at lines 3 and 7: a chunk with that context alone is ambiguous.
+    write_file(
+        p,
+        "app.py",
+        b"def f(x):\r\n    x += 1\r\n    return x\r\n\r\ndef g(x):\r\n    x += 1\r\n    return x\r\n",
+        0o644,
+    );
+    at(p, "app.py")
+}
+
+#[test]
+fn a_patch_through_the_transfer_path_adds_updates_moves_and_deletes() {
+    let d = scratch();
+    let p = d.path();
+    let app = app_py(p);
+    write_file(p, "old.txt", b"bye\n", 0o644);
+    write_file(p, "m.txt", b"1\n2\n", 0o644);
+    let patch = format!(
+        "*** Begin Patch\n*** Add File: {new}\n+hello\n*** Update File: {app}\n@@ def g(x):\n-    x += 1\n+    x += 2\n*** Delete File: {old}\n*** Update File: {m}\n*** Move to: {to}\n@@\n 1\n-2\n+two\n*** End Patch\n",
+        new = at(p, "sub/new.txt"),
+        old = at(p, "old.txt"),
+        m = at(p, "m.txt"),
+        to = at(p, "moved.txt"),
+    );
+    let mut ed = host::Editor::new(LocalShell::new(), MISSING);
+    let r = ed.apply_patch(&patch).unwrap();
+    assert_eq!((r.count, r.files, r.via), (2, 5, Via::Transfer));
+    let ops: Vec<(&str, u64, Option<&str>, Vec<u64>)> = r
+        .changes
+        .iter()
+        .map(|c| (c.op.as_str(), c.count, c.grade.as_deref(), c.lines.clone()))
+        .collect();
+    assert_eq!(
+        ops,
+        vec![
+            ("create", 0, None, vec![]),
+            ("edit", 1, Some("exact"), vec![6]),
+            ("delete", 0, None, vec![]),
+            ("move", 1, Some("exact"), vec![1]),
+        ]
+    );
+    assert_eq!(
+        tree(p),
+        files(&[
+            (
+                "app.py",
+                "def f(x):\n    x += 1\n    return x\n\ndef g(x):\n    x += 2\n    return x\n"
+            ),
+            ("moved.txt", "1\ntwo\n"),
+            ("sub/", ""),
+            ("sub/new.txt", "hello\n"),
+        ])
+    );
+    // The operations form of an apply_patch_call: the same machinery.
+    let ops = [
+        PatchOp {
+            kind: PatchOpKind::UpdateFile,
+            path: app.clone(),
+            diff: Some("@@ def f(x):\n-    x += 1\n+    x -= 1\n".into()),
+            move_to: None,
+        },
+        PatchOp {
+            kind: PatchOpKind::CreateFile,
+            path: at(p, "made.txt"),
+            diff: Some("+a\n+b\n".into()),
+            move_to: None,
+        },
+        PatchOp {
+            kind: PatchOpKind::DeleteFile,
+            path: at(p, "moved.txt"),
+            diff: None,
+            move_to: None,
+        },
+    ];
+    let r = ed.apply_operations(&ops).unwrap();
+    assert_eq!((r.count, r.files, r.via), (1, 3, Via::Transfer));
+    assert_eq!(
+        std::fs::read(&app).unwrap(),
+        b"def f(x):\n    x -= 1\n    return x\n\ndef g(x):\n    x += 2\n    return x\n"
+    );
+    assert_eq!(std::fs::read(p.join("made.txt")).unwrap(), b"a\nb\n");
+    assert!(!p.join("moved.txt").exists());
+}
+
+#[test]
+fn a_refused_chunk_reads_for_the_model_and_changes_nothing() {
+    let d = scratch();
+    let p = d.path();
+    let app = app_py(p);
+    write_file(p, "b.txt", b"b\n", 0o644);
+    let before = tree(p);
+    let patch = |second: &str| {
+        format!(
+            "*** Begin Patch\n*** Update File: {b}\n-b\n+B\n*** Update File: {app}\n@@\n def f(x):\n@@\n-    return x\n+    return -x\n{second}*** End Patch",
+            b = at(p, "b.txt")
+        )
+    };
+    let mut ed = host::Editor::new(Flaky::default(), MISSING);
+    let e = ed.apply_patch(&patch("")).unwrap_err();
+    let (tok, detail, via, where_) = refusal(&e);
+    assert_eq!((tok, via), ("multiple_occurrences", Via::Transfer));
+    assert_eq!((where_.file, where_.chunk), (2, Some(2)));
+    assert_eq!(
+        detail,
+        format!("file 2 of 2 ({app}): chunk 2: the context occurs 2 times (exact match); add an @@ line naming the enclosing function, or more context")
+    );
+    assert_eq!(
+        e.to_string(),
+        format!("file 2 ({app}), chunk 2: the context occurs at lines 3 and 7; add an @@ line naming the enclosing function, or more context lines")
+    );
+    // Not found: the hint finder's words on the chunk's old lines.
+    let e = ed
+        .apply_patch(&format!(
+            "*** Begin Patch\n*** Update File: {app}\n@@ def g(x):\n-    return x\n+    return -x\n@@\n-nope\n+x\n*** End Patch"
+        ))
+        .unwrap_err();
+    let (tok, _, _, where_) = refusal(&e);
+    assert_eq!((tok, where_.chunk), ("string_not_found", Some(2)));
+    let e = ed
+        .apply_patch(&format!(
+            "*** Begin Patch\n*** Update File: {app}\n@@\n-def  g(x):\n+def h(x):\n*** End Patch"
+        ))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("file 1 ({app}), chunk 1: string not found; line 5 differs only in whitespace. The file has:\ndef g(x):\nother candidates: line 1 (similar)\nthe context and removed lines were not found")
+    );
+    // Add File onto an existing file.
+    let e = ed
+        .apply_patch(&format!(
+            "*** Begin Patch\n*** Add File: {}\n+x\n*** End Patch",
+            at(p, "b.txt")
+        ))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "file 1 ({0}): file exists: {0} exists; to replace it use Update File, or Delete File then Add File",
+            at(p, "b.txt")
+        )
+    );
+    // A patch that does not parse.
+    let e = ed
+        .apply_patch("*** Begin Patch\n*** End Patch")
+        .unwrap_err();
+    assert_eq!(e.token(), Some("invalid_patch"));
+    assert_eq!(ed.sandbox.writes, 0, "nothing was written");
+    assert_eq!(tree(p), before);
 }
