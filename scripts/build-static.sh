@@ -9,7 +9,10 @@
 # default hook's backtrace symbolizer (gimli, addr2line, libunwind: ~230 KiB
 # of the 636 KiB). The pinned stable toolchain builds it: RUSTC_BOOTSTRAP=1
 # unlocks the -Z flags for this build only. AS_EDIT_PLAIN_STD=1 builds with
-# the prebuilt std instead (bigger, same behaviour).
+# the prebuilt std instead (bigger, same behaviour). std's `optimize_for_size`
+# feature picks its small sort and formatting code: -28,672 bytes on x86_64
+# (506,048 -> 477,376) with the callgrind counts unchanged (within 1%), since
+# the hot paths are memchr's and the engine's, not std's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
@@ -22,7 +25,7 @@ std_flags=()
 if [ "${AS_EDIT_PLAIN_STD:-0}" != 1 ]; then
   rustup component list --installed 2>/dev/null | grep -q '^rust-src' || rustup component add rust-src >&2 \
     || die "rustup component add rust-src failed"
-  std_flags=(-Zbuild-std=std,panic_abort -Zbuild-std-features=)
+  std_flags=(-Zbuild-std=std,panic_abort -Zbuild-std-features=optimize_for_size)
 fi
 version=$(pkg_version)
 mkdir -p dist

@@ -10,6 +10,7 @@
 //! added 152 KiB to the static binary; lexopt 8 KiB), and every error must
 //! become an `invalid_argument` result line, never a usage dump. The
 //! positional triples, the help text and the `--stdin` request are ours.
+#![doc = include_str!("args.md")]
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -42,6 +43,39 @@ pub enum Invocation {
         /// `--max-request-bytes`, or the default.
         max_request_bytes: u64,
     },
+    /// `--request-b64`: the `--stdin` JSON, given in argv as base64 (for
+    /// exec APIs without stdin).
+    RequestB64 {
+        /// The flags given on the command line.
+        options: EditOptions,
+        /// The decoded JSON.
+        json: Vec<u8>,
+    },
+}
+
+/// A `--stdin` or `--request-b64` request: one file, or a transaction.
+#[derive(Debug)]
+pub enum Parsed {
+    /// `{"path","edits",...}`: today's single-file request.
+    One(Request),
+    /// `{"files":[...]}`: several files, all or nothing.
+    Files(crate::txn::Txn),
+}
+
+/// Parses a request's JSON: a `files` key makes it a transaction.
+pub fn parse_request(json: &[u8], options: EditOptions) -> Result<Parsed, Failure> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(default)]
+        files: Option<serde::de::IgnoredAny>,
+    }
+    let probe: Option<Probe> = std::str::from_utf8(json)
+        .ok()
+        .and_then(|t| serde_json::from_str(t).ok());
+    match probe {
+        Some(Probe { files: Some(_) }) => crate::txn::parse(json, options).map(Parsed::Files),
+        _ => parse_stdin_request(json, options).map(Parsed::One),
+    }
 }
 
 fn invalid(detail: impl Into<String>) -> Failure {
@@ -62,6 +96,7 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
     let mut flag_all = false;
     let mut at_line: Option<u64> = None;
     let mut stdin = false;
+    let mut request_b64: Option<Vec<u8>> = None;
     let mut max_request_bytes = DEFAULT_MAX_REQUEST_BYTES;
     let mut positionals: Vec<OsString> = Vec::new();
     let mut p = lexopt::Parser::from_args(args.iter().cloned());
@@ -145,6 +180,13 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
                 }
                 opts.root = Some(PathBuf::from(v));
             }
+            "--request-b64" => {
+                let v = p.value().map_err(|_| invalid("--request-b64 needs B64"))?;
+                let json = base64::engine::general_purpose::STANDARD
+                    .decode(v.as_bytes())
+                    .map_err(|e| invalid(format!("--request-b64 is not valid base64 ({e})")))?;
+                request_b64 = Some(json);
+            }
             "--expect-sha256" => {
                 let v = value("HEX")?;
                 opts.expect_sha256 = Some(
@@ -182,6 +224,17 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
     }
     if opts.diff && !opts.report {
         return Err(invalid("--diff needs --report"));
+    }
+    if let Some(json) = request_b64 {
+        if stdin || !positionals.is_empty() || flag_all || at_line.is_some() {
+            return Err(invalid(
+                "--request-b64 carries the whole request; give no --stdin, PATH or edits",
+            ));
+        }
+        return Ok(Invocation::RequestB64 {
+            options: opts,
+            json,
+        });
     }
     if stdin {
         if !positionals.is_empty() || flag_all {
@@ -356,7 +409,7 @@ struct StdinRequest {
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-struct StdinEdit {
+pub(crate) struct StdinEdit {
     old: String,
     new: String,
     #[serde(default)]
@@ -364,6 +417,24 @@ struct StdinEdit {
     /// `--at-line` for this edit: a line of the text it sees.
     #[serde(default)]
     at_line: Option<u64>,
+}
+
+/// The edits of a request, each checked; `what` prefixes every detail.
+pub(crate) fn stdin_edits(raw: &[StdinEdit], what: &str) -> Result<Vec<Edit>, Failure> {
+    if raw.is_empty() {
+        return Err(invalid(format!("{what}: edits is empty")));
+    }
+    let total = raw.len();
+    let mut edits = Vec::with_capacity(total);
+    for (i, e) in raw.iter().enumerate() {
+        let prefixed = |m: &str| invalid(format!("{}{m}", edit_prefix(i, total)));
+        let mut edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(prefixed)?;
+        if let Some(line) = e.at_line {
+            edit = edit.with_at_line(line).map_err(prefixed)?;
+        }
+        edits.push(edit);
+    }
+    Ok(edits)
 }
 
 /// Builds a request from `--stdin` JSON (already bounded by the caller).
@@ -383,19 +454,7 @@ pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Requ
     if req.path.contains('\0') {
         return Err(invalid("stdin request: path contains a NUL character"));
     }
-    if req.edits.is_empty() {
-        return Err(invalid("stdin request: edits is empty"));
-    }
-    let total = req.edits.len();
-    let mut edits = Vec::with_capacity(total);
-    for (i, e) in req.edits.iter().enumerate() {
-        let prefixed = |m: &str| invalid(format!("{}{m}", edit_prefix(i, total)));
-        let mut edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(prefixed)?;
-        if let Some(line) = e.at_line {
-            edit = edit.with_at_line(line).map_err(prefixed)?;
-        }
-        edits.push(edit);
-    }
+    let edits = stdin_edits(&req.edits, "stdin request")?;
     if let Some(h) = req.expect_sha256 {
         if options.expect_sha256.is_some() {
             return Err(invalid(
@@ -440,6 +499,8 @@ Options:
   --at-line LINE           replace the occurrence of OLD that starts on LINE
   --stdin                  read {\"path\",\"edits\":[{\"old\",\"new\",\"replace_all\",
                            \"at_line\"}],\"expect_sha256\"} as JSON from standard input
+                           or {\"files\":[OP,...]}: several files, all or nothing
+  --request-b64 B64        the --stdin request as base64, in argv
   --max-request-bytes N    bound for --stdin [67108864]
   --eol lf|preserve        line endings written: LF, or the file's own [lf]
   --fsync                  make the edit durable before reporting success

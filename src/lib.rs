@@ -1,26 +1,4 @@
-//! as-edit: edit one file atomically inside a sandbox, with the python3
-//! edit script's exact semantics and result line.
-//!
-//! The binary is [`run`] plus printing; hosts written in Rust use [`host`].
-//! README.md is the contract; its Guarantees section gives the details.
-//!
-//! # Guarantees
-//!
-//! Of every edit [`run`] (the binary) makes:
-//! - **Atomic**: the target is replaced only by `rename(2)` of a complete
-//!   file written in its own directory, never opened for writing; a reader
-//!   sees the old bytes or the new bytes.
-//! - **No residue**: the new content goes to an unnamed `O_TMPFILE`, which
-//!   vanishes with the process (it is named only for the two syscalls before
-//!   the rename); where that is unsupported, to a named temp that every
-//!   error path and a panic remove (a SIGKILL during the write can leave it).
-//!   A failure leaves the target byte-identical and no temp behind.
-//! - **Refusals touch nothing**: an edit refused (any error token) leaves the
-//!   file as as-edit found it, inode included: an error token always means
-//!   nothing was committed.
-//! - **One result line**: exactly one `__RESULT__{json}` line on stdout and
-//!   nothing on stderr, whatever happens (a panic prints `internal_error`);
-//!   exit 0 edited, 1 not edited, 2 invalid invocation.
+#![doc = include_str!("../README.md")]
 //!
 //! # Modules, one concern each
 //!
@@ -84,12 +62,20 @@ pub fn run(
     let request = match args::parse(args, env_root) {
         Ok(Invocation::Help) => return text(args::HELP.to_owned()),
         Ok(Invocation::Version) => return text(args::version_line()),
-        Ok(Invocation::Edit(r)) => Ok(r),
+        Ok(Invocation::Edit(r)) => Ok(args::Parsed::One(r)),
         Ok(Invocation::Stdin {
             options,
             max_request_bytes,
-        }) => read_stdin(stdin, max_request_bytes)
-            .and_then(|b| args::parse_stdin_request(&b, options)),
+        }) => read_stdin(stdin, max_request_bytes).and_then(|b| args::parse_request(&b, options)),
+        Ok(Invocation::RequestB64 { options, json }) => args::parse_request(&json, options),
+        Err(f) => Err(f),
+    };
+    let request = match request {
+        Ok(args::Parsed::One(r)) => Ok(r),
+        Ok(args::Parsed::Files(txn)) => {
+            let (stdout, exit_code) = txn::run(&txn);
+            return Response { stdout, exit_code };
+        }
         Err(f) => Err(f),
     };
     let (result, report) = match request {

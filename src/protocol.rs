@@ -11,8 +11,9 @@ pub const RESULT_PREFIX: &str = "__RESULT__";
 
 /// Protocol version reported by `--version`; bumped only on incompatible change.
 /// 2: `--hints` and `--at-line` (hosts pass `--hints` only to a helper of
-/// protocol 2 or later).
-pub const PROTOCOL_VERSION: u32 = 2;
+/// protocol 2 or later). 3: `{"files":[...]}` transactions, `--request-b64`,
+/// `line_out_of_range` and `file_exists`.
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Exit code: the file was edited.
 pub const EXIT_EDITED: i32 = 0;
@@ -264,6 +265,12 @@ pub fn failure_line(f: &Failure, report: Option<&Report>) -> String {
 }
 
 fn render(line: &Line) -> String {
+    render_json(line)
+}
+
+/// `__RESULT__` + `value` as ASCII-only JSON + `\n` (the transaction's
+/// lines have their own shape).
+pub(crate) fn render_json<T: Serialize>(line: &T) -> String {
     let mut buf = Vec::with_capacity(64);
     buf.extend_from_slice(RESULT_PREFIX.as_bytes());
     let mut ser = serde_json::Serializer::with_formatter(&mut buf, AsciiFormatter);

@@ -34,7 +34,7 @@ fn require_regular(st: &Stat, path: &Path) -> Result<(), FsError> {
 /// Opens the target read-only and takes an exclusive `flock`, waiting at
 /// most `timeout`. If a previous holder replaced the file while we waited,
 /// the path names a new inode: reopen and lock that one instead.
-pub(super) fn open_locked(t: &Target, timeout: Duration) -> Result<(OwnedFd, Stat), FsError> {
+pub(crate) fn open_locked(t: &Target, timeout: Duration) -> Result<(OwnedFd, Stat), FsError> {
     let deadline = Instant::now() + timeout;
     let path = || t.path.clone();
     for _ in 0..1000 {

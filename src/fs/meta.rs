@@ -146,7 +146,7 @@ fn mode_allows_write(file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
 /// transfer path writes the file in place and may succeed. `dir` is the
 /// directory opened for reading, when it could be; else its flags are read
 /// through the `O_PATH` descriptor (by `statx`).
-pub(super) fn check_rename(t: &Target, st: &Stat, dir: Option<&OwnedFd>) -> Result<(), FsError> {
+pub(crate) fn check_rename(t: &Target, st: &Stat, dir: Option<&OwnedFd>) -> Result<(), FsError> {
     if sticky_refuses(t, st, true) {
         return Err(FsError::StickyDir {
             path: t.path.clone(),
@@ -201,7 +201,7 @@ pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) ->
 /// The target's directory opened for reading (for its inode flags and the
 /// `--fsync` flush), or `None` when the caller may not read it. The `O_PATH`
 /// descriptor we hold cannot serve: `fsync` and `ioctl` refuse it (EBADF).
-pub(super) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
+pub(crate) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
     rfs::openat(
         &t.dir,
         c".",
@@ -213,7 +213,7 @@ pub(super) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
 
 /// Owner and group (when permitted), then the mode (chown clears setuid),
 /// then extended attributes, best-effort.
-pub(super) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) {
+pub(crate) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) {
     let euid = rustix::process::geteuid();
     let uid = rfs::Uid::from_raw(st.st_uid);
     let gid = rfs::Gid::from_raw(st.st_gid);

@@ -13,6 +13,7 @@
 //! and flock), `meta` (permission checks, metadata carried over), `temp`
 //! (the temp and the commit), `sink` (the output written to it), `report`
 //! (`--report` keys), `error` ([`FsError`]: every failure and its wording).
+#![doc = include_str!("fs.md")]
 
 mod error;
 mod hints;
@@ -20,7 +21,7 @@ pub(crate) mod lock;
 pub(crate) mod meta;
 mod report;
 pub(crate) mod resolve;
-mod sink;
+pub(crate) mod sink;
 pub(crate) mod temp;
 
 use std::ffi::CString;

@@ -15,7 +15,7 @@ use super::error::{FileKind, FsError, NotFoundKind};
 use super::Target;
 
 /// Resolves `path` (within `root`, if given) to its directory and name.
-pub(super) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsError> {
+pub(crate) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsError> {
     let root = match root {
         Some(r) => Some(std::fs::canonicalize(r).map_err(|e| FsError::BadRoot {
             root: r.to_owned(),
@@ -71,7 +71,7 @@ pub(super) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsErro
 }
 
 /// A path error's errno (realpath's errors are all the kernel's).
-fn errno_of(e: &io::Error) -> Errno {
+pub(crate) fn errno_of(e: &io::Error) -> Errno {
     e.raw_os_error()
         .map(Errno::from_raw_os_error)
         .unwrap_or(Errno::INVAL)
@@ -103,7 +103,7 @@ fn not_found(path: &Path, e: Errno) -> FsError {
     }
 }
 
-fn outside_root(path: &Path, root: &Path) -> FsError {
+pub(crate) fn outside_root(path: &Path, root: &Path) -> FsError {
     FsError::OutsideRoot {
         path: path.to_owned(),
         root: root.to_owned(),
@@ -142,7 +142,7 @@ fn nearest_existing_ancestor_within(path: &Path, root: &Path) -> bool {
 /// symlink or escape the root, even if the tree changes under us
 /// (openat2 with RESOLVE_BENEATH, Linux ≥ 5.6); older kernels get a
 /// resolve-then-verify through /proc/self/fd.
-fn open_dir_beneath(root: &Path, parent: &Path) -> Result<OwnedFd, FsError> {
+pub(crate) fn open_dir_beneath(root: &Path, parent: &Path) -> Result<OwnedFd, FsError> {
     let root_fd = rfs::open(
         root,
         OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,

@@ -489,7 +489,7 @@ fn replay(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64, crlf: bool) -> Res
 
 /// `--eol preserve`: is the file's dominant line ending CRLF? (A pre-pass;
 /// only paid for when asked.)
-pub(super) fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, FsError> {
+pub(crate) fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, FsError> {
     let mut counter = EolCounter::default();
     let mut buf = vec![0u8; CHUNK];
     let mut off = 0u64;

@@ -44,7 +44,8 @@ fn register(dir: BorrowedFd<'_>, name: Option<&CString>) {
     }
 }
 
-fn temp_name() -> CString {
+/// A fresh hidden name: `.as-edit-<16 hex>.tmp` (what a crash may leave).
+pub(crate) fn temp_name() -> CString {
     CString::new(format!(".as-edit-{}.tmp", crate::hex::random())).expect("hex has no NUL")
 }
 
@@ -105,6 +106,11 @@ impl<'d> Temp<'d> {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// The temp's descriptor (read by the next op of a transaction).
+    pub(crate) fn file(&self) -> &OwnedFd {
+        &self.fd
     }
 
     /// Where the new content is written.

@@ -5,6 +5,7 @@
 //! a hint's `text` is the file's own lines, so sending it (or the part of it
 //! that corresponds) as the next OLD matches exactly, once when it is unique.
 //!
+#![doc = include_str!("hints.md")]
 //! # Design
 //!
 //! Lines are the file's LF text split at `\n` (line `L` follows `L-1`

@@ -1,18 +1,4 @@
-//! Installing the helper into a sandbox over exec alone: [`run`] does it
-//! through a [`Sandbox`] (what `Editor::ensure_helper` calls); the rest
-//! builds the commands and reads their answers.
-//!
-//! For a sandbox with nothing but a POSIX `sh`: the bytes travel as `printf`
-//! format strings (printable ASCII raw, everything else as short octal
-//! escapes; printf is a builtin), appended to a temp beside the destination,
-//! then `chmod 755` and `mv` into place, then `DEST --version` verifies.
-//! One probe (run with the version check) finds `base64 -d` and `gzip -d` or
-//! `zcat`: with them the bytes travel as base64 (1.33 characters a byte
-//! instead of about 2.5) and gzip-compressed (about half the bytes). The
-//! first data command creates the temp and the last one also finishes and
-//! verifies, so an install costs the probe plus one exec per ≤ `limit` chunk.
-//! Commands are pure printable ASCII (plus spaces), so backends that carry
-//! them as JSON text or through a terminal pass them unchanged.
+#![doc = include_str!("install.md")]
 
 use std::ffi::OsString;
 use std::io::Write as _;

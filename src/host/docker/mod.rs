@@ -1,27 +1,7 @@
 //! A [`Sandbox`] over the docker CLI (or any CLI that takes the same
 //! `exec` and `cp` arguments, such as podman).
 //!
-//! - `exec`: `docker exec [-i] [--user U] [--workdir D] C sh -c CMD`, or, in
-//!   a container without `sh`, the command split back into argv
-//!   ([`split_quoted`]) and each argument passed as its own process
-//!   argument. Whether `sh` exists is probed once (`sh -c true`; exit
-//!   126/127 means no shell) and cached.
-//! - `download`/`upload`: `docker cp` with a tar stream on stdout/stdin.
-//!   `docker cp` runs with the daemon's rights, not `--user`'s, sees the
-//!   container's root filesystem, volumes and bind mounts but not `--tmpfs`
-//!   mounts, and is refused on a `--read-only` root.
-//!   An upload replaces the file (a symlink at the path becomes a regular
-//!   file) and keeps the mode and owner the last download of that path
-//!   saw (else 0644, root).
-//! - A missing CLI binary, a missing container, a stopped container and a
-//!   daemon that does not answer are [`io::ErrorKind::NotConnected`] errors
-//!   with distinct messages; the
-//!   [`Editor`](super::Editor) returns them as `EditError::Backend` at once,
-//!   since no path can work.
-//!
-//! The engine's API carries commands and paths as JSON strings, so bytes
-//! that are not UTF-8 would arrive replaced: such commands and paths are
-//! refused here (`InvalidInput`) rather than sent.
+#![doc = include_str!("docker.md")]
 
 use std::cell::OnceCell;
 use std::ffi::{OsStr, OsString};

@@ -1,0 +1,427 @@
+//! The commit phase: every file in order of its last op, each step logged
+//! with its inverse; on a failure the log is undone newest first.
+//!
+//! An original is never left without a name until the transaction is
+//! complete: an edit's temp is swapped with it by `renameat2(
+//! RENAME_EXCHANGE)` (the original then sits under the temp's hidden name),
+//! a deleted or moved-away file is renamed to a hidden name, and where the
+//! exchange is refused (`EINVAL`: a file system without it) the original
+//! is first hard-linked to a hidden name and the temp renamed over it. A
+//! rollback renames or exchanges those names back: the original inode
+//! survives, with its bytes, mode, owner and xattrs. A name that must not
+//! be overwritten (a create, a move without `overwrite`) is taken by
+//! `RENAME_NOREPLACE` (or `link` + `unlink` without it). Only when the
+//! commit is complete are the hidden names (`.as-edit-<hex>.tmp`) removed.
+
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, RenameFlags};
+use rustix::io::Errno;
+
+use crate::fs::temp::{recheck, temp_name, Temp};
+use crate::fs::{FsError, WriteStep};
+use crate::protocol::{display_path, ErrorKind, Failure};
+
+use super::plan::{End, Plan};
+use super::prepare::{first_op, temp_dir, Locked};
+use super::TxnError;
+
+/// A directory a step names: a file's original's, its destination's base,
+/// or one the commit made.
+#[derive(Clone, Copy)]
+enum D {
+    Orig(usize),
+    Dest(usize),
+    Made(usize),
+}
+
+/// The inverse of a step, for file `.0`.
+enum Back {
+    Rename(D, CString, D, CString, bool),
+    Exchange(D, CString, D, CString),
+    Unlink(D, CString),
+    Rmdir(D, CString),
+}
+
+struct Commit<'p> {
+    plan: &'p Plan,
+    made: Vec<OwnedFd>,
+    log: Vec<(usize, Back)>,
+    /// Hidden names holding originals, removed once all is committed.
+    hidden: Vec<(D, CString)>,
+    steps: u32,
+}
+
+/// Test builds only: the k-th commit step (`AS_EDIT_TEST_TXN_FAIL=k`) or
+/// undo step (`AS_EDIT_TEST_TXN_UNDO_FAIL=k`) fails with EIO.
+#[cfg(any(debug_assertions, feature = "fault-injection"))]
+fn injected(var: &str, n: u32) -> Result<(), Errno> {
+    match std::env::var(var).ok().and_then(|v| v.parse::<u32>().ok()) {
+        Some(k) if k == n => Err(Errno::IO),
+        _ => Ok(()),
+    }
+}
+
+impl Commit<'_> {
+    fn dir(&self, d: D) -> BorrowedFd<'_> {
+        match d {
+            D::Orig(f) => self.plan.files[f]
+                .orig
+                .as_ref()
+                .expect("orig")
+                .0
+                .dir
+                .as_fd(),
+            D::Dest(f) => match &self.plan.files[f].end {
+                End::At(d) => d.t.dir.as_fd(),
+                _ => unreachable!("a destination"),
+            },
+            D::Made(k) => self.made[k].as_fd(),
+        }
+    }
+
+    fn step(&mut self) -> Result<(), Errno> {
+        self.steps += 1;
+        #[cfg(any(debug_assertions, feature = "fault-injection"))]
+        injected("AS_EDIT_TEST_TXN_FAIL", self.steps)?;
+        Ok(())
+    }
+
+    fn rename(&mut self, a: D, an: &CStr, b: D, bn: &CStr, noreplace: bool) -> Result<(), Errno> {
+        self.step()?;
+        let (da, db) = (self.dir(a), self.dir(b));
+        if !noreplace {
+            return rfs::renameat(da, an, db, bn);
+        }
+        match rfs::renameat_with(da, an, db, bn, RenameFlags::NOREPLACE) {
+            // No RENAME_NOREPLACE here: link refuses an existing name too.
+            Err(Errno::INVAL) | Err(Errno::NOSYS) => {
+                rfs::linkat(da, an, db, bn, AtFlags::empty())?;
+                rfs::unlinkat(da, an, AtFlags::empty())
+            }
+            r => r,
+        }
+    }
+
+    /// Puts `a` (new content) at `b`, keeping what `b` held reachable:
+    /// under `a`'s name after an exchange (`a_is_temp`: the temp's drop
+    /// removes it), else under a hidden hard link in `b`'s directory.
+    fn replace(
+        &mut self,
+        f: usize,
+        a: D,
+        an: &CStr,
+        b: D,
+        bn: &CStr,
+        a_is_temp: bool,
+    ) -> Result<bool, Errno> {
+        if a_is_temp {
+            self.step()?;
+            let flags = RenameFlags::EXCHANGE;
+            match rfs::renameat_with(self.dir(a), an, self.dir(b), bn, flags) {
+                Ok(()) => {
+                    let back = Back::Exchange(a, an.to_owned(), b, bn.to_owned());
+                    self.log.push((f, back));
+                    return Ok(false);
+                }
+                Err(Errno::INVAL) | Err(Errno::NOSYS) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let bk = temp_name();
+        self.step()?;
+        rfs::linkat(self.dir(b), bn, self.dir(b), &bk, AtFlags::empty())?;
+        self.log
+            .push((f, Back::Rename(b, bk.clone(), b, bn.to_owned(), false)));
+        self.hidden.push((b, bk));
+        self.rename(a, an, b, bn, false)?;
+        if !a_is_temp {
+            self.log
+                .push((f, Back::Rename(b, bn.to_owned(), a, an.to_owned(), true)));
+        }
+        Ok(true)
+    }
+
+    /// Renames file `f`'s original name away to a hidden one.
+    fn hide(&mut self, f: usize) -> Result<(), Errno> {
+        let name = self.plan.files[f]
+            .orig
+            .as_ref()
+            .expect("orig")
+            .0
+            .name
+            .clone();
+        let h = temp_name();
+        self.rename(D::Orig(f), &name, D::Orig(f), &h, true)?;
+        self.log.push((
+            f,
+            Back::Rename(D::Orig(f), h.clone(), D::Orig(f), name, true),
+        ));
+        self.hidden.push((D::Orig(f), h));
+        Ok(())
+    }
+
+    fn undo(&mut self, k: u32, b: &Back) -> Result<(), Errno> {
+        #[cfg(any(debug_assertions, feature = "fault-injection"))]
+        injected("AS_EDIT_TEST_TXN_UNDO_FAIL", k)?;
+        let _ = k;
+        match b {
+            Back::Rename(a, an, b, bn, noreplace) => {
+                let flags = if *noreplace {
+                    RenameFlags::NOREPLACE
+                } else {
+                    RenameFlags::empty()
+                };
+                match rfs::renameat_with(self.dir(*a), an, self.dir(*b), bn, flags) {
+                    Err(Errno::INVAL) if *noreplace => {
+                        rfs::linkat(self.dir(*a), an, self.dir(*b), bn, AtFlags::empty())?;
+                        rfs::unlinkat(self.dir(*a), an, AtFlags::empty())
+                    }
+                    r => r,
+                }
+            }
+            Back::Exchange(a, an, b, bn) => {
+                rfs::renameat_with(self.dir(*a), an, self.dir(*b), bn, RenameFlags::EXCHANGE)
+            }
+            Back::Unlink(a, an) => rfs::unlinkat(self.dir(*a), an, AtFlags::empty()),
+            Back::Rmdir(a, an) => rfs::unlinkat(self.dir(*a), an, AtFlags::REMOVEDIR),
+        }
+    }
+}
+
+/// Commits every file; on a failure undoes what was done and says so.
+/// Returns whether everything is known durable (`--fsync`).
+pub(super) fn commit(
+    txn: &super::Txn,
+    plan: &Plan,
+    locked: &[Option<Locked>],
+    temps: &mut [Option<Temp<'_>>],
+) -> Result<bool, TxnError> {
+    let mut c = Commit {
+        plan,
+        made: Vec::new(),
+        log: Vec::new(),
+        hidden: Vec::new(),
+        steps: 0,
+    };
+    let mut order: Vec<usize> = (0..plan.files.len()).collect();
+    order.sort_by_key(|f| plan.files[*f].last);
+    let mut failed = None;
+    for &f in &order {
+        if let Err(e) = commit_file(&mut c, txn, f, locked, temps) {
+            failed = Some(e);
+            break;
+        }
+    }
+    let Some(mut err) = failed else {
+        for (d, h) in std::mem::take(&mut c.hidden) {
+            let _ = rfs::unlinkat(c.dir(d), &h, AtFlags::empty());
+        }
+        return Ok(flush(txn, plan, locked, temps));
+    };
+    // Newest first; a failed undo leaves its file (partly) new.
+    let mut new = vec![false; plan.files.len()];
+    let log = std::mem::take(&mut c.log);
+    for (k, (f, b)) in log.iter().rev().enumerate() {
+        if c.undo(k as u32 + 1, b).is_err() {
+            new[*f] = true;
+            // An exchanged original under the temp's name must stay.
+            if let Some(t) = temps[*f].as_mut() {
+                t.renamed();
+            }
+        }
+    }
+    err.rolled_back = true;
+    if new.iter().any(|n| *n) {
+        let partial = (0..plan.files.len())
+            .map(|f| (file_path(plan, f), new[f]))
+            .collect();
+        *err.failure = Failure::new(
+            ErrorKind::InternalError,
+            format!(
+                "commit failed ({}) and could not be fully undone",
+                err.failure
+                    .detail
+                    .as_deref()
+                    .unwrap_or(err.failure.kind.token())
+            ),
+        );
+        err.partial = Some(partial);
+    }
+    Err(err)
+}
+
+fn file_path(plan: &Plan, f: usize) -> String {
+    let file = &plan.files[f];
+    match (&file.orig, &file.end) {
+        (Some(o), _) => display_path(&o.0.path),
+        (None, End::At(d)) => display_path(&d.t.path),
+        _ => String::new(),
+    }
+}
+
+fn commit_file(
+    c: &mut Commit,
+    txn: &super::Txn,
+    f: usize,
+    locked: &[Option<Locked>],
+    temps: &mut [Option<Temp<'_>>],
+) -> Result<(), TxnError> {
+    let plan = c.plan;
+    let file = &plan.files[f];
+    let op = file.last;
+    let path = temp_dir(file).path.clone();
+    let io = |step: WriteStep, errno: Errno| {
+        if errno == Errno::EXIST {
+            let p = display_path(&path);
+            return TxnError::fail(
+                op,
+                Failure::new(
+                    ErrorKind::FileExists,
+                    format!("{p} appeared during the commit"),
+                ),
+            );
+        }
+        TxnError::of(
+            op,
+            FsError::Write {
+                path: path.clone(),
+                step,
+                errno,
+            },
+        )
+    };
+    let fsync = txn.options.fsync;
+    // Replaced by a move onto its name: that move's commit removed it.
+    if plan.files.iter().any(|g| matches!(&g.end, End::At(d) if d.replaces == Some(f))) {
+        return Ok(());
+    }
+    if let (Some((t, _, _)), Some(l)) = (&file.orig, &locked[f]) {
+        recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(first_op(plan, f), e))?;
+    }
+    if let Some(temp) = temps[f].as_mut() {
+        match (&locked[f], file.mode) {
+            (Some(l), _) => crate::fs::meta::copy_metadata(&l.fd, temp.file(), &l.st),
+            (None, Some(mode)) => {
+                let mask = rustix::process::umask(Mode::empty());
+                rustix::process::umask(mask);
+                let _ = rfs::fchmod(temp.file(), Mode::from_raw_mode(mode & !mask.bits()));
+            }
+            _ => {}
+        }
+        if fsync {
+            rfs::fsync(temp.file()).map_err(|e| io(WriteStep::Flush, e))?;
+        }
+        c.step().map_err(|e| io(WriteStep::NameTemp, e))?;
+        temp.named(fsync).map_err(|e| io(WriteStep::NameTemp, e))?;
+    }
+    let tname = temps[f]
+        .as_mut()
+        .map(|t| t.named(false).expect("named").clone());
+    let rename = |e| io(WriteStep::Rename, e);
+    match &file.end {
+        End::InPlace => {
+            let (Some(h), Some((t, _, _))) = (&tname, &file.orig) else {
+                return Ok(());
+            };
+            if c.replace(f, D::Orig(f), h, D::Orig(f), &t.name, true)
+                .map_err(rename)?
+            {
+                temps[f].as_mut().expect("temp").renamed();
+            }
+        }
+        End::Gone => {
+            let replaced = plan
+                .files
+                .iter()
+                .any(|g| matches!(&g.end, End::At(d) if d.replaces == Some(f)));
+            if file.orig.is_some() && !replaced {
+                c.hide(f).map_err(rename)?;
+            }
+        }
+        End::At(d) => {
+            // The missing directories, outermost first.
+            let mut at = D::Dest(f);
+            for name in &d.missing {
+                c.step().map_err(|e| io(WriteStep::Rename, e))?;
+                match rfs::mkdirat(c.dir(at), name.as_c_str(), Mode::from_raw_mode(0o755)) {
+                    Ok(()) => c.log.push((f, Back::Rmdir(at, name.clone()))),
+                    Err(Errno::EXIST) => {}
+                    Err(e) => return Err(rename(e)),
+                }
+                let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                let fd = rfs::openat(c.dir(at), name.as_c_str(), flags, Mode::empty())
+                    .map_err(rename)?;
+                c.made.push(fd);
+                at = D::Made(c.made.len() - 1);
+            }
+            if let Some(g) = d.replaces {
+                if let (Some((t, _, _)), Some(l)) = (&plan.files[g].orig, &locked[g]) {
+                    recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(op, e))?;
+                }
+            }
+            match (&tname, &file.orig) {
+                (Some(h), _) => {
+                    if d.replaces.is_some() {
+                        if c.replace(f, D::Dest(f), h, at, &d.t.name, true)
+                            .map_err(rename)?
+                        {
+                            temps[f].as_mut().expect("temp").renamed();
+                        }
+                    } else {
+                        c.rename(D::Dest(f), h, at, &d.t.name, true)
+                            .map_err(rename)?;
+                        temps[f].as_mut().expect("temp").renamed();
+                        c.log.push((f, Back::Unlink(at, d.t.name.clone())));
+                    }
+                    if file.orig.is_some() {
+                        c.hide(f).map_err(rename)?;
+                    }
+                }
+                (None, Some((t, _, _))) => {
+                    if d.replaces.is_some() {
+                        c.replace(f, D::Orig(f), &t.name, at, &d.t.name, false)
+                            .map_err(rename)?;
+                    } else {
+                        c.rename(D::Orig(f), &t.name, at, &d.t.name, true)
+                            .map_err(rename)?;
+                        let back =
+                            Back::Rename(at, d.t.name.clone(), D::Orig(f), t.name.clone(), true);
+                        c.log.push((f, back));
+                    }
+                }
+                (None, None) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--fsync`: every file system touched is flushed (the renames in every
+/// directory). Best effort after the commit: `false` when a flush failed.
+fn flush(
+    txn: &super::Txn,
+    plan: &Plan,
+    locked: &[Option<Locked>],
+    temps: &[Option<Temp<'_>>],
+) -> bool {
+    if !txn.options.fsync {
+        return true;
+    }
+    let mut ok = true;
+    let mut devs = Vec::new();
+    for (f, file) in plan.files.iter().enumerate() {
+        let fd = match (&locked[f], &temps[f]) {
+            (Some(l), _) => l.dir.as_ref().map(|d| d.as_fd()).unwrap_or(l.fd.as_fd()),
+            (None, Some(t)) => t.file().as_fd(),
+            _ => temp_dir(file).dir.as_fd(),
+        };
+        let dev = rfs::fstat(fd).map(|s| s.st_dev).unwrap_or(0);
+        if !devs.contains(&dev) {
+            devs.push(dev);
+            ok &= rfs::syncfs(fd).is_ok();
+        }
+    }
+    ok
+}

@@ -1,0 +1,166 @@
+//! `{"files":[OP,...]}` → [`Txn`]: every field checked, an unknown field
+//! or op, a field another op owns, an empty list or more than [`MAX_OPS`]
+//! ops are `invalid_argument`. Plain structs with `deny_unknown_fields`,
+//! as the single-file request has.
+
+use std::path::PathBuf;
+
+use crate::args::{stdin_edits, StdinEdit};
+use crate::protocol::{ErrorKind, Failure};
+use crate::request::EditOptions;
+
+use super::op::{Change, Op, OpKind, Txn, MAX_OPS};
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FilesRequest {
+    files: Vec<RawOp>,
+}
+
+/// Every field any op takes; which op may have which is checked below.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOp {
+    op: String,
+    path: String,
+    edits: Option<Vec<StdinEdit>>,
+    expect_sha256: Option<String>,
+    line: Option<u64>,
+    text: Option<String>,
+    content: Option<String>,
+    overwrite: Option<bool>,
+    mode: Option<String>,
+    to: Option<String>,
+}
+
+fn invalid(detail: String) -> Failure {
+    Failure::new(ErrorKind::InvalidArgument, detail)
+}
+
+/// Parses a transaction request. `options.expect_sha256` must be unset:
+/// in a transaction it is per op.
+pub fn parse(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
+    let text = std::str::from_utf8(json).map_err(|e| {
+        invalid(format!(
+            "request is not UTF-8 (bad byte at offset {})",
+            e.valid_up_to()
+        ))
+    })?;
+    let req: FilesRequest =
+        serde_json::from_str(text).map_err(|e| invalid(format!("files request: {e}")))?;
+    if options.expect_sha256.is_some() {
+        return Err(invalid(
+            "--expect-sha256 is per op in a files request: give \"expect_sha256\" in the op".into(),
+        ));
+    }
+    let n = req.files.len();
+    if n == 0 {
+        return Err(invalid("files request: files is empty".into()));
+    }
+    if n > MAX_OPS {
+        return Err(invalid(format!(
+            "files request: {n} ops, more than the {MAX_OPS} one transaction may hold"
+        )));
+    }
+    let ops = req
+        .files
+        .into_iter()
+        .enumerate()
+        .map(|(i, raw)| op(raw, &format!("file {} of {n}", i + 1)))
+        .collect::<Result<_, _>>()?;
+    Ok(Txn { ops, options })
+}
+
+fn path(p: String, what: &str, key: &str) -> Result<PathBuf, Failure> {
+    if p.is_empty() {
+        return Err(invalid(format!("{what}: {key} is empty")));
+    }
+    if p.contains('\0') {
+        return Err(invalid(format!("{what}: {key} contains a NUL character")));
+    }
+    Ok(PathBuf::from(p))
+}
+
+fn op(raw: RawOp, what: &str) -> Result<Op, Failure> {
+    // The fields each op may carry besides `op` and `path`.
+    let allowed: &[&str] = match raw.op.as_str() {
+        "edit" => &["edits", "expect_sha256"],
+        "insert" => &["line", "text"],
+        "create" => &["content", "overwrite", "mode"],
+        "delete" => &["expect_sha256"],
+        "move" => &["to", "overwrite", "edits", "expect_sha256"],
+        other => {
+            return Err(invalid(format!(
+                "{what}: unknown op {other:?} (edit, insert, create, delete or move)"
+            )))
+        }
+    };
+    let given = [
+        ("edits", raw.edits.is_some()),
+        ("expect_sha256", raw.expect_sha256.is_some()),
+        ("line", raw.line.is_some()),
+        ("text", raw.text.is_some()),
+        ("content", raw.content.is_some()),
+        ("overwrite", raw.overwrite.is_some()),
+        ("mode", raw.mode.is_some()),
+        ("to", raw.to.is_some()),
+    ];
+    if let Some((k, _)) = given.iter().find(|(k, g)| *g && !allowed.contains(k)) {
+        return Err(invalid(format!("{what}: {:?} takes no {k:?}", raw.op)));
+    }
+    let need = |k: &str| invalid(format!("{what}: {:?} needs {k:?}", raw.op));
+    let expect = match &raw.expect_sha256 {
+        Some(h) => Some(crate::hex::decode_sha256(h).ok_or_else(|| {
+            invalid(format!(
+                "{what}: expect_sha256 takes 64 lowercase hex digits"
+            ))
+        })?),
+        None => None,
+    };
+    let edits = match &raw.edits {
+        Some(e) => Some(stdin_edits(e, what)?),
+        None => None,
+    };
+    let overwrite = raw.overwrite.unwrap_or(false);
+    let kind = match raw.op.as_str() {
+        "edit" => OpKind::Edit {
+            change: Change::Edits(edits.ok_or_else(|| need("edits"))?),
+            expect_sha256: expect,
+        },
+        "insert" => OpKind::Insert {
+            line: raw.line.ok_or_else(|| need("line"))?,
+            text: raw.text.ok_or_else(|| need("text"))?,
+        },
+        "create" => OpKind::Create {
+            content: raw.content.ok_or_else(|| need("content"))?,
+            overwrite,
+            mode: match &raw.mode {
+                None => 0o644,
+                Some(m) => octal_mode(m).ok_or_else(|| {
+                    invalid(format!(
+                        "{what}: mode takes 3 or 4 octal digits (\"0644\"), got {m:?}"
+                    ))
+                })?,
+            },
+        },
+        "delete" => OpKind::Delete {
+            expect_sha256: expect,
+        },
+        _ => OpKind::Move {
+            to: path(raw.to.ok_or_else(|| need("to"))?, what, "to")?,
+            overwrite,
+            change: edits.map(Change::Edits),
+            expect_sha256: expect,
+        },
+    };
+    Ok(Op {
+        path: path(raw.path, what, "path")?,
+        kind,
+    })
+}
+
+/// `"0644"`, `"644"`, `"1777"`: permission bits, at most 0o7777.
+fn octal_mode(m: &str) -> Option<u32> {
+    let ok = (3..=4).contains(&m.len()) && m.bytes().all(|b| (b'0'..=b'7').contains(&b));
+    ok.then(|| u32::from_str_radix(m, 8).ok()).flatten()
+}

@@ -1,0 +1,400 @@
+//! The model of a transaction before anything is touched: which file each
+//! op means (two paths to one inode are one file), where each file ends
+//! (in place, at a new path, gone), which ops change its content, and the
+//! directories a create or move must make. Paths are resolved once here,
+//! `--root` confining every one of them, move targets and created parents
+//! included; ops see the effect of earlier ops (a path a move vacated is
+//! missing, a path a create made exists).
+
+use std::collections::HashMap;
+use std::ffi::{CString, OsString};
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Component, Path, PathBuf};
+
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
+
+use crate::fs::resolve::{errno_of, open_dir_beneath, outside_root, resolve};
+use crate::fs::{FileKind, FsError, NotFoundKind, Target};
+use crate::protocol::{ErrorKind, Failure};
+
+use super::op::{OpKind, Txn};
+use super::TxnError;
+
+/// Where a file ends up.
+pub(super) enum End {
+    /// At its own name (edited, or untouched but named by an op).
+    InPlace,
+    /// Removed (deleted, moved away and replaced, or created then deleted).
+    Gone,
+    /// At a new path (moved, or created).
+    At(Dest),
+}
+
+/// A path that is to be made: its deepest existing directory, the
+/// directories to create under it, the final name.
+pub(super) struct Dest {
+    /// `dir`: the deepest existing directory; `name`: the final name;
+    /// `path`: the absolute path, for messages.
+    pub(super) t: Target,
+    /// Directories to create under `t.dir`, outermost first.
+    pub(super) missing: Vec<CString>,
+    /// Another file of the transaction that is at this path now and is
+    /// replaced (a move with `overwrite`).
+    pub(super) replaces: Option<usize>,
+}
+
+/// One file of the transaction.
+pub(super) struct File {
+    /// The existing file (absent for a create): its name, identity, and
+    /// whether it is a symlink (a delete removes the link itself).
+    pub(super) orig: Option<(Target, (u64, u64), bool)>,
+    pub(super) end: End,
+    /// The ops that change its content, in order.
+    pub(super) steps: Vec<usize>,
+    /// The last op naming it (files commit in this order).
+    pub(super) last: usize,
+    /// A create's mode (before the umask) when the file is new.
+    pub(super) mode: Option<u32>,
+}
+
+/// The whole model.
+pub(super) struct Plan {
+    pub(super) files: Vec<File>,
+    /// For each op, the file it is about.
+    pub(super) file_of: Vec<usize>,
+    /// For each op, the resolved path it names (a move: and its target).
+    pub(super) resolved: Vec<(PathBuf, Option<PathBuf>)>,
+}
+
+/// What a path names at this point of the transaction.
+enum Named {
+    /// A file of the model.
+    File(usize),
+    /// Nothing (never there, or vacated by an earlier op).
+    Nothing(Dest),
+}
+
+struct Model<'t> {
+    root: Option<PathBuf>,
+    files: Vec<File>,
+    /// Absolute path → the file there now (`None`: vacated).
+    names: HashMap<PathBuf, Option<usize>>,
+    /// Where each file is now (its key in `names`).
+    at: Vec<Option<PathBuf>>,
+    txn: &'t Txn,
+}
+
+/// Builds the model; a refusal names its op.
+pub(super) fn plan(txn: &Txn) -> Result<Plan, TxnError> {
+    let root = match txn.options.root.as_deref() {
+        Some(r) => Some(std::fs::canonicalize(r).map_err(|e| {
+            TxnError::of(
+                0,
+                FsError::BadRoot {
+                    root: r.to_owned(),
+                    errno: errno_of(&e),
+                },
+            )
+        })?),
+        None => None,
+    };
+    let mut m = Model {
+        root,
+        files: Vec::new(),
+        names: HashMap::new(),
+        at: Vec::new(),
+        txn,
+    };
+    let mut file_of = Vec::with_capacity(txn.ops.len());
+    let mut resolved = Vec::with_capacity(txn.ops.len());
+    for i in 0..txn.ops.len() {
+        let (f, from) = m.apply(i).map_err(|e| e.at(i))?;
+        let to = matches!(txn.ops[i].kind, OpKind::Move { .. })
+            .then(|| m.at[f].clone())
+            .flatten();
+        file_of.push(f);
+        resolved.push((from, to));
+    }
+    Ok(Plan {
+        files: m.files,
+        file_of,
+        resolved,
+    })
+}
+
+impl Model<'_> {
+    /// Applies op `i` to the model: its file and the path it named.
+    fn apply(&mut self, i: usize) -> Result<(usize, PathBuf), TxnError> {
+        let op = &self.txn.ops[i];
+        let follow = !matches!(op.kind, OpKind::Delete { .. });
+        let f = match (&op.kind, self.locate(&op.path, follow)?) {
+            (OpKind::Create { mode, .. }, Named::Nothing(dest)) => {
+                let path = dest.t.path.clone();
+                let f = self.add(None, End::At(dest), i);
+                self.files[f].mode = Some(*mode);
+                self.files[f].steps.push(i);
+                return Ok((f, path));
+            }
+            (OpKind::Create { overwrite, .. }, Named::File(f)) => {
+                if !overwrite {
+                    return Err(exists(&op.path));
+                }
+                f
+            }
+            (_, Named::File(f)) => f,
+            (_, Named::Nothing(d)) => {
+                return Err(TxnError::of(
+                    i,
+                    FsError::NotFound {
+                        path: d.t.path,
+                        kind: NotFoundKind::Missing,
+                    },
+                ))
+            }
+        };
+        self.files[f].last = i;
+        let from = self.at[f].clone().expect("present");
+        match &op.kind {
+            OpKind::Edit { .. } | OpKind::Insert { .. } | OpKind::Create { .. } => {
+                self.files[f].steps.push(i)
+            }
+            OpKind::Delete { .. } => {
+                self.vacate(f);
+                self.files[f].end = End::Gone;
+            }
+            OpKind::Move {
+                to,
+                overwrite,
+                change,
+                ..
+            } => {
+                if change.is_some() {
+                    self.files[f].steps.push(i);
+                }
+                let mut dest = match self.locate(to, true)? {
+                    Named::Nothing(d) => d,
+                    Named::File(g) if g == f => return Ok((f, from)), // onto itself
+                    Named::File(g) => {
+                        if !overwrite {
+                            return Err(exists(to));
+                        }
+                        let d = self.dest_of(g)?;
+                        self.vacate(g);
+                        self.files[g].end = End::Gone;
+                        let mut d = d;
+                        d.replaces = Some(g);
+                        d
+                    }
+                };
+                self.vacate(f);
+                // Moved back to where it was: in place again.
+                if let Some((t, _, _)) = &self.files[f].orig {
+                    if t.path == dest.t.path && dest.replaces.is_none() {
+                        self.files[f].end = End::InPlace;
+                        self.occupy(f, dest.t.path);
+                        return Ok((f, from));
+                    }
+                }
+                dest.replaces = dest.replaces.or(match &self.files[f].end {
+                    End::At(d) => d.replaces,
+                    _ => None,
+                });
+                let key = dest.t.path.clone();
+                self.files[f].end = End::At(dest);
+                self.occupy(f, key);
+            }
+        }
+        Ok((f, from))
+    }
+
+    fn add(&mut self, orig: Option<(Target, (u64, u64), bool)>, end: End, i: usize) -> usize {
+        let key = match (&orig, &end) {
+            (Some((t, _, _)), _) => t.path.clone(),
+            (None, End::At(d)) => d.t.path.clone(),
+            _ => unreachable!("a file is somewhere"),
+        };
+        self.files.push(File {
+            orig,
+            end,
+            steps: Vec::new(),
+            last: i,
+            mode: None,
+        });
+        let f = self.files.len() - 1;
+        self.at.push(None);
+        self.occupy(f, key);
+        f
+    }
+
+    fn occupy(&mut self, f: usize, key: PathBuf) {
+        self.names.insert(key.clone(), Some(f));
+        self.at[f] = Some(key);
+    }
+
+    fn vacate(&mut self, f: usize) {
+        if let Some(k) = self.at[f].take() {
+            self.names.insert(k, None);
+        }
+    }
+
+    /// The destination a file's current path makes (to move another file
+    /// over it): its directory and name as they are.
+    fn dest_of(&self, g: usize) -> Result<Dest, TxnError> {
+        let key = self.at[g].clone().expect("present");
+        Ok(self.locate_new(&key)?.0)
+    }
+
+    /// What `path` names now. `follow`: the last component may be a
+    /// symlink to the file (every op but `delete`).
+    fn locate(&mut self, path: &Path, follow: bool) -> Result<Named, TxnError> {
+        let err = |e| TxnError::of(0, e);
+        let link =
+            !follow && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+        let existing = if link {
+            None
+        } else {
+            std::fs::canonicalize(path).ok()
+        };
+        let (dest, key) = match existing {
+            Some(abs) => {
+                if let Some(root) = &self.root {
+                    if !abs.starts_with(root) {
+                        return Err(err(outside_root(path, root)));
+                    }
+                }
+                (None, abs)
+            }
+            None => {
+                let (d, key) = self.locate_new(path)?;
+                (Some(d), key)
+            }
+        };
+        if let Some(known) = self.names.get(&key) {
+            return Ok(match (*known, dest) {
+                (Some(f), _) => Named::File(f),
+                (None, Some(d)) => Named::Nothing(d),
+                (None, None) => Named::Nothing(self.locate_new(&key)?.0),
+            });
+        }
+        let dest = match dest {
+            Some(d) if !link => {
+                // Nothing there, or a dangling symlink: a create must not
+                // write through it.
+                if rfs::statat(&d.t.dir, &d.t.name, AtFlags::SYMLINK_NOFOLLOW).is_ok()
+                    && d.missing.is_empty()
+                {
+                    return Err(exists(path));
+                }
+                return Ok(Named::Nothing(d));
+            }
+            d => d,
+        };
+        let t = match dest {
+            Some(d) => d.t, // the symlink itself
+            None => resolve(&key, self.root.as_deref()).map_err(err)?,
+        };
+        let st = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
+            err(FsError::NotFound {
+                path: t.path.clone(),
+                kind: NotFoundKind::Other(e),
+            })
+        })?;
+        let kind = FileType::from_raw_mode(st.st_mode);
+        if kind == FileType::Directory {
+            return Err(err(FsError::NotFound {
+                path: t.path.clone(),
+                kind: NotFoundKind::NotRegular(FileKind::Directory),
+            }));
+        }
+        let id = (st.st_dev, st.st_ino);
+        // The same inode by another name (a hard link): one file.
+        if let Some(f) =
+            (self.files.iter()).position(|f| f.orig.as_ref().is_some_and(|o| o.1 == id))
+        {
+            return Ok(Named::File(f));
+        }
+        let i = self.txn.ops.len();
+        Ok(Named::File(self.add(
+            Some((t, id, kind == FileType::Symlink)),
+            End::InPlace,
+            i,
+        )))
+    }
+
+    /// A path that need not exist: the longest prefix that resolves, the
+    /// plain names after it (no `..` may follow a missing directory).
+    fn locate_new(&self, path: &Path) -> Result<(Dest, PathBuf), TxnError> {
+        let err = |e| TxnError::of(0, e);
+        let missing = || {
+            err(FsError::NotFound {
+                path: path.to_owned(),
+                kind: NotFoundKind::Missing,
+            })
+        };
+        let comps: Vec<Component> = path.components().collect();
+        // The last component is the name (`.`, `..` or `/` name a directory).
+        let Some((Component::Normal(name), parents)) = comps.split_last() else {
+            return Err(exists(path));
+        };
+        let name = name.to_os_string();
+        let mut rest: Vec<OsString> = Vec::new();
+        let mut n = parents.len();
+        let base = loop {
+            if n == 0 {
+                break std::env::current_dir().map_err(|_| missing())?;
+            }
+            let prefix: PathBuf = parents[..n].iter().collect();
+            if let Ok(p) = std::fs::canonicalize(&prefix) {
+                break p;
+            }
+            match parents[n - 1] {
+                Component::Normal(c) => rest.push(c.to_owned()),
+                _ => return Err(missing()),
+            }
+            n -= 1;
+        };
+        rest.reverse();
+        if let Some(root) = &self.root {
+            if !base.starts_with(root) {
+                return Err(err(outside_root(path, root)));
+            }
+        }
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let dir = match &self.root {
+            Some(root) => open_dir_beneath(root, &base).map_err(err)?,
+            None => rfs::open(&base, flags, Mode::empty()).map_err(|e| {
+                err(FsError::NotFound {
+                    path: base.clone(),
+                    kind: NotFoundKind::Other(e),
+                })
+            })?,
+        };
+        let mut abs = base;
+        for c in &rest {
+            abs.push(c);
+        }
+        abs.push(&name);
+        let cstr = |o: OsString| CString::new(o.into_vec()).expect("no NUL in a path");
+        let dest = Dest {
+            t: Target {
+                dir,
+                name: cstr(name),
+                path: abs.clone(),
+            },
+            missing: rest.into_iter().map(cstr).collect(),
+            replaces: None,
+        };
+        Ok((dest, abs))
+    }
+}
+
+fn exists(path: &Path) -> TxnError {
+    let p = crate::protocol::display_path(path);
+    TxnError::fail(
+        0,
+        Failure::new(
+            ErrorKind::FileExists,
+            format!("{p} exists; give \"overwrite\": true to replace it"),
+        ),
+    )
+}

@@ -1,0 +1,364 @@
+//! The prepare phase: every lock in one canonical order, then every file's
+//! new content in an unnamed temp beside where it ends, its ops chained
+//! (each reads the previous one's temp). Any refusal or error here changes
+//! nothing: the temps are unnamed and vanish with their descriptors.
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::Instant;
+
+use rustix::fs::{self as rfs, Mode, Stat};
+use rustix::io::Errno;
+use sha2::{Digest, Sha256};
+
+use crate::fs::temp::Temp;
+use crate::fs::{ConflictWhat, FsError, Target, WriteStep};
+use crate::protocol::{display_path, ErrorKind, Failure, Report};
+use crate::request::Eol;
+
+use super::op::{Change, OpKind, Transformed, Txn};
+use super::plan::{End, File, Plan};
+use super::TxnError;
+
+/// A file's original, open and locked: the descriptor, the metadata the
+/// stale check compares, the directory opened for reading (`--fsync`).
+pub(super) struct Locked {
+    pub(super) fd: OwnedFd,
+    pub(super) st: Stat,
+    pub(super) dir: Option<OwnedFd>,
+}
+
+/// The first op naming file `f`, for messages.
+pub(super) fn first_op(plan: &Plan, f: usize) -> usize {
+    plan.file_of.iter().position(|g| *g == f).unwrap_or(0)
+}
+
+/// Locks every existing file in (device, inode) order, all within one
+/// `--lock-timeout`: two transactions over the same files in opposite
+/// orders take them in the same order and cannot deadlock. A create takes
+/// no lock: nothing exists to lock, and its no-replace commit refuses a
+/// racing creator.
+pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, TxnError> {
+    let timeout = txn.options.lock_timeout;
+    let deadline = Instant::now() + timeout;
+    let mut order: Vec<usize> = (0..plan.files.len())
+        .filter(|f| plan.files[*f].orig.as_ref().is_some_and(|o| !o.2))
+        .collect();
+    order.sort_by_key(|f| plan.files[*f].orig.as_ref().map(|o| o.1));
+    let mut locked: Vec<Option<Locked>> = plan.files.iter().map(|_| None).collect();
+    for f in order {
+        let (t, id, _) = plan.files[f].orig.as_ref().expect("filtered");
+        let op = first_op(plan, f);
+        let left = deadline.saturating_duration_since(Instant::now());
+        let (fd, st) = crate::fs::lock::open_locked(t, left).map_err(|e| match e {
+            FsError::Busy { path, .. } => TxnError::of(
+                op,
+                FsError::Busy {
+                    path,
+                    waited: timeout,
+                },
+            ),
+            e => TxnError::of(op, e),
+        })?;
+        if (st.st_dev, st.st_ino) != *id {
+            let what = ConflictWhat::ChangedWhileEditing;
+            let path = t.path.clone();
+            return Err(TxnError::of(op, FsError::Conflict { path, what }));
+        }
+        let file = &plan.files[f];
+        let dir = if file.steps.is_empty() {
+            // Moved or deleted, content kept: the directory must let the
+            // name go, the file's own write bit does not matter.
+            let d = crate::fs::meta::open_dir_readable(t);
+            crate::fs::meta::check_rename(t, &st, d.as_ref()).map_err(|e| TxnError::of(op, e))?;
+            d
+        } else {
+            crate::fs::check(t, &fd, &st, false).map_err(|e| TxnError::of(op, e))?
+        };
+        let dir = dir.filter(|_| txn.options.fsync);
+        locked[f] = Some(Locked { fd, st, dir });
+    }
+    Ok(locked)
+}
+
+/// Where file `f`'s temp is made: beside where it ends.
+pub(super) fn temp_dir(file: &File) -> &Target {
+    match &file.end {
+        End::At(d) => &d.t,
+        _ => &file.orig.as_ref().expect("in place means existing").0,
+    }
+}
+
+/// Runs file `f`'s content ops in order, each from the previous result,
+/// and checks every `expect_sha256`. Fills the `--report` change of each
+/// op. Returns the temp with the final content (none when no op changes
+/// the content and the file need not be copied).
+pub(super) fn stage<'a>(
+    txn: &Txn,
+    plan: &Plan,
+    f: usize,
+    file: &'a File,
+    locked: Option<&Locked>,
+    reports: &mut [Option<Report>],
+    counts: &mut [u64],
+) -> Result<Option<Temp<'a>>, TxnError> {
+    let opts = &txn.options;
+    let at = temp_dir(file);
+    let orig = locked.map(|l| &l.fd);
+    let crlf = match orig {
+        Some(fd) if opts.eol == Eol::Preserve => {
+            crate::fs::sink::dominant_is_crlf(fd).map_err(|e| TxnError::of(first_op(plan, f), e))?
+        }
+        _ => false,
+    };
+    let mut cur: Option<Temp<'a>> = None;
+    // Ops that keep the content still check their expect_sha256.
+    for (i, op) in txn.ops.iter().enumerate() {
+        if plan.file_of[i] != f || file.steps.contains(&i) {
+            continue;
+        }
+        let expect = match &op.kind {
+            OpKind::Delete { expect_sha256 } | OpKind::Move { expect_sha256, .. } => expect_sha256,
+            _ => &None,
+        };
+        if let (Some(want), Some(fd)) = (expect, orig) {
+            check_sha(fd, want, &op.path).map_err(|e| TxnError::of(i, e))?;
+        }
+    }
+    for &i in &file.steps {
+        let op = &txn.ops[i];
+        let src = cur.as_ref().map(|t| t.file()).or(orig);
+        let err = |e| TxnError::of(i, e);
+        let (change, expect) = match &op.kind {
+            OpKind::Edit {
+                change,
+                expect_sha256,
+            } => (Some(change), *expect_sha256),
+            OpKind::Move {
+                change,
+                expect_sha256,
+                ..
+            } => (change.as_ref(), *expect_sha256),
+            _ => (None, None),
+        };
+        let next = match (&op.kind, change) {
+            (_, Some(Change::Edits(edits))) => {
+                let src = src.expect("an edit has a source");
+                let mut o = opts.clone();
+                o.expect_sha256 = expect;
+                o.dry_run = false;
+                let p =
+                    crate::fs::prepare(at, src, edits, &o, crlf, &mut reports[i]).map_err(err)?;
+                counts[i] = p.count;
+                p.temp
+            }
+            (OpKind::Create { content, .. }, _) => {
+                Some(write_temp(at, content.as_bytes(), false, &mut reports[i]).map_err(err)?)
+            }
+            (kind, change) => {
+                let src = src.expect("a transform has a source");
+                if let Some(want) = &expect {
+                    check_sha(src, want, &op.path).map_err(err)?;
+                }
+                let old = read_text(src, &op.path).map_err(|fl| TxnError::fail(i, fl))?;
+                let out = match (kind, change) {
+                    (OpKind::Insert { line, text }, _) => insert(&old, *line, text, &op.path),
+                    (_, Some(Change::Transform(t))) => (t.apply)(&old),
+                    _ => unreachable!("steps change content"),
+                }
+                .map_err(|r| TxnError {
+                    chunk: r.chunk,
+                    ..TxnError::fail(i, r.failure)
+                })?;
+                counts[i] = out.count;
+                if let Some(r) = reports[i].as_mut() {
+                    r.lines = Some(out.lines);
+                    if opts.diff {
+                        let name = crate::diff::quote_name(at_name(at));
+                        let (d, cut) =
+                            crate::diff::unified(&old, &out.text, &name, 3, crate::diff::CAP);
+                        r.diff = Some(d);
+                        r.diff_truncated = cut.then_some(true);
+                    }
+                }
+                Some(write_temp(at, out.text.as_bytes(), crlf, &mut reports[i]).map_err(err)?)
+            }
+        };
+        cur = next;
+    }
+    // A move to another file system: a copy, committed like a create.
+    if cur.is_none() {
+        if let (End::At(d), Some(fd)) = (&file.end, orig) {
+            let src_dev = locked.map(|l| l.st.st_dev);
+            let dst_dev = rfs::fstat(&d.t.dir).ok().map(|s| s.st_dev);
+            if src_dev != dst_dev {
+                let op = file.last;
+                cur = Some(copy_temp(at, fd).map_err(|e| TxnError::of(op, e))?);
+            }
+        }
+    }
+    Ok(cur)
+}
+
+fn at_name(t: &Target) -> &[u8] {
+    use std::os::unix::ffi::OsStrExt;
+    t.path.as_os_str().as_bytes()
+}
+
+fn check_sha(fd: &OwnedFd, want: &[u8; 32], path: &std::path::Path) -> Result<(), FsError> {
+    let mut h = Sha256::new();
+    read_each(fd, &mut |b| h.update(b)).map_err(|errno| FsError::Read {
+        path: Some(path.to_owned()),
+        errno,
+    })?;
+    let got: [u8; 32] = h.finalize().into();
+    if got != *want {
+        let what = ConflictWhat::Sha256(got);
+        return Err(FsError::Conflict {
+            path: path.to_owned(),
+            what,
+        });
+    }
+    Ok(())
+}
+
+fn read_each(fd: &OwnedFd, each: &mut dyn FnMut(&[u8])) -> Result<(), Errno> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut off = 0u64;
+    loop {
+        match rustix::io::pread(fd, &mut buf[..], off) {
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                each(&buf[..n]);
+                off += n as u64;
+            }
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The whole text, strict UTF-8 with CRLF/CR as LF (an empty file is an
+/// empty text: an insert or a transform may start from nothing).
+fn read_text(fd: &OwnedFd, path: &std::path::Path) -> Result<String, Failure> {
+    let mut raw = Vec::new();
+    read_each(fd, &mut |b| raw.extend_from_slice(b)).map_err(|e| {
+        Failure::from(FsError::Read {
+            path: Some(path.to_owned()),
+            errno: e,
+        })
+    })?;
+    match crate::engine::replace(&raw, &[]) {
+        Ok((out, _)) => Ok(String::from_utf8(out).expect("validated")),
+        Err(crate::engine::Refusal::Empty) => Ok(String::new()),
+        Err(r) => Err(crate::protocol::refusal_failure(r, 1, &display_path(path))),
+    }
+}
+
+/// `insert`: `text` as whole lines after line `line` (0: first).
+fn insert(
+    old: &str,
+    line: u64,
+    text: &str,
+    path: &std::path::Path,
+) -> Result<Transformed, super::OpRefusal> {
+    let lines =
+        old.matches('\n').count() as u64 + u64::from(!old.is_empty() && !old.ends_with('\n'));
+    if line > lines {
+        let p = display_path(path);
+        let detail = format!("line {line} is past the end: {p} has {lines} lines");
+        return Err(Failure::new(ErrorKind::LineOutOfRange, detail).into());
+    }
+    let at = match line {
+        0 => 0,
+        n => old
+            .match_indices('\n')
+            .nth(n as usize - 1)
+            .map_or(old.len(), |(i, _)| i + 1),
+    };
+    let mut t = String::from_utf8(crate::engine::normalize_eol(text.as_bytes())).expect("UTF-8 in");
+    if !t.ends_with('\n') {
+        t.push('\n');
+    }
+    let mut out = String::with_capacity(old.len() + t.len() + 1);
+    out.push_str(&old[..at]);
+    if at == old.len() && !old.is_empty() && !old.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&t);
+    out.push_str(&old[at..]);
+    Ok(Transformed {
+        text: out,
+        count: 0,
+        lines: vec![line + 1],
+        notes: Vec::new(),
+    })
+}
+
+/// A new temp beside `at` holding `bytes` (LF written as CRLF with `crlf`).
+fn write_temp<'a>(
+    at: &'a Target,
+    bytes: &[u8],
+    crlf: bool,
+    report: &mut Option<Report>,
+) -> Result<Temp<'a>, FsError> {
+    let failed = |step, errno| FsError::Write {
+        path: at.path.clone(),
+        step,
+        errno,
+    };
+    let temp = Temp::create(at).map_err(|e| failed(WriteStep::CreateTemp, e))?;
+    let mut h = Sha256::new();
+    let mut size = 0u64;
+    let mut r: Result<(), Errno> = Ok(());
+    let mut put = |b: &[u8]| {
+        if r.is_ok() && !b.is_empty() {
+            h.update(b);
+            size += b.len() as u64;
+            r = write_all(temp.file(), b);
+        }
+    };
+    if crlf {
+        crate::eol::expand_crlf(bytes, &mut put);
+    } else {
+        put(bytes);
+    }
+    r.map_err(|e| failed(WriteStep::WriteTemp, e))?;
+    if let Some(rep) = report.as_mut() {
+        rep.size = Some(size);
+        rep.sha256 = Some(crate::hex::encode(&h.finalize()));
+    }
+    Ok(temp)
+}
+
+/// The file copied as it is into a temp beside `at` (a move across file
+/// systems).
+fn copy_temp<'a>(at: &'a Target, fd: &OwnedFd) -> Result<Temp<'a>, FsError> {
+    let failed = |step, errno| FsError::Write {
+        path: at.path.clone(),
+        step,
+        errno,
+    };
+    let temp = Temp::create(at).map_err(|e| failed(WriteStep::CreateTemp, e))?;
+    let mut r = Ok(());
+    read_each(fd, &mut |b| {
+        if r.is_ok() {
+            r = write_all(temp.file(), b);
+        }
+    })
+    .map_err(|errno| FsError::Read { path: None, errno })?;
+    r.map_err(|e| failed(WriteStep::WriteTemp, e))?;
+    let _ = rfs::fchmod(temp.file(), Mode::from_raw_mode(0o600));
+    Ok(temp)
+}
+
+fn write_all(fd: impl AsFd, mut b: &[u8]) -> Result<(), Errno> {
+    while !b.is_empty() {
+        match rustix::io::write(fd.as_fd(), b) {
+            Ok(0) => return Err(Errno::IO),
+            Ok(n) => b = &b[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
