@@ -66,6 +66,7 @@ struct Flaky {
     writes: usize,
     fail: Vec<usize>,
     no_stdin: bool,
+    commands: Vec<Vec<u8>>,
 }
 
 impl Flaky {
@@ -80,6 +81,7 @@ impl Flaky {
 
 impl Sandbox for Flaky {
     fn exec(&mut self, c: &[u8], stdin: Option<&[u8]>) -> io::Result<host::ExecOutput> {
+        self.commands.push(c.to_vec());
         self.inner.exec(c, stdin)
     }
     fn download(&mut self, p: &Path) -> io::Result<Vec<u8>> {
@@ -175,7 +177,7 @@ fn the_transfer_path_runs_every_op_and_chains_them() {
         r,
         Applied {
             count: 2,
-            files: 5,
+            files: 4,
             changes: vec![
                 change("edit", &at(p, "a.txt"), 1, Some(b"one\nTWO\n"), &[2]),
                 change("insert", &at(p, "a.txt"), 0, Some(a), &[2]),
@@ -228,7 +230,7 @@ fn transfer_refusals_name_the_op_and_upload_nothing() {
         (
             edit(at(p, "dir"), "a", "b"),
             "file_not_found",
-            format!("file 2 ({0}): file not found: {0} is a directory", at(p, "dir")),
+            format!("file 2 ({0}): file not found: {0} is a directory, not a regular file", at(p, "dir")),
         ),
         (
             FileOp::Create {
@@ -238,7 +240,7 @@ fn transfer_refusals_name_the_op_and_upload_nothing() {
                 mode: None,
             },
             "file_exists",
-            format!("file 2 ({0}): file exists: {0} exists (give overwrite: true to replace it)", at(p, "b.txt")),
+            format!("file 2 ({0}): file exists: {0} exists; give \"overwrite\": true to replace it", at(p, "b.txt")),
         ),
         (
             FileOp::Move {
@@ -249,7 +251,7 @@ fn transfer_refusals_name_the_op_and_upload_nothing() {
                 expect_sha256: None,
             },
             "file_exists",
-            format!("file 2 ({}): file exists: {} exists (give overwrite: true to replace it)", at(p, "a.txt"), at(p, "b.txt")),
+            format!("file 2 ({}): file exists: {} exists; give \"overwrite\": true to replace it", at(p, "a.txt"), at(p, "b.txt")),
         ),
         (
             FileOp::Insert {
@@ -266,13 +268,8 @@ fn transfer_refusals_name_the_op_and_upload_nothing() {
                 expect_sha256: Some("0".repeat(64)),
             },
             "conflict",
-            format!("file 2 ({0}): conflict: {0} does not have the expected SHA-256 (it has {1})", at(p, "b.txt"),
+            format!("file 2 ({0}): conflict: {0} changed since it was read: its SHA-256 is {1}", at(p, "b.txt"),
                 sha(b"dup dup\nfn  main() {\n    x\n}\n")),
-        ),
-        (
-            edit(at(p, "b.txt"), "", "x"),
-            "invalid_argument",
-            format!("file 2 ({}): invalid argument: OLD is empty", at(p, "b.txt")),
         ),
     ];
     for (op, token, shown) in cases {
@@ -510,7 +507,7 @@ fn a_patch_through_the_transfer_path_adds_updates_moves_and_deletes() {
     );
     let mut ed = host::Editor::new(LocalShell::new(), MISSING);
     let r = ed.apply_patch(&patch).unwrap();
-    assert_eq!((r.count, r.files, r.via), (2, 5, Via::Transfer));
+    assert_eq!((r.count, r.files, r.via), (2, 4, Via::Transfer));
     let ops: Vec<(&str, u64, Option<&str>, Vec<u64>)> = r
         .changes
         .iter()
@@ -632,4 +629,247 @@ fn a_refused_chunk_reads_for_the_model_and_changes_nothing() {
     assert_eq!(e.token(), Some("invalid_patch"));
     assert_eq!(ed.sandbox.writes, 0, "nothing was written");
     assert_eq!(tree(p), before);
+}
+
+/// Runs `ops` natively (the real helper, protocol 3) in one copy of a
+/// tree and through the transfer path in another; returns both results
+/// (with each copy's directory shown as `@`) and both trees.
+type Tree = BTreeMap<String, Option<Vec<u8>>>;
+
+fn native_and_transfer(
+    setup: &dyn Fn(&Path),
+    ops: &dyn Fn(&Path) -> Vec<FileOp>,
+) -> [(String, String, Tree); 2] {
+    [BIN, MISSING].map(|helper| {
+        let d = scratch();
+        let p = d.path().canonicalize().unwrap();
+        setup(&p);
+        let mut ed = host::Editor::new(LocalShell::new(), helper);
+        let r = ed.transaction(&ops(&p));
+        let want = if helper == BIN {
+            Via::Native
+        } else {
+            Via::Transfer
+        };
+        let via = match &r {
+            Ok(a) => a.via,
+            Err(EditError::Failed { via, .. }) => *via,
+            Err(e) => panic!("{e:?}"),
+        };
+        assert_eq!(via, want, "{r:?}");
+        let shown = r.as_ref().map_or_else(|e| e.to_string(), |_| String::new());
+        let r = match r {
+            Ok(a) => format!(
+                "{:?}",
+                Applied {
+                    via: Via::Native,
+                    ..a
+                }
+            ),
+            Err(EditError::Failed {
+                kind,
+                detail,
+                count,
+                hints,
+                at,
+                ..
+            }) => format!("{kind:?} {detail:?} {count:?} {hints:?} {at:?}"),
+            Err(e) => panic!("{e:?}"),
+        };
+        let dir = p.to_string_lossy().into_owned();
+        (r.replace(&dir, "@"), shown.replace(&dir, "@"), tree(&p))
+    })
+}
+
+#[test]
+fn native_and_transfer_give_the_same_results_and_trees() {
+    let base = |p: &Path| {
+        four_files(p);
+        write_file(p, "crlf.txt", b"one\r\ntwo\r\n", 0o644);
+        write_file(p, "dup.txt", b"dup dup\nfn  main() {\n    x\n}\n", 0o644);
+        std::fs::create_dir(p.join("dir")).unwrap();
+    };
+    type Ops = Box<dyn Fn(&Path) -> Vec<FileOp>>;
+    let one = |f: fn(&Path) -> FileOp| -> Ops {
+        Box::new(move |p: &Path| vec![edit(at(p, "a.txt"), "a", "A"), f(p)])
+    };
+    let cases: Vec<Ops> = vec![
+        Box::new(four_write_ops),
+        Box::new(|p: &Path| {
+            vec![
+                edit(at(p, "crlf.txt"), "two", "TWO"),
+                FileOp::Insert {
+                    path: at(p, "crlf.txt"),
+                    line: 2,
+                    text: "three".into(),
+                },
+                FileOp::Create {
+                    path: at(p, "new/deep/c.txt"),
+                    content: "no\r\nnormalization".into(),
+                    overwrite: false,
+                    mode: None,
+                },
+                FileOp::Create {
+                    path: at(p, "a.txt"),
+                    content: "replaced".into(),
+                    overwrite: true,
+                    mode: None,
+                },
+                FileOp::Move {
+                    path: at(p, "d.txt"),
+                    to: at(p, "b.txt"),
+                    overwrite: true,
+                    edits: vec![TxnEdit::new("d", "D")],
+                    expect_sha256: Some(sha(b"d\n")),
+                },
+            ]
+        }),
+        one(|p| edit(at(p, "dup.txt"), "dup", "x")),
+        one(|p| edit(at(p, "dup.txt"), "fn main() {\n  x\n}", "y")),
+        one(|p| edit(at(p, "nope.txt"), "a", "b")),
+        one(|p| edit(at(p, "dir"), "a", "b")),
+        one(|p| edit(at(p, "dup.txt"), "", "b")),
+        one(|p| FileOp::Create {
+            path: at(p, "b.txt"),
+            content: String::new(),
+            overwrite: false,
+            mode: None,
+        }),
+        one(|p| FileOp::Move {
+            path: at(p, "b.txt"),
+            to: at(p, "d.txt"),
+            overwrite: false,
+            edits: vec![],
+            expect_sha256: None,
+        }),
+        one(|p| FileOp::Insert {
+            path: at(p, "dup.txt"),
+            line: 5,
+            text: "z".into(),
+        }),
+        one(|p| FileOp::Delete {
+            path: at(p, "dup.txt"),
+            expect_sha256: Some("0".repeat(64)),
+        }),
+        one(|p| FileOp::Delete {
+            path: at(p, "nope.txt"),
+            expect_sha256: None,
+        }),
+    ];
+    for (i, ops) in cases.iter().enumerate() {
+        let [native, transfer] = native_and_transfer(&base, ops.as_ref());
+        assert_eq!(native.0, transfer.0, "case {i}: results");
+        assert_eq!(native.1, transfer.1, "case {i}: the words for the model");
+        assert_eq!(native.2, transfer.2, "case {i}: trees");
+    }
+}
+
+#[test]
+fn without_stdin_the_request_travels_in_argv_and_over_the_bound_by_transfer() {
+    let ops = |p: &Path| {
+        vec![
+            edit(at(p, "a.txt"), "a", "A"),
+            edit(at(p, "b.txt"), "b", "B"),
+        ]
+    };
+    for (no_stdin, limit, via, flag) in [
+        (false, 200, Via::Native, "'--stdin'"),
+        (true, 100_000, Via::Native, "'--request-b64' '"),
+        (true, 200, Via::Transfer, ""),
+    ] {
+        let d = scratch();
+        let p = d.path();
+        four_files(p);
+        let sb = Flaky {
+            no_stdin,
+            ..Flaky::default()
+        };
+        let mut ed = host::Editor::new(sb, BIN).with_command_limit(limit);
+        let r = ed.transaction(&ops(p)).unwrap();
+        assert_eq!((r.count, r.files, r.via), (2, 2, via), "{flag}");
+        assert_eq!(std::fs::read(p.join("a.txt")).unwrap(), b"A\n");
+        assert_eq!(std::fs::read(p.join("b.txt")).unwrap(), b"B\n");
+        let sent: Vec<String> = ed
+            .sandbox
+            .commands
+            .iter()
+            .map(|c| String::from_utf8_lossy(c).into_owned())
+            .collect();
+        match via {
+            // The version probe, then one exec carrying the whole request.
+            Via::Native => {
+                assert_eq!(sent.len(), 2, "{sent:?}");
+                assert!(sent[1].starts_with(&format!("'{BIN}' '--report' '--hints' {flag}")));
+            }
+            // Too long for one command: nothing sent but nothing probed.
+            Via::Transfer => assert!(sent.is_empty(), "{sent:?}"),
+        }
+    }
+}
+
+/// A helper script that answers `--version` with protocol 3 and anything
+/// else with the result line in `answer`.
+fn scripted_helper(d: &Path, answer: &str) -> String {
+    std::fs::write(d.join("answer"), answer).unwrap();
+    let script = format!(
+        "#!/bin/sh\ncase \"$1\" in --version) echo 'as-edit 0.1.0 (protocol 3; test)'; exit 0;; esac\ncat {}\nexit 1\n",
+        d.join("answer").display()
+    );
+    let p = write_file(d, "helper", script.as_bytes(), 0o755);
+    p.to_string_lossy().into_owned()
+}
+
+#[test]
+fn the_helpers_transaction_keys_are_typed_and_a_chunk_is_worded_for_the_model() {
+    let d = scratch();
+    let helper = scripted_helper(
+        d.path(),
+        r#"__RESULT__{"error":"multiple_occurrences","count":2,"detail":"file 2 of 2 (src/app.py): chunk 3: the context occurs 2 times","lines":[40,97],"file":2,"chunk":3}"#,
+    );
+    let mut ed = host::Editor::new(LocalShell::new(), helper);
+    let patch = "*** Begin Patch\n*** Delete File: x\n*** Update File: src/app.py\n@@\n-a\n+b\n*** End Patch";
+    let e = ed.apply_patch(patch).unwrap_err();
+    let (tok, _, via, where_) = refusal(&e);
+    assert_eq!((tok, via), ("multiple_occurrences", Via::Native));
+    assert_eq!(
+        where_,
+        &TxnAt {
+            file: 2,
+            path: Some("src/app.py".into()),
+            chunk: Some(3),
+            ..TxnAt::default()
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        "file 2 (src/app.py), chunk 3: the context occurs at lines 40 and 97; add an @@ line naming the enclosing function, or more context lines"
+    );
+    // An undo that failed: every file's state.
+    let helper = scripted_helper(
+        d.path(),
+        r#"__RESULT__{"error":"internal_error","detail":"file 1 of 2 (a): undoing: EIO","file":1,"partial":[{"path":"/w/a","state":"new"},{"path":"/w/b","state":"old"}]}"#,
+    );
+    let mut ed = host::Editor::new(LocalShell::new(), helper);
+    let e = ed
+        .transaction(&[edit("a".into(), "x", "y"), edit("b".into(), "x", "y")])
+        .unwrap_err();
+    let (tok, _, _, where_) = refusal(&e);
+    assert_eq!(tok, "internal_error");
+    assert_eq!(
+        where_.partial,
+        vec![
+            FileState {
+                path: "/w/a".into(),
+                state: State::New
+            },
+            FileState {
+                path: "/w/b".into(),
+                state: State::Old
+            }
+        ]
+    );
+    assert_eq!(
+        e.to_string(),
+        "file 1 (a): internal error: undoing: EIO\nfiles left: /w/a (new), /w/b (old)"
+    );
 }

@@ -190,7 +190,12 @@ pub(super) fn render_at(
 
 /// The detail without the `file i of n (P): ` (and `chunk c: `) that
 /// [`render_at`] already wrote; None when only the token's words remain.
-pub(super) fn unprefixed<'a>(detail: &'a str, at: &TxnAt, kind: &Token) -> Option<&'a str> {
+pub(super) fn unprefixed<'a>(
+    detail: &'a str,
+    at: &TxnAt,
+    kind: &Token,
+    count: Option<u64>,
+) -> Option<&'a str> {
     let mut d = detail;
     if d.starts_with(&format!("file {} of ", at.file)) {
         if let Some(p) = &at.path {
@@ -202,12 +207,15 @@ pub(super) fn unprefixed<'a>(detail: &'a str, at: &TxnAt, kind: &Token) -> Optio
     if let Some(c) = at.chunk {
         d = d.strip_prefix(&format!("chunk {c}: ")).unwrap_or(d);
     }
-    (d != default_words(kind)).then_some(d)
+    (d != default_words(kind, count)).then_some(d)
 }
 
 /// The helper's detail for a transaction refusal that has none of its own.
-pub(super) fn default_words(kind: &Token) -> String {
+pub(super) fn default_words(kind: &Token, count: Option<u64>) -> String {
     match kind {
+        Token::Known(ErrorKind::MultipleOccurrences) => {
+            format!("OLD occurs {} times", count.unwrap_or(0))
+        }
         Token::Known(ErrorKind::StringNotFound) => "OLD not found".into(),
         Token::Known(ErrorKind::Empty) => "the file is empty".into(),
         k => k.as_str().replace('_', " "),

@@ -10,7 +10,7 @@
 //! - [`Editor::transaction`], [`Editor::apply_patch`],
 //!   [`Editor::apply_operations`]: several files in one exec (`txn`: the
 //!   request types and result keys; `run_txn`: native or transfer;
-//!   `txn_transfer`/`patch_transfer`: the transfer path through the same
+//!   `txn_transfer`/`txn_ops`/`patch_transfer`: the transfer path through the same
 //!   pure engine, patch parser and locator; `write_back`: its uploads and
 //!   their undo). The transfer path computes every file and refuses before
 //!   uploading anything, but it is **not atomic across files**: while it
@@ -35,6 +35,7 @@ mod patch_transfer;
 mod run_txn;
 mod transfer;
 pub mod txn;
+mod txn_ops;
 mod txn_transfer;
 mod write_back;
 
@@ -190,7 +191,7 @@ impl std::fmt::Display for EditError {
                     if display::render_at(f, kind, hints.as_deref(), at)? {
                         return display::render_left(f, Some(at));
                     }
-                    detail = detail.and_then(|d| display::unprefixed(d, at, kind));
+                    detail = detail.and_then(|d| display::unprefixed(d, at, kind, *count));
                 }
                 if let Some(h) = hints {
                     if render_hints(f, kind, *count, h, indent.as_deref())? {

@@ -173,9 +173,20 @@ pub(crate) fn transfer_patch<S: Sandbox + ?Sized>(
         }
     }
     write_back::write_all(sb, &writes, n)?;
+    // A move's two paths are one file.
+    let written = |p: &str| writes.iter().any(|w| w.path == p);
+    let moves = applied
+        .iter()
+        .filter(|c| match c {
+            patch::Change::Updated {
+                path, to: Some(to), ..
+            } => written(path) && written(to),
+            _ => false,
+        })
+        .count();
     Ok(Applied {
         count,
-        files: writes.len() as u64,
+        files: (writes.len() - moves) as u64,
         changes,
         via: Via::Transfer,
     })

@@ -14,13 +14,16 @@ use sha2::{Digest, Sha256};
 
 use super::display::indent_words;
 use super::txn::{Applied, FileChange, FileOp, TxnAt, TxnEdit};
+use super::txn_ops::{build_edits, insert_lines, validate};
 use super::write_back::{self, Write};
 use super::{EditError, RefusalHints, Sandbox, Token, Via};
-use crate::engine::{self, Edit};
+use crate::engine;
 use crate::protocol::{refusal_failure, ErrorKind, Failure};
 
 struct Entry {
     path: String,
+    /// Which file this is: a move's target gets its source's.
+    id: usize,
     file: u64,
     original: Option<Vec<u8>>,
     current: Option<Vec<u8>>,
@@ -30,6 +33,8 @@ struct Entry {
 pub(crate) struct Files<'a, S: ?Sized> {
     sb: &'a mut S,
     entries: Vec<Entry>,
+    /// Files a move replaced: changed, though their path now holds another.
+    replaced: Vec<usize>,
     n: usize,
 }
 
@@ -38,7 +43,7 @@ pub(crate) struct Files<'a, S: ?Sized> {
 pub(crate) fn refuse(f: Failure, file: u64, n: usize, path: &str) -> EditError {
     let d = f
         .detail
-        .unwrap_or_else(|| super::display::default_words(&Token::Known(f.kind)));
+        .unwrap_or_else(|| super::display::default_words(&Token::Known(f.kind), f.count));
     EditError::Failed {
         kind: Token::Known(f.kind),
         detail: Some(format!("file {file} of {n} ({path}): {d}")),
@@ -59,6 +64,7 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
         Files {
             sb,
             entries: Vec::new(),
+            replaced: Vec::new(),
             n,
         }
     }
@@ -76,7 +82,10 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
                     K::NotConnected => EditError::Backend(e),
                     K::InvalidInput => super::transfer::not_sendable(&e, Via::Transfer),
                     _ if e.raw_os_error() == Some(libc::EISDIR) => self.refuse(
-                        Failure::new(ErrorKind::FileNotFound, format!("{path} is a directory")),
+                        Failure::new(
+                            ErrorKind::FileNotFound,
+                            format!("{path} is a directory, not a regular file"),
+                        ),
                         file,
                         path,
                     ),
@@ -90,6 +99,7 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
         };
         self.entries.push(Entry {
             path: path.to_owned(),
+            id: self.entries.len(),
             file,
             current: bytes.clone(),
             original: bytes,
@@ -132,9 +142,20 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
             .collect()
     }
 
-    /// Every file whose content differs from what was downloaded.
-    pub(crate) fn writes(self) -> Vec<Write> {
-        self.entries
+    /// Every path whose content differs from what was downloaded, and
+    /// how many files that is (a move's two paths are one file).
+    pub(crate) fn writes(self) -> (Vec<Write>, u64) {
+        let mut ids: Vec<usize> = self
+            .entries
+            .iter()
+            .filter(|e| e.current != e.original)
+            .map(|e| e.id)
+            .chain(self.replaced.iter().copied())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let writes = self
+            .entries
             .into_iter()
             .filter(|e| e.current != e.original)
             .map(|e| Write {
@@ -143,7 +164,8 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
                 original: e.original,
                 new: e.current,
             })
-            .collect()
+            .collect();
+        (writes, ids.len() as u64)
     }
 }
 
@@ -168,6 +190,7 @@ pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
     sb: &mut S,
     ops: &[FileOp],
 ) -> Result<Applied, EditError> {
+    validate(ops)?;
     let mut paths: Vec<&str> = ops.iter().map(FileOp::path).collect();
     paths.extend(ops.iter().filter_map(|o| match o {
         FileOp::Move { to, .. } => Some(to.as_str()),
@@ -188,11 +211,11 @@ pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
         count += c.count;
         changes.push(c);
     }
-    let writes = files.writes();
+    let (writes, changed) = files.writes();
     write_back::write_all(sb, &writes, ops.len())?;
     Ok(Applied {
         count,
-        files: writes.len() as u64,
+        files: changed,
         changes,
         via: Via::Transfer,
     })
@@ -210,7 +233,7 @@ fn check_sha<S: Sandbox + ?Sized>(
             Failure::new(
                 ErrorKind::Conflict,
                 format!(
-                    "{path} does not have the expected SHA-256 (it has {})",
+                    "{path} changed since it was read: its SHA-256 is {}",
                     sha256_hex(bytes)
                 ),
             ),
@@ -293,10 +316,16 @@ fn apply_op<S: Sandbox + ?Sized>(
                 true => (bytes, 0, Vec::new()),
                 false => run_edits(files, &bytes, edits, file, path)?,
             };
-            let mut c = change("move", path, Some(&out), count, lines);
+            // As the helper reports it: a plain rename has no new content.
+            let shown = (!edits.is_empty()).then_some(&out[..]);
+            let mut c = change("move", path, shown, count, lines);
             c.to = Some(to.clone());
+            if i != j && files.entries[j].original.is_some() {
+                files.replaced.push(files.entries[j].id);
+            }
             files.set(i, None, file);
             files.set(j, Some(out), file);
+            files.entries[j].id = files.entries[i].id;
             Ok(c)
         }
     }
@@ -305,7 +334,7 @@ fn apply_op<S: Sandbox + ?Sized>(
 fn exists(path: &str) -> Failure {
     Failure::new(
         ErrorKind::FileExists,
-        format!("{path} exists (give overwrite: true to replace it)"),
+        format!("{path} exists; give \"overwrite\": true to replace it"),
     )
 }
 
@@ -318,18 +347,8 @@ fn run_edits<S: Sandbox + ?Sized>(
     file: u64,
     path: &str,
 ) -> Result<(Vec<u8>, u64, Vec<u64>), EditError> {
-    let invalid = |m: &str| files.refuse(Failure::new(ErrorKind::InvalidArgument, m), file, path);
-    if edits.is_empty() {
-        return Err(invalid("edits is empty"));
-    }
-    let mut built = Vec::with_capacity(edits.len());
-    for e in edits {
-        let mut edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(invalid)?;
-        if let Some(l) = e.at_line {
-            edit = edit.with_at_line(l).map_err(invalid)?;
-        }
-        built.push(edit);
-    }
+    let built = build_edits(edits)
+        .map_err(|m| files.refuse(Failure::new(ErrorKind::InvalidArgument, m), file, path))?;
     // As `engine::replace`, with the lines `--report` gives.
     let mut out = Vec::with_capacity(bytes.len());
     let mut eng = engine::Engine::new(&built, true);
@@ -359,44 +378,4 @@ fn refused_edit(r: &engine::Refusal) -> Option<usize> {
         R::NotFound { edit } | R::Multiple { edit, .. } => Some(*edit),
         _ => None,
     }
-}
-
-/// `insert`: `text` as whole lines after line `line` (0: before the first),
-/// a final newline added when missing; past the end is `line_out_of_range`.
-///
-/// The helper's own copy is private to `txn`; this one must stay the same
-/// (the host tests compare both paths' bytes).
-pub(crate) fn insert_lines(
-    old: &str,
-    line: u64,
-    text: &str,
-    path: &str,
-) -> Result<String, Failure> {
-    let lines =
-        old.matches('\n').count() as u64 + u64::from(!old.is_empty() && !old.ends_with('\n'));
-    if line > lines {
-        return Err(Failure::new(
-            ErrorKind::LineOutOfRange,
-            format!("line {line} is past the end: {path} has {lines} lines"),
-        ));
-    }
-    let at = match line {
-        0 => 0,
-        n => old
-            .match_indices('\n')
-            .nth(n as usize - 1)
-            .map_or(old.len(), |(i, _)| i + 1),
-    };
-    let mut t = String::from_utf8(engine::normalize_eol(text.as_bytes())).expect("UTF-8 in");
-    if !t.ends_with('\n') {
-        t.push('\n');
-    }
-    let mut out = String::with_capacity(old.len() + t.len() + 1);
-    out.push_str(&old[..at]);
-    if at == old.len() && !old.is_empty() && !old.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(&t);
-    out.push_str(&old[at..]);
-    Ok(out)
 }

@@ -294,7 +294,11 @@ fn commit_file(
     };
     let fsync = txn.options.fsync;
     // Replaced by a move onto its name: that move's commit removed it.
-    if plan.files.iter().any(|g| matches!(&g.end, End::At(d) if d.replaces == Some(f))) {
+    if plan
+        .files
+        .iter()
+        .any(|g| matches!(&g.end, End::At(d) if d.replaces == Some(f)))
+    {
         return Ok(());
     }
     if let (Some((t, _, _)), Some(l)) = (&file.orig, &locked[f]) {

@@ -1,0 +1,112 @@
+//! The pure parts of a transaction's ops on the transfer path: the
+//! request's own checks (worded as the helper's request parser words
+//! them) and `insert`'s text transform.
+
+use super::txn::{FileOp, TxnEdit};
+use super::{EditError, Token, Via};
+use crate::engine::{self, Edit};
+use crate::protocol::{ErrorKind, Failure};
+
+/// The request's own errors, before any download: `invalid_argument`
+/// worded as the helper's request parser words it (no `file` key).
+pub(crate) fn validate(ops: &[FileOp]) -> Result<(), EditError> {
+    let n = ops.len();
+    let invalid = |d: String| EditError::Failed {
+        kind: Token::Known(ErrorKind::InvalidArgument),
+        detail: Some(d),
+        count: None,
+        via: Via::Transfer,
+        hints: None,
+        indent: None,
+        at: None,
+    };
+    if n == 0 {
+        return Err(invalid("files request: files is empty".into()));
+    }
+    if n > crate::txn::MAX_OPS {
+        return Err(invalid(format!(
+            "files request: {n} ops, more than the {} one transaction may hold",
+            crate::txn::MAX_OPS
+        )));
+    }
+    for (k, op) in ops.iter().enumerate() {
+        let what = format!("file {} of {n}", k + 1);
+        let to = match op {
+            FileOp::Move { to, .. } => Some(to),
+            _ => None,
+        };
+        for (key, p) in [("path", Some(op.path())), ("to", to.map(String::as_str))] {
+            match p {
+                Some("") => return Err(invalid(format!("{what}: {key} is empty"))),
+                Some(p) if p.contains('\0') => {
+                    return Err(invalid(format!("{what}: {key} contains a NUL character")))
+                }
+                _ => {}
+            }
+        }
+        let edits = match op {
+            FileOp::Edit { edits, .. } if edits.is_empty() => {
+                return Err(invalid(format!("{what}: edits is empty")))
+            }
+            FileOp::Edit { edits, .. } | FileOp::Move { edits, .. } => &edits[..],
+            _ => &[],
+        };
+        build_edits(edits).map_err(invalid)?;
+    }
+    Ok(())
+}
+
+/// The engine's edits, or the helper's words for a bad one.
+pub(crate) fn build_edits(edits: &[TxnEdit]) -> Result<Vec<Edit>, String> {
+    let total = edits.len();
+    let mut built = Vec::with_capacity(total);
+    for (i, e) in edits.iter().enumerate() {
+        let bad = |m: &str| format!("{}{m}", crate::protocol::edit_prefix(i, total));
+        let mut edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(bad)?;
+        if let Some(l) = e.at_line {
+            edit = edit.with_at_line(l).map_err(bad)?;
+        }
+        built.push(edit);
+    }
+    Ok(built)
+}
+
+/// `insert`: `text` as whole lines after line `line` (0: before the first),
+/// a final newline added when missing; past the end is `line_out_of_range`.
+///
+/// The helper's own copy is private to `txn`; this one must stay the same
+/// (the host tests compare both paths' bytes).
+pub(crate) fn insert_lines(
+    old: &str,
+    line: u64,
+    text: &str,
+    path: &str,
+) -> Result<String, Failure> {
+    let lines =
+        old.matches('\n').count() as u64 + u64::from(!old.is_empty() && !old.ends_with('\n'));
+    if line > lines {
+        return Err(Failure::new(
+            ErrorKind::LineOutOfRange,
+            format!("line {line} is past the end: {path} has {lines} lines"),
+        ));
+    }
+    let at = match line {
+        0 => 0,
+        n => old
+            .match_indices('\n')
+            .nth(n as usize - 1)
+            .map_or(old.len(), |(i, _)| i + 1),
+    };
+    let mut t = String::from_utf8(engine::normalize_eol(text.as_bytes())).expect("UTF-8 in");
+    if !t.ends_with('\n') {
+        t.push('\n');
+    }
+    let mut out = String::with_capacity(old.len() + t.len() + 1);
+    out.push_str(&old[..at]);
+    if at == old.len() && !old.is_empty() && !old.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&t);
+    out.push_str(&old[at..]);
+    Ok(out)
+}
