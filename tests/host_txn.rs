@@ -873,3 +873,67 @@ fn the_helpers_transaction_keys_are_typed_and_a_chunk_is_worded_for_the_model() 
         "file 1 (a): internal error: undoing: EIO\nfiles left: /w/a (new), /w/b (old)"
     );
 }
+
+#[test]
+fn the_example_runs_a_files_request_and_a_patch() {
+    // cargo test builds examples beside the binary: target/<profile>/examples/host.
+    let example = Path::new(BIN).parent().unwrap().join("examples/host");
+    if !example.exists() {
+        return skip("the host example is not built (cargo test builds it by default)");
+    }
+    for (helper, via) in [(BIN, "native"), (MISSING, "fallback: transfer")] {
+        let d = scratch();
+        let p = d.path().canonicalize().unwrap();
+        four_files(&p);
+        let req = serde_json::json!({"files": [
+            {"op": "edit", "path": at(&p, "a.txt"), "edits": [{"old": "a", "new": "A"}]},
+            {"op": "move", "path": at(&p, "b.txt"), "to": at(&p, "sub/b.txt")},
+            {"op": "create", "path": at(&p, "c.txt"), "content": "c\n", "mode": "0600"},
+        ]});
+        std::fs::write(p.join("req.json"), req.to_string()).unwrap();
+        let patch = format!(
+            "*** Begin Patch\n*** Update File: {}\n-d\n+D\n*** Delete File: {}\n*** End Patch\n",
+            at(&p, "d.txt"),
+            at(&p, "c.txt")
+        );
+        std::fs::write(p.join("p.patch"), patch).unwrap();
+        let run = |args: &[&str]| {
+            let o = std::process::Command::new(&example)
+                .args(args)
+                .env("AS_EDIT_HELPER", helper)
+                .current_dir(&p)
+                .output()
+                .unwrap();
+            (
+                String::from_utf8(o.stdout).unwrap().replace(&at(&p, ""), "@"),
+                o.status.code().unwrap(),
+            )
+        };
+        assert_eq!(
+            run(&["--files", "req.json"]),
+            (
+                format!("applied 1 in 3 files ({via})\nedit @a.txt (1)\nmove @b.txt -> @sub/b.txt (0)\ncreate @c.txt (0)\n"),
+                0
+            )
+        );
+        if helper == MISSING {
+            // The patch CLI is not in this helper yet: the fallback only.
+            assert_eq!(
+                run(&["--patch", "p.patch"]),
+                (
+                    format!("applied 1 in 2 files ({via})\nedit @d.txt (1)\ndelete @c.txt (0)\n"),
+                    0
+                )
+            );
+            assert_eq!(std::fs::read(p.join("d.txt")).unwrap(), b"D\n");
+            assert!(!p.join("c.txt").exists());
+        }
+        assert_eq!(std::fs::read(p.join("a.txt")).unwrap(), b"A\n");
+        assert_eq!(std::fs::read(p.join("sub/b.txt")).unwrap(), b"b\n");
+        assert_eq!(
+            run(&["--files", "p.patch"]).1,
+            2,
+            "not JSON: an invocation error"
+        );
+    }
+}

@@ -23,16 +23,18 @@ pub const TXN_PROTOCOL: u32 = 3;
 
 /// One old/new pair of an `edit` or `move` op (the single-file request's
 /// edit: batch semantics, `at_line` optional).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TxnEdit {
     /// The text to find (exactly once unless `replace_all`).
     pub old: String,
     /// The text that replaces it.
     pub new: String,
     /// Replace every occurrence.
+    #[serde(default)]
     pub replace_all: bool,
     /// Only the occurrence starting on this 1-based line.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_line: Option<u64>,
 }
 
@@ -49,9 +51,10 @@ impl TxnEdit {
 }
 
 /// One operation of a transaction, as the helper's request spells it
-/// (`{"op":"edit",...}`); paths are as the sandbox sees them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "op", rename_all = "lowercase")]
+/// (`{"op":"edit",...}`, read back the same way); paths are as the
+/// sandbox sees them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
 pub enum FileOp {
     /// Change an existing file's content.
     Edit {
@@ -60,7 +63,7 @@ pub enum FileOp {
         /// At least one edit.
         edits: Vec<TxnEdit>,
         /// Refuse with `conflict` unless the file has these bytes (hex).
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         expect_sha256: Option<String>,
     },
     /// Insert `text` as whole lines after line `line` (0: before the first).
@@ -79,9 +82,15 @@ pub enum FileOp {
         /// The bytes (no normalization).
         content: String,
         /// Replace an existing file instead of refusing with `file_exists`.
+        #[serde(default)]
         overwrite: bool,
         /// Permission bits before the umask (default 0o644).
-        #[serde(skip_serializing_if = "Option::is_none", serialize_with = "octal")]
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            serialize_with = "octal",
+            deserialize_with = "from_octal"
+        )]
         mode: Option<u32>,
     },
     /// Remove the directory entry.
@@ -89,7 +98,7 @@ pub enum FileOp {
         /// The file.
         path: String,
         /// Refuse with `conflict` unless the file has these bytes (hex).
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         expect_sha256: Option<String>,
     },
     /// Rename `path` to `to`, applying `edits` on the way.
@@ -99,18 +108,30 @@ pub enum FileOp {
         /// Its new path (missing parents are created).
         to: String,
         /// Replace an existing `to` instead of refusing with `file_exists`.
+        #[serde(default)]
         overwrite: bool,
         /// Edits applied while moving (none: a plain rename).
-        #[serde(skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         edits: Vec<TxnEdit>,
         /// Refuse with `conflict` unless the file has these bytes (hex).
-        #[serde(skip_serializing_if = "Option::is_none")]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         expect_sha256: Option<String>,
     },
 }
 
 fn octal<S: serde::Serializer>(mode: &Option<u32>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&format!("{:04o}", mode.unwrap_or(0o644)))
+}
+
+fn from_octal<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    let s = String::deserialize(d)?;
+    u32::from_str_radix(&s, 8)
+        .ok()
+        .filter(|m| *m <= 0o7777 && (3..=4).contains(&s.len()))
+        .map(Some)
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!("mode takes 3 or 4 octal digits, got {s:?}"))
+        })
 }
 
 impl FileOp {
@@ -128,7 +149,7 @@ impl FileOp {
 
 /// One operation of an `apply_patch_call` (the Responses API's form):
 /// `diff` is the hunks of one file, or the `+` lines of a new one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PatchOp {
     /// `create_file`, `update_file` or `delete_file`.
     #[serde(rename = "type")]
@@ -136,15 +157,15 @@ pub struct PatchOp {
     /// The file.
     pub path: String,
     /// The file's diff (empty for `delete_file`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
     /// `update_file` only: the new path.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub move_to: Option<String>,
 }
 
 /// The three operation types of an `apply_patch_call`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PatchOpKind {
     /// A new file from the `+` lines.
