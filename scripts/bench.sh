@@ -10,13 +10,16 @@
 #   --install    only the install-over-exec table (see install_bench below)
 #   --hints-only only the hints case: a --hints refusal of a 1 MiB source file
 #                against the plain refusal (target <= 3x), peak RSS <= 16 MiB
+#   --files-only only the files case: ten small edits in ten files as one
+#                transaction against ten single-file execs and against one
+#                (target <= 2x one exec), peak RSS <= 4 MiB
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 # --docker [--quick] [--bin PATH]: the docker exec timing table instead (scripts/bench/docker.sh).
 [ "${1:-}" = --docker ] && { shift; exec scripts/bench/docker.sh "$@"; }
 
-quick=0 huge=0 diff_only=0 hints_only=0 bin="" install=0
+quick=0 huge=0 diff_only=0 hints_only=0 files_only=0 bin="" install=0
 while (($#)); do
   case "$1" in
     --install) install=1 ;;
@@ -24,6 +27,7 @@ while (($#)); do
     --huge) huge=1 ;;
     --diff-only) diff_only=1 ;;
     --hints-only) hints_only=1 ;;
+    --files-only) files_only=1 ;;
     --bin) bin=$2; shift ;;
     *) die "unknown argument $1" ;;
   esac
@@ -191,6 +195,48 @@ diff_case() {
     "peak RSS --report ${rss_report} KiB, --report --diff ${rss_diff} KiB (target <= 4096)"
 }
 
+# --- files (issue 19) -----------------------------------------------------
+# Ten small edits in ten 4 KiB files: one {"files":[...]} transaction on
+# --stdin, ten single-file execs, one single-file exec (each exec a fresh
+# sh -c, as a host's exec API runs it). Targets: the transaction <= 2x one
+# exec, peak RSS <= 4 MiB.
+files_case() {
+  local d="$work/files" i ops="" line
+  mkdir -p "$d"
+  for i in 0 1 2 3 4 5 6 7 8 9; do
+    "$py" -c "import sys; sys.stdout.write(''.join('    let v%d = compute_$i(%d);\n' % (j, j) for j in range(80)))" >"$d/f$i.orig"
+    ops="$ops${ops:+,}{\"op\":\"edit\",\"path\":\"$d/f$i.txt\",\"edits\":[{\"old\":\"compute_$i(40)\",\"new\":\"changed_$i(40)\"}]}"
+  done
+  printf '{"files":[%s]}' "$ops" >"$work/files.json"
+  local prep="sh -c \"for i in 0 1 2 3 4 5 6 7 8 9; do cp '$d/f'\\\$i.orig '$d/f'\\\$i.txt; done; sync\""
+  local ten="" o n
+  for i in 0 1 2 3 4 5 6 7 8 9; do
+    o=$(b64 "compute_$i(40)"); n=$(b64 "changed_$i(40)")
+    ten="$ten sh -c \"'$bin' -- '$d/f$i.txt' '$o' '$n' false >/dev/null\";"
+  done
+  o=$(b64 "compute_0(40)"); n=$(b64 "changed_0(40)")
+  hyperfine -N "${runs[@]}" --prepare "$prep" --export-csv "$work/files.csv" \
+    -n transaction "sh -c \"'$bin' --stdin <'$work/files.json' >/dev/null\"" \
+    -n ten-execs "sh -c '$ten'" \
+    -n one-exec "sh -c \"'$bin' -- '$d/f0.txt' '$o' '$n' false >/dev/null\"" >&2
+  for i in 0 1 2 3 4 5 6 7 8 9; do cp "$d/f$i.orig" "$d/f$i.txt"; done
+  line=$("$bin" --stdin <"$work/files.json") || die "files: as-edit failed: $line"
+  [ "$line" = '__RESULT__{"count":10,"files":10}' ] || die "files: unexpected $line"
+  while IFS=, read -r name mean _ med _; do
+    [ "$name" = command ] && continue
+    median[files/$name]=$med
+  done <"$work/files.csv"
+  for i in 0 1 2 3 4 5 6 7 8 9; do cp "$d/f$i.orig" "$d/f$i.txt"; done
+  local rss_txn
+  rss_txn=$(/usr/bin/time -f %M "$bin" --stdin <"$work/files.json" 2>&1 >/dev/null | tail -n 1)
+  echo
+  echo "files (ten edits in ten 4 KiB files): transaction $(ms "${median[files/transaction]}") ms," \
+    "ten execs $(ms "${median[files/ten-execs]}") ms, one exec $(ms "${median[files/one-exec]}") ms;" \
+    "transaction / one exec $(ratio "${median[files/transaction]}" "${median[files/one-exec]}") (target <= 2)," \
+    "ten execs / transaction $(ratio "${median[files/ten-execs]}" "${median[files/transaction]}");" \
+    "peak RSS ${rss_txn} KiB (target <= 4096)"
+}
+
 # --- hints (issue 11) ---------------------------------------------------
 # A --hints refusal against the plain one on a 1 MiB source file (generated
 # Rust-like code, every line distinct): OLD is three of its lines with one
@@ -270,6 +316,10 @@ PY
 }
 # --- end hints ------------------------------------------------------------
 
+if ((files_only)); then
+  files_case
+  exit 0
+fi
 make_file large $((64 * 1048576 / scale)) lf
 if ((hints_only)); then
   hints_case
@@ -337,6 +387,7 @@ echo
 echo "peak RSS on large: as-edit ${rss_as_large} KiB, status quo ${rss_py_large} KiB"
 diff_case
 hints_case
+files_case
 
 if ((huge)); then
   make_file huge $((1024 * 1048576)) lf

@@ -62,17 +62,17 @@ pub fn run(
     let request = match args::parse(args, env_root) {
         Ok(Invocation::Help) => return text(args::HELP.to_owned()),
         Ok(Invocation::Version) => return text(args::version_line()),
-        Ok(Invocation::Edit(r)) => Ok(args::Parsed::One(r)),
+        Ok(Invocation::Edit(r)) => Ok(txn::Parsed::One(r)),
         Ok(Invocation::Stdin {
             options,
             max_request_bytes,
-        }) => read_stdin(stdin, max_request_bytes).and_then(|b| args::parse_request(&b, options)),
-        Ok(Invocation::RequestB64 { options, json }) => args::parse_request(&json, options),
+        }) => read_stdin(stdin, max_request_bytes).and_then(|b| txn::parse_request(&b, options)),
+        Ok(Invocation::RequestB64 { options, json }) => txn::parse_request(&json, options),
         Err(f) => Err(f),
     };
     let request = match request {
-        Ok(args::Parsed::One(r)) => Ok(r),
-        Ok(args::Parsed::Files(txn)) => {
+        Ok(txn::Parsed::One(r)) => Ok(r),
+        Ok(txn::Parsed::Files(txn)) => {
             let (stdout, exit_code) = txn::run(&txn);
             return Response { stdout, exit_code };
         }

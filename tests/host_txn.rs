@@ -905,7 +905,9 @@ fn the_example_runs_a_files_request_and_a_patch() {
                 .output()
                 .unwrap();
             (
-                String::from_utf8(o.stdout).unwrap().replace(&at(&p, ""), "@"),
+                String::from_utf8(o.stdout)
+                    .unwrap()
+                    .replace(&at(&p, ""), "@"),
                 o.status.code().unwrap(),
             )
         };

@@ -19,6 +19,7 @@ mod error;
 mod hints;
 pub(crate) mod lock;
 pub(crate) mod meta;
+mod replay;
 mod report;
 pub(crate) mod resolve;
 pub(crate) mod sink;

@@ -15,13 +15,13 @@
 //! output and from then on writes through. A refusal (`string_not_found`,
 //! say) therefore writes nothing, and no temp ever exists.
 
-use std::io::IoSlice;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 
 use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
 use super::error::{ConflictWhat, FsError, WriteStep};
+use super::replay::{copy_raw, replay, write_two, Short};
 use super::temp::Temp;
 use super::{Target, CHUNK};
 use crate::engine::Engine;
@@ -44,10 +44,6 @@ const DIRECT: usize = 16 * 1024;
 /// success would pay twice for the prefix; below it a refusal writes nothing
 /// and a success pays a bounded replay.
 const REPLAY_MAX: u64 = 4 * CHUNK as u64;
-
-/// The raw piece re-read at a time when the prefix is re-normalized (its
-/// output, re-expanded, is at most twice as long).
-const REPLAY_PIECE: usize = 64 * 1024;
 
 /// Where output goes.
 enum Mode {
@@ -324,167 +320,6 @@ impl<'a, 's> Sink<'a, 's> {
             self.write(&[], &retained);
         }
     }
-}
-
-/// Why the prefix could not be brought over.
-enum Short {
-    Write(Errno),
-    Read(Errno),
-    Changed,
-}
-
-fn write_all(fd: BorrowedFd<'_>, mut b: &[u8]) -> Result<(), Errno> {
-    while !b.is_empty() {
-        match rustix::io::write(fd, b) {
-            Ok(0) => return Err(Errno::IO),
-            Ok(n) => b = &b[n..],
-            Err(Errno::INTR) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-/// `head` then `tail`, in one `writev` when both are there; partial writes
-/// go on with plain writes, and so does a `writev` a seccomp profile refuses.
-fn write_two(fd: BorrowedFd<'_>, head: &[u8], tail: &[u8]) -> Result<(), Errno> {
-    if head.is_empty() {
-        return write_all(fd, tail);
-    }
-    let n = loop {
-        match rustix::io::writev(fd, &[IoSlice::new(head), IoSlice::new(tail)]) {
-            Ok(0) => return Err(Errno::IO),
-            Ok(n) => break n,
-            Err(Errno::INTR) => {}
-            Err(Errno::NOSYS | Errno::PERM) => break 0,
-            Err(e) => return Err(e),
-        }
-    };
-    if n < head.len() {
-        write_all(fd, &head[n..])?;
-        write_all(fd, tail)
-    } else {
-        write_all(fd, &tail[n - head.len()..])
-    }
-}
-
-fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> Result<usize, Short> {
-    loop {
-        match rustix::io::pread(fd, &mut *buf, off) {
-            Err(Errno::INTR) => {}
-            r => return r.map_err(Short::Read),
-        }
-    }
-}
-
-/// Copies the first `len` bytes of `src` to `dst` at its position, in the
-/// kernel where it can (`copy_file_range` with an explicit source offset, so
-/// the source's read position is untouched; a reflink on XFS and btrfs),
-/// else through a buffer.
-fn copy_raw(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64) -> Result<(), Short> {
-    let mut off = 0u64;
-    // Test builds only: answer as a kernel, file system or seccomp filter
-    // refusing the syscall would, or copy in short pieces.
-    #[cfg(any(debug_assertions, feature = "fault-injection"))]
-    let (refused, piece) = (
-        std::env::var("AS_EDIT_TEST_NO_COPY_RANGE")
-            .ok()
-            .map(|v| match v.as_str() {
-                "EXDEV" => Errno::XDEV,
-                "ENOSYS" => Errno::NOSYS,
-                "EPERM" => Errno::PERM,
-                "EOPNOTSUPP" => Errno::OPNOTSUPP,
-                "EBADF" => Errno::BADF,
-                _ => Errno::INVAL,
-            }),
-        std::env::var("AS_EDIT_TEST_COPY_RANGE_PIECE")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok()),
-    );
-    #[cfg(not(any(debug_assertions, feature = "fault-injection")))]
-    let (refused, piece): (Option<Errno>, Option<usize>) = (None, None);
-    while off < len {
-        let want = (len - off).min(1 << 30) as usize;
-        let want = piece.map_or(want, |p| want.min(p.max(1)));
-        let r = match refused {
-            Some(e) => Err(e),
-            None => rustix::fs::copy_file_range(src, Some(&mut off), dst, None, want),
-        };
-        match r {
-            Ok(0) => return Err(Short::Changed),
-            Ok(_) => {} // `off` has advanced
-            Err(Errno::INTR) => {}
-            // Not between these files (EXDEV on older kernels, EINVAL or
-            // EOPNOTSUPP on some file systems), not on this kernel (ENOSYS),
-            // refused by a seccomp profile (EPERM), or not for these fds.
-            Err(Errno::XDEV)
-            | Err(Errno::NOSYS)
-            | Err(Errno::PERM)
-            | Err(Errno::INVAL)
-            | Err(Errno::OPNOTSUPP)
-            | Err(Errno::BADF) => return copy_buffered(src, dst, off, len),
-            Err(e) => return Err(Short::Write(e)),
-        }
-    }
-    Ok(())
-}
-
-/// The fallback: `pread` the source from `off` up to `len`, write to `dst`.
-fn copy_buffered(
-    src: BorrowedFd<'_>,
-    dst: BorrowedFd<'_>,
-    mut off: u64,
-    len: u64,
-) -> Result<(), Short> {
-    let mut buf = vec![0u8; CHUNK];
-    while off < len {
-        let want = (len - off).min(CHUNK as u64) as usize;
-        let n = pread(src, &mut buf[..want], off)?;
-        if n == 0 {
-            return Err(Short::Changed);
-        }
-        write_all(dst, &buf[..n]).map_err(Short::Write)?;
-        off += n as u64;
-    }
-    Ok(())
-}
-
-/// The prefix when normalizing changed it (a CR was seen) or CRLF is
-/// written: re-read the raw input, normalize it again (the core with no
-/// edits), re-expand for CRLF output, and write exactly `len` output bytes.
-fn replay(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64, crlf: bool) -> Result<(), Short> {
-    if len == 0 {
-        return Ok(());
-    }
-    let mut norm = Engine::new(&[], false);
-    let mut raw = vec![0u8; REPLAY_PIECE];
-    let mut out = Vec::with_capacity(2 * REPLAY_PIECE);
-    let (mut off, mut left) = (0u64, len);
-    while left > 0 {
-        let n = pread(src, &mut raw, off)?;
-        out.clear();
-        let mut keep = |b: &[u8]| {
-            if crlf {
-                expand_crlf(b, &mut |p| out.extend_from_slice(p));
-            } else {
-                out.extend_from_slice(b);
-            }
-        };
-        if n == 0 {
-            // The end: a trailing CR is released only now.
-            let _ = std::mem::replace(&mut norm, Engine::new(&[], false)).finish(&mut keep);
-        } else {
-            norm.feed(&raw[..n], &mut keep);
-        }
-        let take = (out.len() as u64).min(left) as usize;
-        write_all(dst, &out[..take]).map_err(Short::Write)?;
-        left -= take as u64;
-        if n == 0 && left > 0 {
-            return Err(Short::Changed);
-        }
-        off += n as u64;
-    }
-    Ok(())
 }
 
 /// `--eol preserve`: is the file's dominant line ending CRLF? (A pre-pass;

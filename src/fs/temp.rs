@@ -61,6 +61,17 @@ impl<'d> Temp<'d> {
     /// An unnamed temp where the file system allows it, else a named one.
     pub(crate) fn create(t: &'d Target) -> Result<Temp<'d>, Errno> {
         let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
+        // Test builds only: the n-th temp of the process meets a full disk
+        // (AS_EDIT_TEST_TEMP_ENOSPC=n).
+        #[cfg(any(debug_assertions, feature = "fault-injection"))]
+        {
+            use std::sync::atomic::{AtomicU32, Ordering};
+            static MADE: AtomicU32 = AtomicU32::new(0);
+            let n = MADE.fetch_add(1, Ordering::Relaxed) + 1;
+            if std::env::var("AS_EDIT_TEST_TEMP_ENOSPC").ok() == Some(n.to_string()) {
+                return Err(Errno::NOSPC);
+            }
+        }
         // Test builds only: exercise the named-temp fallback on any file system.
         #[cfg(any(debug_assertions, feature = "fault-injection"))]
         if std::env::var_os("AS_EDIT_TEST_NO_TMPFILE").is_some() {

@@ -1,11 +1,11 @@
 //! The pure parts of a transaction's ops on the transfer path: the
-//! request's own checks (worded as the helper's request parser words
-//! them) and `insert`'s text transform.
+//! request's own checks, worded as the helper's request parser words
+//! them (`insert` itself is the helper's [`crate::txn::insert`]).
 
 use super::txn::{FileOp, TxnEdit};
 use super::{EditError, Token, Via};
-use crate::engine::{self, Edit};
-use crate::protocol::{ErrorKind, Failure};
+use crate::engine::Edit;
+use crate::protocol::ErrorKind;
 
 /// The request's own errors, before any download: `invalid_argument`
 /// worded as the helper's request parser words it (no `file` key).
@@ -69,44 +69,4 @@ pub(crate) fn build_edits(edits: &[TxnEdit]) -> Result<Vec<Edit>, String> {
         built.push(edit);
     }
     Ok(built)
-}
-
-/// `insert`: `text` as whole lines after line `line` (0: before the first),
-/// a final newline added when missing; past the end is `line_out_of_range`.
-///
-/// The helper's own copy is private to `txn`; this one must stay the same
-/// (the host tests compare both paths' bytes).
-pub(crate) fn insert_lines(
-    old: &str,
-    line: u64,
-    text: &str,
-    path: &str,
-) -> Result<String, Failure> {
-    let lines =
-        old.matches('\n').count() as u64 + u64::from(!old.is_empty() && !old.ends_with('\n'));
-    if line > lines {
-        return Err(Failure::new(
-            ErrorKind::LineOutOfRange,
-            format!("line {line} is past the end: {path} has {lines} lines"),
-        ));
-    }
-    let at = match line {
-        0 => 0,
-        n => old
-            .match_indices('\n')
-            .nth(n as usize - 1)
-            .map_or(old.len(), |(i, _)| i + 1),
-    };
-    let mut t = String::from_utf8(engine::normalize_eol(text.as_bytes())).expect("UTF-8 in");
-    if !t.ends_with('\n') {
-        t.push('\n');
-    }
-    let mut out = String::with_capacity(old.len() + t.len() + 1);
-    out.push_str(&old[..at]);
-    if at == old.len() && !old.is_empty() && !old.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(&t);
-    out.push_str(&old[at..]);
-    Ok(out)
 }

@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::display::indent_words;
 use super::txn::{Applied, FileChange, FileOp, TxnAt, TxnEdit};
-use super::txn_ops::{build_edits, insert_lines, validate};
+use super::txn_ops::{build_edits, validate};
 use super::write_back::{self, Write};
 use super::{EditError, RefusalHints, Sandbox, Token, Via};
 use crate::engine;
@@ -269,8 +269,10 @@ fn apply_op<S: Sandbox + ?Sized>(
                 Err(engine::Refusal::Empty) => String::new(),
                 Err(r) => return Err(files.refuse(refusal_failure(r, 1, path), file, path)),
             };
-            let out = insert_lines(&old, *line, text, path)
-                .map_err(|f| files.refuse(f, file, path))?
+            // The helper's own pure function.
+            let out = crate::txn::insert(&old, *line, text, Path::new(path))
+                .map_err(|r| files.refuse(r.failure, file, path))?
+                .text
                 .into_bytes();
             let c = change("insert", path, Some(&out), 0, vec![line + 1]);
             files.set(i, Some(out), file);

@@ -119,7 +119,16 @@ impl Commit<'_> {
         if a_is_temp {
             self.step()?;
             let flags = RenameFlags::EXCHANGE;
-            match rfs::renameat_with(self.dir(a), an, self.dir(b), bn, flags) {
+            let r = rfs::renameat_with(self.dir(a), an, self.dir(b), bn, flags);
+            // Test builds only: as on a file system without RENAME_EXCHANGE
+            // (checked after the call so the exchange is really undone).
+            #[cfg(any(debug_assertions, feature = "fault-injection"))]
+            let r = match (r, std::env::var_os("AS_EDIT_TEST_NO_EXCHANGE")) {
+                (Ok(()), Some(_)) => rfs::renameat_with(self.dir(a), an, self.dir(b), bn, flags)
+                    .and(Err(Errno::INVAL)),
+                (r, _) => r,
+            };
+            match r {
                 Ok(()) => {
                     let back = Back::Exchange(a, an.to_owned(), b, bn.to_owned());
                     self.log.push((f, back));
@@ -168,6 +177,15 @@ impl Commit<'_> {
         let _ = k;
         match b {
             Back::Rename(a, an, b, bn, noreplace) => {
+                // A hidden hard link back onto its own original: rename(2)
+                // would do nothing and leave both names.
+                let st = |d: D, n: &CStr| {
+                    rfs::statat(self.dir(d), n, AtFlags::SYMLINK_NOFOLLOW)
+                        .map(|s| (s.st_dev, s.st_ino))
+                };
+                if !noreplace && st(*a, an).is_ok() && st(*a, an).ok() == st(*b, bn).ok() {
+                    return rfs::unlinkat(self.dir(*a), an, AtFlags::empty());
+                }
                 let flags = if *noreplace {
                     RenameFlags::NOREPLACE
                 } else {

@@ -33,6 +33,31 @@ struct RawOp {
     to: Option<String>,
 }
 
+/// A `--stdin` or `--request-b64` request: one file, or a transaction.
+#[derive(Debug)]
+pub enum Parsed {
+    /// `{"path","edits",...}`: today's single-file request.
+    One(crate::request::Request),
+    /// `{"files":[...]}`: several files, all or nothing.
+    Files(Txn),
+}
+
+/// Parses a request's JSON: a `files` key makes it a transaction.
+pub fn parse_request(json: &[u8], options: EditOptions) -> Result<Parsed, Failure> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        #[serde(default)]
+        files: Option<serde::de::IgnoredAny>,
+    }
+    let probe: Option<Probe> = std::str::from_utf8(json)
+        .ok()
+        .and_then(|t| serde_json::from_str(t).ok());
+    match probe {
+        Some(Probe { files: Some(_) }) => parse(json, options).map(Parsed::Files),
+        _ => crate::args::parse_stdin_request(json, options).map(Parsed::One),
+    }
+}
+
 fn invalid(detail: String) -> Failure {
     Failure::new(ErrorKind::InvalidArgument, detail)
 }

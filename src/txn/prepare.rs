@@ -32,23 +32,34 @@ pub(super) fn first_op(plan: &Plan, f: usize) -> usize {
     plan.file_of.iter().position(|g| *g == f).unwrap_or(0)
 }
 
-/// Locks every existing file in (device, inode) order, all within one
+/// Locks every existing file in one canonical order, all within one
 /// `--lock-timeout`: two transactions over the same files in opposite
-/// orders take them in the same order and cannot deadlock. A create takes
-/// no lock: nothing exists to lock, and its no-replace commit refuses a
-/// racing creator.
+/// orders take them in the same order and cannot deadlock. The order is
+/// by (device, inode) of each file's directory, then its name: a file's
+/// own inode changes at every commit (by rename), so two transactions
+/// that saw the files at different moments would sort them differently.
+/// A create takes no lock (nothing exists): its `RENAME_NOREPLACE`
+/// commit refuses a racing creator.
 pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, TxnError> {
     let timeout = txn.options.lock_timeout;
     let deadline = Instant::now() + timeout;
-    let mut order: Vec<usize> = (0..plan.files.len())
-        .filter(|f| plan.files[*f].orig.as_ref().is_some_and(|o| !o.2))
-        .collect();
-    order.sort_by_key(|f| plan.files[*f].orig.as_ref().map(|o| o.1));
+    let mut order: Vec<(u64, u64, &[u8], usize)> = Vec::new();
+    for (f, file) in plan.files.iter().enumerate() {
+        if let Some((t, _, false)) = &file.orig {
+            let d = rfs::fstat(&t.dir)
+                .map(|s| (s.st_dev, s.st_ino))
+                .unwrap_or_default();
+            order.push((d.0, d.1, t.name.as_bytes(), f));
+        }
+    }
+    order.sort();
     let mut locked: Vec<Option<Locked>> = plan.files.iter().map(|_| None).collect();
-    for f in order {
-        let (t, id, _) = plan.files[f].orig.as_ref().expect("filtered");
+    for (_, _, _, f) in order {
+        let (t, _, _) = plan.files[f].orig.as_ref().expect("filtered");
         let op = first_op(plan, f);
         let left = deadline.saturating_duration_since(Instant::now());
+        // The lock is on the inode the name holds once locked (a
+        // concurrent commit may have replaced the one the plan saw).
         let (fd, st) = crate::fs::lock::open_locked(t, left).map_err(|e| match e {
             FsError::Busy { path, .. } => TxnError::of(
                 op,
@@ -59,11 +70,6 @@ pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, Tx
             ),
             e => TxnError::of(op, e),
         })?;
-        if (st.st_dev, st.st_ino) != *id {
-            let what = ConflictWhat::ChangedWhileEditing;
-            let path = t.path.clone();
-            return Err(TxnError::of(op, FsError::Conflict { path, what }));
-        }
         let file = &plan.files[f];
         let dir = if file.steps.is_empty() {
             // Moved or deleted, content kept: the directory must let the
@@ -254,8 +260,9 @@ fn read_text(fd: &OwnedFd, path: &std::path::Path) -> Result<String, Failure> {
     }
 }
 
-/// `insert`: `text` as whole lines after line `line` (0: first).
-fn insert(
+/// `insert`: `text` as whole lines after line `line` (0: first). Pure:
+/// the host's transfer fallback runs it on downloaded text.
+pub fn insert(
     old: &str,
     line: u64,
     text: &str,

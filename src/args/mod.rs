@@ -12,16 +12,21 @@
 //! positional triples, the help text and the `--stdin` request are ours.
 #![doc = include_str!("args.md")]
 
+use base64::Engine as _;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use base64::Engine as _;
+mod positional;
+mod stdin;
 
-use crate::engine::Edit;
-use crate::protocol::{edit_prefix, ErrorKind, Failure};
+use crate::protocol::{ErrorKind, Failure};
 use crate::request::{EditOptions, Eol, Request};
+pub use positional::decode_b64;
+use positional::positional_request;
+pub use stdin::parse_stdin_request;
+pub(crate) use stdin::{stdin_edits, StdinEdit};
 
 /// The bound on a `--stdin` request when `--max-request-bytes` is not given.
 pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;
@@ -51,31 +56,6 @@ pub enum Invocation {
         /// The decoded JSON.
         json: Vec<u8>,
     },
-}
-
-/// A `--stdin` or `--request-b64` request: one file, or a transaction.
-#[derive(Debug)]
-pub enum Parsed {
-    /// `{"path","edits",...}`: today's single-file request.
-    One(Request),
-    /// `{"files":[...]}`: several files, all or nothing.
-    Files(crate::txn::Txn),
-}
-
-/// Parses a request's JSON: a `files` key makes it a transaction.
-pub fn parse_request(json: &[u8], options: EditOptions) -> Result<Parsed, Failure> {
-    #[derive(serde::Deserialize)]
-    struct Probe {
-        #[serde(default)]
-        files: Option<serde::de::IgnoredAny>,
-    }
-    let probe: Option<Probe> = std::str::from_utf8(json)
-        .ok()
-        .and_then(|t| serde_json::from_str(t).ok());
-    match probe {
-        Some(Probe { files: Some(_) }) => crate::txn::parse(json, options).map(Parsed::Files),
-        _ => parse_stdin_request(json, options).map(Parsed::One),
-    }
 }
 
 fn invalid(detail: impl Into<String>) -> Failure {
@@ -294,182 +274,6 @@ fn is_flag(name: &str) -> bool {
             | "--hints"
             | "--stdin"
     )
-}
-
-fn positional_request(
-    pos: &[&OsStr],
-    flag_all: bool,
-    at_line: Option<u64>,
-    options: EditOptions,
-) -> Result<Request, Failure> {
-    let usage = "expected PATH OLD_B64 NEW_B64 [true|false], or PATH followed by OLD NEW true|false triples";
-    let (path, rest) = match pos.split_first() {
-        Some((p, rest)) => (p, rest),
-        None => return Err(invalid(format!("missing arguments: {usage}"))),
-    };
-    if path.is_empty() {
-        return Err(invalid("PATH is empty"));
-    }
-    let mut edits = Vec::new();
-    match rest.len() {
-        2 | 3 => {
-            let all = match rest.get(2) {
-                None => flag_all,
-                Some(a) => {
-                    let a = parse_bool(a, "REPLACE_ALL")?;
-                    if flag_all && !a {
-                        return Err(invalid("--replace-all contradicts REPLACE_ALL=false"));
-                    }
-                    a || flag_all
-                }
-            };
-            let mut edit = decode_edit(rest[0], rest[1], all, None)?;
-            if let Some(line) = at_line {
-                // Only the replace-all conflict remains (the line is ≥ 1).
-                edit = edit
-                    .with_at_line(line)
-                    .map_err(|_| invalid("--at-line conflicts with replace-all"))?;
-            }
-            edits.push(edit);
-        }
-        n if n >= 6 && n % 3 == 0 => {
-            if flag_all {
-                return Err(invalid("--replace-all is for a single edit; in a batch every triple carries true|false"));
-            }
-            if at_line.is_some() {
-                return Err(invalid(
-                    "--at-line is for a single edit; in a batch use --stdin with \"at_line\" per edit",
-                ));
-            }
-            let total = n / 3;
-            for (i, t) in rest.chunks(3).enumerate() {
-                let all = parse_bool(t[2], &format!("{}REPLACE_ALL", edit_prefix(i, total)))?;
-                edits.push(decode_edit(t[0], t[1], all, Some((i, total)))?);
-            }
-        }
-        n => {
-            return Err(invalid(format!("{} positional arguments: {usage}", n + 1)));
-        }
-    }
-    Ok(Request {
-        path: PathBuf::from(path),
-        edits,
-        options,
-    })
-}
-
-fn parse_bool(s: &OsStr, what: &str) -> Result<bool, Failure> {
-    match s.as_bytes() {
-        b"true" => Ok(true),
-        b"false" => Ok(false),
-        other => Err(invalid(format!(
-            "{what} must be exactly true or false, got {:?}",
-            String::from_utf8_lossy(other)
-        ))),
-    }
-}
-
-fn decode_edit(
-    old: &OsStr,
-    new: &OsStr,
-    all: bool,
-    batch: Option<(usize, usize)>,
-) -> Result<Edit, Failure> {
-    let prefix = match batch {
-        Some((i, n)) => edit_prefix(i, n),
-        None => String::new(),
-    };
-    let old = decode_b64(old).map_err(|e| invalid(format!("{prefix}OLD_B64 {e}")))?;
-    let new = decode_b64(new).map_err(|e| invalid(format!("{prefix}NEW_B64 {e}")))?;
-    Edit::new(&old, &new, all).map_err(|e| invalid(format!("{prefix}{e}")))
-}
-
-/// Standard base64 with canonical padding, decoding to UTF-8 text.
-pub fn decode_b64(s: &OsStr) -> Result<String, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(s.as_bytes())
-        .map_err(|e| format!("is not valid base64 ({e})"))?;
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "does not decode to UTF-8 (bad byte at offset {})",
-            e.utf8_error().valid_up_to()
-        )
-    })
-}
-
-/// The `--stdin` request: plain strings, no base64.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct StdinRequest {
-    path: String,
-    edits: Vec<StdinEdit>,
-    #[serde(default)]
-    expect_sha256: Option<String>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct StdinEdit {
-    old: String,
-    new: String,
-    #[serde(default)]
-    replace_all: bool,
-    /// `--at-line` for this edit: a line of the text it sees.
-    #[serde(default)]
-    at_line: Option<u64>,
-}
-
-/// The edits of a request, each checked; `what` prefixes every detail.
-pub(crate) fn stdin_edits(raw: &[StdinEdit], what: &str) -> Result<Vec<Edit>, Failure> {
-    if raw.is_empty() {
-        return Err(invalid(format!("{what}: edits is empty")));
-    }
-    let total = raw.len();
-    let mut edits = Vec::with_capacity(total);
-    for (i, e) in raw.iter().enumerate() {
-        let prefixed = |m: &str| invalid(format!("{}{m}", edit_prefix(i, total)));
-        let mut edit = Edit::new(&e.old, &e.new, e.replace_all).map_err(prefixed)?;
-        if let Some(line) = e.at_line {
-            edit = edit.with_at_line(line).map_err(prefixed)?;
-        }
-        edits.push(edit);
-    }
-    Ok(edits)
-}
-
-/// Builds a request from `--stdin` JSON (already bounded by the caller).
-pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Request, Failure> {
-    let text = std::str::from_utf8(json).map_err(|e| {
-        invalid(format!(
-            "stdin request is not UTF-8 (bad byte at offset {})",
-            e.valid_up_to()
-        ))
-    })?;
-    let req: StdinRequest =
-        serde_json::from_str(text).map_err(|e| invalid(format!("stdin request: {e}")))?;
-    if req.path.is_empty() {
-        return Err(invalid("stdin request: path is empty"));
-    }
-    // No file name holds a NUL: the path would be cut there by the kernel.
-    if req.path.contains('\0') {
-        return Err(invalid("stdin request: path contains a NUL character"));
-    }
-    let edits = stdin_edits(&req.edits, "stdin request")?;
-    if let Some(h) = req.expect_sha256 {
-        if options.expect_sha256.is_some() {
-            return Err(invalid(
-                "expect_sha256 given both as a flag and in the stdin request",
-            ));
-        }
-        options.expect_sha256 = Some(crate::hex::decode_sha256(&h).ok_or_else(|| {
-            invalid("stdin request: expect_sha256 takes 64 lowercase hex digits")
-        })?);
-    }
-    Ok(Request {
-        path: PathBuf::from(req.path),
-        edits,
-        options,
-    })
 }
 
 /// The `--help` text.

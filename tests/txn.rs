@@ -1,0 +1,583 @@
+//! Transactions (`{"files":[...]}`, issue 19) end to end through the real
+//! binary: rollback under every injected commit failure, a failed undo,
+//! a full disk while a temp is written, opposite lock orders under load,
+//! two paths to one file, SIGKILL during commits, and a property: a
+//! transaction equals its ops one by one, and a refused one changes nothing.
+
+mod common;
+use common::*;
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Every entry under `dir`: relative path → (bytes or link target, mode, inode).
+fn tree(dir: &Path) -> BTreeMap<String, (Vec<u8>, u32, u64)> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            let body = if m.file_type().is_symlink() {
+                std::fs::read_link(&p)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes()
+            } else if m.is_dir() {
+                stack.push(p.clone());
+                b"<dir>".to_vec()
+            } else {
+                std::fs::read(&p).unwrap()
+            };
+            out.insert(rel, (body, m.mode() & 0o7777, m.ino()));
+        }
+    }
+    out
+}
+
+fn txn(dir: &Path, args: &[&str], req: &str, env: &[(&str, String)]) -> Run {
+    let mut c = Command::new(BIN);
+    c.arg("--stdin").args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    run_with_stdin(c, dir, req.as_bytes())
+}
+
+/// Five files, every op kind, a created parent and a move over a file.
+fn setup(dir: &Path) -> &'static str {
+    write_file(dir, "a.txt", b"alpha\nbeta\n", 0o640);
+    write_file(dir, "b.txt", b"one\ntwo\n", 0o600);
+    write_file(dir, "c.txt", b"gone\n", 0o644);
+    write_file(dir, "d.txt", b"moving\n", 0o755);
+    write_file(dir, "e.txt", b"replaced\n", 0o644);
+    r#"{"files":[
+      {"op":"edit","path":"a.txt","edits":[{"old":"beta","new":"BETA"}]},
+      {"op":"insert","path":"b.txt","line":1,"text":"one and a half"},
+      {"op":"create","path":"new/dir/n.txt","content":"new\n"},
+      {"op":"delete","path":"c.txt"},
+      {"op":"move","path":"d.txt","to":"e.txt","overwrite":true},
+      {"op":"move","path":"a.txt","to":"sub/a2.txt","edits":[{"old":"alpha","new":"ALPHA"}]}
+    ]}"#
+}
+
+/// The k-th commit step fails, for every k, with and without
+/// RENAME_EXCHANGE: every file byte-identical with its mode and inode,
+/// nothing left behind, `rolled_back: true`; past the last step, success.
+#[test]
+fn every_commit_step_failing_rolls_back_everything() {
+    for hooks in [vec![], vec![("AS_EDIT_TEST_NO_EXCHANGE", "1".to_string())]] {
+        let mut k = 1;
+        loop {
+            let d = scratch();
+            let req = setup(d.path());
+            let before = tree(d.path());
+            let mut env = hooks.clone();
+            env.push(("AS_EDIT_TEST_TXN_FAIL", k.to_string()));
+            let r = txn(d.path(), &[], req, &env);
+            assert_eq!(r.stderr, "");
+            if r.code == 0 {
+                assert_eq!(r.stdout, "__RESULT__{\"count\":2,\"files\":6}\n");
+                assert!(k > 6, "at least one step per file ({k})");
+                let after = tree(d.path());
+                assert_eq!(after["sub/a2.txt"].0, b"ALPHA\nBETA\n");
+                assert_eq!(after["sub/a2.txt"].1, 0o640, "mode carried over");
+                assert_eq!(after["e.txt"], before["d.txt"], "moved: same inode");
+                assert!(!after.contains_key("c.txt") && !after.contains_key("a.txt"));
+                assert!(after.keys().all(|n| !n.contains(".as-edit-")), "{after:?}");
+                break;
+            }
+            assert_eq!(r.code, 1, "k={k} {hooks:?}: {}", r.stdout);
+            assert!(
+                r.stdout.contains("\"rolled_back\":true"),
+                "k={k}: {}",
+                r.stdout
+            );
+            assert!(
+                r.stdout
+                    .starts_with("__RESULT__{\"error\":\"write_failed\""),
+                "{}",
+                r.stdout
+            );
+            assert_eq!(tree(d.path()), before, "k={k} {hooks:?}: {}", r.stdout);
+            k += 1;
+        }
+    }
+}
+
+/// A failed undo is said exactly: internal_error with every file's state,
+/// and the original kept under its hidden name.
+#[test]
+fn a_failed_undo_is_internal_error_with_partial() {
+    let d = scratch();
+    write_file(d.path(), "a.txt", b"a\n", 0o644);
+    write_file(d.path(), "b.txt", b"b\n", 0o644);
+    let req = r#"{"files":[{"op":"edit","path":"a.txt","edits":[{"old":"a","new":"A"}]},
+        {"op":"edit","path":"b.txt","edits":[{"old":"b","new":"B"}]}]}"#;
+    // Steps: name a's temp (1), exchange (2), name b's temp (3), exchange
+    // fails (4); the one undo (a's exchange) fails.
+    let env = [
+        ("AS_EDIT_TEST_TXN_FAIL", "4".to_string()),
+        ("AS_EDIT_TEST_TXN_UNDO_FAIL", "1".to_string()),
+    ];
+    let r = txn(d.path(), &[], req, &env);
+    let dir = d.path().canonicalize().unwrap();
+    let dir = dir.display();
+    assert_result(
+        &r,
+        &format!(
+            "{{\"error\":\"internal_error\",\"detail\":\"file 2 of 2 (b.txt): commit failed (renaming the temp file over the target for {dir}/b.txt: Input/output error (os error 5); the file is unchanged) and could not be fully undone\",\"file\":2,\"rolled_back\":true,\"partial\":[{{\"path\":\"{dir}/a.txt\",\"state\":\"new\"}},{{\"path\":\"{dir}/b.txt\",\"state\":\"old\"}}]}}"
+        ),
+        1,
+    );
+    assert_eq!(std::fs::read(d.path().join("a.txt")).unwrap(), b"A\n");
+    assert_eq!(std::fs::read(d.path().join("b.txt")).unwrap(), b"b\n");
+    let hidden: Vec<String> = listing(d.path())
+        .into_iter()
+        .filter(|n| n.starts_with(".as-edit-"))
+        .collect();
+    assert_eq!(hidden.len(), 1, "a's original under its hidden name");
+    assert_eq!(std::fs::read(d.path().join(&hidden[0])).unwrap(), b"a\n");
+}
+
+/// A full disk while the third temp is written: write_failed, nothing
+/// changed, nothing left.
+#[test]
+fn a_full_disk_on_the_third_temp_changes_nothing() {
+    let d = scratch();
+    let req = setup(d.path());
+    let before = tree(d.path());
+    let r = txn(
+        d.path(),
+        &[],
+        req,
+        &[("AS_EDIT_TEST_TEMP_ENOSPC", "3".into())],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout
+            .starts_with("__RESULT__{\"error\":\"write_failed\""),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("No space left on device"), "{}", r.stdout);
+    // a.txt's two content ops made temps 1 and 2; b.txt's is the third.
+    assert!(r.stdout.contains("\"file\":2"), "{}", r.stdout);
+    assert!(
+        !r.stdout.contains("rolled_back"),
+        "nothing was committed: {}",
+        r.stdout
+    );
+    assert_eq!(tree(d.path()), before);
+}
+
+/// A symlink and a hard link to one file in one request: one file, the
+/// ops chain, locked once (no self-deadlock), committed once.
+#[test]
+fn a_symlink_and_a_hard_link_are_the_same_file() {
+    let d = scratch();
+    write_file(d.path(), "real.txt", b"a b c\n", 0o644);
+    std::os::unix::fs::symlink("real.txt", d.path().join("sym")).unwrap();
+    std::fs::hard_link(d.path().join("real.txt"), d.path().join("hard")).unwrap();
+    let req = r#"{"files":[{"op":"edit","path":"sym","edits":[{"old":"a","new":"A"}]},
+        {"op":"edit","path":"hard","edits":[{"old":"A b","new":"A B"}]},
+        {"op":"edit","path":"real.txt","edits":[{"old":"B c","new":"B C"}]}]}"#;
+    let r = txn(d.path(), &["--lock-timeout", "1"], req, &[]);
+    assert_result(&r, "{\"count\":3,\"files\":1}", 0);
+    assert_eq!(
+        std::fs::read(d.path().join("real.txt")).unwrap(),
+        b"A B C\n"
+    );
+    assert_eq!(listing(d.path()), ["hard", "real.txt", "sym"]);
+}
+
+/// `mode` of a create, before the umask; a created file's parents 0755.
+#[test]
+fn create_sets_the_mode_and_parents() {
+    let d = scratch();
+    let req =
+        r##"{"files":[{"op":"create","path":"p/q/x.sh","content":"#!/bin/sh\n","mode":"0750"}]}"##;
+    let mut c = Command::new("sh");
+    c.arg("-c").arg(format!("umask 022; exec {BIN} --stdin"));
+    let r = run_with_stdin(c, d.path(), req.as_bytes());
+    assert_result(&r, "{\"count\":0,\"files\":1}", 0);
+    assert_eq!(mode(&d.path().join("p/q/x.sh")), 0o750);
+    assert_eq!(mode(&d.path().join("p/q")), 0o755);
+    assert_eq!(mode(&d.path().join("p")), 0o755);
+}
+
+/// Two kinds of transaction over the same ten files in opposite orders,
+/// 32 at a time: none deadlocks (all finish within the lock timeout), none
+/// is lost (every marker is in every file).
+#[test]
+fn opposite_orders_neither_deadlock_nor_lose_updates() {
+    let d = scratch();
+    let names: Vec<String> = (0..10).map(|i| format!("f{i}.txt")).collect();
+    for n in &names {
+        write_file(d.path(), n, b"END\n", 0o644);
+    }
+    let children: Vec<_> = (0..32)
+        .map(|t| {
+            let mut order: Vec<&String> = names.iter().collect();
+            if t % 2 == 1 {
+                order.reverse();
+            }
+            let ops: Vec<String> = order
+                .iter()
+                .map(|n| format!(r#"{{"op":"edit","path":"{n}","edits":[{{"old":"END","new":"m{t}\nEND"}}]}}"#))
+                .collect();
+            let req = format!("{{\"files\":[{}]}}", ops.join(","));
+            let mut child = Command::new(BIN)
+                .args(["--stdin", "--lock-timeout", "60"])
+                .current_dir(d.path())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(req.as_bytes()).unwrap();
+            child
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "__RESULT__{\"count\":10,\"files\":10}\n"
+        );
+    }
+    for n in &names {
+        let text = std::fs::read_to_string(d.path().join(n)).unwrap();
+        for t in 0..32 {
+            assert!(text.contains(&format!("m{t}\n")), "{n} lost m{t}: {text}");
+        }
+    }
+    assert_eq!(listing(d.path()).len(), 10, "nothing left behind");
+}
+
+/// SIGKILL at random instants over 10-file transactions: every file is
+/// old or new (never torn), and whatever remains besides is a hidden
+/// `.as-edit-*.tmp` name. Prints how many runs ended mixed or left names.
+#[test]
+fn sigkill_leaves_each_file_old_or_new() {
+    let runs = 300;
+    let (mut mixed, mut left, mut done) = (0, 0, 0);
+    let mut seed = 0x9e3779b97f4a7c15u64;
+    for run in 0..runs {
+        let d = scratch();
+        let names: Vec<String> = (0..10).map(|i| format!("f{i}.txt")).collect();
+        for n in &names {
+            write_file(
+                d.path(),
+                n,
+                format!("old {n}\n").repeat(200).as_bytes(),
+                0o644,
+            );
+        }
+        let ops: Vec<String> = names
+            .iter()
+            .map(|n| format!(r#"{{"op":"edit","path":"{n}","edits":[{{"old":"old","new":"new","replace_all":true}}]}}"#))
+            .collect();
+        let req = format!("{{\"files\":[{}]}}", ops.join(","));
+        let mut child = Command::new(BIN)
+            .arg("--stdin")
+            .current_dir(d.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(req.as_bytes())
+            .unwrap();
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        // The kill instant is the random variable here, not a wait.
+        std::thread::sleep(std::time::Duration::from_micros(seed % 4000));
+        let _ = child.kill();
+        let status = child.wait().unwrap();
+        done += usize::from(status.success());
+        let (mut old, mut new) = (0, 0);
+        for n in &names {
+            let text = std::fs::read_to_string(d.path().join(n)).unwrap();
+            if text == format!("old {n}\n").repeat(200) {
+                old += 1;
+            } else if text == format!("new {n}\n").repeat(200) {
+                new += 1;
+            } else {
+                panic!("run {run}: {n} is torn");
+            }
+        }
+        mixed += usize::from(old > 0 && new > 0);
+        let extra: Vec<String> = listing(d.path())
+            .into_iter()
+            .filter(|n| !names.contains(n))
+            .collect();
+        assert!(
+            extra
+                .iter()
+                .all(|n| n.starts_with(".as-edit-") && n.ends_with(".tmp")),
+            "run {run}: {extra:?}"
+        );
+        left += usize::from(!extra.is_empty());
+    }
+    eprintln!(
+        "sigkill: {runs} runs, {done} completed, {mixed} ended mixed, {left} left hidden names"
+    );
+}
+
+/// Property: when no op is refused, a transaction leaves the tree the ops
+/// one by one would (single-file edits, rm, mv); when one is refused,
+/// nothing changes.
+#[test]
+fn a_transaction_equals_its_ops_one_by_one() {
+    let words = ["a", "b", "c", "ab", "ba", "cab"];
+    let mut seed = 12345u64;
+    let mut next = |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) as usize % n
+    };
+    for case in 0..60 {
+        let (t, o) = (scratch(), scratch());
+        for dir in [t.path(), o.path()] {
+            for i in 0..3 {
+                write_file(dir, format!("f{i}"), b"a b c\nab ba\ncab\n", 0o644);
+            }
+        }
+        let mut ops = Vec::new();
+        for _ in 0..1 + next(5) {
+            let f = format!("f{}", next(3));
+            let (old, new) = (words[next(6)], words[next(6)]);
+            ops.push((f, old, new));
+        }
+        let json: Vec<String> = ops
+            .iter()
+            .map(|(f, old, new)| {
+                format!(
+                    r#"{{"op":"edit","path":"{f}","edits":[{{"old":"{old}","new":"{new}X"}}]}}"#
+                )
+            })
+            .collect();
+        let before = tree(t.path());
+        let r = txn(
+            t.path(),
+            &[],
+            &format!("{{\"files\":[{}]}}", json.join(",")),
+            &[],
+        );
+        let mut refused = false;
+        for (f, old, new) in &ops {
+            let one = run_argv(
+                o.path(),
+                &[
+                    f.as_bytes(),
+                    b64(old).as_bytes(),
+                    b64(&format!("{new}X")).as_bytes(),
+                ],
+            );
+            if one.code != 0 {
+                refused = true;
+                break;
+            }
+        }
+        let contents = |d: &Path| -> BTreeMap<String, Vec<u8>> {
+            tree(d).into_iter().map(|(k, v)| (k, v.0)).collect()
+        };
+        if refused {
+            assert_eq!(r.code, 1, "case {case}: {ops:?} {}", r.stdout);
+            assert_eq!(
+                tree(t.path()),
+                before,
+                "case {case}: a refusal changes nothing"
+            );
+        } else {
+            assert_eq!(r.code, 0, "case {case}: {ops:?} {}", r.stdout);
+            assert_eq!(
+                contents(t.path()),
+                contents(o.path()),
+                "case {case}: {ops:?}"
+            );
+        }
+    }
+}
+
+/// `--diff`: each change's diff, all under one 64 KiB budget.
+#[test]
+fn diffs_share_one_budget() {
+    let d = scratch();
+    let big = "x\n".repeat(30_000);
+    for i in 0..3 {
+        write_file(d.path(), format!("f{i}"), big.as_bytes(), 0o644);
+    }
+    let ops: Vec<String> = (0..3)
+        .map(|i| format!(r#"{{"op":"edit","path":"f{i}","edits":[{{"old":"x","new":"y","replace_all":true}}]}}"#))
+        .collect();
+    let r = txn(
+        d.path(),
+        &["--report", "--diff"],
+        &format!("{{\"files\":[{}]}}", ops.join(",")),
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let v: serde_json::Value =
+        serde_json::from_str(r.stdout.strip_prefix("__RESULT__").unwrap()).unwrap();
+    let total: usize = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["diff"].as_str().map_or(0, str::len))
+        .sum();
+    assert!(total <= 64 * 1024, "{total}");
+    assert!(v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c["diff_truncated"] == true));
+    let _ = std::fs::Permissions::from_mode(0o644);
+}
+
+/// A backend around the local shell: no stdin, and the `fail_upload`-th
+/// upload fails.
+struct Limited {
+    inner: as_edit::host::LocalShell,
+    stdin: bool,
+    uploads: usize,
+    fail_upload: usize,
+}
+
+impl as_edit::host::Sandbox for Limited {
+    fn exec(&mut self, c: &[u8], s: Option<&[u8]>) -> std::io::Result<as_edit::host::ExecOutput> {
+        self.inner.exec(c, s)
+    }
+    fn download(&mut self, p: &Path) -> std::io::Result<Vec<u8>> {
+        self.inner.download(p)
+    }
+    fn upload(&mut self, p: &Path, b: &[u8]) -> std::io::Result<()> {
+        self.uploads += 1;
+        if self.uploads == self.fail_upload {
+            return Err(std::io::Error::other("injected upload failure"));
+        }
+        self.inner.upload(p, b)
+    }
+    fn remove(&mut self, p: &Path) -> std::io::Result<()> {
+        self.inner.remove(p)
+    }
+    fn supports_stdin(&self) -> bool {
+        self.stdin
+    }
+}
+
+fn editor(helper: &str, stdin: bool, fail_upload: usize) -> as_edit::host::Editor<Limited> {
+    let sb = Limited {
+        inner: as_edit::host::LocalShell::new(),
+        stdin,
+        uploads: 0,
+        fail_upload,
+    };
+    as_edit::host::Editor::new(sb, helper)
+}
+
+fn host_request(d: &Path) -> Vec<as_edit::host::FileOp> {
+    use as_edit::host::{FileOp, TxnEdit};
+    write_file(d, "a.txt", b"alpha\n", 0o644);
+    write_file(d, "b.txt", b"beta\n", 0o644);
+    let p = |n: &str| d.join(n).to_string_lossy().into_owned();
+    vec![
+        FileOp::Edit {
+            path: p("a.txt"),
+            edits: vec![TxnEdit::new("alpha", "ALPHA")],
+            expect_sha256: None,
+        },
+        FileOp::Insert {
+            path: p("b.txt"),
+            line: 0,
+            text: "top".into(),
+        },
+        FileOp::Create {
+            path: p("c.txt"),
+            content: "c\n".into(),
+            overwrite: false,
+            mode: None,
+        },
+    ]
+}
+
+fn done(a: as_edit::host::Applied) -> (u64, u64, as_edit::host::Via) {
+    (a.count, a.files, a.via)
+}
+
+/// The Editor's transaction: natively through --stdin and through
+/// --request-b64, one exec each after the probe.
+#[test]
+fn editor_transaction_runs_natively_by_stdin_or_request_b64() {
+    for stdin in [true, false] {
+        let d = scratch();
+        let req = host_request(d.path());
+        let a = editor(BIN, stdin, 0).transaction(&req).unwrap();
+        assert_eq!(done(a), (1, 3, as_edit::host::Via::Native));
+        assert_eq!(std::fs::read(d.path().join("a.txt")).unwrap(), b"ALPHA\n");
+        assert_eq!(
+            std::fs::read(d.path().join("b.txt")).unwrap(),
+            b"top\nbeta\n"
+        );
+        assert_eq!(std::fs::read(d.path().join("c.txt")).unwrap(), b"c\n");
+    }
+}
+
+/// Without a helper: the transfer fallback computes everything first (a
+/// refusal uploads nothing), and an upload failing re-uploads what it had
+/// replaced and says so.
+#[test]
+fn editor_transaction_falls_back_through_transfer() {
+    use as_edit::host::{FileOp, TxnEdit};
+    let d = scratch();
+    let req = host_request(d.path());
+    let a = editor("/nonexistent/as-edit", true, 0)
+        .transaction(&req)
+        .unwrap();
+    assert_eq!(done(a), (1, 3, as_edit::host::Via::Transfer));
+    assert_eq!(
+        std::fs::read(d.path().join("b.txt")).unwrap(),
+        b"top\nbeta\n"
+    );
+
+    let d = scratch();
+    let mut req = host_request(d.path());
+    req[2] = FileOp::Edit {
+        path: d.path().join("a.txt").to_string_lossy().into_owned(),
+        edits: vec![TxnEdit::new("zzz", "y")],
+        expect_sha256: None,
+    };
+    let e = editor("/nonexistent/as-edit", true, 0)
+        .transaction(&req)
+        .unwrap_err();
+    assert_eq!(e.token(), Some("string_not_found"));
+    assert_eq!(std::fs::read(d.path().join("a.txt")).unwrap(), b"alpha\n");
+    assert_eq!(std::fs::read(d.path().join("b.txt")).unwrap(), b"beta\n");
+
+    let d = scratch();
+    let req = host_request(d.path());
+    let e = editor("/nonexistent/as-edit", true, 2)
+        .transaction(&req)
+        .unwrap_err();
+    assert_eq!(e.token(), Some("write_failed"));
+    let msg = e.to_string();
+    assert!(msg.contains("injected upload failure"), "{msg}");
+    assert!(
+        msg.ends_with("(rolled back: every file has its original content)"),
+        "{msg}"
+    );
+    assert_eq!(std::fs::read(d.path().join("a.txt")).unwrap(), b"alpha\n");
+    assert_eq!(std::fs::read(d.path().join("b.txt")).unwrap(), b"beta\n");
+    assert!(!d.path().join("c.txt").exists());
+}
