@@ -59,17 +59,49 @@ pub fn run(
     env_root: Option<std::ffi::OsString>,
     stdin: &mut dyn Read,
 ) -> Response {
-    let request = match args::parse(args, env_root) {
-        Ok(Invocation::Help) => return text(args::HELP.to_owned()),
+    let (source, strict, args) = match patch::cli::split(args) {
+        Ok(s) => s,
+        Err(f) => return failed(&f),
+    };
+    let done = |(stdout, exit_code)| Response { stdout, exit_code };
+    let request = match args::parse(&args, env_root) {
+        Ok(Invocation::Help) => return text(format!("{}{}", args::HELP, patch::cli::HELP)),
         Ok(Invocation::Version) => return text(args::version_line()),
         Ok(Invocation::Edit(r)) => Ok(txn::Parsed::One(r)),
         Ok(Invocation::Stdin {
             options,
             max_request_bytes,
-        }) => read_stdin(stdin, max_request_bytes).and_then(|b| txn::parse_request(&b, options)),
-        Ok(Invocation::RequestB64 { options, json }) => txn::parse_request(&json, options),
+        }) => {
+            // --patch-b64 must not wait on a stdin that exec APIs may leave open.
+            if let Some(patch::cli::Source::Bytes(p)) = &source {
+                return done(patch::cli::run_text(p, options, strict));
+            }
+            match read_stdin(stdin, max_request_bytes) {
+                Ok(b) if source.is_some() => {
+                    return done(patch::cli::run_text(&b, options, strict))
+                }
+                Ok(b) => match patch::cli::run_json(&b, &options, strict) {
+                    Some(r) => return done(r),
+                    None => txn::parse_request(&b, options),
+                },
+                Err(f) => Err(f),
+            }
+        }
+        Ok(Invocation::RequestB64 { options, json }) => {
+            match patch::cli::run_json(&json, &options, strict) {
+                Some(r) => return done(r),
+                None => txn::parse_request(&json, options),
+            }
+        }
         Err(f) => Err(f),
     };
+    if strict && request.is_ok() {
+        let f = protocol::Failure::new(
+            ErrorKind::InvalidArgument,
+            "--patch-strict applies to patches (--patch, --patch-b64, or a patch request)",
+        );
+        return failed(&f);
+    }
     let request = match request {
         Ok(txn::Parsed::One(r)) => Ok(r),
         Ok(txn::Parsed::Files(txn)) => {
@@ -94,6 +126,13 @@ pub fn run(
             exit_code: f.kind.exit_code(),
             stdout: protocol::failure_line(&f, report.as_ref()),
         },
+    }
+}
+
+fn failed(f: &Failure) -> Response {
+    Response {
+        stdout: protocol::failure_line(f, None),
+        exit_code: f.kind.exit_code(),
     }
 }
 

@@ -88,8 +88,18 @@ fn main() {
         let _ = std::io::stdout().write_all(as_edit::protocol::failure_line(&f, None).as_bytes());
         std::process::exit(as_edit::protocol::EXIT_NOT_EDITED);
     }));
-    let args: Vec<_> = std::env::args_os().skip(1).collect();
+    let mut argv = std::env::args_os();
+    let argv0 = argv.next();
+    let args: Vec<_> = argv.collect();
     let env_root = std::env::var_os("AS_EDIT_ROOT");
+    // Under the name apply_patch: Codex's CLI text on stdout and stderr.
+    if as_edit::patch::codex::invoked_as(argv0.as_deref()) {
+        let (out, err, code) =
+            as_edit::patch::codex::run(&args, env_root, &mut std::io::stdin().lock());
+        let _ = std::io::stdout().lock().write_all(out.as_bytes());
+        let _ = std::io::stderr().lock().write_all(err.as_bytes());
+        std::process::exit(code);
+    }
     let response = as_edit::run(&args, env_root, &mut std::io::stdin().lock());
     // A closed stdout must not turn into a panic: the exit code still tells.
     let _ = std::io::stdout()

@@ -53,11 +53,13 @@ pub enum ErrorKind {
     LineOutOfRange,
     /// `file_exists`: a `create` or `move` onto an existing path without `overwrite`.
     FileExists,
+    /// `invalid_patch`: a V4A patch that does not parse (exit 1: a model wrote it).
+    InvalidPatch,
 }
 
 impl ErrorKind {
     /// Every kind, for [`ErrorKind::from_token`] and exhaustive tests.
-    pub const ALL: [ErrorKind; 14] = [
+    pub const ALL: [ErrorKind; 15] = [
         ErrorKind::FileNotFound,
         ErrorKind::ReadFailed,
         ErrorKind::Empty,
@@ -72,6 +74,7 @@ impl ErrorKind {
         ErrorKind::OutsideRoot,
         ErrorKind::LineOutOfRange,
         ErrorKind::FileExists,
+        ErrorKind::InvalidPatch,
     ];
 
     /// The token as the result line spells it (`file_not_found`, …).
@@ -91,6 +94,7 @@ impl ErrorKind {
             ErrorKind::OutsideRoot => "outside_root",
             ErrorKind::LineOutOfRange => "line_out_of_range",
             ErrorKind::FileExists => "file_exists",
+            ErrorKind::InvalidPatch => "invalid_patch",
         }
     }
 
@@ -193,6 +197,10 @@ pub struct Report {
     /// `--diff`: `true` when the diff was cut at its cap or left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff_truncated: Option<bool>,
+    /// A patch's Update (`--report`): each chunk's grade (`exact`,
+    /// `trailing_whitespace`, `whitespace`, `punctuation`).
+    #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
+    pub grades: Option<Vec<String>>,
     /// `--fsync` only: `false` when the edit is applied but the flush after
     /// the rename failed (absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -18,7 +18,9 @@
 //! Codex does: an empty context line written for the final newline.
 //!
 //! A pure addition (no old lines) goes right after its last `@@` header, or,
-//! with no header (or with `*** End of File`), at the end of the file.
+//! with no header (or with `*** End of File`), at the end of the file; one
+//! whose only old line was that final empty line goes where the search
+//! stands (Codex's place).
 //! Codex puts it at the end of the file even after a header, the Agents SDK
 //! at the current position (the start of the file for a first chunk).
 //!
@@ -155,12 +157,10 @@ pub fn locate(lines: &[&str], chunks: &[Chunk], strict: bool) -> Result<Plan, Re
             hit = find(lines, old, cursor, c.eof, grades);
         }
         let (grade, at) = if old.is_empty() {
-            let at = if c.headers.is_empty() || c.eof {
-                lines.len()
-            } else {
-                cursor
-            };
-            (Grade::Exact, at)
+            // An addition with no header goes at the end, as with Codex;
+            // one whose only old line was a final empty one stays here.
+            let end = c.old.is_empty() && c.headers.is_empty() || c.eof;
+            (Grade::Exact, if end { lines.len() } else { cursor })
         } else {
             match hit {
                 None => {
@@ -194,19 +194,36 @@ pub fn locate(lines: &[&str], chunks: &[Chunk], strict: bool) -> Result<Plan, Re
     Ok(Plan { splices, placed })
 }
 
-/// Streams the new content: every line, each followed by `\n`.
-pub fn write(lines: &[&str], chunks: &[Chunk], plan: &Plan, out: &mut dyn FnMut(&str)) {
+/// Streams the new content: every line, each followed by `\n`. Returns
+/// each chunk's 1-based start line in the new content.
+pub fn write(
+    lines: &[&str],
+    chunks: &[Chunk],
+    plan: &Plan,
+    out: &mut dyn FnMut(&str),
+) -> Vec<usize> {
     let mut line = |l: &str| {
         out(l);
         out("\n");
     };
-    let mut pos = 0;
+    let (mut pos, mut grown, mut starts) = (0, 0isize, vec![0; chunks.len()]);
     for s in &plan.splices {
         lines[pos..s.at].iter().for_each(|l| line(l));
-        chunks[s.chunk].new[..s.new].iter().for_each(|l| line(l));
+        let c = &chunks[s.chunk];
+        // Lines written so far: the original ones before `at`, grown by
+        // the earlier splices.
+        starts[s.chunk] = (s.at as isize + grown) as usize + 1;
+        grown += s.new as isize - s.old as isize;
+        for (j, l) in c.new[..s.new].iter().enumerate() {
+            match c.keep.get(j) {
+                Some(&Some(k)) if k < s.old => line(lines[s.at + k]),
+                _ => line(l),
+            }
+        }
         pos = s.at + s.old;
     }
     lines[pos..].iter().for_each(|l| line(l));
+    starts
 }
 
 /// [`locate`] then [`write`] into a string: the new content and placements.
@@ -267,10 +284,12 @@ mod tests {
 
     fn c(headers: &[&str], old: &[&str], new: &[&str], eof: bool) -> Chunk {
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect();
+        // Every old line removed, every new one added: no context.
         Chunk {
             headers: s(headers),
             old: s(old),
             new: s(new),
+            keep: vec![None; new.len()],
             eof,
             line: 1,
         }
@@ -499,6 +518,35 @@ mod tests {
     }
 
     #[test]
+    fn an_addition_whose_only_old_line_is_empty() {
+        // The empty line is context when the file has it where the search
+        // stands, and must be unique like any context.
+        assert_eq!(
+            ok("a\n\nb\n", &[c(&[], &[""], &["x", ""], false)]).0,
+            "a\nx\n\nb\n"
+        );
+        assert_eq!(
+            no("\na\n\n", &[c(&[], &[""], &["x", ""], false)], false).miss,
+            Miss::Multiple {
+                lines: vec![1, 3],
+                grade: Grade::Exact
+            }
+        );
+        // Without one, the retry leaves an addition placed at the search point.
+        assert_eq!(
+            ok(
+                "a\nb\n",
+                &[
+                    c(&[], &["a"], &["A"], false),
+                    c(&[], &[""], &["x", ""], false)
+                ]
+            )
+            .0,
+            "A\nx\nb\n"
+        );
+    }
+
+    #[test]
     fn end_of_file_requires_the_last_lines() {
         let t = "x\ny\nx\n";
         assert_eq!(
@@ -551,9 +599,27 @@ mod tests {
         let ls = lines(t);
         let plan = locate(&ls, &chunks, false).unwrap();
         let mut pieces = Vec::new();
-        write(&ls, &chunks, &plan, &mut |p| pieces.push(p.to_owned()));
+        let starts = write(&ls, &chunks, &plan, &mut |p| pieces.push(p.to_owned()));
+        assert_eq!(starts, [2, 5]);
         assert_eq!(pieces.concat(), "1\ntwo\ndeux\n3\n");
         assert_eq!(apply(t, &chunks, false).unwrap().0, pieces.concat());
+    }
+
+    #[test]
+    fn context_lines_keep_the_file_text_at_a_loose_grade() {
+        let chunks =
+            crate::patch::parse_update_diff("@@\n  if x:\n-   y = “1”\n+    y = 2\n  z\n").unwrap();
+        let t = "if x:\t\n    y = \"1\"\n\tz\n";
+        assert_eq!(
+            ok(t, &chunks),
+            (
+                "if x:\t\n    y = 2\n\tz\n".into(),
+                vec![(Grade::Punctuation, 1)]
+            )
+        );
+        // Exact: the same either way.
+        let chunks = crate::patch::parse_update_diff(" a\n-b\n+c\n a\n").unwrap();
+        assert_eq!(ok("a\nb\na\n", &chunks).0, "a\nc\na\n");
     }
 
     #[test]

@@ -3,15 +3,21 @@
 //! [`parse`] turns the text into a [`Patch`] (the grammar and its leniencies
 //! are in `parse.rs`'s docs); [`locate`] places an Update's chunks in a
 //! file's text and writes the new content (grades, uniqueness and where pure
-//! additions go are in its docs). [`apply_tree`] runs a whole patch over an
-//! in-memory tree, all or nothing: the host's transfer fallback and the
-//! tests use it, so the native path and the fallback share one semantics.
+//! additions go are in its docs). [`compile`] makes a patch the
+//! transaction of `txn` (the binary's path, [`cli`] its inputs);
+//! [`apply_tree`] runs a whole patch over an in-memory tree, all or
+//! nothing, with the same locator (the host's transfer fallback and the
+//! differential tests use it).
 
+pub mod cli;
+pub mod codex;
+mod compile;
 pub mod locate;
 pub mod parse;
 
 use std::collections::BTreeMap;
 
+pub use compile::compile;
 pub use locate::{Grade, Miss, Placed, Refusal};
 pub use parse::{parse, parse_create_diff, parse_update_diff, Chunk, Hunk, ParseError, Patch};
 

@@ -31,8 +31,9 @@
 //!   nothing. The header is the text after `@@ ` (or after `@@`).
 //! - Body: ` ` context (in old and new), `-` old only, `+` new only; an empty
 //!   line (no prefix at all) is an empty context line, which models write for
-//!   blank lines, except at the end of a chunk, where empty lines separate
-//!   it from the next one and are dropped (Codex keeps them and retries
+//!   blank lines, except at the end of a chunk not closed by
+//!   `*** End of File`, where empty lines separate it from the next one and
+//!   are dropped (unless the chunk has no other old line) (Codex keeps them and retries
 //!   without one when the chunk is not found: the same result, and not
 //!   limited to one line). A body line with any other first character ends
 //!   the chunk.
@@ -87,6 +88,10 @@ pub struct Chunk {
     pub old: Vec<String>,
     /// Context and `+` lines: what replaces `old`.
     pub new: Vec<String>,
+    /// Per line of `new`: its index in `old` when it is a context line. A
+    /// context line keeps the file's text, which a looser grade may have
+    /// matched with different whitespace or punctuation (as Codex does).
+    pub keep: Vec<Option<usize>>,
     /// `*** End of File` followed: `old` must end the file.
     pub eof: bool,
     /// 1-based line of the patch text where the chunk starts.
@@ -368,7 +373,8 @@ impl Lines<'_, '_> {
                 if self.i == start {
                     break;
                 }
-                c.eof = true;
+                // Empty lines before it are the file's last lines.
+                (c.eof, blank_run) = (true, 0);
                 self.i += 1;
                 break;
             }
@@ -378,17 +384,25 @@ impl Lines<'_, '_> {
                 Some(_) => break,
             };
             blank_run = if line.is_empty() { blank_run + 1 } else { 0 };
+            if tag != '-' {
+                c.keep.push((tag == ' ').then_some(c.old.len()));
+                c.new.push(text.to_owned());
+            }
             if tag != '+' {
                 c.old.push(text.to_owned());
             }
-            if tag != '-' {
-                c.new.push(text.to_owned());
-            }
             self.i += 1;
         }
-        // Trailing empty lines separate chunks (module docs).
+        // Trailing empty lines separate chunks (module docs), unless they
+        // are all the chunk has besides '+' lines: then they are context
+        // (Codex matches them; dropped, the chunk would become an addition
+        // at the end of the file).
+        if c.old.len() == blank_run && c.new.len() > blank_run {
+            blank_run = 0;
+        }
         c.old.truncate(c.old.len() - blank_run);
         c.new.truncate(c.new.len() - blank_run);
+        c.keep.truncate(c.new.len());
         if c.old.is_empty() && c.new.is_empty() {
             return Err(err(
                 self.i,
@@ -410,11 +424,23 @@ mod tests {
         v.iter().map(|x| x.to_string()).collect()
     }
 
+    /// A chunk from its old and new lines; equal lines pair up in order
+    /// as context (enough for the chunks written here).
     fn chunk(headers: &[&str], old: &[&str], new: &[&str], eof: bool, line: usize) -> Chunk {
+        let (mut i, mut keep) = (0, Vec::new());
+        for (j, n) in new.iter().enumerate() {
+            while i < old.len() && old[i] != *n && !new[j..].contains(&old[i]) {
+                i += 1;
+            }
+            let ctx = i < old.len() && old[i] == *n;
+            keep.push(ctx.then_some(i));
+            i += usize::from(ctx);
+        }
         Chunk {
             headers: s(headers),
             old: s(old),
             new: s(new),
+            keep,
             eof,
             line,
         }
@@ -573,6 +599,21 @@ mod tests {
                     false,
                     3
                 )]
+            )
+        );
+    }
+
+    #[test]
+    fn trailing_empty_lines_stay_when_they_are_the_only_old_lines() {
+        let h = one("*** Begin Patch\n*** Update File: f\n@@\n+x\n\n@@\n-y\n*** End Patch");
+        assert_eq!(
+            h,
+            update(
+                "f",
+                vec![
+                    chunk(&[], &[""], &["x", ""], false, 3),
+                    chunk(&[], &["y"], &[], false, 6)
+                ]
             )
         );
     }

@@ -178,6 +178,9 @@ pub(super) fn stage<'a>(
                 counts[i] = out.count;
                 if let Some(r) = reports[i].as_mut() {
                     r.lines = Some(out.lines);
+                    let grades = out.notes.into_iter().filter(|n| n.0 == "match");
+                    r.grades =
+                        Some(grades.map(|n| n.1).collect()).filter(|g: &Vec<_>| !g.is_empty());
                     if opts.diff {
                         let name = crate::diff::quote_name(at_name(at));
                         let (d, cut) =

@@ -1,0 +1,206 @@
+//! The binary's patch inputs: `--patch` (the text on stdin), `--patch-b64
+//! B64` (in argv, for exec APIs without stdin), `--patch-strict` (exact
+//! matches only), and on `--stdin` the JSON forms `{"patch": TEXT}` and
+//! the Responses API's `{"operations": [{"type": "create_file" |
+//! "update_file" | "delete_file", "path", "diff", "move_to"}]}` (a `diff`
+//! as the Agents SDK's `apply_diff` takes it: an update's chunks, or a new
+//! file's `+` lines). Each compiles to one transaction (`compile.rs`) and
+//! answers with its result line; a text that does not parse is
+//! `invalid_patch` (exit 1: a model wrote it) naming the line.
+
+use std::ffi::OsString;
+
+use super::{compile::compile, parse, parse_create_diff, parse_update_diff, Hunk, Patch};
+use crate::protocol::{failure_line, ErrorKind, Failure};
+use crate::request::EditOptions;
+
+/// Appended to `--help`.
+pub const HELP: &str = "\
+Patches (V4A, as OpenAI's apply_patch tool writes them), all or nothing:
+  --patch                  read *** Begin Patch ... *** End Patch from standard input
+  --patch-b64 B64          the patch as base64, in argv
+  --patch-strict           match chunks exactly (no whitespace or punctuation grades)
+  --stdin                  also takes {\"patch\": TEXT} or {\"operations\": [...]}
+";
+
+/// Where the patch text comes from.
+pub enum Source {
+    /// `--patch`: standard input.
+    Stdin,
+    /// `--patch-b64`: decoded from argv.
+    Bytes(Vec<u8>),
+}
+
+/// The patch flags taken out of `args` (before a `--`): the source, if
+/// any, whether `--patch-strict` was given, and the other arguments, with
+/// `--stdin` added when there is a source so that `args::parse` reads the
+/// shared flags.
+pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>), Failure> {
+    let (mut src, mut strict, mut rest) = (None, false, Vec::new());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let b64 = match a.to_str() {
+            Some("--") => {
+                rest.push(a.clone());
+                rest.extend(it.by_ref().cloned());
+                break;
+            }
+            Some("--patch") => {
+                src = Some(Source::Stdin);
+                continue;
+            }
+            Some("--patch-strict") => {
+                strict = true;
+                continue;
+            }
+            Some("--patch-b64") => it.next().and_then(|v| v.to_str()),
+            Some(s) if s.starts_with("--patch-b64=") => Some(&s[12..]),
+            _ => {
+                rest.push(a.clone());
+                continue;
+            }
+        };
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b64.ok_or_else(|| invalid("--patch-b64 needs B64".into()))?)
+            .map_err(|e| invalid(format!("--patch-b64 is not valid base64 ({e})")))?;
+        src = Some(Source::Bytes(bytes));
+    }
+    if src.is_some() {
+        if rest.iter().any(|a| a == "--stdin") {
+            return Err(invalid("--patch and --patch-b64 take no --stdin".into()));
+        }
+        rest.push("--stdin".into());
+    }
+    Ok((src, strict, rest))
+}
+
+fn invalid(detail: String) -> Failure {
+    Failure::new(ErrorKind::InvalidArgument, detail)
+}
+
+fn invalid_patch(detail: String) -> (String, i32) {
+    let f = Failure::new(ErrorKind::InvalidPatch, detail);
+    (failure_line(&f, None), f.kind.exit_code())
+}
+
+/// Runs a patch text: its result line and exit code.
+pub fn run_text(bytes: &[u8], options: EditOptions, strict: bool) -> (String, i32) {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(e) => {
+            return invalid_patch(format!("the patch is not UTF-8 (byte {})", e.valid_up_to()));
+        }
+    };
+    match parse(text) {
+        Ok(p) => run_patch(p, options, strict),
+        Err(e) => invalid_patch(e.to_string()),
+    }
+}
+
+fn run_patch(patch: Patch, options: EditOptions, strict: bool) -> (String, i32) {
+    if options.expect_sha256.is_some() {
+        let f = invalid("--expect-sha256 names one file; a patch may change several".into());
+        return (failure_line(&f, None), f.kind.exit_code());
+    }
+    if patch.hunks.len() > crate::txn::MAX_OPS {
+        let n = crate::txn::MAX_OPS;
+        return invalid_patch(format!("more than {n} file hunks (the transaction bound)"));
+    }
+    let (line, code) = crate::txn::run(&compile(patch, options, strict, false));
+    // An agent that believes a file is new must not be told to overwrite.
+    let line = line.replace(
+        "exists; give \\\"overwrite\\\": true to replace it",
+        "exists; use Update File to change it, or Delete File then Add File to replace it",
+    );
+    (line, code)
+}
+
+#[derive(serde::Deserialize)]
+struct Probe {
+    #[serde(default)]
+    patch: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    operations: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Request {
+    #[serde(default)]
+    patch: Option<String>,
+    #[serde(default)]
+    operations: Option<Vec<Operation>>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Operation {
+    #[serde(rename = "type")]
+    kind: String,
+    path: String,
+    #[serde(default)]
+    diff: Option<String>,
+    #[serde(default)]
+    move_to: Option<String>,
+}
+
+/// A `--stdin` request holding `patch` or `operations`: its result line
+/// and exit code; None for any other request.
+pub fn run_json(json: &[u8], options: &EditOptions, strict: bool) -> Option<(String, i32)> {
+    let text = std::str::from_utf8(json).ok()?;
+    let probe: Probe = serde_json::from_str(text).ok()?;
+    probe.patch.as_ref().or(probe.operations.as_ref())?;
+    let options = options.clone();
+    let bad = |d: String| {
+        let f = invalid(format!("stdin request: {d}"));
+        Some((failure_line(&f, None), f.kind.exit_code()))
+    };
+    let req: Request = match serde_json::from_str(text) {
+        Ok(r) => r,
+        Err(e) => return bad(e.to_string()),
+    };
+    match (req.patch, req.operations) {
+        (Some(p), None) => Some(run_text(p.as_bytes(), options, strict)),
+        (None, Some(ops)) if !ops.is_empty() => Some(match operations(ops) {
+            Ok(p) => run_patch(p, options, strict),
+            Err(Ok(d)) => invalid_patch(d),
+            Err(Err(d)) => return bad(d),
+        }),
+        (None, Some(_)) => bad("operations is empty".into()),
+        _ => bad("give patch or operations, not both".into()),
+    }
+}
+
+/// The operations as a patch; Err(Ok) an unparsable diff (`invalid_patch`),
+/// Err(Err) a malformed operation (`invalid_argument`).
+fn operations(ops: Vec<Operation>) -> Result<Patch, Result<String, String>> {
+    let n = ops.len();
+    let mut hunks = Vec::with_capacity(n);
+    for (i, op) in ops.into_iter().enumerate() {
+        let at =
+            |e: super::ParseError| Ok(format!("operation {} of {n} ({}): {e}", i + 1, op.path));
+        let diff = op.diff.as_deref().unwrap_or("");
+        hunks.push(match (op.kind.as_str(), &op.move_to) {
+            ("create_file", None) => Hunk::Add {
+                content: parse_create_diff(diff).map_err(at)?,
+                path: op.path.clone(),
+            },
+            ("update_file", _) => Hunk::Update {
+                chunks: parse_update_diff(diff).map_err(at)?,
+                path: op.path.clone(),
+                move_to: op.move_to.clone(),
+            },
+            ("delete_file", None) if op.diff.is_none() => Hunk::Delete {
+                path: op.path.clone(),
+            },
+            (k, _) => {
+                return Err(Err(format!(
+                    "operation {} of {n}: type \"{k}\" with these fields is not one of create_file (path, diff), update_file (path, diff, move_to), delete_file (path)",
+                    i + 1
+                )))
+            }
+        });
+    }
+    Ok(Patch { hunks })
+}

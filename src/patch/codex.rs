@@ -1,0 +1,117 @@
+//! The `apply_patch` mode: the binary invoked under that name (a symlink or
+//! a copy, as Codex-style prompts call it from a shell) answers like
+//! Codex's `apply_patch` CLI: the patch as the one argument (after an
+//! optional `--preserve-crlf`, which keeps CRLF files CRLF) or on stdin;
+//! `Success. Updated the following files:` then `A`/`M`/`D` lines on
+//! stdout and exit 0; errors on stderr with exit 1 (2 for a usage error).
+//! Add File and Move to overwrite, as Codex's do. Unlike Codex it is all or
+//! nothing and refuses an ambiguous chunk. `AS_EDIT_ROOT` confines paths as
+//! in the normal mode.
+
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+
+use super::{compile, parse, Hunk};
+use crate::request::{EditOptions, Eol};
+
+/// Whether `argv0` names the `apply_patch` mode (`apply_patch`, or
+/// `applypatch` as Codex also accepts).
+pub fn invoked_as(argv0: Option<&OsStr>) -> bool {
+    let name = argv0.map(std::path::Path::new).and_then(|p| p.file_name());
+    matches!(
+        name.and_then(OsStr::to_str),
+        Some("apply_patch" | "applypatch")
+    )
+}
+
+/// Runs the mode: (stdout, stderr, exit code).
+pub fn run(
+    args: &[OsString],
+    root: Option<OsString>,
+    stdin: &mut dyn Read,
+) -> (String, String, i32) {
+    let usage = || {
+        (
+            String::new(),
+            "Usage: apply_patch 'PATCH'\n       echo 'PATCH' | apply_patch\n".into(),
+            2,
+        )
+    };
+    let mut options = EditOptions {
+        root: root.map(Into::into),
+        ..EditOptions::default()
+    };
+    let mut args = args;
+    if args.first().is_some_and(|a| a == "--preserve-crlf") {
+        options.eol = Eol::Preserve;
+        args = &args[1..];
+    }
+    let text = match args {
+        [] => {
+            let mut t = String::new();
+            if stdin.read_to_string(&mut t).is_err() {
+                return (
+                    String::new(),
+                    "Error: Failed to read PATCH from stdin as UTF-8.\n".into(),
+                    1,
+                );
+            }
+            if t.is_empty() {
+                return usage();
+            }
+            t
+        }
+        [a] => match a.to_str() {
+            Some(s) => s.to_owned(),
+            None => {
+                return (
+                    String::new(),
+                    "Error: apply_patch requires a UTF-8 PATCH argument.\n".into(),
+                    1,
+                )
+            }
+        },
+        _ => {
+            return (
+                String::new(),
+                "Error: apply_patch accepts exactly one argument.\n".into(),
+                2,
+            )
+        }
+    };
+    let patch = match parse(&text) {
+        Ok(p) => p,
+        Err(e) => return (String::new(), format!("Invalid patch: {e}\n"), 1),
+    };
+    let mut summary = ([String::new(), String::new(), String::new()], String::new());
+    for h in &patch.hunks {
+        let (i, path) = match h {
+            Hunk::Add { path, .. } => (0, path),
+            Hunk::Update { path, move_to, .. } => (1, move_to.as_ref().unwrap_or(path)),
+            Hunk::Delete { path } => (2, path),
+        };
+        summary.0[i].push_str(&format!("{} {path}\n", ["A", "M", "D"][i]));
+    }
+    let (line, code) = crate::txn::run(&compile(patch, options, false, true));
+    if code == 0 {
+        summary.1 = "Success. Updated the following files:\n".into();
+        summary.1.extend(summary.0);
+        return (summary.1, String::new(), 0);
+    }
+    #[derive(serde::Deserialize)]
+    struct Refused {
+        error: String,
+        detail: Option<String>,
+    }
+    let why = line
+        .strip_prefix(crate::protocol::RESULT_PREFIX)
+        .and_then(|j| serde_json::from_str::<Refused>(j.trim_end()).ok())
+        .map_or(line.clone(), |r| {
+            format!("{}: {}", r.error, r.detail.unwrap_or_default())
+        });
+    (
+        String::new(),
+        format!("{why}\nNo files were modified (the patch applies all or nothing).\n"),
+        1,
+    )
+}

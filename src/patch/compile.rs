@@ -1,0 +1,152 @@
+//! A parsed patch as a transaction (issue 19's [`Txn`]): Add File → create,
+//! Delete File → delete, Update File → an edit by a [`Transform`] (the
+//! chunk locator), with Move to → a move carrying it. Pure: the transform
+//! is a function of the old text, so the host fallback can run it too.
+//!
+//! Refusals: a chunk not found is `string_not_found` (with `--hints`, the
+//! hint finder's candidates for its old lines, or for the `@@` line that
+//! was not found); several places at the first grade that matched is
+//! `multiple_occurrences` with `count` and `lines` always (they are what a
+//! model needs to fix it); both carry `"chunk"` (1-based).
+
+use std::path::PathBuf;
+
+use super::locate::{self, Miss, Placed};
+use super::{Chunk, Hunk, Patch};
+use crate::protocol::{ErrorKind, Failure, HintKeys};
+use crate::request::EditOptions;
+use crate::txn::{Change, Op, OpKind, OpRefusal, Transform, Transformed, Txn};
+
+/// The transaction of `patch`. `strict`: exact matches only
+/// (`--patch-strict`); `overwrite`: Add File and Move to replace existing
+/// files (the `apply_patch` mode, as Codex does).
+pub fn compile(patch: Patch, options: EditOptions, strict: bool, overwrite: bool) -> Txn {
+    let hints = options.hints;
+    let ops = patch
+        .hunks
+        .into_iter()
+        .map(|h| match h {
+            Hunk::Add { path, content } => Op {
+                path: path.into(),
+                kind: OpKind::Create {
+                    content,
+                    overwrite,
+                    mode: 0o644,
+                },
+            },
+            Hunk::Delete { path } => Op {
+                path: path.into(),
+                kind: OpKind::Delete {
+                    expect_sha256: None,
+                },
+            },
+            Hunk::Update {
+                path,
+                move_to,
+                chunks,
+            } => {
+                let change = transform(chunks, strict, hints);
+                let kind = match move_to {
+                    Some(to) if to != path => OpKind::Move {
+                        to: PathBuf::from(to),
+                        overwrite,
+                        change: Some(change),
+                        expect_sha256: None,
+                    },
+                    _ => OpKind::Edit {
+                        change,
+                        expect_sha256: None,
+                    },
+                };
+                Op {
+                    path: path.into(),
+                    kind,
+                }
+            }
+        })
+        .collect();
+    Txn { ops, options }
+}
+
+fn transform(chunks: Vec<Chunk>, strict: bool, hints: bool) -> Change {
+    Change::Transform(Transform {
+        apply: Box::new(move |old: &str| apply(old, &chunks, strict, hints)),
+    })
+}
+
+fn apply(old: &str, chunks: &[Chunk], strict: bool, hints: bool) -> Result<Transformed, OpRefusal> {
+    let lines = locate::lines(old);
+    let plan =
+        locate::locate(&lines, chunks, strict).map_err(|r| refusal(old, chunks, r, hints))?;
+    let mut text = String::with_capacity(old.len() + 64);
+    let starts = locate::write(&lines, chunks, &plan, &mut |t| text.push_str(t));
+    Ok(Transformed {
+        text,
+        count: chunks.len() as u64,
+        lines: starts.into_iter().map(|l| l as u64).collect(),
+        notes: plan
+            .placed
+            .iter()
+            .map(|p: &Placed| ("match", p.grade.name().to_owned()))
+            .collect(),
+    })
+}
+
+fn refusal(text: &str, chunks: &[Chunk], r: locate::Refusal, hints: bool) -> OpRefusal {
+    let c = &chunks[r.chunk];
+    let at = format!("chunk {} (patch line {})", r.chunk + 1, c.line);
+    let after = if r.chunk > 0 {
+        " after the previous chunk"
+    } else {
+        ""
+    };
+    let finder = |old: &str, new: &str| {
+        let found = crate::hints::find(text, old, new, true);
+        HintKeys {
+            hints: Some(found.hints),
+            hints_truncated: found.truncated.then_some(true),
+            ..HintKeys::default()
+        }
+    };
+    let failure = match r.miss {
+        Miss::NotFound { old } => Failure {
+            hints: (hints && !old.is_empty()).then(|| finder(&old, &c.new.join("\n"))),
+            ..Failure::new(
+                ErrorKind::StringNotFound,
+                format!("{at}: its context and '-' lines are not in the file{after}"),
+            )
+        },
+        Miss::HeaderNotFound { header } => Failure {
+            hints: hints.then(|| finder(&header, &header)),
+            ..Failure::new(
+                ErrorKind::StringNotFound,
+                format!("{at}: the line '@@ {header}' names is not in the file{after}"),
+            )
+        },
+        Miss::Multiple { lines, grade } => {
+            let list: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            let how = match grade {
+                locate::Grade::Exact => String::new(),
+                g => format!(" (matching {})", g.name().replace('_', " ")),
+            };
+            Failure {
+                count: Some(lines.len() as u64),
+                hints: Some(HintKeys {
+                    lines: Some(lines.iter().map(|&l| l as u64).collect()),
+                    ..HintKeys::default()
+                }),
+                ..Failure::new(
+                    ErrorKind::MultipleOccurrences,
+                    format!(
+                        "{at}: its context occurs at lines {}{how}; add an @@ line naming the enclosing function or class, or more context",
+                        list.join(", ")
+                    ),
+                )
+            }
+        }
+    };
+    OpRefusal {
+        failure,
+        chunk: Some(r.chunk as u64 + 1),
+    }
+}

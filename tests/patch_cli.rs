@@ -1,0 +1,136 @@
+//! The `apply_patch` mode (src/patch/codex.rs): the binary under that name
+//! answers like Codex's CLI. A scenario folder cannot express it: the
+//! folders run the binary under its own name and require an empty stderr.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn apply_patch(dir: &Path, args: &[&str], stdin: &str) -> (String, String, i32) {
+    let link = dir.join("apply_patch");
+    if !link.exists() {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_as-edit"), &link).unwrap();
+    }
+    let mut child = Command::new(&link)
+        .args(args)
+        .current_dir(dir.join("w"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    (
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+        o.status.code().unwrap(),
+    )
+}
+
+fn setup(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    for (p, c) in files {
+        let f = d.path().join("w").join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, c).unwrap();
+    }
+    std::fs::create_dir_all(d.path().join("w")).unwrap();
+    d
+}
+
+fn read(d: &Path, p: &str) -> Option<String> {
+    std::fs::read_to_string(d.join("w").join(p)).ok()
+}
+
+#[test]
+fn success_prints_codex_summary_and_add_overwrites() {
+    let d = setup(&[("a.txt", "one\n"), ("b.txt", "old\n"), ("gone.txt", "x\n")]);
+    let patch = "*** Begin Patch\n*** Add File: b.txt\n+new\n*** Update File: a.txt\n*** Move to: m/a.txt\n-one\n+1\n*** Delete File: gone.txt\n*** End Patch\n";
+    let (out, err, code) = apply_patch(d.path(), &[patch], "");
+    assert_eq!(
+        (out.as_str(), err.as_str(), code),
+        (
+            "Success. Updated the following files:\nA b.txt\nM m/a.txt\nD gone.txt\n",
+            "",
+            0
+        )
+    );
+    assert_eq!(read(d.path(), "b.txt").as_deref(), Some("new\n"));
+    assert_eq!(read(d.path(), "m/a.txt").as_deref(), Some("1\n"));
+    assert_eq!(
+        (read(d.path(), "a.txt"), read(d.path(), "gone.txt")),
+        (None, None)
+    );
+}
+
+#[test]
+fn the_patch_may_come_on_stdin() {
+    let d = setup(&[("a.txt", "one\n")]);
+    let (out, _, code) = apply_patch(
+        d.path(),
+        &[],
+        "*** Begin Patch\n*** Update File: a.txt\n-one\n+1\n*** End Patch\n",
+    );
+    assert_eq!(
+        (out.as_str(), code),
+        ("Success. Updated the following files:\nM a.txt\n", 0)
+    );
+    assert_eq!(read(d.path(), "a.txt").as_deref(), Some("1\n"));
+}
+
+#[test]
+fn a_refusal_changes_nothing_and_says_why_on_stderr() {
+    let d = setup(&[("a.txt", "one\n"), ("b.py", "x = 1\nx = 1\n")]);
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n-one\n+1\n*** Update File: b.py\n-x = 1\n+x = 2\n*** End Patch\n";
+    let (out, err, code) = apply_patch(d.path(), &[patch], "");
+    assert_eq!((out.as_str(), code), ("", 1));
+    assert_eq!(
+        err,
+        "multiple_occurrences: file 2 of 2 (b.py): chunk 1 (patch line 6): its context occurs at lines 1, 2; \
+         add an @@ line naming the enclosing function or class, or more context\n\
+         No files were modified (the patch applies all or nothing).\n"
+    );
+    assert_eq!(read(d.path(), "a.txt").as_deref(), Some("one\n"));
+    assert_eq!(read(d.path(), "b.py").as_deref(), Some("x = 1\nx = 1\n"));
+}
+
+#[test]
+fn usage_and_parse_errors() {
+    let d = setup(&[]);
+    let usage = "Usage: apply_patch 'PATCH'\n       echo 'PATCH' | apply_patch\n";
+    assert_eq!(
+        apply_patch(d.path(), &[], ""),
+        (String::new(), usage.to_owned(), 2)
+    );
+    assert_eq!(
+        apply_patch(d.path(), &["a", "b"], ""),
+        (
+            String::new(),
+            "Error: apply_patch accepts exactly one argument.\n".to_owned(),
+            2
+        )
+    );
+    assert_eq!(
+        apply_patch(d.path(), &["*** Begin Patch\n*** Nope\n*** End Patch"], ""),
+        (
+            String::new(),
+            "Invalid patch: line 2: expected '*** Add File: PATH', '*** Delete File: PATH', '*** Update File: PATH' or '*** End Patch', found '*** Nope'\n".to_owned(),
+            1
+        )
+    );
+}
+
+#[test]
+fn preserve_crlf_keeps_a_crlf_file_crlf() {
+    let d = setup(&[("w.txt", "a\r\nb\r\n")]);
+    let patch = "*** Begin Patch\n*** Update File: w.txt\n-b\n+c\n*** End Patch\n";
+    let (_, _, code) = apply_patch(d.path(), &["--preserve-crlf", patch], "");
+    assert_eq!(code, 0);
+    assert_eq!(read(d.path(), "w.txt").as_deref(), Some("a\r\nc\r\n"));
+}

@@ -1,0 +1,7 @@
+import a
+class A:
+    def m(self):
+        return 0
+class B:
+    def m(self):
+        return 0

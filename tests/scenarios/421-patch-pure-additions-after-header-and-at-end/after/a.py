@@ -1,0 +1,4 @@
+def f():
+    """Doc."""
+    pass
+# end
