@@ -492,38 +492,45 @@ fn app_py(p: &Path) -> String {
 }
 
 #[test]
-fn a_patch_through_the_transfer_path_adds_updates_moves_and_deletes() {
-    let d = scratch();
-    let p = d.path();
-    let app = app_py(p);
-    write_file(p, "old.txt", b"bye\n", 0o644);
-    write_file(p, "m.txt", b"1\n2\n", 0o644);
-    let patch = format!(
-        "*** Begin Patch\n*** Add File: {new}\n+hello\n*** Update File: {app}\n@@ def g(x):\n-    x += 1\n+    x += 2\n*** Delete File: {old}\n*** Update File: {m}\n*** Move to: {to}\n@@\n 1\n-2\n+two\n*** End Patch\n",
-        new = at(p, "sub/new.txt"),
-        old = at(p, "old.txt"),
-        m = at(p, "m.txt"),
-        to = at(p, "moved.txt"),
-    );
-    let mut ed = host::Editor::new(LocalShell::new(), MISSING);
-    let r = ed.apply_patch(&patch).unwrap();
-    assert_eq!((r.count, r.files, r.via), (2, 4, Via::Transfer));
-    let ops: Vec<(&str, u64, Option<&str>, Vec<u64>)> = r
-        .changes
-        .iter()
-        .map(|c| (c.op.as_str(), c.count, c.grade.as_deref(), c.lines.clone()))
-        .collect();
+fn a_patch_adds_updates_moves_and_deletes_alike_natively_and_by_transfer() {
+    let setup = |p: &Path| {
+        app_py(p);
+        write_file(p, "old.txt", b"bye\n", 0o644);
+        write_file(p, "m.txt", b"1\n2\n", 0o644);
+    };
+    let patch = |p: &Path| {
+        format!(
+            "*** Begin Patch\n*** Add File: {new}\n+hello\n*** Update File: {app}\n@@ def g(x):\n-    x += 1\n+    x += 2\n*** Delete File: {old}\n*** Update File: {m}\n*** Move to: {to}\n@@\n 1\n-2\n+two\n*** End Patch\n",
+            new = at(p, "sub/new.txt"),
+            app = at(p, "app.py"),
+            old = at(p, "old.txt"),
+            m = at(p, "m.txt"),
+            to = at(p, "moved.txt"),
+        )
+    };
+    let [native, transfer] = both(&setup, &|ed, p| {
+        let r = ed.apply_patch(&patch(p)).unwrap();
+        assert_eq!((r.count, r.files), (2, 4));
+        let ops: Vec<(&str, u64, Vec<String>, Vec<u64>)> = r
+            .changes
+            .iter()
+            .map(|c| (c.op.as_str(), c.count, c.grades.clone(), c.lines.clone()))
+            .collect();
+        let exact = || vec!["exact".to_owned()];
+        assert_eq!(
+            ops,
+            vec![
+                ("create", 0, vec![], vec![]),
+                ("edit", 1, exact(), vec![6]),
+                ("delete", 0, vec![], vec![]),
+                ("move", 1, exact(), vec![1]),
+            ]
+        );
+        Ok(r)
+    });
+    assert_eq!(native, transfer);
     assert_eq!(
-        ops,
-        vec![
-            ("create", 0, None, vec![]),
-            ("edit", 1, Some("exact"), vec![6]),
-            ("delete", 0, None, vec![]),
-            ("move", 1, Some("exact"), vec![1]),
-        ]
-    );
-    assert_eq!(
-        tree(p),
+        native.2,
         files(&[
             (
                 "app.py",
@@ -535,100 +542,89 @@ fn a_patch_through_the_transfer_path_adds_updates_moves_and_deletes() {
         ])
     );
     // The operations form of an apply_patch_call: the same machinery.
-    let ops = [
-        PatchOp {
-            kind: PatchOpKind::UpdateFile,
-            path: app.clone(),
-            diff: Some("@@ def f(x):\n-    x += 1\n+    x -= 1\n".into()),
-            move_to: None,
-        },
-        PatchOp {
-            kind: PatchOpKind::CreateFile,
-            path: at(p, "made.txt"),
-            diff: Some("+a\n+b\n".into()),
-            move_to: None,
-        },
-        PatchOp {
-            kind: PatchOpKind::DeleteFile,
-            path: at(p, "moved.txt"),
-            diff: None,
-            move_to: None,
-        },
-    ];
-    let r = ed.apply_operations(&ops).unwrap();
-    assert_eq!((r.count, r.files, r.via), (1, 3, Via::Transfer));
+    let ops = |p: &Path| {
+        vec![
+            PatchOp {
+                kind: PatchOpKind::UpdateFile,
+                path: at(p, "app.py"),
+                diff: Some(" def f(x):\n-    x += 1\n+    x -= 1\n".into()),
+                move_to: None,
+            },
+            PatchOp {
+                kind: PatchOpKind::CreateFile,
+                path: at(p, "made.txt"),
+                diff: Some("+a\n+b\n".into()),
+                move_to: None,
+            },
+            PatchOp {
+                kind: PatchOpKind::DeleteFile,
+                path: at(p, "m.txt"),
+                diff: None,
+                move_to: None,
+            },
+        ]
+    };
+    let [native, transfer] = both(&setup, &|ed, p| ed.apply_operations(&ops(p)));
+    assert_eq!(native, transfer);
     assert_eq!(
-        std::fs::read(&app).unwrap(),
-        b"def f(x):\n    x -= 1\n    return x\n\ndef g(x):\n    x += 2\n    return x\n"
+        native.2,
+        files(&[
+            (
+                "app.py",
+                "def f(x):\n    x -= 1\n    return x\n\ndef g(x):\n    x += 1\n    return x\n"
+            ),
+            ("made.txt", "a\nb\n"),
+            ("old.txt", "bye\n"),
+        ])
     );
-    assert_eq!(std::fs::read(p.join("made.txt")).unwrap(), b"a\nb\n");
-    assert!(!p.join("moved.txt").exists());
 }
 
 #[test]
-fn a_refused_chunk_reads_for_the_model_and_changes_nothing() {
-    let d = scratch();
-    let p = d.path();
-    let app = app_py(p);
-    write_file(p, "b.txt", b"b\n", 0o644);
-    let before = tree(p);
-    let patch = |second: &str| {
+fn a_refused_chunk_reads_for_the_model_alike_natively_and_by_transfer() {
+    let setup = |p: &Path| {
+        app_py(p);
+        write_file(p, "b.txt", b"b\n", 0o644);
+    };
+    let upd = |p: &Path, body: &str| {
         format!(
-            "*** Begin Patch\n*** Update File: {b}\n-b\n+B\n*** Update File: {app}\n@@\n def f(x):\n@@\n-    return x\n+    return -x\n{second}*** End Patch",
-            b = at(p, "b.txt")
+            "*** Begin Patch\n*** Update File: {}\n-b\n+B\n*** Update File: {}\n{body}*** End Patch",
+            at(p, "b.txt"),
+            at(p, "app.py")
         )
     };
-    let mut ed = host::Editor::new(Flaky::default(), MISSING);
-    let e = ed.apply_patch(&patch("")).unwrap_err();
-    let (tok, detail, via, where_) = refusal(&e);
-    assert_eq!((tok, via), ("multiple_occurrences", Via::Transfer));
-    assert_eq!((where_.file, where_.chunk), (2, Some(2)));
-    assert_eq!(
-        detail,
-        format!("file 2 of 2 ({app}): chunk 2: the context occurs 2 times (exact match); add an @@ line naming the enclosing function, or more context")
-    );
-    assert_eq!(
-        e.to_string(),
-        format!("file 2 ({app}), chunk 2: the context occurs at lines 3 and 7; add an @@ line naming the enclosing function, or more context lines")
-    );
-    // Not found: the hint finder's words on the chunk's old lines.
-    let e = ed
-        .apply_patch(&format!(
-            "*** Begin Patch\n*** Update File: {app}\n@@ def g(x):\n-    return x\n+    return -x\n@@\n-nope\n+x\n*** End Patch"
-        ))
-        .unwrap_err();
-    let (tok, _, _, where_) = refusal(&e);
-    assert_eq!((tok, where_.chunk), ("string_not_found", Some(2)));
-    let e = ed
-        .apply_patch(&format!(
-            "*** Begin Patch\n*** Update File: {app}\n@@\n-def  g(x):\n+def h(x):\n*** End Patch"
-        ))
-        .unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        format!("file 1 ({app}), chunk 1: string not found; line 5 differs only in whitespace. The file has:\ndef g(x):\nother candidates: line 1 (similar)\nthe context and removed lines were not found")
-    );
-    // Add File onto an existing file.
-    let e = ed
-        .apply_patch(&format!(
-            "*** Begin Patch\n*** Add File: {}\n+x\n*** End Patch",
-            at(p, "b.txt")
-        ))
-        .unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        format!(
-            "file 1 ({0}): file exists: {0} exists; to replace it use Update File, or Delete File then Add File",
-            at(p, "b.txt")
-        )
-    );
-    // A patch that does not parse.
-    let e = ed
-        .apply_patch("*** Begin Patch\n*** End Patch")
-        .unwrap_err();
-    assert_eq!(e.token(), Some("invalid_patch"));
-    assert_eq!(ed.sandbox.writes, 0, "nothing was written");
-    assert_eq!(tree(p), before);
+    type Patch = Box<dyn Fn(&Path) -> String>;
+    let cases: Vec<(Patch, &str)> = vec![
+        (
+            Box::new(move |p| upd(p, "@@\n def f(x):\n@@\n-    return x\n+    return -x\n")),
+            "file 2 (@/app.py), chunk 2: the context occurs at lines 3 and 7; add an @@ line naming the enclosing function, or more context lines",
+        ),
+        (
+            Box::new(move |p| upd(p, "@@ def g(x):\n-    return x\n+    return -x\n@@\n-nope\n+x\n")),
+            "file 2 (@/app.py), chunk 2: string not found; the edit appears to be applied already (line 1)\nchunk 2 (patch line 9): its context and '-' lines are not in the file after the previous chunk",
+        ),
+        (
+            Box::new(move |p| upd(p, "@@\n-def  g(x):\n+def h(x):\n")),
+            "file 2 (@/app.py), chunk 1: string not found; line 5 differs only in whitespace. The file has:\ndef g(x):\nother candidates: line 1 (similar)\nchunk 1 (patch line 6): its context and '-' lines are not in the file",
+        ),
+        (
+            Box::new(|p| format!("*** Begin Patch\n*** Add File: {}\n+x\n*** End Patch", at(p, "b.txt"))),
+            "file 1 (@/b.txt): file exists: @/b.txt exists; use Update File to change it, or Delete File then Add File to replace it",
+        ),
+        (
+            Box::new(|_| "*** Begin Patch\n*** End Patch".into()),
+            "invalid patch: line 2: expected a hunk ('*** Add File: PATH', '*** Delete File: PATH' or '*** Update File: PATH'): the patch is empty",
+        ),
+    ];
+    for (patch, shown) in cases {
+        let [native, transfer] = both(&setup, &|ed, p| ed.apply_patch(&patch(p)));
+        assert_eq!(native, transfer);
+        assert_eq!(native.1, shown);
+        assert_eq!(native.2, {
+            let d = scratch();
+            setup(d.path());
+            tree(d.path())
+        });
+    }
 }
 
 /// Runs `ops` natively (the real helper, protocol 3) in one copy of a
@@ -640,12 +636,19 @@ fn native_and_transfer(
     setup: &dyn Fn(&Path),
     ops: &dyn Fn(&Path) -> Vec<FileOp>,
 ) -> [(String, String, Tree); 2] {
+    both(setup, &|ed, p| ed.transaction(&ops(p)))
+}
+
+type Call<'a> = dyn Fn(&mut host::Editor<LocalShell>, &Path) -> Result<Applied, EditError> + 'a;
+
+/// [`native_and_transfer`] for any call of the editor.
+fn both(setup: &dyn Fn(&Path), call: &Call<'_>) -> [(String, String, Tree); 2] {
     [BIN, MISSING].map(|helper| {
         let d = scratch();
         let p = d.path().canonicalize().unwrap();
         setup(&p);
         let mut ed = host::Editor::new(LocalShell::new(), helper);
-        let r = ed.transaction(&ops(&p));
+        let r = call(&mut ed, &p);
         let want = if helper == BIN {
             Via::Native
         } else {
@@ -918,8 +921,7 @@ fn the_example_runs_a_files_request_and_a_patch() {
                 0
             )
         );
-        if helper == MISSING {
-            // The patch CLI is not in this helper yet: the fallback only.
+        {
             assert_eq!(
                 run(&["--patch", "p.patch"]),
                 (

@@ -10,7 +10,7 @@
 //! - [`Editor::transaction`], [`Editor::apply_patch`],
 //!   [`Editor::apply_operations`]: several files in one exec (`txn`: the
 //!   request types and result keys; `run_txn`: native or transfer;
-//!   `txn_transfer`/`txn_ops`/`patch_transfer`: the transfer path through the same
+//!   `txn_transfer`/`patch_transfer`: the transfer path through the same
 //!   pure engine, patch parser and locator; `write_back`: its uploads and
 //!   their undo). The transfer path computes every file and refuses before
 //!   uploading anything, but it is **not atomic across files**: while it
@@ -35,7 +35,6 @@ mod patch_transfer;
 mod run_txn;
 mod transfer;
 pub mod txn;
-mod txn_ops;
 mod txn_transfer;
 mod write_back;
 

@@ -11,7 +11,7 @@ use std::io;
 use super::patch_transfer::{operations_patch, parse_patch, transfer_patch};
 use super::transfer::{keep_helper_detail, not_sendable};
 use super::txn::{self, Applied, FileOp, Outcome, PatchOp, Request, TXN_PROTOCOL};
-use super::txn_transfer::transfer_txn;
+use super::txn_transfer::transfer_ops;
 use super::{EditError, Editor, Sandbox, Via};
 
 impl<S: Sandbox> Editor<S> {
@@ -22,7 +22,7 @@ impl<S: Sandbox> Editor<S> {
     /// which files are in which state when that fails too).
     pub fn transaction(&mut self, ops: &[FileOp]) -> Result<Applied, EditError> {
         let req = Request::Files(ops);
-        self.native_or(&req, |sb| transfer_txn(sb, ops))
+        self.native_or(&req, |sb| transfer_ops(sb, ops))
     }
 
     /// Applies a V4A patch (`*** Begin Patch` … `*** End Patch`) as one
@@ -30,7 +30,7 @@ impl<S: Sandbox> Editor<S> {
     /// helper's own parser and locator.
     pub fn apply_patch(&mut self, text: &str) -> Result<Applied, EditError> {
         let req = Request::Patch(text);
-        self.native_or(&req, |sb| transfer_patch(sb, &parse_patch(text)?))
+        self.native_or(&req, |sb| transfer_patch(sb, parse_patch(text)?))
     }
 
     /// Applies the operations of a Responses API `apply_patch_call`
@@ -38,7 +38,7 @@ impl<S: Sandbox> Editor<S> {
     /// transaction.
     pub fn apply_operations(&mut self, ops: &[PatchOp]) -> Result<Applied, EditError> {
         let req = Request::Operations(ops);
-        self.native_or(&req, |sb| transfer_patch(sb, &operations_patch(ops)?))
+        self.native_or(&req, |sb| transfer_patch(sb, operations_patch(ops)?))
     }
 
     fn native_or(

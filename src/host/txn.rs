@@ -284,9 +284,9 @@ pub struct FileChange {
     pub sha256: Option<String>,
     /// 1-based lines of the new content where the changes start.
     pub lines: Vec<u64>,
-    /// A patch: the grade the chunks matched at (`exact`, …).
+    /// A patch: the grade each chunk matched at (`exact`, …).
     #[serde(rename = "match")]
-    pub grade: Option<String>,
+    pub grades: Vec<String>,
 }
 
 /// Where in a transaction or patch a refusal happened, and what it left.

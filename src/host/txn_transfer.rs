@@ -1,7 +1,10 @@
-//! The transfer path of a transaction: download every file the ops name,
-//! compute every new content with the helper's pure code (the engine for
-//! edits, the same refusals and hints), refuse before anything is
-//! uploaded, then hand the changes to [`write_back`](super::write_back).
+//! The transfer path of a transaction: the very [`Txn`] the helper runs
+//! (from the helper's own request parser, [`crate::txn::parse`], or patch
+//! compiler, [`crate::patch::compile`]), over downloaded files: every new
+//! content is computed with the helper's pure code (the engine for edits,
+//! [`crate::txn::insert`], a patch's chunk locator), with the same
+//! refusals and hints, before anything is uploaded; then the changes go
+//! to [`write_back`](super::write_back).
 //!
 //! Differences from the helper, all documented in the host module: files
 //! are keyed by the path as written (two spellings of one file, a symlink
@@ -13,12 +16,13 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::display::indent_words;
-use super::txn::{Applied, FileChange, FileOp, TxnAt, TxnEdit};
-use super::txn_ops::{build_edits, validate};
+use super::txn::{Applied, FileChange, FileOp, TxnAt};
 use super::write_back::{self, Write};
 use super::{EditError, RefusalHints, Sandbox, Token, Via};
 use crate::engine;
-use crate::protocol::{refusal_failure, ErrorKind, Failure};
+use crate::protocol::{display_path, refusal_failure, ErrorKind, Failure};
+use crate::request::EditOptions;
+use crate::txn::{Change, OpKind, Txn};
 
 struct Entry {
     path: String,
@@ -30,7 +34,7 @@ struct Entry {
 }
 
 /// Files seen so far, in first-use order.
-pub(crate) struct Files<'a, S: ?Sized> {
+struct Files<'a, S: ?Sized> {
     sb: &'a mut S,
     entries: Vec<Entry>,
     /// Files a move replaced: changed, though their path now holds another.
@@ -40,7 +44,7 @@ pub(crate) struct Files<'a, S: ?Sized> {
 
 /// A refusal of op `file` (1-based) of `n`, the detail prefixed as the
 /// helper prefixes it.
-pub(crate) fn refuse(f: Failure, file: u64, n: usize, path: &str) -> EditError {
+fn refuse(f: Failure, file: u64, n: usize, path: &str) -> EditError {
     let d = f
         .detail
         .unwrap_or_else(|| super::display::default_words(&Token::Known(f.kind), f.count));
@@ -129,19 +133,6 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
         self.entries[i].file = file;
     }
 
-    /// The current bytes of entry `i` (None: absent).
-    pub(crate) fn current(&self, i: usize) -> Option<&[u8]> {
-        self.entries[i].current.as_deref()
-    }
-
-    /// Every file seen and its downloaded bytes, in first-use order.
-    pub(crate) fn originals(self) -> Vec<(String, Option<Vec<u8>>)> {
-        self.entries
-            .into_iter()
-            .map(|e| (e.path, e.original))
-            .collect()
-    }
-
     /// Every path whose content differs from what was downloaded, and
     /// how many files that is (a move's two paths are one file).
     pub(crate) fn writes(self) -> (Vec<Write>, u64) {
@@ -185,15 +176,43 @@ fn change(op: &str, path: &str, bytes: Option<&[u8]>, count: u64, lines: Vec<u64
     }
 }
 
-/// Runs `ops` on the transfer path (see the module doc).
-pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
+/// The options the helper gets from the Editor: `--report --hints`.
+pub(crate) fn options() -> EditOptions {
+    EditOptions {
+        report: true,
+        hints: true,
+        ..EditOptions::default()
+    }
+}
+
+/// Runs `ops` on the transfer path: parsed by the helper's own parser, so
+/// a malformed request is refused in its words before any download.
+pub(crate) fn transfer_ops<S: Sandbox + ?Sized>(
     sb: &mut S,
     ops: &[FileOp],
 ) -> Result<Applied, EditError> {
-    validate(ops)?;
-    let mut paths: Vec<&str> = ops.iter().map(FileOp::path).collect();
-    paths.extend(ops.iter().filter_map(|o| match o {
-        FileOp::Move { to, .. } => Some(to.as_str()),
+    let json = serde_json::to_vec(&serde_json::json!({ "files": ops }))
+        .map_err(|e| super::transfer::not_sendable(&std::io::Error::other(e), Via::Transfer))?;
+    let txn = crate::txn::parse(&json, options()).map_err(|f| EditError::Failed {
+        kind: Token::Known(f.kind),
+        detail: f.detail,
+        count: f.count,
+        via: Via::Transfer,
+        hints: None,
+        indent: None,
+        at: None,
+    })?;
+    transfer_txn(sb, &txn)
+}
+
+/// Runs `txn` on the transfer path (see the module doc).
+pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
+    sb: &mut S,
+    txn: &Txn,
+) -> Result<Applied, EditError> {
+    let mut paths: Vec<String> = txn.ops.iter().map(|o| display_path(&o.path)).collect();
+    paths.extend(txn.ops.iter().filter_map(|o| match &o.kind {
+        OpKind::Move { to, .. } => Some(display_path(to)),
         _ => None,
     }));
     paths.sort_unstable();
@@ -203,16 +222,16 @@ pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
         .iter()
         .map(|p| super::transfer::lock(Path::new(p)))
         .collect();
-    let mut files = Files::new(sb, ops.len());
-    let (mut count, mut changes) = (0, Vec::with_capacity(ops.len()));
-    for (k, op) in ops.iter().enumerate() {
+    let mut files = Files::new(sb, txn.ops.len());
+    let (mut count, mut changes) = (0, Vec::with_capacity(txn.ops.len()));
+    for (k, op) in txn.ops.iter().enumerate() {
         let file = k as u64 + 1;
-        let c = apply_op(&mut files, op, file)?;
+        let c = apply_op(&mut files, &op.kind, &display_path(&op.path), file)?;
         count += c.count;
         changes.push(c);
     }
     let (writes, changed) = files.writes();
-    write_back::write_all(sb, &writes, ops.len())?;
+    write_back::write_all(sb, &writes, txn.ops.len())?;
     Ok(Applied {
         count,
         files: changed,
@@ -224,17 +243,18 @@ pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
 fn check_sha<S: Sandbox + ?Sized>(
     files: &Files<S>,
     bytes: &[u8],
-    want: &Option<String>,
+    want: &Option<[u8; 32]>,
     file: u64,
     path: &str,
 ) -> Result<(), EditError> {
+    let has: [u8; 32] = Sha256::digest(bytes).into();
     match want {
-        Some(w) if !w.eq_ignore_ascii_case(&sha256_hex(bytes)) => Err(files.refuse(
+        Some(w) if *w != has => Err(files.refuse(
             Failure::new(
                 ErrorKind::Conflict,
                 format!(
                     "{path} changed since it was read: its SHA-256 is {}",
-                    sha256_hex(bytes)
+                    crate::hex::encode(&has)
                 ),
             ),
             file,
@@ -244,33 +264,43 @@ fn check_sha<S: Sandbox + ?Sized>(
     }
 }
 
+/// The LF text of a file, as the helper reads it for a transform.
+fn text<S: Sandbox + ?Sized>(
+    files: &Files<S>,
+    bytes: &[u8],
+    file: u64,
+    path: &str,
+) -> Result<String, EditError> {
+    match engine::replace(bytes, &[]) {
+        Ok((out, _)) => Ok(String::from_utf8(out).expect("the engine checked UTF-8")),
+        Err(engine::Refusal::Empty) => Ok(String::new()),
+        Err(r) => Err(files.refuse(refusal_failure(r, 1, path), file, path)),
+    }
+}
+
 fn apply_op<S: Sandbox + ?Sized>(
     files: &mut Files<S>,
-    op: &FileOp,
+    op: &OpKind,
+    path: &str,
     file: u64,
 ) -> Result<FileChange, EditError> {
     match op {
-        FileOp::Edit {
-            path,
-            edits,
+        OpKind::Edit {
+            change,
             expect_sha256,
         } => {
             let (i, bytes) = files.existing(path, file)?;
             check_sha(files, &bytes, expect_sha256, file, path)?;
-            let (out, count, lines) = run_edits(files, &bytes, edits, file, path)?;
-            let c = change("edit", path, Some(&out), count, lines);
+            let (out, mut c) = run_change(files, &bytes, change, file, path)?;
+            c.op = "edit".into();
             files.set(i, Some(out), file);
             Ok(c)
         }
-        FileOp::Insert { path, line, text } => {
+        OpKind::Insert { line, text: t } => {
             let (i, bytes) = files.existing(path, file)?;
-            let old = match engine::replace(&bytes, &[]) {
-                Ok((out, _)) => String::from_utf8(out).expect("the engine checked UTF-8"),
-                Err(engine::Refusal::Empty) => String::new(),
-                Err(r) => return Err(files.refuse(refusal_failure(r, 1, path), file, path)),
-            };
+            let old = text(files, &bytes, file, path)?;
             // The helper's own pure function.
-            let out = crate::txn::insert(&old, *line, text, Path::new(path))
+            let out = crate::txn::insert(&old, *line, t, Path::new(path))
                 .map_err(|r| files.refuse(r.failure, file, path))?
                 .text
                 .into_bytes();
@@ -278,11 +308,8 @@ fn apply_op<S: Sandbox + ?Sized>(
             files.set(i, Some(out), file);
             Ok(c)
         }
-        FileOp::Create {
-            path,
-            content,
-            overwrite,
-            ..
+        OpKind::Create {
+            content, overwrite, ..
         } => {
             let i = files.get(path, file)?;
             if files.entries[i].current.is_some() && !overwrite {
@@ -292,36 +319,32 @@ fn apply_op<S: Sandbox + ?Sized>(
             files.set(i, Some(content.as_bytes().to_vec()), file);
             Ok(c)
         }
-        FileOp::Delete {
-            path,
-            expect_sha256,
-        } => {
+        OpKind::Delete { expect_sha256 } => {
             let (i, bytes) = files.existing(path, file)?;
             check_sha(files, &bytes, expect_sha256, file, path)?;
             files.set(i, None, file);
             Ok(change("delete", path, None, 0, Vec::new()))
         }
-        FileOp::Move {
-            path,
+        OpKind::Move {
             to,
             overwrite,
-            edits,
+            change: edits,
             expect_sha256,
         } => {
             let (i, bytes) = files.existing(path, file)?;
             check_sha(files, &bytes, expect_sha256, file, path)?;
-            let j = files.get(to, file)?;
+            let to = display_path(to);
+            let j = files.get(&to, file)?;
             if i != j && files.entries[j].current.is_some() && !overwrite {
-                return Err(files.refuse(exists(to), file, path));
+                return Err(files.refuse(exists(&to), file, path));
             }
-            let (out, count, lines) = match edits.is_empty() {
-                true => (bytes, 0, Vec::new()),
-                false => run_edits(files, &bytes, edits, file, path)?,
-            };
             // As the helper reports it: a plain rename has no new content.
-            let shown = (!edits.is_empty()).then_some(&out[..]);
-            let mut c = change("move", path, shown, count, lines);
-            c.to = Some(to.clone());
+            let (out, mut c) = match edits {
+                Some(ch) => run_change(files, &bytes, ch, file, path)?,
+                None => (bytes, change("", path, None, 0, Vec::new())),
+            };
+            c.op = "move".into();
+            c.to = Some(to);
             if i != j && files.entries[j].original.is_some() {
                 files.replaced.push(files.entries[j].id);
             }
@@ -340,34 +363,52 @@ fn exists(path: &str) -> Failure {
     )
 }
 
-/// The edits through the engine, as the helper streams them: the new
-/// bytes, the count and the last edit's lines; a refusal with hints.
-fn run_edits<S: Sandbox + ?Sized>(
+/// A content change as the helper makes it: old/new edits through the
+/// engine (a refusal with hints), or a transform of the LF text (a
+/// patch's chunks: a refusal with its chunk).
+fn run_change<S: Sandbox + ?Sized>(
     files: &Files<S>,
     bytes: &[u8],
-    edits: &[TxnEdit],
+    change_: &Change,
     file: u64,
     path: &str,
-) -> Result<(Vec<u8>, u64, Vec<u64>), EditError> {
-    let built = build_edits(edits)
-        .map_err(|m| files.refuse(Failure::new(ErrorKind::InvalidArgument, m), file, path))?;
+) -> Result<(Vec<u8>, FileChange), EditError> {
+    let edits = match change_ {
+        Change::Edits(e) => e,
+        Change::Transform(t) => {
+            let old = text(files, bytes, file, path)?;
+            let done = (t.apply)(&old).map_err(|r| {
+                let mut e = files.refuse(r.failure, file, path);
+                if let EditError::Failed { at: Some(at), .. } = &mut e {
+                    at.chunk = r.chunk;
+                }
+                e
+            })?;
+            let out = done.text.into_bytes();
+            let mut c = change("", path, Some(&out), done.count, done.lines);
+            c.grades = done.notes.into_iter().map(|(_, g)| g).collect();
+            return Ok((out, c));
+        }
+    };
     // As `engine::replace`, with the lines `--report` gives.
     let mut out = Vec::with_capacity(bytes.len());
-    let mut eng = engine::Engine::new(&built, true);
+    let mut eng = engine::Engine::new(edits, true);
     eng.feed(bytes, &mut |b| out.extend_from_slice(b));
     match eng.finish(&mut |b| out.extend_from_slice(b)) {
         Ok(s) => {
             let lines = s.edits.last().map(|e| e.lines.clone()).unwrap_or_default();
-            Ok((out, s.count, lines))
+            let c = change("", path, Some(&out), s.count, lines);
+            Ok((out, c))
         }
         Err(r) => {
             let which = refused_edit(&r);
-            let keys = which.and_then(|w| crate::hints::hint_keys_for_bytes(bytes, &built[w], &r));
-            let mut f = refusal_failure(r, built.len(), path);
+            let keys = which.and_then(|w| crate::hints::hint_keys_for_bytes(bytes, &edits[w], &r));
+            let mut f = refusal_failure(r, edits.len(), path);
             f.hints = keys;
             let mut e = files.refuse(f, file, path);
             if let (EditError::Failed { indent, hints, .. }, Some(w)) = (&mut e, which) {
-                *indent = indent_words(&edits[w].old, hints.as_deref());
+                let old = String::from_utf8_lossy(edits[w].old_text());
+                *indent = indent_words(&old, hints.as_deref());
             }
             Err(e)
         }
