@@ -758,6 +758,18 @@ fn native_and_transfer_give_the_same_results_and_trees() {
             path: at(p, "nope.txt"),
             expect_sha256: None,
         }),
+        // Existence is planned for every op before any content is read.
+        Box::new(|p: &Path| {
+            vec![
+                edit(at(p, "dup.txt"), "zzz", "y"),
+                FileOp::Create {
+                    path: at(p, "b.txt"),
+                    content: String::new(),
+                    overwrite: false,
+                    mode: None,
+                },
+            ]
+        }),
     ];
     for (i, ops) in cases.iter().enumerate() {
         let [native, transfer] = native_and_transfer(&base, ops.as_ref());

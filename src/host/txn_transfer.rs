@@ -223,6 +223,7 @@ pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
         .map(|p| super::transfer::lock(Path::new(p)))
         .collect();
     let mut files = Files::new(sb, txn.ops.len());
+    plan(&mut files, txn)?;
     let (mut count, mut changes) = (0, Vec::with_capacity(txn.ops.len()));
     for (k, op) in txn.ops.iter().enumerate() {
         let file = k as u64 + 1;
@@ -238,6 +239,45 @@ pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
         changes,
         via: Via::Transfer,
     })
+}
+
+/// The helper's plan phase: which paths exist at each op (every file
+/// downloaded), so `file_not_found` and `file_exists` are found, in op
+/// order, before any content is looked at, as the helper finds them.
+fn plan<S: Sandbox + ?Sized>(files: &mut Files<S>, txn: &Txn) -> Result<(), EditError> {
+    let mut exists: Vec<Option<bool>> = Vec::new();
+    for (k, op) in txn.ops.iter().enumerate() {
+        let (file, path) = (k as u64 + 1, display_path(&op.path));
+        let mut at = |files: &mut Files<S>, p: &str| -> Result<(usize, bool), EditError> {
+            let i = files.get(p, file)?;
+            exists.resize(exists.len().max(i + 1), None);
+            let e = *exists[i].get_or_insert(files.entries[i].original.is_some());
+            Ok((i, e))
+        };
+        let (i, here) = at(files, &path)?;
+        let gone = || Failure::new(ErrorKind::FileNotFound, format!("{path} does not exist"));
+        match &op.kind {
+            OpKind::Create { overwrite, .. } => {
+                if here && !overwrite {
+                    return Err(files.refuse(exists_failure(&path), file, &path));
+                }
+                exists[i] = Some(true);
+            }
+            _ if !here => return Err(files.refuse(gone(), file, &path)),
+            OpKind::Delete { .. } => exists[i] = Some(false),
+            OpKind::Move { to, overwrite, .. } => {
+                let to = display_path(to);
+                let (j, there) = at(files, &to)?;
+                if i != j && there && !overwrite {
+                    return Err(files.refuse(exists_failure(&to), file, &path));
+                }
+                exists[i] = Some(false);
+                exists[j] = Some(true);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn check_sha<S: Sandbox + ?Sized>(
@@ -313,7 +353,7 @@ fn apply_op<S: Sandbox + ?Sized>(
         } => {
             let i = files.get(path, file)?;
             if files.entries[i].current.is_some() && !overwrite {
-                return Err(files.refuse(exists(path), file, path));
+                return Err(files.refuse(exists_failure(path), file, path));
             }
             let c = change("create", path, Some(content.as_bytes()), 0, Vec::new());
             files.set(i, Some(content.as_bytes().to_vec()), file);
@@ -336,7 +376,7 @@ fn apply_op<S: Sandbox + ?Sized>(
             let to = display_path(to);
             let j = files.get(&to, file)?;
             if i != j && files.entries[j].current.is_some() && !overwrite {
-                return Err(files.refuse(exists(&to), file, path));
+                return Err(files.refuse(exists_failure(&to), file, path));
             }
             // As the helper reports it: a plain rename has no new content.
             let (out, mut c) = match edits {
@@ -356,7 +396,7 @@ fn apply_op<S: Sandbox + ?Sized>(
     }
 }
 
-fn exists(path: &str) -> Failure {
+fn exists_failure(path: &str) -> Failure {
     Failure::new(
         ErrorKind::FileExists,
         format!("{path} exists; give \"overwrite\": true to replace it"),
