@@ -518,8 +518,9 @@ mod tests {
         let check = last.find("v=$('/d.part-n' '--version')").unwrap();
         let mv = last.find("mv -f '/d.part-n' '/d'").unwrap();
         assert!(check < mv, "{last}");
+        let p = crate::protocol::PROTOCOL_VERSION;
         assert!(
-            last.contains("\"as-edit \"*\"(protocol 2;\"*) ;;"),
+            last.contains(&format!("\"as-edit \"*\"(protocol {p};\"*) ;;")),
             "{last}"
         );
         // A temp that answers anything else fails the step before the mv.
@@ -531,7 +532,9 @@ mod tests {
                 .output()
                 .unwrap()
         };
-        let good = sh("as-edit 0.1.0 (protocol 2; x86_64-unknown-linux-musl)");
+        let good = sh(&format!(
+            "as-edit 0.1.0 (protocol {p}; x86_64-unknown-linux-musl)"
+        ));
         assert_eq!(good.stdout, b"moved\n");
         let old = sh("as-edit 0.0.9 (protocol 1; x)");
         assert_eq!(

@@ -10,7 +10,7 @@
 //! - [`Editor::transaction`], [`Editor::apply_patch`],
 //!   [`Editor::apply_operations`]: several files in one exec (`txn`: the
 //!   request types and result keys; `run_txn`: native or transfer;
-//!   `txn_transfer`/`patch_transfer`: the transfer path through the same
+//!   `txn_transfer`/`tree`/`patch_transfer`: the transfer path through the same
 //!   pure engine, patch parser and locator; `write_back`: its uploads and
 //!   their undo). The transfer path computes every file and refuses before
 //!   uploading anything, but it is **not atomic across files**: while it
@@ -19,8 +19,8 @@
 //!   names each file's state if even that fails). It keys files by the
 //!   path as written (a symlink and its target are two files), and a
 //!   create's `mode` is what the backend's upload gives a new file;
-//!   creates and moves need [`Sandbox::create_dirs`] for missing parents,
-//!   deletes and moves [`Sandbox::remove`];
+//!   creates and moves need [`Sandbox::create_dirs`] for missing parents
+//!   (which stay after a rollback), deletes and moves [`Sandbox::remove`];
 //! - `display`: how a refusal with hints reads for a model ([`EditError`]'s `Display`);
 //! - [`LocalShell`]: a [`Sandbox`] on this machine (tests and the example);
 //! - `agent_sandbox` (feature `agent-sandbox`): the Kubernetes agent-sandbox runtime;
@@ -34,6 +34,7 @@ pub mod parse;
 mod patch_transfer;
 mod run_txn;
 mod transfer;
+mod tree;
 pub mod txn;
 mod txn_transfer;
 mod write_back;
