@@ -13,6 +13,13 @@
 //! and flock), `meta` (permission checks, metadata carried over), `temp`
 //! (the temp and the commit), `sink` (the output written to it), `report`
 //! (`--report` keys), `error` ([`FsError`]: every failure and its wording).
+//!
+//! One pipeline, in two halves: [`check`] and [`prepare`] end with the new
+//! content in a temp under the lock, `commit` renames it. A single-file
+//! edit runs them back to back; a transaction (`crate::txn`) runs `check`
+//! and `prepare` for every file (its ops chained through temps) before it
+//! commits any, with its own commit step (exchange, no-replace, undo) over
+//! the same temp API (`Temp::named`, `temp::recheck`, `meta::copy_metadata`).
 #![doc = include_str!("fs.md")]
 
 mod error;

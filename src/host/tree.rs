@@ -29,9 +29,8 @@ pub(crate) struct Files<'a, S: ?Sized> {
 /// A refusal of op `file` (1-based) of `n`, the detail prefixed as the
 /// helper prefixes it.
 pub(crate) fn refuse(f: Failure, file: u64, n: usize, path: &str) -> EditError {
-    let d = f
-        .detail
-        .unwrap_or_else(|| super::display::default_words(&Token::Known(f.kind), f.count));
+    // The helper's words for a refusal without a detail of its own.
+    let d = crate::txn::detail_of(&f);
     EditError::Failed {
         kind: Token::Known(f.kind),
         detail: Some(format!("file {file} of {n} ({path}): {d}")),

@@ -210,6 +210,7 @@ impl Commit<'_> {
 
 /// Commits every file; on a failure undoes what was done and says so.
 /// Returns whether everything is known durable (`--fsync`).
+#[cold] // off the single-file path: LLVM optimizes it for size
 pub(super) fn commit(
     txn: &super::Txn,
     plan: &Plan,
@@ -279,6 +280,7 @@ fn file_path(plan: &Plan, f: usize) -> String {
     }
 }
 
+#[cold] // off the single-file path: LLVM optimizes it for size
 fn commit_file(
     c: &mut Commit,
     txn: &super::Txn,

@@ -114,7 +114,7 @@ pub use op::{Change, Op, OpKind, OpRefusal, Transform, TransformFn, Transformed,
 pub use parse::{parse, parse_request, Parsed};
 
 use crate::fs::FsError;
-use crate::protocol::{display_path, Failure, HintKeys, Report};
+use crate::protocol::{display_path, Failure, Report};
 
 /// Why a transaction changed nothing (or, with `partial`, not everything
 /// back): the failing op and its refusal.
@@ -152,6 +152,7 @@ impl TxnError {
 }
 
 /// What a transaction did: the result line and the exit code.
+#[cold] // off the single-file path: LLVM optimizes it for size
 pub fn run(txn: &Txn) -> (String, i32) {
     raise_nofile();
     let mut reports: Vec<Option<Report>> = txn
@@ -187,22 +188,15 @@ pub fn run(txn: &Txn) -> (String, i32) {
                 .map(|o| display_path(&o.path))
                 .unwrap_or_default();
             let f = &e.failure;
-            let detail = match &f.detail {
-                Some(d) => d.clone(),
-                None => match f.kind {
-                    crate::protocol::ErrorKind::StringNotFound => "OLD not found".into(),
-                    crate::protocol::ErrorKind::Empty => "the file is empty".into(),
-                    crate::protocol::ErrorKind::MultipleOccurrences => {
-                        format!("OLD occurs {} times", f.count.unwrap_or(0))
-                    }
-                    k => k.token().replace('_', " "),
-                },
-            };
+            let detail = detail_of(f);
             let line = Refused {
                 error: f.kind.token(),
                 count: f.count,
                 detail: format!("file {} of {n} ({path}): {detail}", e.op + 1),
-                hints: f.hints.as_ref(),
+                hints: f.hints.as_ref().and_then(|h| h.hints.as_ref()),
+                hints_truncated: f.hints.as_ref().and_then(|h| h.hints_truncated),
+                lines: f.hints.as_ref().and_then(|h| h.lines.as_ref()),
+                lines_truncated: f.hints.as_ref().and_then(|h| h.lines_truncated),
                 file: e.op + 1,
                 chunk: e.chunk,
                 rolled_back: e.rolled_back.then_some(true),
@@ -220,8 +214,24 @@ pub fn run(txn: &Txn) -> (String, i32) {
     }
 }
 
+/// A refusal's words for the `file i of n (P): ` detail: its own detail,
+/// else the token's meaning (a single-file refusal may have none).
+pub(crate) fn detail_of(f: &Failure) -> String {
+    use crate::protocol::ErrorKind;
+    match (&f.detail, f.kind) {
+        (Some(d), _) => d.clone(),
+        (None, ErrorKind::StringNotFound) => "OLD not found".into(),
+        (None, ErrorKind::Empty) => "the file is empty".into(),
+        (None, ErrorKind::MultipleOccurrences) => {
+            format!("OLD occurs {} times", f.count.unwrap_or(0))
+        }
+        (None, k) => k.token().replace('_', " "),
+    }
+}
+
 type Paths = Vec<(std::path::PathBuf, Option<std::path::PathBuf>)>;
 
+#[cold] // off the single-file path: LLVM optimizes it for size
 fn run_inner(
     txn: &Txn,
     reports: &mut [Option<Report>],
@@ -280,8 +290,6 @@ fn changes(
         .zip(paths)
         .map(|(((op, r), count), (from, to))| {
             let mut r = r.unwrap_or_default();
-            r.path = None;
-            r.dry_run = None;
             if let Some(d) = &r.diff {
                 if d.len() > budget {
                     r.diff = None;
@@ -301,7 +309,13 @@ fn changes(
                 },
                 to: to.map(|t| display_path(&t)),
                 count: *count,
-                rest: r,
+                size: r.size,
+                sha256: r.sha256,
+                lines: r.lines,
+                lines_truncated: r.lines_truncated,
+                edits: r.edits,
+                diff: r.diff,
+                diff_truncated: r.diff_truncated,
             }
         })
         .collect()
@@ -319,6 +333,8 @@ struct Success {
     durable: Option<bool>,
 }
 
+/// One op under `--report`'s `changes` (the fields of [`Report`] a
+/// change has, spelled out: `flatten` costs binary size).
 #[derive(Serialize)]
 struct ChangeEntry {
     path: String,
@@ -326,8 +342,20 @@ struct ChangeEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
     to: Option<String>,
     count: u64,
-    #[serde(flatten)]
-    rest: Report,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sha256: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lines: Option<Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lines_truncated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    edits: Option<Vec<crate::protocol::EditReport>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diff: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diff_truncated: Option<bool>,
 }
 
 #[derive(Serialize)]
@@ -336,8 +364,15 @@ struct Refused<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     count: Option<u64>,
     detail: String,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    hints: Option<&'a HintKeys>,
+    // `--hints` keys, spelled out (`flatten` costs binary size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hints: Option<&'a Vec<crate::hints::Hint>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hints_truncated: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lines: Option<&'a Vec<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lines_truncated: Option<bool>,
     file: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     chunk: Option<u64>,

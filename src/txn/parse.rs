@@ -64,6 +64,7 @@ fn invalid(detail: String) -> Failure {
 
 /// Parses a transaction request. `options.expect_sha256` must be unset:
 /// in a transaction it is per op.
+#[cold] // off the single-file path: LLVM optimizes it for size
 pub fn parse(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
     let text = std::str::from_utf8(json).map_err(|e| {
         invalid(format!(
@@ -106,6 +107,7 @@ fn path(p: String, what: &str, key: &str) -> Result<PathBuf, Failure> {
     Ok(PathBuf::from(p))
 }
 
+#[cold] // off the single-file path: LLVM optimizes it for size
 fn op(raw: RawOp, what: &str) -> Result<Op, Failure> {
     // The fields each op may carry besides `op` and `path`.
     let allowed: &[&str] = match raw.op.as_str() {

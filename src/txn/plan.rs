@@ -6,7 +6,6 @@
 //! included; ops see the effect of earlier ops (a path a move vacated is
 //! missing, a path a create made exists).
 
-use std::collections::HashMap;
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
@@ -78,13 +77,15 @@ struct Model<'t> {
     root: Option<PathBuf>,
     files: Vec<File>,
     /// Absolute path → the file there now (`None`: vacated).
-    names: HashMap<PathBuf, Option<usize>>,
+    /// (A list: at most 512 paths, and a map's hashing costs binary size.)
+    names: Vec<(PathBuf, Option<usize>)>,
     /// Where each file is now (its key in `names`).
     at: Vec<Option<PathBuf>>,
     txn: &'t Txn,
 }
 
 /// Builds the model; a refusal names its op.
+#[cold] // off the single-file path: LLVM optimizes it for size
 pub(super) fn plan(txn: &Txn) -> Result<Plan, TxnError> {
     let root = match txn.options.root.as_deref() {
         Some(r) => Some(std::fs::canonicalize(r).map_err(|e| {
@@ -101,7 +102,7 @@ pub(super) fn plan(txn: &Txn) -> Result<Plan, TxnError> {
     let mut m = Model {
         root,
         files: Vec::new(),
-        names: HashMap::new(),
+        names: Vec::new(),
         at: Vec::new(),
         txn,
     };
@@ -124,6 +125,7 @@ pub(super) fn plan(txn: &Txn) -> Result<Plan, TxnError> {
 
 impl Model<'_> {
     /// Applies op `i` to the model: its file and the path it named.
+    #[cold] // off the single-file path: LLVM optimizes it for size
     fn apply(&mut self, i: usize) -> Result<(usize, PathBuf), TxnError> {
         let op = &self.txn.ops[i];
         let follow = !matches!(op.kind, OpKind::Delete { .. });
@@ -227,13 +229,20 @@ impl Model<'_> {
     }
 
     fn occupy(&mut self, f: usize, key: PathBuf) {
-        self.names.insert(key.clone(), Some(f));
+        self.set(key.clone(), Some(f));
         self.at[f] = Some(key);
+    }
+
+    fn set(&mut self, key: PathBuf, f: Option<usize>) {
+        match self.names.iter_mut().find(|n| n.0 == key) {
+            Some(n) => n.1 = f,
+            None => self.names.push((key, f)),
+        }
     }
 
     fn vacate(&mut self, f: usize) {
         if let Some(k) = self.at[f].take() {
-            self.names.insert(k, None);
+            self.set(k, None);
         }
     }
 
@@ -246,6 +255,7 @@ impl Model<'_> {
 
     /// What `path` names now. `follow`: the last component may be a
     /// symlink to the file (every op but `delete`).
+    #[cold] // off the single-file path: LLVM optimizes it for size
     fn locate(&mut self, path: &Path, follow: bool) -> Result<Named, TxnError> {
         let err = |e| TxnError::of(0, e);
         let link =
@@ -269,8 +279,8 @@ impl Model<'_> {
                 (Some(d), key)
             }
         };
-        if let Some(known) = self.names.get(&key) {
-            return Ok(match (*known, dest) {
+        if let Some(known) = self.names.iter().find(|n| n.0 == key).map(|n| n.1) {
+            return Ok(match (known, dest) {
                 (Some(f), _) => Named::File(f),
                 (None, Some(d)) => Named::Nothing(d),
                 (None, None) => Named::Nothing(self.locate_new(&key)?.0),
@@ -323,6 +333,7 @@ impl Model<'_> {
 
     /// A path that need not exist: the longest prefix that resolves, the
     /// plain names after it (no `..` may follow a missing directory).
+    #[cold] // off the single-file path: LLVM optimizes it for size
     fn locate_new(&self, path: &Path) -> Result<(Dest, PathBuf), TxnError> {
         let err = |e| TxnError::of(0, e);
         let missing = || {

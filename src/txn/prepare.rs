@@ -40,6 +40,7 @@ pub(super) fn first_op(plan: &Plan, f: usize) -> usize {
 /// that saw the files at different moments would sort them differently.
 /// A create takes no lock (nothing exists): its `RENAME_NOREPLACE`
 /// commit refuses a racing creator.
+#[cold] // off the single-file path: LLVM optimizes it for size
 pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, TxnError> {
     let timeout = txn.options.lock_timeout;
     let deadline = Instant::now() + timeout;
@@ -98,6 +99,7 @@ pub(super) fn temp_dir(file: &File) -> &Target {
 /// and checks every `expect_sha256`. Fills the `--report` change of each
 /// op. Returns the temp with the final content (none when no op changes
 /// the content and the file need not be copied).
+#[cold] // off the single-file path: LLVM optimizes it for size
 pub(super) fn stage<'a>(
     txn: &Txn,
     plan: &Plan,
@@ -265,6 +267,7 @@ fn read_text(fd: &OwnedFd, path: &std::path::Path) -> Result<String, Failure> {
 
 /// `insert`: `text` as whole lines after line `line` (0: first). Pure:
 /// the host's transfer fallback runs it on downloaded text.
+#[cold] // off the single-file path: LLVM optimizes it for size
 pub fn insert(
     old: &str,
     line: u64,
