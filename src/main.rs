@@ -7,11 +7,13 @@ use std::io::Write;
 /// The system allocator, except that an allocation that fails ends the
 /// process with the one result line the contract promises, instead of std's
 /// message on stderr and an abort (exit 134, no result line). Nothing is
-/// committed before the final rename, so the target is untouched.
+/// committed before the final rename, so the target is untouched. The token
+/// is every resource failure's (`write_failed`, see `fs/resource.rs`): no
+/// memory is not a bug, and a host may retry.
 struct OomToResultLine;
 
 /// Preformatted: the out-of-memory path must not allocate.
-const OOM_LINE: &[u8] = b"__RESULT__{\"error\":\"internal_error\",\"detail\":\"out of memory\"}\n";
+const OOM_LINE: &[u8] = b"__RESULT__{\"error\":\"write_failed\",\"detail\":\"out of memory (an allocation failed); the file is unchanged, retry\"}\n";
 
 #[cold]
 fn out_of_memory() -> ! {
@@ -71,6 +73,21 @@ fn main() {
     // write fails with EFBIG and the edit is an honest `write_failed`.
     // SAFETY: no handler runs; called before any other thread exists.
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+    // Test builds only: `ulimit -n N` as the static binary meets it. A
+    // dynamically linked test build cannot start under `ulimit -n 3` (its
+    // loader needs a descriptor), so the limit is set here, after it.
+    #[cfg(any(debug_assertions, feature = "fault-injection"))]
+    if let Some(n) = std::env::var("AS_EDIT_TEST_NOFILE")
+        .ok()
+        .and_then(|v| v.parse::<libc::rlim_t>().ok())
+    {
+        let lim = libc::rlimit {
+            rlim_cur: n,
+            rlim_max: n,
+        };
+        // SAFETY: a plain syscall on a value on the stack.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
+    }
     // Whatever happens, the host gets a result line. Only the final rename
     // commits, so after a panic the target is untouched.
     std::panic::set_hook(Box::new(|info| {

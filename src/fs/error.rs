@@ -1,6 +1,7 @@
 //! The filesystem layer's one error type. Variants carry facts (paths,
 //! steps, errnos, waited time); `From<FsError> for Failure` below holds all
 //! of the wording, byte-identical to what hosts and tests have always read.
+//! Running out of a resource is worded in `resource`, for every variant.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -62,6 +63,14 @@ pub enum FsError {
     Read {
         /// The target (or the directory named), as resolved.
         path: Option<PathBuf>,
+        /// The kernel's answer.
+        errno: Errno,
+    },
+    /// Taking the lock failed for want of a resource (ENOMEM; other
+    /// errors mean a file system without `flock`, and the edit proceeds).
+    Lock {
+        /// The target, as resolved.
+        path: PathBuf,
         /// The kernel's answer.
         errno: Errno,
     },
@@ -196,6 +205,9 @@ pub enum WriteStep {
     Flush,
     /// Re-checking the target before the rename.
     Recheck,
+    /// Carrying the target's metadata over (removing an ACL the temp
+    /// inherited from its directory, which the target did not have).
+    Metadata,
     /// Giving the unnamed temp a name.
     NameTemp,
     /// Renaming it over the target.
@@ -212,11 +224,11 @@ pub enum ConflictWhat {
 }
 
 /// Words for an errno, as `strerror` would say them.
-fn cause(e: Errno) -> String {
+pub(super) fn cause(e: Errno) -> String {
     io::Error::from(e).to_string()
 }
 
-fn shown(p: &Path) -> String {
+pub(super) fn shown(p: &Path) -> String {
     display_path(p)
 }
 
@@ -239,12 +251,13 @@ impl FileKind {
 }
 
 impl WriteStep {
-    fn words(self) -> &'static str {
+    pub(super) fn words(self) -> &'static str {
         match self {
             WriteStep::CreateTemp => "creating a temp file beside it",
             WriteStep::WriteTemp => "writing the temp file",
             WriteStep::Flush => "flushing the new content",
             WriteStep::Recheck => "re-checking the file",
+            WriteStep::Metadata => "removing the ACL the temp file inherited",
             WriteStep::NameTemp => "naming the temp file",
             WriteStep::Rename => "renaming the temp file over the target",
         }
@@ -277,6 +290,9 @@ fn write_cause(e: Errno) -> String {
 impl From<FsError> for Failure {
     fn from(e: FsError) -> Failure {
         use ErrorKind as K;
+        if let Some(f) = super::resource::failure(&e) {
+            return f;
+        }
         let (kind, detail) = match e {
             FsError::BadRoot { root, errno } => {
                 (K::InvalidArgument, format!("--root {}: {}", shown(&root), cause(errno)))
@@ -310,6 +326,10 @@ impl From<FsError> for Failure {
                     Some(p) => format!("reading {}: {}", shown(&p), cause(errno)),
                     None => format!("reading: {}", cause(errno)),
                 },
+            ),
+            FsError::Lock { path, errno } => (
+                K::WriteFailed,
+                format!("locking {}: {}; the file is unchanged", shown(&path), cause(errno)),
             ),
             FsError::Busy { path, waited } => (
                 K::Busy,

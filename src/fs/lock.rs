@@ -10,6 +10,7 @@ use rustix::fs::{self as rfs, AtFlags, FileType, FlockOperation, Mode, OFlags, S
 use rustix::io::Errno;
 
 use super::error::{FileKind, FsError, NotFoundKind};
+use super::resource::is_resource;
 use super::Target;
 
 /// The type of what `st` describes: `Ok` for a regular file, else the
@@ -97,8 +98,16 @@ fn lock(fd: &OwnedFd, deadline: Instant, timeout: Duration, path: &Path) -> Resu
                 std::thread::sleep(pause.min(deadline - now));
                 pause = (pause * 2).min(Duration::from_millis(20));
             }
-            // File systems without flock (some network mounts): proceed; the
-            // pre-rename re-check still catches a concurrent change.
+            // No memory for the lock: a resource, not a reason to go unlocked.
+            Err(errno) if is_resource(errno) => {
+                return Err(FsError::Lock {
+                    path: path.to_owned(),
+                    errno,
+                })
+            }
+            // File systems without flock (some network mounts, ENOLCK from
+            // NFS without its lock manager): proceed; the pre-rename
+            // re-check still catches a concurrent change.
             Err(_) => return Ok(()),
         }
     }

@@ -212,22 +212,49 @@ pub(crate) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
 }
 
 /// Owner and group (when permitted), then the mode (chown clears setuid),
-/// then extended attributes, best-effort.
-pub(crate) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) {
-    let euid = rustix::process::geteuid();
-    let uid = rfs::Uid::from_raw(st.st_uid);
-    let gid = rfs::Gid::from_raw(st.st_gid);
-    if euid.is_root() {
-        let _ = rfs::fchown(to, Some(uid), Some(gid));
-    } else if gid != rustix::process::getegid() {
-        // Permitted when the caller is a member of the group.
-        let _ = rfs::fchown(to, None, Some(gid));
-    }
+/// then extended attributes, best-effort, and exactly the target's ACL
+/// state: the one error is an inherited ACL that cannot be removed.
+///
+/// The group is set whatever the caller's egid: the temp does not start
+/// with the caller's group in a setgid directory (it inherits the
+/// directory's), and a caller outside that group would then see `fchmod`
+/// drop the setgid bit (issue 23). Setting a group the caller belongs to
+/// is permitted; any other fails, as without the edit it would.
+pub(crate) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) -> Result<(), Errno> {
+    let uid = rustix::process::geteuid()
+        .is_root()
+        .then(|| rfs::Uid::from_raw(st.st_uid));
+    let _ = rfs::fchown(to, uid, Some(rfs::Gid::from_raw(st.st_gid)));
     let _ = rfs::fchmod(to, Mode::from_raw_mode(st.st_mode & 0o7777));
-    copy_xattrs(from, to);
+    if !copy_xattrs(from, to) {
+        drop_inherited_acl(to)?;
+    }
+    Ok(())
 }
 
-fn copy_xattrs(from: &OwnedFd, to: &OwnedFd) {
+/// A directory's default ACL becomes the access ACL of every file created
+/// in it, the temp included. A target without an access ACL must not gain
+/// one (it would grant access the file never gave once its group bits
+/// widen), so the temp's is removed; the mode set above is kept. Files have
+/// no default ACL (only directories do), so there is none to remove.
+fn drop_inherited_acl(to: &OwnedFd) -> Result<(), Errno> {
+    let acl = c"system.posix_acl_access";
+    // NODATA, OPNOTSUPP: none inherited, or no ACLs on this file system.
+    let none = |e| matches!(e, Errno::NODATA | Errno::OPNOTSUPP);
+    // Asked first: a read, where a removal of nothing would still start a
+    // journal transaction (ext4). Unanswered (a filter): removed anyway.
+    match rfs::fgetxattr(to, acl, &mut [0u8; 0][..]) {
+        Err(e) if none(e) => Ok(()),
+        _ => match rfs::fremovexattr(to, acl) {
+            Err(e) if !none(e) => Err(e),
+            _ => Ok(()),
+        },
+    }
+}
+
+/// Copies the kept extended attributes; returns whether the access ACL was
+/// among those copied.
+fn copy_xattrs(from: &OwnedFd, to: &OwnedFd) -> bool {
     let mut names = vec![0u8; 4096];
     let n = match rfs::flistxattr(from, &mut names[..]) {
         Ok(n) => n,
@@ -235,11 +262,12 @@ fn copy_xattrs(from: &OwnedFd, to: &OwnedFd) {
             names = vec![0u8; 65536];
             match rfs::flistxattr(from, &mut names[..]) {
                 Ok(n) => n,
-                Err(_) => return,
+                Err(_) => return false,
             }
         }
-        Err(_) => return,
+        Err(_) => return false,
     };
+    let mut acl = false;
     let mut value = vec![0u8; 65536];
     for name in names[..n].split(|b| *b == 0).filter(|s| !s.is_empty()) {
         // File capabilities are privileges granted to exact content: the
@@ -247,9 +275,10 @@ fn copy_xattrs(from: &OwnedFd, to: &OwnedFd) {
         if name == b"security.capability" {
             continue;
         }
+        let is_acl = name == b"system.posix_acl_access";
         let keep = name.starts_with(b"user.")
             || name.starts_with(b"security.")
-            || name == b"system.posix_acl_access"
+            || is_acl
             || name.starts_with(b"trusted.");
         if !keep {
             continue;
@@ -258,7 +287,9 @@ fn copy_xattrs(from: &OwnedFd, to: &OwnedFd) {
             continue;
         };
         if let Ok(len) = rfs::fgetxattr(from, cname.as_c_str(), &mut value[..]) {
-            let _ = rfs::fsetxattr(to, cname.as_c_str(), &value[..len], XattrFlags::empty());
+            let set = rfs::fsetxattr(to, cname.as_c_str(), &value[..len], XattrFlags::empty());
+            acl |= is_acl && set.is_ok();
         }
     }
+    acl
 }

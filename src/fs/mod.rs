@@ -12,7 +12,8 @@
 //! One concern per file: `resolve` (which file, `--root`), `lock` (open
 //! and flock), `meta` (permission checks, metadata carried over), `temp`
 //! (the temp and the commit), `sink` (the output written to it), `report`
-//! (`--report` keys), `error` ([`FsError`]: every failure and its wording).
+//! (`--report` keys), `error` ([`FsError`]: every failure and its wording),
+//! `resource` (EMFILE/ENFILE/ENOMEM: one retryable answer wherever they strike).
 //!
 //! One pipeline, in two halves: [`check`] and [`prepare`] end with the new
 //! content in a temp under the lock, `commit` renames it. A single-file
@@ -29,6 +30,7 @@ pub(crate) mod meta;
 mod replay;
 mod report;
 pub(crate) mod resolve;
+mod resource;
 pub(crate) mod sink;
 pub(crate) mod temp;
 
@@ -119,7 +121,7 @@ pub(crate) struct Prepared<'a> {
     pub(crate) in_digest: Option<[u8; 32]>,
 }
 
-/// Streams `source` (read from its start) through the engine into a temp
+/// Streams `source` (from its position, the start) through the engine into a temp
 /// beside `target`; a refusal writes nothing. `report` is filled as the
 /// single-file `--report` has it.
 pub(crate) fn prepare<'a>(
@@ -148,9 +150,10 @@ pub(crate) fn prepare<'a>(
         marked,
     );
     let mut buf = vec![0u8; CHUNK];
-    let mut off = 0u64;
     loop {
-        let chunk = match rustix::io::pread(source, &mut buf[..], off) {
+        // From the descriptor's position (the start: a transaction seeks a
+        // chained temp back first).
+        let chunk = match rustix::io::read(source, &mut buf[..]) {
             Ok(0) => break,
             Ok(n) => &buf[..n],
             Err(Errno::INTR) => continue,
@@ -159,7 +162,6 @@ pub(crate) fn prepare<'a>(
                 return Err(FsError::Read { path, errno });
             }
         };
-        off += chunk.len() as u64;
         if let Some(h) = in_hash.as_mut() {
             h.update(chunk);
         }

@@ -1,26 +1,49 @@
 //! Which file an edit means: `realpath(PATH)`, why nothing editable is
 //! there, and `--root` confinement (openat2 `RESOLVE_BENEATH`, or
 //! resolve-then-verify through `/proc/self/fd` on older kernels).
+//!
+//! The contract every caller relies on (the edit today; creates and moves
+//! are built on the same steps):
+//! - The target is `realpath(PATH)`: symlinks, `.` and `..` resolved
+//!   physically, as the kernel walks them (`sub/..` is the directory that
+//!   holds `sub`'s target, not a lexical cut). Its directory is that path's
+//!   parent and its name the last component; [`resolve`] returns an `O_PATH`
+//!   descriptor of exactly that directory, the name, and the path.
+//! - Nothing substitutes one directory for another. [`open_dir`] opens the
+//!   directory it is given or fails: a directory that is not the root or
+//!   beneath it is `outside_root`, never the root instead (issue 23: the
+//!   root's own name, looked up inside the root, edited `DIR/DIR`).
+//! - With `--root DIR` (canonicalized, and it must be a directory, else
+//!   `invalid_argument`): a target equal to the root (`DIR`, `DIR/`, `.`
+//!   inside it, a symlink to it, `DIR/sub/..`) is never edited: it is a
+//!   directory, `file_not_found`, as `/` is without a root. A target whose
+//!   parent is the root gets the root's own descriptor (`openat2(root, ".")`)
+//!   and its name is looked up in it. A target outside (by `..`, an absolute
+//!   path, a symlink) is `outside_root`; so is a path that does not resolve
+//!   when its nearest existing ancestor lies outside, so a refusal never
+//!   probes outside the root.
+//! - A directory anywhere else is `file_not_found` too, found when the name
+//!   is looked up (`lock`), before anything is opened for reading.
+//! - EMFILE, ENFILE and ENOMEM are carried as the errno they are; they say
+//!   nothing about the path (see `error`), so they are never classified.
 
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use rustix::fs::{self as rfs, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
 use super::error::{FileKind, FsError, NotFoundKind};
+use super::resource::is_resource;
 use super::Target;
 
 /// Resolves `path` (within `root`, if given) to its directory and name.
 pub(crate) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsError> {
     let root = match root {
-        Some(r) => Some(std::fs::canonicalize(r).map_err(|e| FsError::BadRoot {
-            root: r.to_owned(),
-            errno: errno_of(&e),
-        })?),
+        Some(r) => Some(open_root(r)?),
         None => None,
     };
     // Longer than PATH_MAX: the kernel would refuse it (ENAMETOOLONG), but
@@ -31,43 +54,73 @@ pub(crate) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsErro
     let abs = match std::fs::canonicalize(path) {
         Ok(p) => p,
         Err(e) => {
-            if let Some(root) = &root {
-                if !nearest_existing_ancestor_within(path, root) {
+            let errno = errno_of(&e);
+            if let Some((root, _)) = &root {
+                // Out of descriptors or memory, the ancestors cannot be
+                // resolved either: that is no evidence of an escape.
+                if !is_resource(errno) && !nearest_existing_ancestor_within(path, root) {
                     return Err(outside_root(path, root));
                 }
             }
-            return Err(not_found(path, errno_of(&e)));
+            return Err(not_found(path, errno));
         }
     };
-    if let Some(root) = &root {
+    if let Some((root, _)) = &root {
         if !abs.starts_with(root) {
             return Err(outside_root(path, root));
         }
     }
-    let parent = abs.parent().unwrap_or(Path::new("/"));
-    let name = match abs.file_name() {
-        Some(n) => CString::new(n.as_bytes()).expect("path components have no NUL"),
-        None => {
-            return Err(FsError::NotFound {
-                path: abs,
-                kind: NotFoundKind::NotRegular(FileKind::Directory),
-            })
-        }
+    // `/`, or the root itself: a directory, never a target.
+    let (Some(parent), Some(name), false) = (
+        abs.parent(),
+        abs.file_name(),
+        root.as_ref().is_some_and(|(r, _)| *r == abs),
+    ) else {
+        return Err(FsError::NotFound {
+            path: abs,
+            kind: NotFoundKind::NotRegular(FileKind::Directory),
+        });
     };
-    let dir = match &root {
-        Some(root) => open_dir_beneath(root, parent)?,
-        None => rfs::open(
-            parent,
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| other(parent, e))?,
-    };
+    let name = CString::new(name.as_bytes()).expect("path components have no NUL");
+    let dir = open_dir(parent, root.as_ref().map(|(p, fd)| (p.as_path(), fd)))?;
     Ok(Target {
         dir,
         name,
         path: abs,
     })
+}
+
+/// `--root`, canonicalized and opened: it must be a directory.
+pub(crate) fn open_root(r: &Path) -> Result<(PathBuf, OwnedFd), FsError> {
+    let bad = |errno| FsError::BadRoot {
+        root: r.to_owned(),
+        errno,
+    };
+    let root = std::fs::canonicalize(r).map_err(|e| bad(errno_of(&e)))?;
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let fd = rfs::open(&root, flags, Mode::empty()).map_err(bad)?;
+    Ok((root, fd))
+}
+
+/// Opens the canonical directory `dir` (`O_PATH`): as it is without a root;
+/// with one, only if `dir` is the root or lies beneath it, and so that no
+/// component can be a symlink or escape it, even if the tree changes under
+/// us (see [`open_dir_beneath`]). Never another directory in its place.
+pub(crate) fn open_dir(dir: &Path, root: Option<(&Path, &OwnedFd)>) -> Result<OwnedFd, FsError> {
+    match root {
+        Some((root, root_fd)) => {
+            let rel = dir
+                .strip_prefix(root)
+                .map_err(|_| outside_root(dir, root))?;
+            open_dir_beneath(root, root_fd, dir, rel)
+        }
+        None => rfs::open(
+            dir,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| other(dir, e)),
+    }
 }
 
 /// A path error's errno (realpath's errors are all the kernel's).
@@ -112,23 +165,15 @@ pub(crate) fn outside_root(path: &Path, root: &Path) -> FsError {
 
 /// For a path that does not resolve: does its nearest existing ancestor lie
 /// within the root? (So `../../etc/nope` is `outside_root`, not a probe.)
+/// Each ancestor is resolved by the kernel as a whole, `..` included: a
+/// lexical cut of `link/..` names a directory the path does not (with
+/// `link` a symlink out of the root, `link/../nope` is outside it).
 fn nearest_existing_ancestor_within(path: &Path, root: &Path) -> bool {
     let abs = match std::env::current_dir() {
         Ok(cwd) => cwd.join(path),
         Err(_) => return false,
     };
-    // Lexical `..` could climb out; normalize before walking up.
-    let mut lexical = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::ParentDir => {
-                lexical.pop();
-            }
-            Component::CurDir => {}
-            other => lexical.push(other),
-        }
-    }
-    let mut cur = Some(lexical.as_path());
+    let mut cur = Some(abs.as_path());
     while let Some(p) = cur {
         if let Ok(real) = std::fs::canonicalize(p) {
             return real.starts_with(root);
@@ -138,21 +183,16 @@ fn nearest_existing_ancestor_within(path: &Path, root: &Path) -> bool {
     false
 }
 
-/// Opens `parent` (canonical, inside `root`) so that no component can be a
-/// symlink or escape the root, even if the tree changes under us
-/// (openat2 with RESOLVE_BENEATH, Linux ≥ 5.6); older kernels get a
-/// resolve-then-verify through /proc/self/fd.
-pub(crate) fn open_dir_beneath(root: &Path, parent: &Path) -> Result<OwnedFd, FsError> {
-    let root_fd = rfs::open(
-        root,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|errno| FsError::BadRoot {
-        root: root.to_owned(),
-        errno,
-    })?;
-    let rel = parent.strip_prefix(root).unwrap_or(Path::new(""));
+/// Opens `parent` (canonical, `rel` below `root`; empty: the root itself)
+/// so that no component can be a symlink or escape the root, even if the
+/// tree changes under us (openat2 with RESOLVE_BENEATH, Linux ≥ 5.6); older
+/// kernels get a resolve-then-verify through /proc/self/fd.
+fn open_dir_beneath(
+    root: &Path,
+    root_fd: &OwnedFd,
+    parent: &Path,
+    rel: &Path,
+) -> Result<OwnedFd, FsError> {
     let rel: &Path = if rel.as_os_str().is_empty() {
         Path::new(".")
     } else {
@@ -160,7 +200,7 @@ pub(crate) fn open_dir_beneath(root: &Path, parent: &Path) -> Result<OwnedFd, Fs
     };
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
     let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
-    match rfs::openat2(&root_fd, rel, flags, Mode::empty(), resolve) {
+    match rfs::openat2(root_fd, rel, flags, Mode::empty(), resolve) {
         Ok(fd) => Ok(fd),
         Err(Errno::NOSYS) | Err(Errno::PERM) => {
             // No openat2 (old kernel or a seccomp filter): verify after the fact.

@@ -156,7 +156,7 @@ impl<'d> Temp<'d> {
             step,
             errno,
         };
-        copy_metadata(file, &self.fd, st);
+        copy_metadata(file, &self.fd, st).map_err(|e| failed(WriteStep::Metadata, e))?;
         if flush.is_some() {
             rfs::fsync(&self.fd).map_err(|e| failed(WriteStep::Flush, e))?;
         }
@@ -275,7 +275,7 @@ impl<'d> Temp<'d> {
                 off_in += n as u64;
             }
             let st = rfs::fstat(&self.fd)?;
-            copy_metadata(&self.fd, &named.fd, &st);
+            copy_metadata(&self.fd, &named.fd, &st)?;
             if fsync {
                 rfs::fsync(&named.fd)?;
             }

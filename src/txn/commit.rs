@@ -63,16 +63,15 @@ fn injected(var: &str, n: u32) -> Result<(), Errno> {
     }
 }
 
+/// File `f`'s original's name and directory.
+fn orig(plan: &Plan, f: usize) -> &crate::fs::Target {
+    &plan.files[f].orig.as_ref().expect("an original").0
+}
+
 impl Commit<'_> {
     fn dir(&self, d: D) -> BorrowedFd<'_> {
         match d {
-            D::Orig(f) => self.plan.files[f]
-                .orig
-                .as_ref()
-                .expect("orig")
-                .0
-                .dir
-                .as_fd(),
+            D::Orig(f) => orig(self.plan, f).dir.as_fd(),
             D::Dest(f) => match &self.plan.files[f].end {
                 End::At(d) => d.t.dir.as_fd(),
                 _ => unreachable!("a destination"),
@@ -154,13 +153,7 @@ impl Commit<'_> {
 
     /// Renames file `f`'s original name away to a hidden one.
     fn hide(&mut self, f: usize) -> Result<(), Errno> {
-        let name = self.plan.files[f]
-            .orig
-            .as_ref()
-            .expect("orig")
-            .0
-            .name
-            .clone();
+        let name = orig(self.plan, f).name.clone();
         let h = temp_name();
         self.rename(D::Orig(f), &name, D::Orig(f), &h, true)?;
         self.log.push((
@@ -326,7 +319,8 @@ fn commit_file(
     }
     if let Some(temp) = temps[f].as_mut() {
         match (&locked[f], file.mode) {
-            (Some(l), _) => crate::fs::meta::copy_metadata(&l.fd, temp.file(), &l.st),
+            (Some(l), _) => crate::fs::meta::copy_metadata(&l.fd, temp.file(), &l.st)
+                .map_err(|e| io(WriteStep::Metadata, e))?,
             (None, Some(mode)) => {
                 let mask = rustix::process::umask(Mode::empty());
                 rustix::process::umask(mask);

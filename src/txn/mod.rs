@@ -60,9 +60,13 @@
 //! 1. **Plan** (`plan`): every path resolved and confined, the model of
 //!    where each file ends; nothing opened for writing.
 //! 2. **Lock** (`prepare::lock_all`): every existing file opened read-only
-//!    and `flock`ed in (device, inode) order within one `--lock-timeout`,
-//!    so transactions over overlapping files in any order cannot deadlock
-//!    (`busy` past it). A create takes no lock (nothing exists): its
+//!    and `flock`ed in one canonical order, by the (device, inode) of its
+//!    directory and then its name, within one `--lock-timeout`, so
+//!    transactions over overlapping files in any order cannot deadlock
+//!    (`busy` past it). (Not by the file's own inode, which every commit
+//!    changes: two transactions that planned at different moments would
+//!    sort differently.) The lock is on the inode the name holds once
+//!    locked; the content is read only then. A create takes no lock (nothing exists): its
 //!    `RENAME_NOREPLACE` commit refuses a racing creator (`file_exists`,
 //!    rolled back).
 //! 3. **Prepare** (`prepare::stage`): each file's ops run through the same

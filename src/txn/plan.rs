@@ -10,9 +10,9 @@ use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
 
-use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{self as rfs, AtFlags, FileType};
 
-use crate::fs::resolve::{errno_of, open_dir_beneath, outside_root, resolve};
+use crate::fs::resolve::{open_dir, open_root, outside_root, resolve};
 use crate::fs::{FileKind, FsError, NotFoundKind, Target};
 use crate::protocol::{ErrorKind, Failure};
 
@@ -74,7 +74,8 @@ enum Named {
 }
 
 struct Model<'t> {
-    root: Option<PathBuf>,
+    /// `--root`, canonical, and its descriptor.
+    root: Option<(PathBuf, std::os::fd::OwnedFd)>,
     files: Vec<File>,
     /// Absolute path → the file there now (`None`: vacated).
     /// (A list: at most 512 paths, and a map's hashing costs binary size.)
@@ -88,15 +89,7 @@ struct Model<'t> {
 #[cold] // off the single-file path: LLVM optimizes it for size
 pub(super) fn plan(txn: &Txn) -> Result<Plan, TxnError> {
     let root = match txn.options.root.as_deref() {
-        Some(r) => Some(std::fs::canonicalize(r).map_err(|e| {
-            TxnError::of(
-                0,
-                FsError::BadRoot {
-                    root: r.to_owned(),
-                    errno: errno_of(&e),
-                },
-            )
-        })?),
+        Some(r) => Some(open_root(r).map_err(|e| TxnError::of(0, e))?),
         None => None,
     };
     let mut m = Model {
@@ -267,7 +260,7 @@ impl Model<'_> {
         };
         let (dest, key) = match existing {
             Some(abs) => {
-                if let Some(root) = &self.root {
+                if let Some((root, _)) = &self.root {
                     if !abs.starts_with(root) {
                         return Err(err(outside_root(path, root)));
                     }
@@ -301,7 +294,7 @@ impl Model<'_> {
         };
         let t = match dest {
             Some(d) => d.t, // the symlink itself
-            None => resolve(&key, self.root.as_deref()).map_err(err)?,
+            None => resolve(&key, self.root.as_ref().map(|r| r.0.as_path())).map_err(err)?,
         };
         let st = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
             err(FsError::NotFound {
@@ -365,21 +358,13 @@ impl Model<'_> {
             n -= 1;
         };
         rest.reverse();
-        if let Some(root) = &self.root {
+        if let Some((root, _)) = &self.root {
             if !base.starts_with(root) {
                 return Err(err(outside_root(path, root)));
             }
         }
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let dir = match &self.root {
-            Some(root) => open_dir_beneath(root, &base).map_err(err)?,
-            None => rfs::open(&base, flags, Mode::empty()).map_err(|e| {
-                err(FsError::NotFound {
-                    path: base.clone(),
-                    kind: NotFoundKind::Other(e),
-                })
-            })?,
-        };
+        let root = self.root.as_ref().map(|(p, fd)| (p.as_path(), fd));
+        let dir = open_dir(&base, root).map_err(err)?;
         let mut abs = base;
         for c in &rest {
             abs.push(c);

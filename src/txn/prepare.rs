@@ -151,6 +151,13 @@ pub(super) fn stage<'a>(
         let next = match (&op.kind, change) {
             (_, Some(Change::Edits(edits))) => {
                 let src = src.expect("an edit has a source");
+                // A chained temp was just written: read it from the start.
+                rfs::seek(src, rustix::fs::SeekFrom::Start(0)).map_err(|errno| {
+                    err(FsError::Read {
+                        path: Some(op.path.clone()),
+                        errno,
+                    })
+                })?;
                 let mut o = opts.clone();
                 o.expect_sha256 = expect;
                 o.dry_run = false;
