@@ -970,3 +970,29 @@ fn the_example_runs_a_files_request_and_a_patch() {
         );
     }
 }
+
+#[test]
+fn a_helper_older_than_protocol_3_is_never_sent_a_transaction() {
+    let d = scratch();
+    let p = d.path();
+    four_files(p);
+    let script = "#!/bin/sh\ncase \"$1\" in --version) echo 'as-edit 0.1.0 (protocol 2; test)'; exit 0;; esac\necho called >&2\nexit 3\n";
+    let helper = write_file(p, "old-helper", script.as_bytes(), 0o755);
+    let mut ed = host::Editor::new(Flaky::default(), helper.to_string_lossy());
+    let r = ed.transaction(&[edit(at(p, "a.txt"), "a", "A")]).unwrap();
+    assert_eq!((r.count, r.files, r.via), (1, 1, Via::Transfer));
+    let r = ed
+        .apply_patch(&format!(
+            "*** Begin Patch\n*** Update File: {}\n-b\n+B\n*** End Patch",
+            at(p, "b.txt")
+        ))
+        .unwrap();
+    assert_eq!((r.count, r.files, r.via), (1, 1, Via::Transfer));
+    // One probe, cached; the helper itself never ran a request.
+    assert_eq!(
+        ed.sandbox.commands,
+        vec![format!("'{}' '--version'", helper.display()).into_bytes()]
+    );
+    assert_eq!(std::fs::read(p.join("a.txt")).unwrap(), b"A\n");
+    assert_eq!(std::fs::read(p.join("b.txt")).unwrap(), b"B\n");
+}
