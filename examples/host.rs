@@ -11,17 +11,20 @@
 //! at that path: over exec when the container has a shell, by `docker cp`
 //! otherwise.
 //!
-//! `host [--docker CONTAINER ...] --files REQUEST.json`: several files in one
-//! call, all or nothing (`{"files":[...]}`, see `src/txn/mod.rs`), through
-//! `Editor::transaction`: one exec to a protocol 3 helper, else the
-//! transfer fallback.
+//! `host [--docker …] --files REQUEST.json`: the transaction in REQUEST.json
+//! (`{"files":[OP,…]}` as the helper takes it, or an `apply_patch_call`'s
+//! `{"operations":[…]}`), all or nothing. `host [--docker …] --patch FILE`:
+//! the V4A patch in FILE. Both print `applied COUNT in FILES files (VIA)`
+//! and one line per op.
 
 use std::process::ExitCode;
 
-use as_edit::host::{EditError, EditRequest, Edited, Editor, LocalShell, Via};
+use as_edit::host::{
+    Applied, EditError, EditRequest, Edited, Editor, FileOp, LocalShell, PatchOp, Sandbox, Via,
+};
 
-const USAGE: &str =
-    "usage: host [--docker CONTAINER [--user U] [--install]] (FILE OLD NEW [--all] | --files REQUEST.json)";
+const USAGE: &str = "usage: host [--docker CONTAINER [--user U] [--install]] \
+                     (FILE OLD NEW [--all] | --files REQUEST.json | --patch FILE)";
 
 fn default_helper() -> String {
     // target/<profile>/examples/host → target/<profile>/as-edit
@@ -39,13 +42,88 @@ struct Args {
     install: bool,
     all: bool,
     files: Option<String>,
+    patch: Option<String>,
     pos: Vec<String>,
 }
 
-/// What to do: one edit, or a transaction.
+/// What to run: one edit, a transaction, or a patch.
 enum Job {
     Edit(EditRequest),
-    Files(serde_json::Value),
+    Files(Vec<FileOp>),
+    Operations(Vec<PatchOp>),
+    Patch(String),
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RequestFile {
+    files: Option<Vec<FileOp>>,
+    operations: Option<Vec<PatchOp>>,
+}
+
+fn job(args: &Args) -> Result<Job, String> {
+    let read = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"));
+    if let Some(p) = &args.patch {
+        return Ok(Job::Patch(read(p)?));
+    }
+    if let Some(p) = &args.files {
+        let r: RequestFile = serde_json::from_str(&read(p)?).map_err(|e| format!("{p}: {e}"))?;
+        return match (r.files, r.operations) {
+            (Some(f), None) => Ok(Job::Files(f)),
+            (None, Some(o)) => Ok(Job::Operations(o)),
+            _ => Err(format!("{p}: give \"files\" or \"operations\"")),
+        };
+    }
+    let [file, old, new] = args.pos.as_slice() else {
+        unreachable!("parse checks three positionals")
+    };
+    Ok(Job::Edit(EditRequest::new(
+        file.as_str(),
+        old.as_str(),
+        new.as_str(),
+        args.all,
+    )))
+}
+
+fn run<S: Sandbox>(editor: &mut Editor<S>, job: &Job) -> ExitCode {
+    match job {
+        Job::Edit(req) => report(editor.edit(req)),
+        Job::Files(ops) => report_applied(editor.transaction(ops)),
+        Job::Operations(ops) => report_applied(editor.apply_operations(ops)),
+        Job::Patch(text) => report_applied(editor.apply_patch(text)),
+    }
+}
+
+fn via_words(via: Via) -> &'static str {
+    match via {
+        Via::Native => "native",
+        Via::Transfer => "fallback: transfer",
+    }
+}
+
+fn report_applied(r: Result<Applied, EditError>) -> ExitCode {
+    match r {
+        Ok(a) => {
+            println!(
+                "applied {} in {} files ({})",
+                a.count,
+                a.files,
+                via_words(a.via)
+            );
+            for c in &a.changes {
+                let to =
+                    c.to.as_ref()
+                        .map(|t| format!(" -> {t}"))
+                        .unwrap_or_default();
+                println!("{} {}{to} ({})", c.op, c.path, c.count);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            println!("{e}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 fn parse(mut it: impl Iterator<Item = String>) -> Option<Args> {
@@ -55,6 +133,7 @@ fn parse(mut it: impl Iterator<Item = String>) -> Option<Args> {
         install: false,
         all: false,
         files: None,
+        patch: None,
         pos: Vec::new(),
     };
     while let Some(s) = it.next() {
@@ -64,44 +143,22 @@ fn parse(mut it: impl Iterator<Item = String>) -> Option<Args> {
             "--docker" => a.docker = Some(it.next()?),
             "--user" => a.user = Some(it.next()?),
             "--files" => a.files = Some(it.next()?),
+            "--patch" => a.patch = Some(it.next()?),
             _ => a.pos.push(s),
         }
     }
-    let shape = match a.files {
-        Some(_) => a.pos.is_empty() && !a.all,
-        None => a.pos.len() == 3,
+    let what = match (&a.files, &a.patch) {
+        (None, None) => a.pos.len() == 3,
+        (Some(_), None) | (None, Some(_)) => a.pos.is_empty() && !a.all,
+        _ => false,
     };
-    (shape && (a.docker.is_some() || (a.user.is_none() && !a.install))).then_some(a)
-}
-
-fn run<S: as_edit::host::Sandbox>(editor: &mut Editor<S>, job: &Job) -> ExitCode {
-    match job {
-        Job::Edit(req) => report(editor.edit(req)),
-        Job::Files(request) => match editor.transaction(request) {
-            Ok(t) => {
-                let via = match t.via {
-                    Via::Native => "native",
-                    Via::Transfer => "fallback: transfer",
-                };
-                println!("edited {} in {} files ({via})", t.count, t.files);
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                println!("{e}");
-                ExitCode::from(1)
-            }
-        },
-    }
+    (what && (a.docker.is_some() || (a.user.is_none() && !a.install))).then_some(a)
 }
 
 fn report(r: Result<Edited, EditError>) -> ExitCode {
     match r {
         Ok(e) => {
-            let via = match e.via {
-                Via::Native => "native",
-                Via::Transfer => "fallback: transfer",
-            };
-            println!("edited {} ({via})", e.count);
+            println!("edited {} ({})", e.count, via_words(e.via));
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -116,26 +173,12 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     };
-    let job = match (&args.files, args.pos.as_slice()) {
-        (Some(path), _) => {
-            let parsed = std::fs::read(path)
-                .map_err(|e| e.to_string())
-                .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()));
-            match parsed {
-                Ok(v) => Job::Files(v),
-                Err(e) => {
-                    eprintln!("{path}: {e}");
-                    return ExitCode::from(2);
-                }
-            }
+    let job = match job(&args) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(2);
         }
-        (None, [file, old, new]) => Job::Edit(EditRequest::new(
-            file.as_str(),
-            old.as_str(),
-            new.as_str(),
-            args.all,
-        )),
-        _ => unreachable!("parse checks the shape"),
     };
     match &args.docker {
         None => {
@@ -149,7 +192,6 @@ fn main() -> ExitCode {
 #[cfg(feature = "docker")]
 fn docker(container: &str, args: &Args, job: &Job) -> ExitCode {
     use as_edit::host::docker::Docker;
-    use as_edit::host::Sandbox;
 
     let helper =
         std::env::var("AS_EDIT_HELPER").unwrap_or_else(|_| "/opt/as-edit/as-edit".to_owned());

@@ -291,3 +291,62 @@ fn the_file_api_is_confined_to_the_base_directory() {
         matches!(sb.exec(b"x", Some(b"in")), Err(e) if e.kind() == std::io::ErrorKind::Unsupported)
     );
 }
+
+/// A transaction and a patch over the runtime's API: natively (argv only:
+/// `--request-b64`, `--patch-b64`) once the helper is installed, and
+/// through the transfer path without it, where delete, move and created
+/// parents go through `/execute` (`rm`, `mkdir -p`, no shell).
+#[test]
+fn transactions_and_patches_run_natively_in_argv_and_by_transfer() {
+    use as_edit::host::{FileOp, TxnEdit, Via};
+    for native in [true, false] {
+        let (_d, base, sb) = setup();
+        let helper = base.join(if native { "as-edit" } else { "missing" });
+        let mut ed = Editor::new(sb, helper.to_str().unwrap());
+        if native {
+            assert!(ed.ensure_helper(&std::fs::read(BIN).unwrap()).unwrap());
+        }
+        let via = if native { Via::Native } else { Via::Transfer };
+        let p = |n: &str| base.join(n).to_string_lossy().into_owned();
+        write_file(&base, "a.txt", b"a\r\n", 0o644);
+        write_file(&base, "b.txt", b"b\n", 0o644);
+        write_file(&base, "gone.txt", b"x\n", 0o644);
+        let ops = vec![
+            FileOp::Edit {
+                path: p("a.txt"),
+                edits: vec![TxnEdit::new("a", "A")],
+                expect_sha256: None,
+            },
+            FileOp::Move {
+                path: p("b.txt"),
+                to: p("new dir/b.txt"),
+                overwrite: false,
+                edits: vec![],
+                expect_sha256: None,
+            },
+            FileOp::Delete {
+                path: p("gone.txt"),
+                expect_sha256: None,
+            },
+        ];
+        let r = ed.transaction(&ops).unwrap();
+        assert_eq!((r.count, r.files, r.via), (1, 3, via));
+        assert_eq!(std::fs::read(base.join("a.txt")).unwrap(), b"A\n");
+        assert_eq!(std::fs::read(base.join("new dir/b.txt")).unwrap(), b"b\n");
+        assert!(!base.join("b.txt").exists() && !base.join("gone.txt").exists());
+        let patch = format!(
+            "*** Begin Patch\n*** Update File: {}\n-A\n+AA\n*** Add File: {}\n+c\n*** End Patch",
+            p("a.txt"),
+            p("c/c.txt")
+        );
+        let r = ed.apply_patch(&patch).unwrap();
+        assert_eq!((r.count, r.files, r.via), (1, 2, via));
+        assert_eq!(std::fs::read(base.join("a.txt")).unwrap(), b"AA\n");
+        assert_eq!(std::fs::read(base.join("c/c.txt")).unwrap(), b"c\n");
+        // A refusal: nothing changes, on either path. Existence is
+        // checked for every file before any content, as the helper plans.
+        let e = ed.apply_patch(&patch).unwrap_err();
+        assert_eq!(e.token(), Some("file_exists"), "{e}");
+        assert_eq!(std::fs::read(base.join("a.txt")).unwrap(), b"AA\n");
+    }
+}

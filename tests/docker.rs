@@ -631,3 +631,88 @@ fn unreachable_sandboxes_are_distinct_backend_errors() {
     let e = c.sandbox().install_helper(b"x", HELPER).unwrap_err();
     assert!(e.to_string().contains("is not running"), "{e}");
 }
+
+/// Transactions and patches in containers: natively (busybox with the
+/// helper: `--stdin`), through the transfer path (busybox without it:
+/// `rm` and `mkdir -p` by `docker exec`), and where the image has neither
+/// (scratch): a write fails (no directory for the move's target, no `rm`
+/// for the delete) and what was uploaded is put back (`write_failed`,
+/// rolled back), every file as it was.
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn transactions_and_patches_natively_by_transfer_and_without_rm() {
+    use as_edit::host::{FileOp, TxnEdit};
+    let ops = || {
+        vec![
+            FileOp::Edit {
+                path: "/work/a.txt".into(),
+                edits: vec![TxnEdit::new("a", "A")],
+                expect_sha256: None,
+            },
+            FileOp::Move {
+                path: "/work/b.txt".into(),
+                to: "/work/new/b.txt".into(),
+                overwrite: false,
+                edits: vec![],
+                expect_sha256: None,
+            },
+            FileOp::Delete {
+                path: "/work/gone.txt".into(),
+                expect_sha256: None,
+            },
+        ]
+    };
+    let seed = |sb: &mut Docker| {
+        for (p, b) in [
+            ("/work/a.txt", "a\n"),
+            ("/work/b.txt", "b\n"),
+            ("/work/gone.txt", "x\n"),
+        ] {
+            sb.upload(Path::new(p), b.as_bytes()).unwrap();
+        }
+    };
+    let read = |sb: &mut Docker, p: &str| sb.download(Path::new(p)).ok();
+    for (image, via) in [
+        ("AS_EDIT_DOCKER_IMAGE_BUSYBOX_HELPER", Via::Native),
+        ("AS_EDIT_DOCKER_IMAGE_BUSYBOX", Via::Transfer),
+    ] {
+        let c = Container::busybox(image, &[]);
+        c.root_sh("mkdir -p /work");
+        let mut sb = c.sandbox();
+        seed(&mut sb);
+        let mut ed = Editor::new(sb.clone(), HELPER);
+        let r = ed.transaction(&ops()).unwrap();
+        assert_eq!((r.count, r.files, r.via), (1, 3, via), "{image}");
+        assert_eq!(read(&mut sb, "/work/a.txt"), Some(b"A\n".to_vec()));
+        assert_eq!(read(&mut sb, "/work/new/b.txt"), Some(b"b\n".to_vec()));
+        assert_eq!(read(&mut sb, "/work/b.txt"), None);
+        assert_eq!(read(&mut sb, "/work/gone.txt"), None);
+        let patch = "*** Begin Patch\n*** Update File: /work/a.txt\n-A\n+AA\n*** Add File: /work/c/c.txt\n+c\n*** End Patch";
+        let r = ed.apply_patch(patch).unwrap();
+        assert_eq!((r.count, r.files, r.via), (1, 2, via), "{image}");
+        assert_eq!(read(&mut sb, "/work/a.txt"), Some(b"AA\n".to_vec()));
+        assert_eq!(read(&mut sb, "/work/c/c.txt"), Some(b"c\n".to_vec()));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let work = format!("{}:/work", dir.path().display());
+    let c = Container::scratch(&["-v", &work]);
+    let mut sb = c.sandbox();
+    seed(&mut sb);
+    let mut ed = Editor::new(sb.clone(), HELPER);
+    match ed.transaction(&ops()) {
+        Err(EditError::Failed {
+            kind,
+            via: Via::Transfer,
+            at: Some(at),
+            ..
+        }) => {
+            assert_eq!(kind.as_str(), "write_failed");
+            assert!(at.rolled_back && at.partial.is_empty(), "{at:?}");
+        }
+        other => panic!("expected write_failed, got {other:?}"),
+    }
+    assert_eq!(read(&mut sb, "/work/a.txt"), Some(b"a\n".to_vec()));
+    assert_eq!(read(&mut sb, "/work/b.txt"), Some(b"b\n".to_vec()));
+    assert_eq!(read(&mut sb, "/work/gone.txt"), Some(b"x\n".to_vec()));
+    assert_eq!(read(&mut sb, "/work/new/b.txt"), None);
+}

@@ -241,11 +241,8 @@ fn native_vs_transfer(
     };
     let mut ed = editor(BIN);
     let native = ed.edit(&req(&a));
-    prop_assert_eq!(
-        ed.helper_protocol(),
-        Some(3),
-        "hints were asked for (protocol 3)"
-    );
+    // Protocol 2 or later: hints were asked for.
+    prop_assert!(ed.helper_protocol() >= Some(2), "hints were asked for");
     let transfer = host::transfer_edit(&mut LocalShell::new(), &req(&b));
     // Token, count, the parsed hints and the words a model reads: the
     // helper's --hints and the fallback's own must agree exactly.

@@ -469,6 +469,9 @@ impl as_edit::host::Sandbox for Limited {
         }
         self.inner.upload(p, b)
     }
+    fn remove(&mut self, p: &Path) -> std::io::Result<()> {
+        self.inner.remove(p)
+    }
     fn supports_stdin(&self) -> bool {
         self.stdin
     }
@@ -484,15 +487,33 @@ fn editor(helper: &str, stdin: bool, fail_upload: usize) -> as_edit::host::Edito
     as_edit::host::Editor::new(sb, helper)
 }
 
-fn host_request(d: &Path) -> serde_json::Value {
+fn host_request(d: &Path) -> Vec<as_edit::host::FileOp> {
+    use as_edit::host::{FileOp, TxnEdit};
     write_file(d, "a.txt", b"alpha\n", 0o644);
     write_file(d, "b.txt", b"beta\n", 0o644);
     let p = |n: &str| d.join(n).to_string_lossy().into_owned();
-    serde_json::json!({"files": [
-        {"op": "edit", "path": p("a.txt"), "edits": [{"old": "alpha", "new": "ALPHA"}]},
-        {"op": "insert", "path": p("b.txt"), "line": 0, "text": "top"},
-        {"op": "create", "path": p("c.txt"), "content": "c\n"}
-    ]})
+    vec![
+        FileOp::Edit {
+            path: p("a.txt"),
+            edits: vec![TxnEdit::new("alpha", "ALPHA")],
+            expect_sha256: None,
+        },
+        FileOp::Insert {
+            path: p("b.txt"),
+            line: 0,
+            text: "top".into(),
+        },
+        FileOp::Create {
+            path: p("c.txt"),
+            content: "c\n".into(),
+            overwrite: false,
+            mode: None,
+        },
+    ]
+}
+
+fn done(a: as_edit::host::Applied) -> (u64, u64, as_edit::host::Via) {
+    (a.count, a.files, a.via)
 }
 
 /// The Editor's transaction: natively through --stdin and through
@@ -502,15 +523,8 @@ fn editor_transaction_runs_natively_by_stdin_or_request_b64() {
     for stdin in [true, false] {
         let d = scratch();
         let req = host_request(d.path());
-        let done = editor(BIN, stdin, 0).transaction(&req).unwrap();
-        assert_eq!(
-            done,
-            as_edit::host::TxnDone {
-                count: 1,
-                files: 3,
-                via: as_edit::host::Via::Native
-            }
-        );
+        let a = editor(BIN, stdin, 0).transaction(&req).unwrap();
+        assert_eq!(done(a), (1, 3, as_edit::host::Via::Native));
         assert_eq!(std::fs::read(d.path().join("a.txt")).unwrap(), b"ALPHA\n");
         assert_eq!(
             std::fs::read(d.path().join("b.txt")).unwrap(),
@@ -525,19 +539,13 @@ fn editor_transaction_runs_natively_by_stdin_or_request_b64() {
 /// replaced and says so.
 #[test]
 fn editor_transaction_falls_back_through_transfer() {
+    use as_edit::host::{FileOp, TxnEdit};
     let d = scratch();
     let req = host_request(d.path());
-    let done = editor("/nonexistent/as-edit", true, 0)
+    let a = editor("/nonexistent/as-edit", true, 0)
         .transaction(&req)
         .unwrap();
-    assert_eq!(
-        done,
-        as_edit::host::TxnDone {
-            count: 1,
-            files: 3,
-            via: as_edit::host::Via::Transfer
-        }
-    );
+    assert_eq!(done(a), (1, 3, as_edit::host::Via::Transfer));
     assert_eq!(
         std::fs::read(d.path().join("b.txt")).unwrap(),
         b"top\nbeta\n"
@@ -545,10 +553,11 @@ fn editor_transaction_falls_back_through_transfer() {
 
     let d = scratch();
     let mut req = host_request(d.path());
-    req["files"][2]["op"] = "edit".into();
-    req["files"][2]["edits"] = serde_json::json!([{"old": "zzz", "new": "y"}]);
-    req["files"][2].as_object_mut().unwrap().remove("content");
-    req["files"][2]["path"] = d.path().join("a.txt").to_string_lossy().into_owned().into();
+    req[2] = FileOp::Edit {
+        path: d.path().join("a.txt").to_string_lossy().into_owned(),
+        edits: vec![TxnEdit::new("zzz", "y")],
+        expect_sha256: None,
+    };
     let e = editor("/nonexistent/as-edit", true, 0)
         .transaction(&req)
         .unwrap_err();
@@ -564,7 +573,10 @@ fn editor_transaction_falls_back_through_transfer() {
     assert_eq!(e.token(), Some("write_failed"));
     let msg = e.to_string();
     assert!(msg.contains("injected upload failure"), "{msg}");
-    assert!(msg.contains("a.txt: old (re-uploaded)"), "{msg}");
+    assert!(
+        msg.ends_with("(rolled back: every file has its original content)"),
+        "{msg}"
+    );
     assert_eq!(std::fs::read(d.path().join("a.txt")).unwrap(), b"alpha\n");
     assert_eq!(std::fs::read(d.path().join("b.txt")).unwrap(), b"beta\n");
     assert!(!d.path().join("c.txt").exists());

@@ -188,4 +188,36 @@ impl Sandbox for AgentSandbox {
     fn has_shell(&self) -> bool {
         false
     }
+
+    fn remove(&mut self, path: &Path) -> io::Result<()> {
+        self.tool(&["rm", "--"], path)
+    }
+
+    fn create_dirs(&mut self, dir: &Path) -> io::Result<()> {
+        self.tool(&["mkdir", "-p", "--"], dir)
+    }
+}
+
+impl AgentSandbox {
+    /// The file API has no delete or mkdir: `TOOL ARGS… PATH` through
+    /// `/execute` (argv, as shlex splits it), confined to the file API
+    /// root like uploads; an image without the tool is `Unsupported`.
+    fn tool(&mut self, tool: &[&str], path: &Path) -> io::Result<()> {
+        self.relative(path)?;
+        let mut argv: Vec<std::ffi::OsString> = tool.iter().map(Into::into).collect();
+        argv.push(path.into());
+        let out = self.exec(&super::command::join_quoted(&argv), None)?;
+        match out.exit_code {
+            Some(0) => Ok(()),
+            Some(126 | 127) => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("the sandbox has no usable {}", tool[0]),
+            )),
+            c => Err(io::Error::other(format!(
+                "{} exited {c:?}: {}",
+                tool[0],
+                String::from_utf8_lossy(&out.output).trim()
+            ))),
+        }
+    }
 }

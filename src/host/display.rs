@@ -2,7 +2,7 @@
 //! EditError` writes when hints came back, and the indentation difference
 //! in words.
 
-use super::{RefusalHints, Token};
+use super::{RefusalHints, Token, TxnAt};
 use crate::protocol::ErrorKind;
 
 /// `lines 40-44`, or `line 40`.
@@ -146,4 +146,95 @@ pub(super) fn indent_words(old: &str, h: Option<&RefusalHints>) -> Option<String
         _ => format!("{diff:?}"),
     };
     Some(format!("{what} {more} in the file"))
+}
+
+/// `line 40`, `lines 40 and 97`, `lines 3, 8 and 12`.
+fn line_list(lines: &[u64]) -> String {
+    let words: Vec<String> = lines.iter().map(u64::to_string).collect();
+    match words.as_slice() {
+        [one] => format!("line {one}"),
+        [rest @ .., last] => format!("lines {} and {last}", rest.join(", ")),
+        [] => String::new(),
+    }
+}
+
+/// A transaction's or patch's refusal: `file 2 (src/app.py), chunk 3: `,
+/// then, for an ambiguous chunk, what to do about it (true: all said).
+pub(super) fn render_at(
+    f: &mut std::fmt::Formatter<'_>,
+    kind: &Token,
+    hints: Option<&RefusalHints>,
+    at: &TxnAt,
+) -> Result<bool, std::fmt::Error> {
+    write!(f, "file {}", at.file)?;
+    if let Some(p) = &at.path {
+        write!(f, " ({p})")?;
+    }
+    if let Some(c) = at.chunk {
+        write!(f, ", chunk {c}")?;
+    }
+    write!(f, ": ")?;
+    match (kind, at.chunk, hints) {
+        (Token::Known(ErrorKind::MultipleOccurrences), Some(_), Some(h)) if !h.lines.is_empty() => {
+            write!(
+                f,
+                "the context occurs at {}{}; add an @@ line naming the enclosing function, or more context lines",
+                line_list(&h.lines),
+                if h.lines_truncated { " and more" } else { "" }
+            )?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// The detail without the `file i of n (P): ` (and `chunk c: `) that
+/// [`render_at`] already wrote; None when only the token's words remain.
+pub(super) fn unprefixed<'a>(
+    detail: &'a str,
+    at: &TxnAt,
+    kind: &Token,
+    count: Option<u64>,
+) -> Option<&'a str> {
+    let mut d = detail;
+    if d.starts_with(&format!("file {} of ", at.file)) {
+        if let Some(p) = &at.path {
+            if let Some(i) = d.find(&format!("({p}): ")) {
+                d = &d[i + p.len() + 4..];
+            }
+        }
+    }
+    if let Some(c) = at.chunk {
+        d = d.strip_prefix(&format!("chunk {c}: ")).unwrap_or(d);
+    }
+    (d != default_words(kind, count)).then_some(d)
+}
+
+/// The helper's detail for a transaction refusal that has none of its own.
+pub(super) fn default_words(kind: &Token, count: Option<u64>) -> String {
+    match kind {
+        Token::Known(ErrorKind::MultipleOccurrences) => {
+            format!("OLD occurs {} times", count.unwrap_or(0))
+        }
+        Token::Known(ErrorKind::StringNotFound) => "OLD not found".into(),
+        Token::Known(ErrorKind::Empty) => "the file is empty".into(),
+        k => k.as_str().replace('_', " "),
+    }
+}
+
+/// What a failed transaction left: rolled back, or each file's state.
+pub(super) fn render_left(f: &mut std::fmt::Formatter<'_>, at: Option<&TxnAt>) -> std::fmt::Result {
+    let Some(at) = at else { return Ok(()) };
+    if at.rolled_back {
+        write!(f, "\n(rolled back: every file has its original content)")?;
+    }
+    if !at.partial.is_empty() {
+        let list: Vec<String> = at
+            .partial
+            .iter()
+            .map(|p| format!("{} ({})", p.path, p.state.as_str()))
+            .collect();
+        write!(f, "\nfiles left: {}", list.join(", "))?;
+    }
+    Ok(())
 }

@@ -89,4 +89,17 @@ impl Sandbox for LocalShell {
     fn supports_stdin(&self) -> bool {
         true
     }
+
+    fn remove(&mut self, path: &Path) -> io::Result<()> {
+        let p = self.host_path(path);
+        // remove_file says EPERM for a directory: say EISDIR.
+        if std::fs::symlink_metadata(&p)?.is_dir() {
+            return Err(io::Error::from_raw_os_error(libc::EISDIR));
+        }
+        std::fs::remove_file(p)
+    }
+
+    fn create_dirs(&mut self, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(self.host_path(dir))
+    }
 }

@@ -7,7 +7,20 @@
 //! - [`install`]: the commands that install the helper over exec alone;
 //! - [`Editor`]: build, exec, parse, fall back, and say which path did the work;
 //! - [`transfer_edit`]: the fallback: download, the same core, upload;
-//! - `txn`: [`Editor::transaction`], several files in one call;
+//! - [`Editor::transaction`], [`Editor::apply_patch`],
+//!   [`Editor::apply_operations`]: several files in one exec (`txn`: the
+//!   request types and result keys; `run_txn`: native or transfer;
+//!   `txn_transfer`/`tree`/`patch_transfer`: the transfer path through the same
+//!   pure engine, patch parser and locator; `write_back`: its uploads and
+//!   their undo). The transfer path computes every file and refuses before
+//!   uploading anything, but it is **not atomic across files**: while it
+//!   uploads, a reader may see some files new and some old, and after a
+//!   failed upload it puts back what it wrote (a refusal whose `partial`
+//!   names each file's state if even that fails). It keys files by the
+//!   path as written (a symlink and its target are two files), and a
+//!   create's `mode` is what the backend's upload gives a new file;
+//!   creates and moves need [`Sandbox::create_dirs`] for missing parents
+//!   (which stay after a rollback), deletes and moves [`Sandbox::remove`];
 //! - `display`: how a refusal with hints reads for a model ([`EditError`]'s `Display`);
 //! - [`LocalShell`]: a [`Sandbox`] on this machine (tests and the example);
 //! - `agent_sandbox` (feature `agent-sandbox`): the Kubernetes agent-sandbox runtime;
@@ -18,10 +31,15 @@ mod display;
 pub mod install;
 mod local;
 pub mod parse;
+mod patch_transfer;
+mod run_txn;
 #[cfg(test)]
 pub(crate) mod testing;
 mod transfer;
-mod txn;
+mod tree;
+pub mod txn;
+mod txn_transfer;
+mod write_back;
 
 #[cfg(feature = "agent-sandbox")]
 pub mod agent_sandbox;
@@ -35,7 +53,9 @@ pub use command::{EditRequest, TooLarge, DEFAULT_COMMAND_LIMIT};
 pub use local::LocalShell;
 pub use parse::{parse_output, HelperOutcome, RefusalHints, Token};
 pub use transfer::transfer_edit;
-pub use txn::TxnDone;
+pub use txn::{
+    Applied, FileChange, FileOp, FileState, PatchOp, PatchOpKind, State, TxnAt, TxnEdit,
+};
 
 use crate::protocol::ErrorKind;
 use display::{indent_words, render_hints};
@@ -67,6 +87,25 @@ pub trait Sandbox {
     /// argv bound go through `--stdin`).
     fn supports_stdin(&self) -> bool {
         false
+    }
+    /// Removes the file (or symlink) at `path`, never a directory: the
+    /// transfer path's delete and move. Unsupported unless implemented.
+    fn remove(&mut self, path: &Path) -> io::Result<()> {
+        let _ = path;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this backend cannot remove files",
+        ))
+    }
+    /// Creates `dir` and its missing parents (existing ones are fine): the
+    /// transfer path's create and move. Unsupported unless implemented
+    /// (then the upload alone must manage).
+    fn create_dirs(&mut self, dir: &Path) -> io::Result<()> {
+        let _ = dir;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this backend cannot create directories",
+        ))
     }
 }
 
@@ -110,6 +149,9 @@ pub enum EditError {
         /// How OLD's indentation differs from the best `indentation` hint's
         /// text, in words (`4 spaces more in the file`), for `Display`.
         indent: Option<String>,
+        /// A transaction or patch: which op (and chunk) was refused, and
+        /// what the files were left as. None for a single edit.
+        at: Option<Box<TxnAt>>,
     },
     /// The helper ran but printed no result line.
     Unexpected {
@@ -143,14 +185,22 @@ impl std::fmt::Display for EditError {
                 count,
                 hints,
                 indent,
+                at,
                 ..
             } => {
+                let mut detail = detail.as_deref();
+                if let Some(at) = at {
+                    if display::render_at(f, kind, hints.as_deref(), at)? {
+                        return display::render_left(f, Some(at));
+                    }
+                    detail = detail.and_then(|d| display::unprefixed(d, at, kind, *count));
+                }
                 if let Some(h) = hints {
                     if render_hints(f, kind, *count, h, indent.as_deref())? {
                         if let Some(d) = detail {
                             write!(f, "\n{d}")?;
                         }
-                        return Ok(());
+                        return display::render_left(f, at.as_deref());
                     }
                 }
                 write!(f, "{}", kind.as_str().replace('_', " "))?;
@@ -160,7 +210,7 @@ impl std::fmt::Display for EditError {
                 if let Some(d) = detail {
                     write!(f, ": {d}")?;
                 }
-                Ok(())
+                display::render_left(f, at.as_deref())
             }
             EditError::Unexpected { exit_code, excerpt } => {
                 write!(
@@ -300,6 +350,7 @@ impl<S: Sandbox> Editor<S> {
                             via: Via::Native,
                             indent: indent_words(&req.old, hints.as_ref()),
                             hints: hints.map(Box::new),
+                            at: None,
                         })
                     }
                     HelperOutcome::Unexpected { exit_code, excerpt } => {

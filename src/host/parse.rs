@@ -120,6 +120,21 @@ pub fn parse_output(output: &[u8], exit_code: Option<i32>) -> HelperOutcome {
     }
 }
 
+/// The first result line's JSON object (the keys [`parse_output`] does
+/// not type: a transaction's `files`, `file`, `chunk`, `changes`, …).
+pub fn result_object(output: &[u8]) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let text = String::from_utf8_lossy(output);
+    text.split('\n').find_map(|line| {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let json = line.strip_prefix(RESULT_PREFIX)?;
+        parse_result_json(json)?;
+        match serde_json::from_str(json).ok()? {
+            serde_json::Value::Object(o) => Some(o),
+            _ => None,
+        }
+    })
+}
+
 /// The JSON after `__RESULT__`: an object with `count` (a non-negative
 /// integer) and/or `error` (a string). Anything else is not a result line.
 fn parse_result_json(json: &str) -> Option<HelperOutcome> {

@@ -40,6 +40,7 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
         via: Via::Transfer,
         hints: None,
         indent: None,
+        at: None,
     };
     let mut edit = Edit::new(&req.old, &req.new, req.replace_all)
         .map_err(|m| refused(ErrorKind::InvalidArgument, Some(m.to_owned()), None))?;
@@ -81,6 +82,7 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
             via: Via::Transfer,
             indent: indent_words(&req.old, hints.as_ref()),
             hints: hints.map(Box::new),
+            at: None,
         }
     })?;
     upload_checked(sandbox, &req.path, &bytes, &out)?;
@@ -128,6 +130,7 @@ fn refused(kind: ErrorKind, detail: String) -> EditError {
         via: Via::Transfer,
         hints: None,
         indent: None,
+        at: None,
     }
 }
 
@@ -179,10 +182,10 @@ pub(crate) fn upload_checked<S: Sandbox + ?Sized>(
 /// A transfer refusal after the helper's `write_failed` keeps the helper's
 /// detail: it often says more (why the directory refused the temp) than
 /// the transfer path's own failure.
-pub(crate) fn keep_helper_detail(
-    r: Result<Edited, EditError>,
+pub(crate) fn keep_helper_detail<T>(
+    r: Result<T, EditError>,
     helper_said: Option<String>,
-) -> Result<Edited, EditError> {
+) -> Result<T, EditError> {
     match (r, helper_said) {
         (
             Err(EditError::Failed {
@@ -192,6 +195,7 @@ pub(crate) fn keep_helper_detail(
                 via,
                 hints,
                 indent,
+                at,
             }),
             Some(h),
         ) => {
@@ -209,6 +213,7 @@ pub(crate) fn keep_helper_detail(
                 via,
                 hints,
                 indent,
+                at,
             })
         }
         (r, _) => r,
@@ -226,5 +231,6 @@ pub(crate) fn not_sendable(e: &io::Error, via: Via) -> EditError {
         via,
         hints: None,
         indent: None,
+        at: None,
     }
 }

@@ -1,243 +1,410 @@
-//! [`Editor::transaction`]: several files in one call. Natively one exec
-//! (`--stdin` where the backend feeds stdin, else `--request-b64` within
-//! the command bound) to a helper of protocol 3, all or nothing. Otherwise
-//! the transfer fallback, which cannot be atomic across files: it
-//! downloads every file, computes every new content with the same pure
-//! code (the engine, [`crate::txn::insert`]), refuses before uploading
-//! anything, then uploads in order; when an upload fails it re-uploads the
-//! originals it had replaced and says which files are in which state. The
-//! fallback does `edit`, `insert` and `create`; a `delete` or `move` needs
-//! the helper (the backend API has no remove or rename).
+//! Several files in one exec: the host-side operations ([`FileOp`]) that
+//! serialize to exactly the helper's `{"files":[...]}` request, the patch
+//! inputs ([`PatchOp`] for the Responses API's `apply_patch_call`
+//! operations), the one command that carries either, and the result
+//! line's transaction keys ([`Applied`], [`TxnAt`]).
+//!
+//! The request travels on stdin (`--stdin`, `--patch`) where the backend
+//! has stdin, else base64 in argv (`--request-b64`, `--patch-b64`) within
+//! the command bound. Over the bound with no stdin, the [`Editor`](super::Editor)
+//! takes the transfer path, as a single edit does; [`Applied::via`] says so.
 
-use std::path::PathBuf;
+use std::ffi::OsString;
 
 use base64::Engine as _;
+use serde::{Deserialize, Serialize};
 
-use super::{command, parse, EditError, Editor, Sandbox, Token, Via};
-use crate::protocol::ErrorKind;
+use super::command::join_quoted;
+use super::parse::{self, HelperOutcome};
+use super::{EditError, Via};
 
-/// A committed transaction.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TxnDone {
-    /// Replacements over every op's edits.
+/// The protocol that has `{"files":[...]}`, `--request-b64`, `--patch`.
+pub const TXN_PROTOCOL: u32 = 3;
+
+/// One old/new pair of an `edit` or `move` op (the single-file request's
+/// edit: batch semantics, `at_line` optional).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TxnEdit {
+    /// The text to find (exactly once unless `replace_all`).
+    pub old: String,
+    /// The text that replaces it.
+    pub new: String,
+    /// Replace every occurrence.
+    #[serde(default)]
+    pub replace_all: bool,
+    /// Only the occurrence starting on this 1-based line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_line: Option<u64>,
+}
+
+impl TxnEdit {
+    /// One exact-once replacement.
+    pub fn new(old: impl Into<String>, new: impl Into<String>) -> TxnEdit {
+        TxnEdit {
+            old: old.into(),
+            new: new.into(),
+            replace_all: false,
+            at_line: None,
+        }
+    }
+}
+
+/// One operation of a transaction, as the helper's request spells it
+/// (`{"op":"edit",...}`, read back the same way); paths are as the
+/// sandbox sees them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase", deny_unknown_fields)]
+pub enum FileOp {
+    /// Change an existing file's content.
+    Edit {
+        /// The file.
+        path: String,
+        /// At least one edit.
+        edits: Vec<TxnEdit>,
+        /// Refuse with `conflict` unless the file has these bytes (hex).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expect_sha256: Option<String>,
+    },
+    /// Insert `text` as whole lines after line `line` (0: before the first).
+    Insert {
+        /// The file.
+        path: String,
+        /// Lines kept before the text.
+        line: u64,
+        /// The lines (a final newline is added when missing).
+        text: String,
+    },
+    /// A new file with exactly `content`.
+    Create {
+        /// The file (missing parents are created).
+        path: String,
+        /// The bytes (no normalization).
+        content: String,
+        /// Replace an existing file instead of refusing with `file_exists`.
+        #[serde(default)]
+        overwrite: bool,
+        /// Permission bits before the umask (default 0o644).
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            serialize_with = "octal",
+            deserialize_with = "from_octal"
+        )]
+        mode: Option<u32>,
+    },
+    /// Remove the directory entry.
+    Delete {
+        /// The file.
+        path: String,
+        /// Refuse with `conflict` unless the file has these bytes (hex).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expect_sha256: Option<String>,
+    },
+    /// Rename `path` to `to`, applying `edits` on the way.
+    Move {
+        /// The file.
+        path: String,
+        /// Its new path (missing parents are created).
+        to: String,
+        /// Replace an existing `to` instead of refusing with `file_exists`.
+        #[serde(default)]
+        overwrite: bool,
+        /// Edits applied while moving (none: a plain rename).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        edits: Vec<TxnEdit>,
+        /// Refuse with `conflict` unless the file has these bytes (hex).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expect_sha256: Option<String>,
+    },
+}
+
+fn octal<S: serde::Serializer>(mode: &Option<u32>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&format!("{:04o}", mode.unwrap_or(0o644)))
+}
+
+fn from_octal<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    let s = String::deserialize(d)?;
+    u32::from_str_radix(&s, 8)
+        .ok()
+        .filter(|m| *m <= 0o7777 && (3..=4).contains(&s.len()))
+        .map(Some)
+        .ok_or_else(|| {
+            serde::de::Error::custom(format!("mode takes 3 or 4 octal digits, got {s:?}"))
+        })
+}
+
+impl FileOp {
+    /// The path the op is about.
+    pub fn path(&self) -> &str {
+        match self {
+            FileOp::Edit { path, .. }
+            | FileOp::Insert { path, .. }
+            | FileOp::Create { path, .. }
+            | FileOp::Delete { path, .. }
+            | FileOp::Move { path, .. } => path,
+        }
+    }
+}
+
+/// One operation of an `apply_patch_call` (the Responses API's form):
+/// `diff` is the hunks of one file, or the `+` lines of a new one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PatchOp {
+    /// `create_file`, `update_file` or `delete_file`.
+    #[serde(rename = "type")]
+    pub kind: PatchOpKind,
+    /// The file.
+    pub path: String,
+    /// The file's diff (empty for `delete_file`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// `update_file` only: the new path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub move_to: Option<String>,
+}
+
+/// The three operation types of an `apply_patch_call`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PatchOpKind {
+    /// A new file from the `+` lines.
+    CreateFile,
+    /// Chunks applied to an existing file.
+    UpdateFile,
+    /// The file removed.
+    DeleteFile,
+}
+
+/// What the helper (or the transfer path) is asked to run.
+pub(crate) enum Request<'a> {
+    Files(&'a [FileOp]),
+    Patch(&'a str),
+    Operations(&'a [PatchOp]),
+}
+
+impl Request<'_> {
+    /// The JSON body (`--stdin`/`--request-b64`), or the patch text.
+    fn body(&self) -> Result<Vec<u8>, serde_json::Error> {
+        match self {
+            Request::Files(ops) => serde_json::to_vec(&serde_json::json!({ "files": ops })),
+            Request::Operations(ops) => {
+                serde_json::to_vec(&serde_json::json!({ "operations": ops }))
+            }
+            Request::Patch(text) => Ok(text.as_bytes().to_vec()),
+        }
+    }
+
+    /// The path of the op (1-based `file`) a refusal names, when the
+    /// request says it (a patch: its hunk's, if the patch parses).
+    pub(crate) fn path_of(&self, file: u64) -> Option<String> {
+        let i = usize::try_from(file).ok()?.checked_sub(1)?;
+        match self {
+            Request::Files(ops) => ops.get(i).map(|o| o.path().to_owned()),
+            Request::Operations(ops) => ops.get(i).map(|o| o.path.clone()),
+            Request::Patch(text) => crate::patch::parse(text)
+                .ok()?
+                .hunks
+                .get(i)
+                .map(|h| match h {
+                    crate::patch::Hunk::Add { path, .. }
+                    | crate::patch::Hunk::Delete { path }
+                    | crate::patch::Hunk::Update { path, .. } => path.clone(),
+                }),
+        }
+    }
+}
+
+/// A command and the stdin it needs, if any.
+pub(crate) type Command = (Vec<u8>, Option<Vec<u8>>);
+
+/// The command (and stdin) that runs `req` in one exec: `--report` always
+/// (the result's `changes`), `--hints` too. None when it cannot be sent:
+/// over `limit` without stdin.
+pub(crate) fn command(
+    helper: &str,
+    req: &Request,
+    stdin: bool,
+    limit: usize,
+) -> Result<Option<Command>, EditError> {
+    let body = req
+        .body()
+        .map_err(|e| super::transfer::not_sendable(&std::io::Error::other(e), Via::Native))?;
+    let mut argv: Vec<OsString> = vec![helper.into(), "--report".into(), "--hints".into()];
+    let patch = matches!(req, Request::Patch(_));
+    if stdin {
+        argv.push(if patch { "--patch" } else { "--stdin" }.into());
+        return Ok(Some((join_quoted(&argv), Some(body))));
+    }
+    argv.push(
+        if patch {
+            "--patch-b64"
+        } else {
+            "--request-b64"
+        }
+        .into(),
+    );
+    argv.push(
+        base64::engine::general_purpose::STANDARD
+            .encode(&body)
+            .into(),
+    );
+    let cmd = join_quoted(&argv);
+    Ok((cmd.len() <= limit).then_some((cmd, None)))
+}
+
+/// A transaction or patch that was applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Applied {
+    /// Replacements summed over the edits (a patch: chunks applied).
     pub count: u64,
     /// Files changed.
     pub files: u64,
+    /// Per op, in request order (`--report`'s `changes`).
+    pub changes: Vec<FileChange>,
     /// Which path did the work.
     pub via: Via,
 }
 
-fn failed(kind: ErrorKind, detail: String, via: Via) -> EditError {
-    EditError::Failed {
-        kind: Token::Known(kind),
-        detail: Some(detail),
-        count: None,
-        via,
-        hints: None,
-        indent: None,
-    }
+/// What one op did (`--report`'s `changes` entry).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct FileChange {
+    /// The path: resolved by the helper, as given on the transfer path.
+    pub path: String,
+    /// `edit`, `insert`, `create`, `delete` or `move`.
+    pub op: String,
+    /// A move's destination.
+    pub to: Option<String>,
+    /// Replacements (a patch: chunks) of this op.
+    pub count: u64,
+    /// Bytes of the new content (none for a delete).
+    pub size: Option<u64>,
+    /// Hex SHA-256 of the new content (none for a delete).
+    pub sha256: Option<String>,
+    /// 1-based lines of the new content where the changes start.
+    pub lines: Vec<u64>,
+    /// A patch: the grade each chunk matched at (`exact`, …).
+    #[serde(rename = "match")]
+    pub grades: Vec<String>,
 }
 
-impl<S: Sandbox> Editor<S> {
-    /// Runs `request` (`{"files":[...]}`, as the helper takes it): natively
-    /// when the helper speaks protocol 3, else through the transfer
-    /// fallback (see the module docs for what it cannot promise).
-    pub fn transaction(&mut self, request: &serde_json::Value) -> Result<TxnDone, EditError> {
-        let body = serde_json::to_vec(request).expect("a JSON value serializes");
-        if self.helper_protocol().is_some_and(|p| p >= 3) {
-            let helper = std::ffi::OsString::from(self.helper());
-            let (cmd, stdin) = if self.sandbox.supports_stdin() {
-                (
-                    command::join_quoted(&[helper, "--stdin".into()]),
-                    Some(body.as_slice()),
-                )
-            } else {
-                let b64 = base64::engine::general_purpose::STANDARD.encode(&body);
-                (
-                    command::join_quoted(&[helper, "--request-b64".into(), b64.into()]),
-                    None,
-                )
-            };
-            if cmd.len() <= self.limit || stdin.is_some() {
-                let out = self.sandbox.exec(&cmd, stdin).map_err(EditError::Backend)?;
-                return native_outcome(&out.output, out.exit_code);
-            }
+/// Where in a transaction or patch a refusal happened, and what it left.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TxnAt {
+    /// The failing op (1-based index into the request; a patch: its hunk).
+    pub file: u64,
+    /// That op's path, when known.
+    pub path: Option<String>,
+    /// A patch: the refused chunk within the file (1-based).
+    pub chunk: Option<u64>,
+    /// The failure came while committing, and every file was put back.
+    pub rolled_back: bool,
+    /// Putting files back failed: every file and its state (empty otherwise).
+    pub partial: Vec<FileState>,
+}
+
+/// One file's state after a failed undo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileState {
+    /// The file.
+    pub path: String,
+    /// Which content it has.
+    pub state: State,
+}
+
+/// Old or new content, or (the transfer path only) neither for sure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// The original content.
+    Old,
+    /// The transaction's content.
+    New,
+    /// The transfer path could not read it back as either.
+    Unknown,
+}
+
+impl State {
+    /// `old`, `new`, `unknown`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Old => "old",
+            State::New => "new",
+            State::Unknown => "unknown",
         }
-        transfer(&mut self.sandbox, request)
     }
 }
 
-fn native_outcome(output: &[u8], exit_code: Option<i32>) -> Result<TxnDone, EditError> {
+/// The helper's answer to a transaction or patch.
+pub(crate) enum Outcome {
+    Applied(Applied),
+    /// `write_failed` with nothing changed: the transfer path may work.
+    WriteFailed(String),
+    Unavailable,
+    Final(EditError),
+}
+
+/// Reads a transaction's result line; refusals carry [`TxnAt`].
+pub(crate) fn outcome(output: &[u8], exit_code: Option<i32>, req: &Request) -> Outcome {
+    let obj = parse::result_object(output).unwrap_or_default();
     match parse::parse_output(output, exit_code) {
-        parse::HelperOutcome::Edited { count } => {
-            let files = String::from_utf8_lossy(output)
-                .lines()
-                .find_map(|l| {
-                    l.strip_prefix(crate::protocol::RESULT_PREFIX)
-                        .map(str::to_owned)
-                })
-                .and_then(|j| serde_json::from_str::<serde_json::Value>(&j).ok())
-                .and_then(|v| v["files"].as_u64())
-                .unwrap_or(0);
-            Ok(TxnDone {
-                count,
-                files,
-                via: Via::Native,
-            })
+        HelperOutcome::Edited { count } => Outcome::Applied(Applied {
+            count,
+            files: obj.get("files").and_then(|f| f.as_u64()).unwrap_or(0),
+            changes: obj
+                .get("changes")
+                .and_then(|c| serde_json::from_value(c.clone()).ok())
+                .unwrap_or_default(),
+            via: Via::Native,
+        }),
+        HelperOutcome::HelperUnavailable => Outcome::Unavailable,
+        HelperOutcome::Unexpected { exit_code, excerpt } => {
+            Outcome::Final(EditError::Unexpected { exit_code, excerpt })
         }
-        parse::HelperOutcome::Failed {
+        HelperOutcome::Failed {
             kind,
             detail,
             count,
             hints,
-        } => Err(EditError::Failed {
-            kind,
-            detail,
-            count,
-            via: Via::Native,
-            hints: hints.map(Box::new),
-            indent: None,
-        }),
-        parse::HelperOutcome::HelperUnavailable => Err(EditError::Unexpected {
-            exit_code,
-            excerpt: "the helper became unavailable".into(),
-        }),
-        parse::HelperOutcome::Unexpected { exit_code, excerpt } => {
-            Err(EditError::Unexpected { exit_code, excerpt })
+        } => {
+            let u = |k: &str| obj.get(k).and_then(|v| v.as_u64());
+            let at = u("file").map(|file| TxnAt {
+                file,
+                path: req.path_of(file),
+                chunk: u("chunk"),
+                rolled_back: obj.get("rolled_back").and_then(|v| v.as_bool()) == Some(true),
+                partial: partial(&obj),
+            });
+            let untouched = at.as_ref().is_none_or(|a| a.partial.is_empty());
+            if kind.as_str() == "write_failed" && untouched {
+                return Outcome::WriteFailed(detail.unwrap_or_default());
+            }
+            Outcome::Final(EditError::Failed {
+                kind,
+                detail,
+                count,
+                via: Via::Native,
+                hints: hints.map(Box::new),
+                indent: None,
+                at: at.map(Box::new),
+            })
         }
     }
 }
 
-/// A path's original bytes (if it existed), its new bytes, whether it
-/// exists at this point of the transaction.
-type Fetched = (PathBuf, Option<Vec<u8>>, Vec<u8>, bool);
-
-/// The fallback: download, compute all, refuse before any upload, upload.
-fn transfer<S: Sandbox + ?Sized>(
-    sb: &mut S,
-    request: &serde_json::Value,
-) -> Result<TxnDone, EditError> {
-    let json = serde_json::to_vec(request).expect("serializes");
-    let txn = crate::txn::parse(&json, Default::default())
-        .map_err(|f| failed(f.kind, f.detail.unwrap_or_default(), Via::Transfer))?;
-    let n = txn.ops.len();
-    let mut files: Vec<Fetched> = Vec::new();
-    let mut count = 0;
-    for (i, op) in txn.ops.iter().enumerate() {
-        let p = crate::protocol::display_path(&op.path);
-        let refuse = |kind, d: String| {
-            failed(
-                kind,
-                format!("file {} of {n} ({p}): {d}", i + 1),
-                Via::Transfer,
-            )
-        };
-        let k = match files.iter().position(|f| f.0 == op.path) {
-            Some(k) => k,
-            None => {
-                let orig = match sb.download(&op.path) {
-                    Ok(b) => Some(b),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                    Err(e) => return Err(EditError::Backend(e)),
-                };
-                let cur = orig.clone().unwrap_or_default();
-                let exists = orig.is_some();
-                files.push((op.path.clone(), orig, cur, exists));
-                files.len() - 1
-            }
-        };
-        let exists = files[k].3;
-        let cur = &files[k].2;
-        let new = match &op.kind {
-            crate::txn::OpKind::Edit {
-                change: crate::txn::Change::Edits(edits),
-                ..
-            } => {
-                if !exists {
-                    return Err(refuse(ErrorKind::FileNotFound, "does not exist".into()));
-                }
-                match crate::engine::replace(cur, edits) {
-                    Ok((out, s)) => {
-                        count += s.count;
-                        out
-                    }
-                    Err(r) => {
-                        let f = crate::protocol::refusal_failure(r, edits.len(), &p);
-                        let d = f
-                            .detail
-                            .clone()
-                            .unwrap_or_else(|| f.kind.token().replace('_', " "));
-                        return Err(refuse(f.kind, d));
-                    }
-                }
-            }
-            crate::txn::OpKind::Insert { line, text } => {
-                let old = match crate::engine::replace(cur, &[]) {
-                    Ok((o, _)) => String::from_utf8(o).expect("validated"),
-                    Err(crate::engine::Refusal::Empty) => String::new(),
-                    Err(r) => {
-                        let f = crate::protocol::refusal_failure(r, 1, &p);
-                        return Err(refuse(f.kind, f.detail.unwrap_or_default()));
-                    }
-                };
-                match crate::txn::insert(&old, *line, text, &op.path) {
-                    Ok(t) => t.text.into_bytes(),
-                    Err(r) => {
-                        return Err(refuse(r.failure.kind, r.failure.detail.unwrap_or_default()))
-                    }
-                }
-            }
-            crate::txn::OpKind::Create {
-                content, overwrite, ..
-            } => {
-                if exists && !overwrite {
-                    return Err(refuse(
-                        ErrorKind::FileExists,
-                        format!("{p} exists; give \"overwrite\": true to replace it"),
-                    ));
-                }
-                content.clone().into_bytes()
-            }
-            _ => {
-                let d = "the transfer fallback cannot delete, move or transform; it needs a helper of protocol 3";
-                return Err(refuse(ErrorKind::WriteFailed, d.into()));
-            }
-        };
-        files[k].2 = new;
-        files[k].3 = true; // a create makes it exist for later ops
-    }
-    let changed: Vec<usize> = (0..files.len())
-        .filter(|k| files[*k].1.as_ref() != Some(&files[*k].2))
-        .collect();
-    for (done, &k) in changed.iter().enumerate() {
-        if let Err(e) = sb.upload(&files[k].0, &files[k].2) {
-            let mut states = Vec::new();
-            for &j in &changed[..done] {
-                let restored = match &files[j].1 {
-                    Some(orig) => sb.upload(&files[j].0, orig).is_ok(),
-                    None => false,
-                };
-                states.push(format!(
-                    "{}: {}",
-                    files[j].0.display(),
-                    if restored { "old (re-uploaded)" } else { "new" }
-                ));
-            }
-            let d = format!(
-                "uploading {} failed ({e}); not atomic across files: {}",
-                files[k].0.display(),
-                if states.is_empty() {
-                    "nothing was replaced".into()
-                } else {
-                    states.join(", ")
-                }
-            );
-            return Err(failed(ErrorKind::WriteFailed, d, Via::Transfer));
-        }
-    }
-    Ok(TxnDone {
-        count,
-        files: changed.len() as u64,
-        via: Via::Transfer,
-    })
+fn partial(obj: &serde_json::Map<String, serde_json::Value>) -> Vec<FileState> {
+    let list = obj.get("partial").and_then(|p| p.as_array());
+    list.into_iter()
+        .flatten()
+        .filter_map(|p| {
+            Some(FileState {
+                path: p.get("path")?.as_str()?.to_owned(),
+                state: match p.get("state")?.as_str()? {
+                    "old" => State::Old,
+                    "new" => State::New,
+                    _ => State::Unknown,
+                },
+            })
+        })
+        .collect()
 }

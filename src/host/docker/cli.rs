@@ -100,6 +100,30 @@ impl Docker {
         }
         Ok(())
     }
+
+    /// `TOOL ARGS… PATH` as root (the rights `docker cp` has), argv only
+    /// (no shell needed); an image without the tool is `Unsupported`.
+    pub(super) fn root_tool(&self, tool: &[&str], path: &Path) -> io::Result<()> {
+        let abs = self.absolute(path)?;
+        self.target(&abs)?;
+        let mut c = self.cli();
+        c.args(["exec", "--user", "0", &self.container])
+            .args(tool)
+            .arg(&abs);
+        let out = self.run(c, None)?;
+        match out.status.code() {
+            Some(0) => Ok(()),
+            Some(126 | 127) if exec_setup_error(&out).is_none() => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("the container has no usable {}", tool[0]),
+            )),
+            _ => {
+                self.state()?;
+                let said = String::from_utf8_lossy(&out.stderr).trim().to_owned();
+                Err(io::Error::other(format!("{}: {said}", tool[0])))
+            }
+        }
+    }
 }
 
 /// `docker exec` exits 126 both for "cannot execute" and when it cannot set

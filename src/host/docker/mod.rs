@@ -308,6 +308,14 @@ impl Sandbox for Docker {
         self.cp_in(dir, &tar_of(name)?)
     }
 
+    fn remove(&mut self, path: &Path) -> io::Result<()> {
+        self.root_tool(&["rm", "--"], path)
+    }
+
+    fn create_dirs(&mut self, dir: &Path) -> io::Result<()> {
+        self.root_tool(&["mkdir", "-p", "--"], dir)
+    }
+
     fn has_shell(&self) -> bool {
         if let Some(&s) = self.shell.get() {
             return s;

@@ -1,0 +1,148 @@
+//! The transfer path's files: each downloaded once, in first-use order,
+//! with its content as the ops so far left it; what differs at the end is
+//! what [`write_back`](super::write_back) writes. Keyed by the path as
+//! written (a symlink and its target are two files here).
+
+use super::txn::TxnAt;
+use super::write_back::{self, Write};
+use super::{EditError, RefusalHints, Sandbox, Token, Via};
+use crate::protocol::{ErrorKind, Failure};
+
+pub(crate) struct Entry {
+    pub(crate) path: String,
+    /// Which file this is: a move's target gets its source's.
+    pub(crate) id: usize,
+    pub(crate) file: u64,
+    pub(crate) original: Option<Vec<u8>>,
+    pub(crate) current: Option<Vec<u8>>,
+}
+
+/// Files seen so far, in first-use order.
+pub(crate) struct Files<'a, S: ?Sized> {
+    sb: &'a mut S,
+    pub(crate) entries: Vec<Entry>,
+    /// Files a move replaced: changed, though their path now holds another.
+    pub(crate) replaced: Vec<usize>,
+    n: usize,
+}
+
+/// A refusal of op `file` (1-based) of `n`, the detail prefixed as the
+/// helper prefixes it.
+pub(crate) fn refuse(f: Failure, file: u64, n: usize, path: &str) -> EditError {
+    // The helper's words for a refusal without a detail of its own.
+    let d = crate::txn::detail_of(&f);
+    EditError::Failed {
+        kind: Token::Known(f.kind),
+        detail: Some(format!("file {file} of {n} ({path}): {d}")),
+        count: f.count,
+        via: Via::Transfer,
+        hints: f.hints.map(RefusalHints::from_keys).map(Box::new),
+        indent: None,
+        at: Some(Box::new(TxnAt {
+            file,
+            path: Some(path.to_owned()),
+            ..TxnAt::default()
+        })),
+    }
+}
+
+impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
+    pub(crate) fn new(sb: &'a mut S, n: usize) -> Self {
+        Files {
+            sb,
+            entries: Vec::new(),
+            replaced: Vec::new(),
+            n,
+        }
+    }
+
+    /// The entry of `path`, downloaded on first use.
+    pub(crate) fn get(&mut self, path: &str, file: u64) -> Result<usize, EditError> {
+        if let Some(i) = self.entries.iter().position(|e| e.path == path) {
+            return Ok(i);
+        }
+        let bytes = match write_back::read(self.sb, path) {
+            Ok(b) => b,
+            Err(e) => {
+                use std::io::ErrorKind as K;
+                return Err(match e.kind() {
+                    K::NotConnected => EditError::Backend(e),
+                    K::InvalidInput => super::transfer::not_sendable(&e, Via::Transfer),
+                    _ if e.raw_os_error() == Some(libc::EISDIR) => self.refuse(
+                        Failure::new(
+                            ErrorKind::FileNotFound,
+                            format!("{path} is a directory, not a regular file"),
+                        ),
+                        file,
+                        path,
+                    ),
+                    _ => self.refuse(
+                        Failure::new(ErrorKind::ReadFailed, format!("downloading {path}: {e}")),
+                        file,
+                        path,
+                    ),
+                });
+            }
+        };
+        self.entries.push(Entry {
+            path: path.to_owned(),
+            id: self.entries.len(),
+            file,
+            current: bytes.clone(),
+            original: bytes,
+        });
+        Ok(self.entries.len() - 1)
+    }
+
+    pub(crate) fn refuse(&self, f: Failure, file: u64, path: &str) -> EditError {
+        refuse(f, file, self.n, path)
+    }
+
+    /// The bytes `path` has now, or `file_not_found`.
+    pub(crate) fn existing(
+        &mut self,
+        path: &str,
+        file: u64,
+    ) -> Result<(usize, Vec<u8>), EditError> {
+        let i = self.get(path, file)?;
+        match &self.entries[i].current {
+            Some(b) => Ok((i, b.clone())),
+            None => Err(self.refuse(
+                Failure::new(ErrorKind::FileNotFound, format!("{path} does not exist")),
+                file,
+                path,
+            )),
+        }
+    }
+
+    pub(crate) fn set(&mut self, i: usize, bytes: Option<Vec<u8>>, file: u64) {
+        self.entries[i].current = bytes;
+        self.entries[i].file = file;
+    }
+
+    /// Every path whose content differs from what was downloaded, and
+    /// how many files that is (a move's two paths are one file).
+    pub(crate) fn writes(self) -> (Vec<Write>, u64) {
+        let mut ids: Vec<usize> = self
+            .entries
+            .iter()
+            .filter(|e| e.current != e.original)
+            .map(|e| e.id)
+            .chain(self.replaced.iter().copied())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let writes = self
+            .entries
+            .into_iter()
+            .filter(|e| e.current != e.original)
+            .map(|e| Write {
+                path: e.path,
+                file: e.file,
+                original: e.original,
+                new: e.current,
+            })
+            .collect();
+        (writes, ids.len() as u64)
+    }
+}
