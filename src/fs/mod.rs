@@ -15,7 +15,7 @@
 //! (`--report` keys), `error` ([`FsError`]: every failure and its wording),
 //! `resource` (EMFILE/ENFILE/ENOMEM: one retryable answer wherever they strike).
 //!
-//! One pipeline, in two halves: [`check`] and [`prepare`] end with the new
+//! One pipeline, in two halves: `check` and `prepare` end with the new
 //! content in a temp under the lock, `commit` renames it. A single-file
 //! edit runs them back to back; a transaction (`crate::txn`) runs `check`
 //! and `prepare` for every file (its ops chained through temps) before it
@@ -77,7 +77,7 @@ pub fn edit(req: &Request) -> EditOutcome {
     EditOutcome { result, report }
 }
 
-/// One file, one pipeline: resolve, lock, [`check`], [`prepare`] (the new
+/// One file, one pipeline: resolve, lock, `check`, `prepare` (the new
 /// content in a temp under the lock), [`commit`]. A transaction (`txn`)
 /// runs the same steps for every file, all prepares before any commit.
 fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError> {
