@@ -44,7 +44,7 @@ for t in "${targets[@]}"; do
   # prebuilt-std artifacts other cargo commands use.
   # --config appends to .cargo/config.toml's rustflags for the target.
   RUSTC_BOOTSTRAP=1 cargo build --quiet --release --locked --target "$t" --target-dir target/static "${std_flags[@]}" \
-    --config "target.$t.rustflags=[\"-C\", \"force-unwind-tables=no\"]"
+    --config "target.$t.rustflags=[\"-C\", \"force-unwind-tables=no\", \"--cfg\", \"as_edit_small\"]"
   out="dist/as-edit-$version-$t"
   cp "target/static/$t/release/as-edit" "$out"
   # The release profile strips already; strip again only if a strip for the

@@ -68,6 +68,7 @@ fn invalid(detail: impl Into<String>) -> Failure {
 /// the grammar on top is ours: options may come between positionals, the
 /// last of a repeated option wins, `-h`/`-V`/`--help`/`--version` answer as
 /// soon as they are read, and a value is taken even if it starts with `-`.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation, Failure> {
     let mut opts = EditOptions {
         root: env_root.filter(|r| !r.is_empty()).map(PathBuf::from),
@@ -231,6 +232,7 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
 /// What lexopt would read leniently and the grammar refuses whole: an option
 /// that is not UTF-8 (lexopt reads it lossily), and any single-dash argument
 /// but `-h` and `-V` (lexopt would split `-hV` into `-h` `-V`).
+#[cfg_attr(as_edit_small, optimize(size))]
 fn refuse_raw_option(raw: &OsStr) -> Result<(), Failure> {
     let b = raw.as_bytes();
     if !b.starts_with(b"-") || b == b"-" || b == b"--" {
@@ -252,6 +254,7 @@ fn unknown_option(name: &str) -> Failure {
 }
 
 /// The long options that take no value.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn is_flag(name: &str) -> bool {
     matches!(
         name,
@@ -313,6 +316,7 @@ fn decimal(v: &str) -> bool {
 /// `inf` or `nan`), at most 86400 seconds; digits past nanoseconds are
 /// dropped. Parsed by hand: f64's parser and its tables cost the static
 /// binary 13 KiB.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn seconds(v: &str) -> Option<Duration> {
     let (whole, frac) = v.split_once('.').unwrap_or((v, ""));
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
@@ -329,6 +333,7 @@ fn seconds(v: &str) -> Option<Duration> {
 }
 
 /// `as-edit X.Y.Z (protocol 1; <target triple>)`.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn version_line() -> String {
     let env = if cfg!(target_env = "musl") {
         "musl"

@@ -5,6 +5,7 @@
 const DIGITS: &[u8; 16] = b"0123456789abcdef";
 
 /// Lowercase hex of `bytes`.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn encode(bytes: &[u8]) -> String {
     let mut s = String::with_capacity(2 * bytes.len());
     for b in bytes {
@@ -15,6 +16,7 @@ pub fn encode(bytes: &[u8]) -> String {
 }
 
 /// A SHA-256 digest from exactly 64 lowercase hex digits; `None` otherwise.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn decode_sha256(s: &str) -> Option<[u8; 32]> {
     let b = s.as_bytes();
     if b.len() != 64 {
@@ -35,6 +37,7 @@ pub fn decode_sha256(s: &str) -> Option<[u8; 32]> {
 /// 16 random hex digits, for names that must not collide (temps, install
 /// parts). Without getrandom (a very old kernel), time and pid: still unique
 /// enough, since every use retries on collision or uses O_EXCL.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn random() -> String {
     let mut r = [0u8; 8];
     let mut filled = 0;

@@ -20,6 +20,9 @@
 //!   fallback, install, backends).
 
 #![warn(missing_docs)]
+// The static release build (scripts/build-static.sh) passes --cfg
+// as_edit_small and optimizes the per-request code for size: see there.
+#![cfg_attr(as_edit_small, feature(optimize_attribute))]
 
 pub mod args;
 mod bytes;
@@ -57,6 +60,7 @@ pub struct Response {
 /// [`Response::stdout`] is exactly one result line (or the help or version
 /// text), with [`Response::exit_code`] 0 edited, 1 not edited, 2 invalid
 /// invocation.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn run(
     args: &[std::ffi::OsString],
     env_root: Option<std::ffi::OsString>,
@@ -146,6 +150,7 @@ fn text(s: String) -> Response {
     }
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn read_stdin(stdin: &mut dyn Read, max: u64) -> Result<Vec<u8>, Failure> {
     let mut buf = Vec::new();
     // One byte past the bound tells "too long" from "exactly max"; at

@@ -78,6 +78,7 @@ impl ErrorKind {
     ];
 
     /// The token as the result line spells it (`file_not_found`, …).
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub fn token(self) -> &'static str {
         match self {
             ErrorKind::FileNotFound => "file_not_found",
@@ -147,6 +148,7 @@ pub struct HintKeys {
 
 impl Failure {
     /// A failure with a detail.
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Failure {
         Failure {
             kind,
@@ -156,6 +158,7 @@ impl Failure {
         }
     }
     /// A failure with the token alone.
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub fn bare(kind: ErrorKind) -> Failure {
         Failure {
             kind,
@@ -239,6 +242,7 @@ struct Line<'a> {
 }
 
 /// Renders `__RESULT__{...}\n` for a success.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn success_line(count: u64, report: Option<&Report>) -> String {
     render(&Line {
         error: None,
@@ -250,6 +254,7 @@ pub fn success_line(count: u64, report: Option<&Report>) -> String {
 }
 
 /// Renders `__RESULT__{...}\n` for a failure.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn failure_line(f: &Failure, report: Option<&Report>) -> String {
     // `--report` fills `lines` only on success, but a key must never appear
     // twice: the hint's occurrence lines win over any report lines.
@@ -282,6 +287,7 @@ fn render(line: &Line) -> String {
 
 /// `__RESULT__` + `value` as ASCII-only JSON + `\n` (the transaction's
 /// lines have their own shape).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn render_json<T: Serialize>(line: &T) -> String {
     let mut buf = Vec::with_capacity(64);
     buf.extend_from_slice(RESULT_PREFIX.as_bytes());
@@ -298,6 +304,7 @@ pub(crate) fn render_json<T: Serialize>(line: &T) -> String {
 struct AsciiFormatter;
 
 impl serde_json::ser::Formatter for AsciiFormatter {
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn write_string_fragment<W: ?Sized + std::io::Write>(
         &mut self,
         w: &mut W,
@@ -333,6 +340,7 @@ pub fn edit_prefix(index: usize, total: usize) -> String {
 /// Maps a refusal of the core to its token and detail. One function for the
 /// binary and the host's transfer fallback, so their results cannot drift.
 /// `total` is the number of edits (details name the edit in a batch).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn refusal_failure(r: crate::engine::Refusal, total: usize, path: &str) -> Failure {
     use crate::engine::Refusal;
     let prefix = |i: usize| edit_prefix(i, total);
@@ -379,6 +387,7 @@ pub fn refusal_failure(r: crate::engine::Refusal, total: usize, path: &str) -> F
 }
 
 /// "occurrences start on lines 3, 12", naming how many are left out.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn occurrence_starts(count: u64, starts: &[u64]) -> String {
     let list = starts
         .iter()

@@ -45,6 +45,7 @@ pub struct EditOptions {
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Default for EditOptions {
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn default() -> EditOptions {
         EditOptions {
             lock_timeout: DEFAULT_LOCK_TIMEOUT,

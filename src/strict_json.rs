@@ -89,6 +89,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         self.0.deserialize_tuple(len, wrap(v))
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn deserialize_tuple_struct<V: Visitor<'de>>(
         self,
         name: &'static str,
@@ -98,6 +99,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         self.0.deserialize_tuple_struct(name, len, wrap(v))
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn deserialize_struct<V: Visitor<'de>>(
         self,
         name: &'static str,
@@ -111,6 +113,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         self.0.deserialize_struct(name, fields, v)
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn deserialize_enum<V: Visitor<'de>>(
         self,
         name: &'static str,
@@ -252,6 +255,7 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for Strict<A> {
         self.0.tuple_variant(len, wrap(v))
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn struct_variant<V: Visitor<'de>>(
         self,
         fields: &'static [&'static str],

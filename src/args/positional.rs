@@ -13,6 +13,7 @@ use crate::engine::Edit;
 use crate::protocol::{edit_prefix, Failure};
 use crate::request::{EditOptions, Request};
 
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn positional_request(
     pos: &[&OsStr],
     flag_all: bool,
@@ -75,6 +76,7 @@ pub(super) fn positional_request(
     })
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn parse_bool(s: &OsStr, what: &str) -> Result<bool, Failure> {
     match s.as_bytes() {
         b"true" => Ok(true),
@@ -86,6 +88,7 @@ fn parse_bool(s: &OsStr, what: &str) -> Result<bool, Failure> {
     }
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn decode_edit(
     old: &OsStr,
     new: &OsStr,
@@ -102,6 +105,7 @@ fn decode_edit(
 }
 
 /// Standard base64 with canonical padding, decoding to UTF-8 text.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn decode_b64(s: &OsStr) -> Result<String, String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(s.as_bytes())

@@ -91,6 +91,7 @@ impl<'de> Visitor<'de> for EditListVisitor {
         f.write_str("a sequence of edits")
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<EditList, A::Error> {
         let mut list = EditList {
             edits: Vec::new(),
@@ -118,6 +119,7 @@ impl<'de> Visitor<'de> for EditListVisitor {
 
 /// The edits of a list, or why it is refused; `what` prefixes the
 /// empty-list detail (`stdin request`, or a transaction's op).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn stdin_edits(list: EditList, what: &str) -> Result<Vec<Edit>, Failure> {
     let EditList {
         mut edits,
@@ -135,6 +137,7 @@ pub(crate) fn stdin_edits(list: EditList, what: &str) -> Result<Vec<Edit>, Failu
 }
 
 /// Builds a request from `--stdin` JSON (already bounded by the caller).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Request, Failure> {
     let text = std::str::from_utf8(json).map_err(|e| {
         invalid(format!(

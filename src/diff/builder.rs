@@ -45,6 +45,7 @@ pub struct Builder {
 
 impl Builder {
     /// `name` heads the diff (`--- name`, `+++ name`); `cap` bounds its size.
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub fn new(name: &str, cap: usize) -> Builder {
         Builder {
             name: name.to_owned(),
@@ -63,6 +64,7 @@ impl Builder {
     }
 
     /// Text that is in both versions.
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub fn same(&mut self, mut seg: &[u8]) {
         if self.done || seg.is_empty() {
             return;
@@ -105,6 +107,7 @@ impl Builder {
 
     /// Outside a hunk only the last CONTEXT lines before a change matter:
     /// count the lines before them without keeping them.
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn skip_ahead(&mut self, seg: &mut &[u8]) {
         let Some(p) = memchr::memrchr_iter(b'\n', seg).nth(CONTEXT) else {
             return;
@@ -118,6 +121,7 @@ impl Builder {
     }
 
     /// One replacement: `old` in the old version became `new`.
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub fn change(&mut self, old: &[u8], new: &[u8]) {
         if self.done {
             return;
@@ -154,6 +158,7 @@ impl Builder {
     }
 
     /// The diff, and whether it was cut at the cap.
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub fn finish(mut self) -> (String, bool) {
         if !self.done {
             if self.block.is_some() {
@@ -167,6 +172,7 @@ impl Builder {
         (into_string(self.out), self.done)
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn same_line(&mut self, line: Text) {
         if self.done {
             return;
@@ -190,6 +196,7 @@ impl Builder {
     }
 
     /// A removed (`-`) or added (`+`) line; `cut` when it was not kept whole.
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn change_line(&mut self, mark: u8, text: &[u8], cut: bool) {
         if self.done {
             return;
@@ -233,6 +240,7 @@ impl Builder {
 
     /// Every line of a changed region's side, as removed or added. Lines past
     /// what was kept are only counted (the diff is cut before them).
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn change_side(&mut self, mark: u8, side: &Text) {
         let mut shown = 0;
         for piece in side.kept.split_inclusive(|b| *b == b'\n') {
@@ -253,6 +261,7 @@ impl Builder {
         }
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn close_block(&mut self) {
         let Some((a, b)) = self.block.take() else {
             return;
@@ -295,6 +304,7 @@ impl Builder {
     /// has at most `2 * CONTEXT` lines no run there can close the hunk, and
     /// the counts are exactly those of the full script. Returns false (do
     /// the full work) otherwise.
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn count_block(&mut self, a: &Text, b: &Text) -> bool {
         if whole_line_or_empty(&a.kept) && whole_line_or_empty(&b.kept) {
             self.count_line_pair(&a.kept, &b.kept);
@@ -337,6 +347,7 @@ impl Builder {
     }
 
     /// `count_block` of a block of at most one whole line a side.
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn count_line_pair(&mut self, old: &[u8], new: &[u8]) {
         if old == new {
             if !old.is_empty() {
@@ -352,6 +363,7 @@ impl Builder {
         }
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn close_hunk(&mut self) {
         let Some(mut h) = self.hunk.take() else {
             return;

@@ -19,6 +19,7 @@ pub(super) struct Text {
 }
 
 impl Text {
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn push(&mut self, b: &[u8]) {
         let Some(&last) = b.last() else { return };
         self.last = Some(last);
@@ -63,6 +64,7 @@ pub(super) struct Hunk {
 }
 
 impl Hunk {
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn line(&mut self, mark: u8, text: &[u8], cut: bool) {
         if self.full {
             return;

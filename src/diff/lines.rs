@@ -22,6 +22,7 @@ fn lines(s: &str) -> Vec<&str> {
 /// bytes (cut at a line end). Returns the text and whether it was cut.
 /// Only the span from the first to the last differing line (plus context)
 /// is split into lines: the line tables grow with that span, not the file.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn unified(old: &str, new: &str, name: &str, context: usize, cap: usize) -> (String, bool) {
     let (o, n) = (old.as_bytes(), new.as_bytes());
     let pre = o.iter().zip(n).take_while(|(x, y)| x == y).count();
@@ -81,6 +82,7 @@ fn byte_lines(t: &[u8]) -> impl DoubleEndedIterator<Item = &[u8]> {
 /// besides the output: the common leading and trailing lines as context
 /// (at most `context` after), every other old line removed, every other new
 /// line added, as one hunk; written line by line into at most `cap` bytes.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn one_hunk(
     old: &[u8],
     new: &[u8],
@@ -141,6 +143,7 @@ fn one_hunk(
 }
 
 /// [`unified`] of two spans that start at line `offset` (0-based) of both texts.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn unified_span(
     old: &str,
     new: &str,
@@ -219,6 +222,7 @@ fn unified_span(
 
 /// (op, index in a, index in b) for every line, in order. For `Add` the a
 /// index is the position the insertion happens at; for `Del` likewise for b.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn edit_script<T: PartialEq>(
     a: &[T],
     b: &[T],
@@ -257,6 +261,7 @@ pub(super) fn edit_script<T: PartialEq>(
 }
 
 /// Myers' greedy shortest edit script; None past `max_steps`.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn myers<T: PartialEq>(a: &[T], b: &[T], max_steps: usize) -> Option<Vec<Op>> {
     let (n, m) = (a.len() as isize, b.len() as isize);
     let max = ((n + m) as usize).min(max_steps) as isize;
@@ -292,6 +297,7 @@ fn myers<T: PartialEq>(a: &[T], b: &[T], max_steps: usize) -> Option<Vec<Op>> {
 /// Walks the trace back from (n, m): each step d is one move (down = Add,
 /// right = Del) followed by a snake of equal lines. `trace[d]` is the state
 /// before step d, for diagonals -d..=d.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn backtrack(trace: &[Vec<isize>], n: isize, m: isize, last: isize) -> Vec<Op> {
     let mut ops = Vec::new();
     let (mut x, mut y) = (n, m);

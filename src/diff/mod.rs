@@ -33,6 +33,7 @@ pub use lines::unified;
 /// `"…"` with `\\a \\b \\t \\n \\v \\f \\r \\" \\\\` and every other byte
 /// below 0x20, 0x7f and above as a three-digit octal escape (`patch` and
 /// `git apply` read it back). Any other name is written as it is.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn quote_name(name: &[u8]) -> String {
     let needs = std::str::from_utf8(name).is_err()
         || name
@@ -65,6 +66,7 @@ pub fn quote_name(name: &[u8]) -> String {
 /// Appends the whole lines of `text` that fit within `cap` bytes in total.
 /// Returns false when some of `text` was left out. Cutting after a `\n`
 /// byte never splits a UTF-8 character.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn push_capped(out: &mut Vec<u8>, text: &[u8], cap: usize) -> bool {
     if out.len() + text.len() <= cap {
         out.extend_from_slice(text);

@@ -12,6 +12,7 @@ pub(super) struct BatchDiff {
 }
 
 impl BatchDiff {
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn new(name: &str) -> BatchDiff {
         BatchDiff {
             name: name.to_owned(),
@@ -21,6 +22,7 @@ impl BatchDiff {
         }
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn keep(&mut self, new: bool, b: &[u8]) {
         let v = if new { &mut self.new } else { &mut self.old };
         if self.over {
@@ -35,6 +37,7 @@ impl BatchDiff {
         v.extend_from_slice(b);
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn finish(self) -> Diff {
         let (Ok(old), Ok(new)) = (
             std::str::from_utf8(&self.old),

@@ -244,6 +244,7 @@ fn parent(p: &Path) -> &Path {
 }
 
 impl FileKind {
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn words(self) -> &'static str {
         match self {
             FileKind::Directory => "a directory",
@@ -258,6 +259,7 @@ impl FileKind {
 }
 
 impl WriteStep {
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn words(self) -> &'static str {
         match self {
             WriteStep::CreateTemp => "creating a temp file beside it",
@@ -272,6 +274,7 @@ impl WriteStep {
 }
 
 /// The errno's words plus, where it helps a host decide, what it means here.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn write_cause(e: Errno) -> String {
     match e {
         Errno::BUSY => format!(
@@ -295,6 +298,7 @@ fn write_cause(e: Errno) -> String {
 }
 
 impl From<FsError> for Failure {
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn from(e: FsError) -> Failure {
         use ErrorKind as K;
         if let Some(f) = super::resource::failure(&e) {
@@ -425,6 +429,7 @@ impl From<FsError> for Failure {
     }
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn not_found(path: &Path, kind: NotFoundKind) -> String {
     let p = shown(path);
     match kind {

@@ -37,6 +37,7 @@ const CHUNK: usize = 64 * 1024;
 /// have nothing to hint). `file` is the target as opened for the edit;
 /// `fully_read` is whether the edit read it to the end (when not, the
 /// answer is marked truncated).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn hint_keys(
     file: BorrowedFd<'_>,
     edits: &[Edit],
@@ -60,6 +61,7 @@ pub fn hint_keys(
 
 /// The text the edit after `before` saw: at most [`TEXT_MAX`] bytes, cut at
 /// a line end, and whether it is the whole text.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn text_seen(file: BorrowedFd<'_>, before: &[Edit]) -> (String, bool) {
     if before.is_empty() {
         if let Some(seen) = read_without_cr(file) {
@@ -101,6 +103,7 @@ fn text_seen(file: BorrowedFd<'_>, before: &[Edit]) -> (String, bool) {
 /// its bytes. Read straight into the text buffer and validated once, with
 /// no bounce buffer and no second copy. None when the file holds a CR (the
 /// engine path then reads it again and normalizes) or a read fails.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn read_without_cr(file: BorrowedFd<'_>) -> Option<(String, bool)> {
     use rustix::buffer::spare_capacity;
     let size = rustix::fs::fstat(file).map_or(0, |st| st.st_size.max(0) as usize);
@@ -148,6 +151,7 @@ fn read_without_cr(file: BorrowedFd<'_>) -> Option<(String, bool)> {
 /// buffer. Only whole 4 KiB pages inside the allocation are named; where
 /// the call fails (kernels before 5.14 have no MADV_POPULATE_WRITE; larger
 /// pages make the range misaligned) the pages fault in as before.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn prefault(buf: &mut Vec<u8>) {
     const PAGE: usize = 4096;
     let spare = buf.spare_capacity_mut();
@@ -172,6 +176,7 @@ fn prefault(buf: &mut Vec<u8>) {
 /// Streams the file from offset 0 through an engine holding `before`,
 /// passing its output to `sink` until `sink` answers false. True when the
 /// whole file was read and the engine finished cleanly.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn stream(file: BorrowedFd<'_>, before: &[Edit], sink: &mut dyn FnMut(&[u8]) -> bool) -> bool {
     let mut engine = Engine::new(before, false);
     let mut buf = vec![0u8; CHUNK];
@@ -217,6 +222,7 @@ pub struct OccurrenceScan<'o> {
 }
 
 impl<'o> OccurrenceScan<'o> {
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub fn new(old: &'o [u8], limit: usize) -> OccurrenceScan<'o> {
         OccurrenceScan {
             finder: memmem::Finder::new(old),
@@ -229,6 +235,7 @@ impl<'o> OccurrenceScan<'o> {
 
     /// Takes the next piece; false once `limit` lines are known (reading
     /// further cannot change the answer).
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub fn feed(&mut self, piece: &[u8]) -> bool {
         let n = self.finder.needle().len();
         if n == 0 || self.lines.len() >= self.limit {
@@ -251,6 +258,7 @@ impl<'o> OccurrenceScan<'o> {
         }
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn search(&mut self, end: bool) -> bool {
         let n = self.finder.needle().len();
         let mut at = 0;

@@ -15,6 +15,7 @@ use super::Target;
 
 /// The type of what `st` describes: `Ok` for a regular file, else the
 /// `file_not_found` naming what is there instead.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn require_regular(st: &Stat, path: &Path) -> Result<(), FsError> {
     let kind = match FileType::from_raw_mode(st.st_mode) {
         FileType::RegularFile => return Ok(()),
@@ -35,6 +36,7 @@ fn require_regular(st: &Stat, path: &Path) -> Result<(), FsError> {
 /// Opens the target read-only and takes an exclusive `flock`, waiting at
 /// most `timeout`. If a previous holder replaced the file while we waited,
 /// the path names a new inode: reopen and lock that one instead.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn open_locked(t: &Target, timeout: Duration) -> Result<(OwnedFd, Stat), FsError> {
     let deadline = Instant::now() + timeout;
     let path = || t.path.clone();
@@ -81,6 +83,7 @@ pub(crate) fn open_locked(t: &Target, timeout: Duration) -> Result<(OwnedFd, Sta
     Err(FsError::KeptChanging { path: path() })
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn lock(fd: &OwnedFd, deadline: Instant, timeout: Duration, path: &Path) -> Result<(), FsError> {
     let mut pause = Duration::from_micros(500);
     loop {

@@ -20,6 +20,7 @@ use super::Target;
 /// profiles older than `faccessat2` answer for it, so EPERM alone never
 /// decides: the inode flags are read first, and an EPERM or ENOSYS from the
 /// access syscalls falls back to the older syscall, then to the mode bits.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn check_writable(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), FsError> {
     if let Some(flag) = inode_flag(file) {
         return Err(FsError::FileFlag {
@@ -55,6 +56,7 @@ pub(super) fn check_writable(t: &Target, file: &OwnedFd, st: &Stat) -> Result<()
 /// not read, a seccomp filter), with `statx`'s attribute bits, which any
 /// descriptor serves (`AT_EMPTY_PATH`). Neither answering (no inode flags on
 /// this file system, both filtered, a kernel before 4.11) means "none known".
+#[cfg_attr(as_edit_small, optimize(size))]
 fn inode_flag(fd: &OwnedFd) -> Option<InodeFlag> {
     let (immutable, append) = match rfs::ioctl_getflags(fd) {
         Ok(f) => (
@@ -92,6 +94,7 @@ fn has_capability(cap: CapabilitySet) -> bool {
 /// The access check without `faccessat2`: the old `faccessat` (real ids,
 /// which equal the effective ones unless as-edit runs setuid/setgid), else
 /// the mode bits.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn access_fallback(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
     use rustix::process::{getegid, geteuid, getgid, getuid};
     if getuid() == geteuid() && getgid() == getegid() {
@@ -112,6 +115,7 @@ fn access_fallback(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
 /// EROFS; CAP_DAC_OVERRIDE in effect (root's, unless dropped) may write; else the owner,
 /// group (effective or supplementary) or other write bit decides. POSIX ACL
 /// entries are not evaluated: with an ACL the group bits are its mask.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn mode_allows_write(file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
     use rustix::process::{getegid, geteuid, getgroups};
     if let Ok(v) = rfs::fstatvfs(file) {
@@ -146,6 +150,7 @@ fn mode_allows_write(file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
 /// transfer path writes the file in place and may succeed. `dir` is the
 /// directory opened for reading, when it could be; else its flags are read
 /// through the `O_PATH` descriptor (by `statx`).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn check_rename(t: &Target, st: &Stat, dir: Option<&OwnedFd>) -> Result<(), FsError> {
     if sticky_refuses(t, st, true) {
         return Err(FsError::StickyDir {
@@ -163,6 +168,7 @@ pub(crate) fn check_rename(t: &Target, st: &Stat, dir: Option<&OwnedFd>) -> Resu
 
 /// `ask_caps`: before the rename, CAP_FOWNER (which overrides the sticky
 /// bit) is read; after a refused rename it evidently did not apply.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn sticky_refuses(t: &Target, st: &Stat, ask_caps: bool) -> bool {
     let Ok(dir) = rfs::fstat(&t.dir) else {
         return false;
@@ -178,6 +184,7 @@ fn sticky_refuses(t: &Target, st: &Stat, ask_caps: bool) -> bool {
 /// immutable or append-only target or directory, a sticky directory), else
 /// the errno's words. (Normally these are caught before the temp exists;
 /// this covers a flag set meanwhile, or root without CAP_FOWNER.)
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) -> FsError {
     let path = t.path.clone();
     if e == Errno::PERM {
@@ -201,6 +208,7 @@ pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) ->
 /// The target's directory opened for reading (for its inode flags and the
 /// `--fsync` flush), or `None` when the caller may not read it. The `O_PATH`
 /// descriptor we hold cannot serve: `fsync` and `ioctl` refuse it (EBADF).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
     rfs::openat(
         &t.dir,
@@ -225,6 +233,7 @@ pub(crate) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
 /// directory's), and a caller outside that group would then see `fchmod`
 /// drop the setgid bit (issue 23). Setting a group the caller belongs to
 /// is permitted; any other fails, as without the edit it would.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) -> Result<(), Errno> {
     let _ = rfs::fchmod(to, Mode::from_raw_mode(st.st_mode & 0o1777));
     if !copy_xattrs(from, to) {
@@ -260,6 +269,7 @@ pub(crate) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) -> Result<(
 /// one (it would grant access the file never gave once its group bits
 /// widen), so the temp's is removed; the mode set above is kept. Files have
 /// no default ACL (only directories do), so there is none to remove.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn drop_inherited_acl(to: &OwnedFd) -> Result<(), Errno> {
     let acl = c"system.posix_acl_access";
     // NODATA, OPNOTSUPP: none inherited, or no ACLs on this file system.
@@ -277,6 +287,7 @@ fn drop_inherited_acl(to: &OwnedFd) -> Result<(), Errno> {
 
 /// Copies the kept extended attributes; returns whether the access ACL was
 /// among those copied.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn copy_xattrs(from: &OwnedFd, to: &OwnedFd) -> bool {
     let mut names = vec![0u8; 4096];
     let n = match rfs::flistxattr(from, &mut names[..]) {

@@ -80,6 +80,7 @@ pub fn edit(req: &Request) -> EditOutcome {
 /// One file, one pipeline: resolve, lock, `check`, `prepare` (the new
 /// content in a temp under the lock), [`commit`]. A transaction (`txn`)
 /// runs the same steps for every file, all prepares before any commit.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError> {
     let opts = &req.options;
     let target = resolve::resolve(&req.path, opts.root.as_deref())?;
@@ -97,6 +98,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
 /// exists. Returns the directory opened for reading once, while nothing
 /// is committed, for its inode flags and the `--fsync` flush (`None` where
 /// it cannot be opened so, a 0333 directory, or under `--dry-run`).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn check(
     target: &Target,
     file: &OwnedFd,
@@ -124,6 +126,7 @@ pub(crate) struct Prepared<'a> {
 /// Streams `source` (from its position, the start) through the engine into a temp
 /// beside `target`; a refusal writes nothing. `report` is filled as the
 /// single-file `--report` has it.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn prepare<'a>(
     target: &'a Target,
     source: &OwnedFd,
@@ -246,6 +249,7 @@ pub(crate) fn prepare<'a>(
 
 /// Commits a prepared single-file edit: metadata, the stale check, the
 /// rename over the target (see `temp`).
+#[cfg_attr(as_edit_small, optimize(size))]
 fn commit(
     prepared: Prepared<'_>,
     target: &Target,
@@ -275,6 +279,7 @@ fn commit(
 
 /// Nothing was committed: the report describes the file as it is, not the
 /// content that was never written.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn unwritten(report: &mut Option<Report>, file: &OwnedFd, in_digest: Option<[u8; 32]>) {
     if let Some(r) = report.as_mut() {
         *r = Report {

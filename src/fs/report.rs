@@ -25,6 +25,7 @@ pub(super) fn fill_current(report: &mut Option<Report>, file: &OwnedFd, digest: 
 /// edits in order (an edit cut by that budget says `lines_truncated`). The
 /// top-level `lines` are the last edit's own (at most `LINES_MAX`), `last`
 /// when the batch is longer than `edits`. The vectors are moved, not cloned.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn fill_edited(
     r: &mut Report,
     size: u64,

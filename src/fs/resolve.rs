@@ -42,6 +42,7 @@ use super::resource::is_resource;
 use super::Target;
 
 /// Resolves `path` (within `root`, if given) to its directory and name.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsError> {
     let root = match root {
         Some(r) => Some(open_root(r)?),
@@ -92,6 +93,7 @@ pub(crate) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsErro
 }
 
 /// `--root`, canonicalized and opened: it must be a directory.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn open_root(r: &Path) -> Result<(PathBuf, OwnedFd), FsError> {
     let bad = |errno| FsError::BadRoot {
         root: r.to_owned(),
@@ -107,6 +109,7 @@ pub(crate) fn open_root(r: &Path) -> Result<(PathBuf, OwnedFd), FsError> {
 /// with one, only if `dir` is the root or lies beneath it, and so that no
 /// component can be a symlink or escape it, even if the tree changes under
 /// us (see [`open_dir_beneath`]). Never another directory in its place.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn open_dir(dir: &Path, root: Option<(&Path, &OwnedFd)>) -> Result<OwnedFd, FsError> {
     match root {
         Some((root, root_fd)) => {
@@ -139,6 +142,7 @@ fn other(path: &Path, e: Errno) -> FsError {
 }
 
 /// Classifies a failed resolution of `path`.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn not_found(path: &Path, e: Errno) -> FsError {
     let kind = match e {
         Errno::NOENT => match std::fs::symlink_metadata(path) {
@@ -171,6 +175,7 @@ pub(crate) fn outside_root(path: &Path, root: &Path) -> FsError {
 /// before any name outside is looked at: whether the failure lies outside
 /// (a symlink to a missing or non-directory name there) is never told.
 /// Names on the way to the (canonical) root are its own directories.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn fails_within(path: &Path, root: &Path) -> bool {
     let Ok(cwd) = std::env::current_dir() else {
         return false;
@@ -215,6 +220,7 @@ fn fails_within(path: &Path, root: &Path) -> bool {
 
 /// Queues `p`'s components (`/` for the root, `..`, names; `.` dropped) so
 /// that the first is popped first.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn push_components(todo: &mut Vec<OsString>, p: &Path) {
     let start = todo.len();
     for c in p.components() {
@@ -232,6 +238,7 @@ fn push_components(todo: &mut Vec<OsString>, p: &Path) {
 /// so that no component can be a symlink or escape the root, even if the
 /// tree changes under us (openat2 with RESOLVE_BENEATH, Linux ≥ 5.6); older
 /// kernels get a resolve-then-verify through /proc/self/fd.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn open_dir_beneath(
     root: &Path,
     root_fd: &OwnedFd,

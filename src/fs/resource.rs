@@ -32,6 +32,7 @@ pub(super) fn is_resource(e: Errno) -> bool {
 }
 
 /// The `write_failed` for a failure that is a resource running out, else `None`.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn failure(e: &FsError) -> Option<Failure> {
     let (what, step, path, errno) = step(e)?;
     if !is_resource(errno) {
@@ -54,6 +55,7 @@ pub(super) fn failure(e: &FsError) -> Option<Failure> {
 
 /// What was being done (in two parts), on which path, and the kernel's
 /// answer, for the variants with an errno.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn step(e: &FsError) -> Option<(&'static str, &'static str, Option<&Path>, Errno)> {
     Some(match e {
         FsError::BadRoot { root, errno } => ("opening the root ", "", Some(root), *errno),

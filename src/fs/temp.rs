@@ -47,6 +47,7 @@ static NAMED_TEMP: Mutex<Option<(i32, CString)>> = Mutex::new(None);
 /// Removes a registered named temp; called from the panic hook and from the
 /// out-of-memory exit, so it allocates nothing: a lock try, `unlinkat` on
 /// the C string held, and dropping it (a free).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn remove_registered_temp() {
     if let Ok(mut g) = NAMED_TEMP.try_lock() {
         if let Some((dirfd, name)) = g.take() {
@@ -57,6 +58,7 @@ pub fn remove_registered_temp() {
     }
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn register(dir: BorrowedFd<'_>, name: Option<&CString>) {
     // Cloned before the lock is taken: an allocation failing while it is
     // held would leave the out-of-memory exit unable to remove the temp.
@@ -81,6 +83,7 @@ pub(crate) struct Temp<'d> {
 
 impl<'d> Temp<'d> {
     /// An unnamed temp where the file system allows it, else a named one.
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub(crate) fn create(t: &'d Target) -> Result<Temp<'d>, Errno> {
         let flags = OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC;
         // Test builds only: the n-th temp of the process meets a full disk
@@ -121,6 +124,7 @@ impl<'d> Temp<'d> {
         Temp::create_named(t.dir.as_fd())
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn create_named(dir: BorrowedFd<'d>) -> Result<Temp<'d>, Errno> {
         let flags =
             OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -155,6 +159,7 @@ impl<'d> Temp<'d> {
     /// rename. `flush` is `Some` with `--fsync` (holding the directory when it
     /// could be opened). Returns whether the edit is known durable: a flush
     /// that fails after the rename cannot undo it, so it is not an error.
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn commit(
         mut self,
         t: &Target,
@@ -166,6 +171,7 @@ impl<'d> Temp<'d> {
         // Drop removes the named temp on failure.
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn commit_inner(
         &mut self,
         t: &Target,
@@ -225,6 +231,7 @@ impl<'d> Temp<'d> {
 
     /// Gives the unnamed temp a hidden name in the directory, just before the
     /// rename. `fsync`: the content must be flushed (a copy is a new file).
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn link(&mut self, fsync: bool) -> Result<(), Errno> {
         let dir = self.dir;
         for _ in 0..16 {
@@ -275,6 +282,7 @@ impl<'d> Temp<'d> {
 
     /// The content copied into a new named temp, settled like the unnamed
     /// one was: that was not the file renamed over the target.
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn copy_to_named(&mut self, fsync: bool) -> Result<(), Errno> {
         let named = Temp::create_named(self.dir)?;
         let len = rfs::fstat(&self.fd)?.st_size as u64;
@@ -306,6 +314,7 @@ impl<'d> Temp<'d> {
 
 /// The last look before committing: a writer that ignores the lock may
 /// have changed the file since we read it.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn recheck(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), FsError> {
     let now = rfs::fstat(file).map_err(|errno| FsError::Write {
         path: t.path.clone(),
@@ -348,6 +357,7 @@ pub(crate) fn recheck(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), FsErr
 /// file not yet written back; see the module docs). A write-back error
 /// fails the edit before anything is committed; where the call is
 /// unsupported or filtered it is skipped.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn settle(fd: &OwnedFd, durable: bool) -> Result<(), Errno> {
     if durable {
         return rfs::fsync(fd);
@@ -366,6 +376,7 @@ pub(crate) fn settle(fd: &OwnedFd, durable: bool) -> Result<(), Errno> {
 }
 
 impl Drop for Temp<'_> {
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn drop(&mut self) {
         // An unnamed temp vanishes with its fd; a named one that was not
         // renamed over the target is removed here, on every failure path.

@@ -87,6 +87,7 @@ impl Kind {
     ];
 
     /// The wire name.
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub fn token(self) -> &'static str {
         match self {
             Kind::AlreadyApplied => "already_applied",
@@ -146,6 +147,7 @@ pub struct Hints {
 /// (the caller stopped buffering): its partial last line is ignored and the
 /// answer is marked truncated. Honest on any input: if OLD occurs in `text`,
 /// there are no hints.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
     let mut text = text;
     let mut truncated = false;
@@ -248,6 +250,7 @@ pub fn find(text: &str, old: &str, new: &str, whole_file: bool) -> Hints {
 /// or its text sent back as OLD would not match on its own line (a text cut
 /// at [`TEXT_MAX_BYTES`] is only the start of the candidate, not an OLD to
 /// send: it is kept for where it points).
+#[cfg_attr(as_edit_small, optimize(size))]
 fn push(found: &mut Vec<Hint>, text: &str, h: Hint) {
     if found.len() < MAX_HINTS
         && !found
@@ -265,6 +268,7 @@ fn push(found: &mut Vec<Hint>, text: &str, h: Hint) {
 /// line. (In `a\n\n\nb` the blank lines 2..3 are `\n\n`, but that text's
 /// first occurrence starts at line 1's newline and takes line 2's: there is
 /// none at line 2.)
+#[cfg_attr(as_edit_small, optimize(size))]
 fn matches_on_its_line(text: &str, h: &Hint) -> bool {
     let (b, t) = (text.as_bytes(), h.text.as_bytes());
     let Some(start) = line_start(b, h.line) else {
@@ -292,6 +296,7 @@ fn matches_on_its_line(text: &str, h: &Hint) -> bool {
 
 /// The byte offset where 1-based `line` starts, newlines counted a block
 /// at a time (memchr's vectorized count) until the block holding it.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn line_start(b: &[u8], line: u64) -> Option<usize> {
     let mut left = usize::try_from(line).ok()?.checked_sub(1)?;
     let mut off = 0;
@@ -321,6 +326,7 @@ pub(super) fn split_pieces(old: &str) -> (Vec<&str>, bool) {
 
 /// A hint for lines `start..end` of `text` (byte offsets of the first line's
 /// start and the last line's end, excluding its newline).
+#[cfg_attr(as_edit_small, optimize(size))]
 fn lines_hint(
     text: &str,
     first_line: u64,
@@ -342,6 +348,7 @@ fn lines_hint(
     (end_line, text[start..cut].to_owned(), cut < stop)
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn make_hint(
     text: &str,
     line: u64,
@@ -363,6 +370,7 @@ fn make_hint(
 }
 
 /// The hint for an exact occurrence of `needle` at byte `p`.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn span_hint(text: &str, p: usize, needle: &str, kind: Kind) -> Hint {
     let b = text.as_bytes();
     let start = memchr::memrchr(b'\n', &b[..p]).map_or(0, |i| i + 1);

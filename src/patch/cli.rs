@@ -35,6 +35,7 @@ pub enum Source {
 /// any, whether `--patch-strict` was given, and the other arguments, with
 /// `--stdin` added when there is a source so that `args::parse` reads the
 /// shared flags.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>), Failure> {
     let (mut src, mut strict, mut rest) = (None, false, Vec::new());
     let mut it = args.iter();
@@ -85,6 +86,7 @@ fn invalid_patch(detail: String) -> (String, i32) {
 }
 
 /// Runs a patch text: its result line and exit code.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn run_text(bytes: &[u8], options: EditOptions, strict: bool) -> (String, i32) {
     let text = match std::str::from_utf8(bytes) {
         Ok(t) => t,
@@ -98,6 +100,7 @@ pub fn run_text(bytes: &[u8], options: EditOptions, strict: bool) -> (String, i3
     }
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn run_patch(patch: Patch, options: EditOptions, strict: bool) -> (String, i32) {
     if options.expect_sha256.is_some() {
         let f = invalid("--expect-sha256 names one file; a patch may change several".into());
@@ -147,16 +150,17 @@ struct Operation {
 
 /// A `--stdin` request holding `patch` or `operations`: its result line
 /// and exit code; None for any other request.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn run_json(json: &[u8], options: &EditOptions, strict: bool) -> Option<(String, i32)> {
     let text = std::str::from_utf8(json).ok()?;
-    let probe: Probe = serde_json::from_str(text).ok()?;
+    let probe: Probe = crate::strict_json::from_str(text).ok()?;
     probe.patch.as_ref().or(probe.operations.as_ref())?;
     let options = options.clone();
     let bad = |d: String| {
         let f = invalid(format!("stdin request: {d}"));
         Some((failure_line(&f, None), f.kind.exit_code()))
     };
-    let req: Request = match serde_json::from_str(text) {
+    let req: Request = match crate::strict_json::from_str(text) {
         Ok(r) => r,
         Err(e) => return bad(e.to_string()),
     };
@@ -174,6 +178,7 @@ pub fn run_json(json: &[u8], options: &EditOptions, strict: bool) -> Option<(Str
 
 /// The operations as a patch; Err(Ok) an unparsable diff (`invalid_patch`),
 /// Err(Err) a malformed operation (`invalid_argument`).
+#[cfg_attr(as_edit_small, optimize(size))]
 fn operations(ops: Vec<Operation>) -> Result<Patch, Result<String, String>> {
     let n = ops.len();
     let mut hunks = Vec::with_capacity(n);

@@ -25,6 +25,7 @@ pub fn invoked_as(argv0: Option<&OsStr>) -> bool {
 }
 
 /// Runs the mode: (stdout, stderr, exit code).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn run(
     args: &[OsString],
     root: Option<OsString>,

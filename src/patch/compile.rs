@@ -20,6 +20,7 @@ use crate::txn::{Change, Op, OpKind, OpRefusal, Transform, Transformed, Txn};
 /// The transaction of `patch`. `strict`: exact matches only
 /// (`--patch-strict`); `overwrite`: Add File and Move to replace existing
 /// files (the `apply_patch` mode, as Codex does).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn compile(patch: Patch, options: EditOptions, strict: bool, overwrite: bool) -> Txn {
     let hints = options.hints;
     let ops = patch
@@ -74,6 +75,7 @@ fn transform(chunks: Vec<Chunk>, strict: bool, hints: bool) -> Change {
     })
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn apply(old: &str, chunks: &[Chunk], strict: bool, hints: bool) -> Result<Transformed, OpRefusal> {
     let lines = locate::lines(old);
     let plan =
@@ -92,6 +94,7 @@ fn apply(old: &str, chunks: &[Chunk], strict: bool, hints: bool) -> Result<Trans
     })
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn refusal(text: &str, chunks: &[Chunk], r: locate::Refusal, hints: bool) -> OpRefusal {
     let c = &chunks[r.chunk];
     let at = format!("chunk {} (patch line {})", r.chunk + 1, c.line);

@@ -49,6 +49,7 @@ pub enum Grade {
 
 impl Grade {
     /// The name in `--report` (`"match"`).
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub fn name(self) -> &'static str {
         match self {
             Grade::Exact => "exact",
@@ -136,6 +137,7 @@ pub fn lines(text: &str) -> Vec<&str> {
 
 /// Places every chunk (module docs); `strict` allows exact matches only
 /// (`--patch-strict`).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn locate(lines: &[&str], chunks: &[Chunk], strict: bool) -> Result<Plan, Refusal> {
     let grades = if strict { &ALL[..1] } else { &ALL[..] };
     let (mut splices, mut placed, mut cursor) = (Vec::new(), Vec::new(), 0);
@@ -196,6 +198,7 @@ pub fn locate(lines: &[&str], chunks: &[Chunk], strict: bool) -> Result<Plan, Re
 
 /// Streams the new content: every line, each followed by `\n`. Returns
 /// each chunk's 1-based start line in the new content.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn write(
     lines: &[&str],
     chunks: &[Chunk],
@@ -237,6 +240,7 @@ pub fn apply(text: &str, chunks: &[Chunk], strict: bool) -> Result<(String, Vec<
 
 /// The first grade with any match of `pat` at or after `from` (only at the
 /// end with `eof`), and every start at that grade.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn find(
     lines: &[&str],
     pat: &[String],
@@ -257,6 +261,7 @@ fn find(
     None
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn same(a: &str, b: &str, g: Grade) -> bool {
     match g {
         Grade::Exact => a == b,
@@ -268,6 +273,7 @@ fn same(a: &str, b: &str, g: Grade) -> bool {
 
 /// The Unicode punctuation models and editors swap for ASCII (the set the
 /// reference appliers map).
+#[cfg_attr(as_edit_small, optimize(size))]
 fn ascii(c: char) -> char {
     match c {
         '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',

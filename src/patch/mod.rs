@@ -100,6 +100,7 @@ pub enum TreeError {
 /// ones' results. `overwrite` lets Add File and Move to replace an existing
 /// file (Codex's behaviour, the `apply_patch` mode); `strict` allows exact
 /// matches only.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn apply_tree(
     files: &mut BTreeMap<String, String>,
     patch: &Patch,

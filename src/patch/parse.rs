@@ -118,6 +118,7 @@ const END: &str = "*** End Patch";
 const EOF_MARK: &str = "*** End of File";
 
 /// Parses a whole patch (`*** Begin Patch` … `*** End Patch`).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn parse(text: &str) -> Result<Patch, ParseError> {
     let lines = split_lines(text);
     let (mut lo, mut hi) = trim_blank(&lines, 0, lines.len());
@@ -160,6 +161,7 @@ pub fn parse(text: &str) -> Result<Patch, ParseError> {
 
 /// Parses the chunks of one file without the file markers: the `diff` of an
 /// `update_file` operation (Responses API, Agents SDK's `apply_diff`).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn parse_update_diff(diff: &str) -> Result<Vec<Chunk>, ParseError> {
     let lines = split_lines(diff);
     let (lo, hi) = trim_blank(&lines, 0, lines.len());
@@ -176,6 +178,7 @@ pub fn parse_update_diff(diff: &str) -> Result<Vec<Chunk>, ParseError> {
 }
 
 /// Parses the `diff` of a `create_file` operation: `+` lines only.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn parse_create_diff(diff: &str) -> Result<String, ParseError> {
     let lines = split_lines(diff);
     let (lo, hi) = trim_blank(&lines, 0, lines.len());
@@ -195,6 +198,7 @@ pub fn parse_create_diff(diff: &str) -> Result<String, ParseError> {
 }
 
 /// Splits at LF, CRLF and lone CR (the edit contract's end-of-line rule).
+#[cfg_attr(as_edit_small, optimize(size))]
 fn split_lines(text: &str) -> Vec<&str> {
     let b = text.as_bytes();
     let (mut v, mut start, mut i) = (Vec::new(), 0, 0);
@@ -216,6 +220,7 @@ fn split_lines(text: &str) -> Vec<&str> {
 }
 
 /// The range without blank lines at either end (all blank: empty at `lo`).
+#[cfg_attr(as_edit_small, optimize(size))]
 fn trim_blank(lines: &[&str], start: usize, mut hi: usize) -> (usize, usize) {
     let mut lo = start;
     while lo < hi && lines[lo].trim().is_empty() {
@@ -269,6 +274,7 @@ impl Lines<'_, '_> {
         }
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn hunk(&mut self) -> Result<Hunk, ParseError> {
         let line = self.lines[self.i];
         if let Some(rest) = marker(line, "*** Add File:") {
@@ -314,6 +320,7 @@ impl Lines<'_, '_> {
         })
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn add_lines(&mut self) -> String {
         let mut content = String::new();
         while let Some(text) = self.lines[..self.end]
@@ -328,6 +335,7 @@ impl Lines<'_, '_> {
     }
 
     /// Chunks up to the next `***` marker line (or the end).
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn chunks(&mut self) -> Result<Vec<Chunk>, ParseError> {
         let mut chunks = Vec::new();
         loop {
@@ -365,6 +373,7 @@ impl Lines<'_, '_> {
         }
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn body(&mut self, c: &mut Chunk) -> Result<(), ParseError> {
         let (start, mut blank_run) = (self.i, 0);
         while self.i < self.end {

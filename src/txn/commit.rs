@@ -87,6 +87,7 @@ impl Commit<'_> {
         Ok(())
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn rename(&mut self, a: D, an: &CStr, b: D, bn: &CStr, noreplace: bool) -> Result<(), Errno> {
         self.step()?;
         let (da, db) = (self.dir(a), self.dir(b));
@@ -106,6 +107,7 @@ impl Commit<'_> {
     /// Puts `a` (new content) at `b`, keeping what `b` held reachable:
     /// under `a`'s name after an exchange (`a_is_temp`: the temp's drop
     /// removes it), else under a hidden hard link in `b`'s directory.
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn replace(
         &mut self,
         f: usize,
@@ -164,6 +166,7 @@ impl Commit<'_> {
         Ok(())
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn undo(&mut self, k: u32, b: &Back) -> Result<(), Errno> {
         #[cfg(any(debug_assertions, feature = "fault-injection"))]
         injected("AS_EDIT_TEST_TXN_UNDO_FAIL", k)?;
@@ -204,6 +207,7 @@ impl Commit<'_> {
 /// Commits every file; on a failure undoes what was done and says so.
 /// Returns whether everything is known durable (`--fsync`).
 #[cold] // off the single-file path: LLVM optimizes it for size
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn commit(
     txn: &super::Txn,
     plan: &Plan,
@@ -274,6 +278,7 @@ fn file_path(plan: &Plan, f: usize) -> String {
 }
 
 #[cold] // off the single-file path: LLVM optimizes it for size
+#[cfg_attr(as_edit_small, optimize(size))]
 fn commit_file(
     c: &mut Commit,
     txn: &super::Txn,

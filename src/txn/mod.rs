@@ -139,6 +139,7 @@ pub struct TxnError {
 }
 
 impl TxnError {
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub(crate) fn fail(op: usize, failure: Failure) -> TxnError {
         TxnError {
             op,
@@ -159,6 +160,7 @@ impl TxnError {
 
 /// What a transaction did: the result line and the exit code.
 #[cold] // off the single-file path: LLVM optimizes it for size
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn run(txn: &Txn) -> (String, i32) {
     raise_nofile();
     let mut reports: Vec<Option<Report>> = txn
@@ -222,6 +224,7 @@ pub fn run(txn: &Txn) -> (String, i32) {
 
 /// A refusal's words for the `file i of n (P): ` detail: its own detail,
 /// else the token's meaning (a single-file refusal may have none).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn detail_of(f: &Failure) -> String {
     use crate::protocol::ErrorKind;
     match (&f.detail, f.kind) {
@@ -238,6 +241,7 @@ pub(crate) fn detail_of(f: &Failure) -> String {
 type Paths = Vec<(std::path::PathBuf, Option<std::path::PathBuf>)>;
 
 #[cold] // off the single-file path: LLVM optimizes it for size
+#[cfg_attr(as_edit_small, optimize(size))]
 fn run_inner(
     txn: &Txn,
     reports: &mut [Option<Report>],
@@ -281,6 +285,7 @@ fn run_inner(
 }
 
 /// Descriptors: a file holds up to four while the transaction runs.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn raise_nofile() {
     use rustix::process::{getrlimit, setrlimit, Resource};
     let mut l = getrlimit(Resource::Nofile);
@@ -290,6 +295,7 @@ fn raise_nofile() {
     }
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn changes(
     txn: &Txn,
     reports: Vec<Option<Report>>,

@@ -43,6 +43,7 @@ pub enum Parsed {
 }
 
 /// Parses a request's JSON: a `files` key makes it a transaction.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn parse_request(json: &[u8], options: EditOptions) -> Result<Parsed, Failure> {
     #[derive(serde::Deserialize)]
     struct Probe {
@@ -51,7 +52,7 @@ pub fn parse_request(json: &[u8], options: EditOptions) -> Result<Parsed, Failur
     }
     let probe: Option<Probe> = std::str::from_utf8(json)
         .ok()
-        .and_then(|t| serde_json::from_str(t).ok());
+        .and_then(|t| crate::strict_json::from_str(t).ok());
     match probe {
         Some(Probe { files: Some(_) }) => parse(json, options).map(Parsed::Files),
         _ => crate::args::parse_stdin_request(json, options).map(Parsed::One),
@@ -65,6 +66,7 @@ fn invalid(detail: String) -> Failure {
 /// Parses a transaction request. `options.expect_sha256` must be unset:
 /// in a transaction it is per op.
 #[cold] // off the single-file path: LLVM optimizes it for size
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn parse(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
     let text = std::str::from_utf8(json).map_err(|e| {
         invalid(format!(
@@ -97,6 +99,7 @@ pub fn parse(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
     Ok(Txn { ops, options })
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn path(p: String, what: &str, key: &str) -> Result<PathBuf, Failure> {
     if p.is_empty() {
         return Err(invalid(format!("{what}: {key} is empty")));
@@ -108,6 +111,7 @@ fn path(p: String, what: &str, key: &str) -> Result<PathBuf, Failure> {
 }
 
 #[cold] // off the single-file path: LLVM optimizes it for size
+#[cfg_attr(as_edit_small, optimize(size))]
 fn op(mut raw: RawOp, what: &str) -> Result<Op, Failure> {
     // The fields each op may carry besides `op` and `path`.
     let allowed: &[&str] = match raw.op.as_str() {

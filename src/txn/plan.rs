@@ -87,6 +87,7 @@ struct Model<'t> {
 
 /// Builds the model; a refusal names its op.
 #[cold] // off the single-file path: LLVM optimizes it for size
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn plan(txn: &Txn) -> Result<Plan, TxnError> {
     let root = match txn.options.root.as_deref() {
         Some(r) => Some(open_root(r).map_err(|e| TxnError::of(0, e))?),
@@ -119,6 +120,7 @@ pub(super) fn plan(txn: &Txn) -> Result<Plan, TxnError> {
 impl Model<'_> {
     /// Applies op `i` to the model: its file and the path it named.
     #[cold] // off the single-file path: LLVM optimizes it for size
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn apply(&mut self, i: usize) -> Result<(usize, PathBuf), TxnError> {
         let op = &self.txn.ops[i];
         let follow = !matches!(op.kind, OpKind::Delete { .. });
@@ -202,6 +204,7 @@ impl Model<'_> {
         Ok((f, from))
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn add(&mut self, orig: Option<(Target, (u64, u64), bool)>, end: End, i: usize) -> usize {
         let key = match (&orig, &end) {
             (Some((t, _, _)), _) => t.path.clone(),
@@ -249,6 +252,7 @@ impl Model<'_> {
     /// What `path` names now. `follow`: the last component may be a
     /// symlink to the file (every op but `delete`).
     #[cold] // off the single-file path: LLVM optimizes it for size
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn locate(&mut self, path: &Path, follow: bool) -> Result<Named, TxnError> {
         let err = |e| TxnError::of(0, e);
         let link =
@@ -327,6 +331,7 @@ impl Model<'_> {
     /// A path that need not exist: the longest prefix that resolves, the
     /// plain names after it (no `..` may follow a missing directory).
     #[cold] // off the single-file path: LLVM optimizes it for size
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn locate_new(&self, path: &Path) -> Result<(Dest, PathBuf), TxnError> {
         let err = |e| TxnError::of(0, e);
         let missing = || {
@@ -384,6 +389,7 @@ impl Model<'_> {
     }
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn exists(path: &Path) -> TxnError {
     let p = crate::protocol::display_path(path);
     TxnError::fail(

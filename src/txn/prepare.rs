@@ -41,6 +41,7 @@ pub(super) fn first_op(plan: &Plan, f: usize) -> usize {
 /// A create takes no lock (nothing exists): its `RENAME_NOREPLACE`
 /// commit refuses a racing creator.
 #[cold] // off the single-file path: LLVM optimizes it for size
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, TxnError> {
     let timeout = txn.options.lock_timeout;
     let deadline = Instant::now() + timeout;
@@ -100,6 +101,7 @@ pub(super) fn temp_dir(file: &File) -> &Target {
 /// op. Returns the temp with the final content (none when no op changes
 /// the content and the file need not be copied).
 #[cold] // off the single-file path: LLVM optimizes it for size
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn stage<'a>(
     txn: &Txn,
     plan: &Plan,
@@ -222,6 +224,7 @@ fn at_name(t: &Target) -> &[u8] {
     t.path.as_os_str().as_bytes()
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn check_sha(fd: &OwnedFd, want: &[u8; 32], path: &std::path::Path) -> Result<(), FsError> {
     let mut h = Sha256::new();
     read_each(fd, &mut |b| h.update(b)).map_err(|errno| FsError::Read {
@@ -239,6 +242,7 @@ fn check_sha(fd: &OwnedFd, want: &[u8; 32], path: &std::path::Path) -> Result<()
     Ok(())
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn read_each(fd: &OwnedFd, each: &mut dyn FnMut(&[u8])) -> Result<(), Errno> {
     let mut buf = vec![0u8; 64 * 1024];
     let mut off = 0u64;
@@ -257,6 +261,7 @@ fn read_each(fd: &OwnedFd, each: &mut dyn FnMut(&[u8])) -> Result<(), Errno> {
 
 /// The whole text, strict UTF-8 with CRLF/CR as LF (an empty file is an
 /// empty text: an insert or a transform may start from nothing).
+#[cfg_attr(as_edit_small, optimize(size))]
 fn read_text(fd: &OwnedFd, path: &std::path::Path) -> Result<String, Failure> {
     let mut raw = Vec::new();
     read_each(fd, &mut |b| raw.extend_from_slice(b)).map_err(|e| {
@@ -275,6 +280,7 @@ fn read_text(fd: &OwnedFd, path: &std::path::Path) -> Result<String, Failure> {
 /// `insert`: `text` as whole lines after line `line` (0: first). Pure:
 /// the host's transfer fallback runs it on downloaded text.
 #[cold] // off the single-file path: LLVM optimizes it for size
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn insert(
     old: &str,
     line: u64,
@@ -315,6 +321,7 @@ pub fn insert(
 }
 
 /// A new temp beside `at` holding `bytes` (LF written as CRLF with `crlf`).
+#[cfg_attr(as_edit_small, optimize(size))]
 fn write_temp<'a>(
     at: &'a Target,
     bytes: &[u8],
@@ -352,6 +359,7 @@ fn write_temp<'a>(
 
 /// The file copied as it is into a temp beside `at` (a move across file
 /// systems).
+#[cfg_attr(as_edit_small, optimize(size))]
 fn copy_temp<'a>(at: &'a Target, fd: &OwnedFd) -> Result<Temp<'a>, FsError> {
     let failed = |step, errno| FsError::Write {
         path: at.path.clone(),
@@ -371,6 +379,7 @@ fn copy_temp<'a>(at: &'a Target, fd: &OwnedFd) -> Result<Temp<'a>, FsError> {
     Ok(temp)
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn write_all(fd: impl AsFd, mut b: &[u8]) -> Result<(), Errno> {
     while !b.is_empty() {
         match rustix::io::write(fd.as_fd(), b) {
