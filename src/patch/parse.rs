@@ -285,6 +285,13 @@ impl Lines<'_, '_> {
             return Ok(Hunk::Delete { path });
         }
         let Some(rest) = marker(line, "*** Update File:") else {
+            if line.trim() == END {
+                // A second patch or a stray end: saying "expected ... or End Patch" here would contradict itself.
+                return Err(err(
+                    self.i,
+                    format!("expected '{END}' only as the last line (one patch per call)"),
+                ));
+            }
             return Err(err(
                 self.i,
                 format!("expected '*** Add File: PATH', '*** Delete File: PATH', '*** Update File: PATH' or '{END}'{}", found(self.lines, self.i)),
@@ -299,6 +306,16 @@ impl Lines<'_, '_> {
         {
             move_to = Some(self.path(rest)?);
             self.i += 1;
+            if self.lines[..self.end]
+                .get(self.i)
+                .and_then(|l| marker(l, "*** Move to:"))
+                .is_some()
+            {
+                return Err(err(
+                    self.i,
+                    "expected one '*** Move to:' per '*** Update File:', found a second".into(),
+                ));
+            }
         }
         let chunks = self.chunks()?;
         if chunks.is_empty() {
@@ -754,6 +771,25 @@ mod tests {
         assert_eq!(
             parse_create_diff("+a\nb").unwrap_err(),
             err(1, "expected a '+' line, found 'b'".into())
+        );
+    }
+
+    #[test]
+    fn a_stray_end_patch_or_second_move_is_named_at_its_line() {
+        fails(
+            "*** Begin Patch\n*** End Patch\n*** Begin Patch\n*** End Patch",
+            2,
+            "only as the last line",
+        );
+        fails(
+            "*** Begin Patch\n*** Update File: f\n@@\n-a\n*** End Patch\n*** End Patch",
+            5,
+            "only as the last line",
+        );
+        fails(
+            "*** Begin Patch\n*** Update File: f\n*** Move to: g\n*** Move to: h\n@@\n a\n*** End Patch",
+            4,
+            "found a second",
         );
     }
 
