@@ -18,7 +18,10 @@
 //! - Markers (`*** …` lines, `EOF`) are matched trimmed, so whitespace around
 //!   them is accepted; a PATH is the trimmed rest of its marker line and must
 //!   not be empty. Blank lines before `*** Begin Patch` and after
-//!   `*** End Patch` are ignored.
+//!   `*** End Patch` are ignored, and so is a byte-order mark starting the
+//!   text (an editor's, invisible in the error that would name it). Inside
+//!   a chunk a line starting with a space is context, whatever follows
+//!   (`  *** End of File` too), as in Codex.
 //! - Heredoc wrapper: a first line `<<EOF`, `<<'EOF'` or `<<"EOF"` and a last
 //!   line `EOF` around the patch (models that call the tool through an exec
 //!   API without a shell leave them in) are dropped.
@@ -119,7 +122,7 @@ const EOF_MARK: &str = "*** End of File";
 
 /// Parses a whole patch (`*** Begin Patch` … `*** End Patch`).
 pub fn parse(text: &str) -> Result<Patch, ParseError> {
-    let lines = split_lines(text);
+    let lines = split_lines(text.strip_prefix('\u{feff}').unwrap_or(text));
     let (mut lo, mut hi) = trim_blank(&lines, 0, lines.len());
     if hi - lo >= 2
         && matches!(lines[lo].trim(), "<<EOF" | "<<'EOF'" | "<<\"EOF\"")
@@ -790,6 +793,14 @@ mod tests {
             "*** Begin Patch\n*** Update File: f\n*** Move to: g\n*** Move to: h\n@@\n a\n*** End Patch",
             4,
             "found a second",
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_patch_is_dropped() {
+        assert_eq!(
+            one("\u{feff}*** Begin Patch\n*** Delete File: d\n*** End Patch"),
+            Hunk::Delete { path: "d".into() }
         );
     }
 
