@@ -46,6 +46,9 @@ pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>),
                 rest.extend(it.by_ref().cloned());
                 break;
             }
+            Some("--patch") if src.is_some() => {
+                return Err(invalid("give one of --patch and --patch-b64".into()));
+            }
             Some("--patch") => {
                 src = Some(Source::Stdin);
                 continue;
@@ -61,6 +64,10 @@ pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>),
                 continue;
             }
         };
+        if src.is_some() {
+            // Which one would win is a guess; the caller meant one patch.
+            return Err(invalid("give one of --patch and --patch-b64".into()));
+        }
         use base64::Engine;
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(b64.ok_or_else(|| invalid("--patch-b64 needs B64".into()))?)

@@ -15,6 +15,10 @@ use super::locate::{self, Miss, Placed};
 use super::{Chunk, Hunk, Patch};
 use crate::protocol::{ErrorKind, Failure, HintKeys};
 use crate::request::EditOptions;
+
+/// The candidate lines a refusal's detail names (`lines` holds up to
+/// [`crate::hints::OCCURRENCE_LINES_MAX`]).
+const DETAIL_LINES: usize = 10;
 use crate::txn::{Change, Op, OpKind, OpRefusal, Transform, Transformed, Txn};
 
 /// The transaction of `patch`. `strict`: exact matches only
@@ -127,17 +131,26 @@ fn refusal(text: &str, chunks: &[Chunk], r: locate::Refusal, hints: bool) -> OpR
             )
         },
         Miss::Multiple { lines, grade } => {
-            let list: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            // Bounded as a single edit's are: a chunk of a repeated line
+            // once listed every one of 199,000 lines, twice (2.7 MB).
+            let mut list: Vec<String> = lines
+                .iter()
+                .take(DETAIL_LINES)
+                .map(|l| l.to_string())
+                .collect();
+            if lines.len() > DETAIL_LINES {
+                list.push(format!("… ({} in all)", lines.len()));
+            }
             let how = match grade {
                 locate::Grade::Exact => String::new(),
                 g => format!(" (matching {})", g.name().replace('_', " ")),
             };
             Failure {
                 count: Some(lines.len() as u64),
-                hints: Some(HintKeys {
-                    lines: Some(lines.iter().map(|&l| l as u64).collect()),
-                    ..HintKeys::default()
-                }),
+                hints: Some(crate::hints::multiple_keys(
+                    lines.iter().take(crate::hints::OCCURRENCE_LINES_MAX).map(|&l| l as u64).collect(),
+                    lines.len() as u64,
+                )),
                 ..Failure::new(
                     ErrorKind::MultipleOccurrences,
                     format!(

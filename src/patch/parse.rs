@@ -18,7 +18,10 @@
 //! - Markers (`*** …` lines, `EOF`) are matched trimmed, so whitespace around
 //!   them is accepted; a PATH is the trimmed rest of its marker line and must
 //!   not be empty. Blank lines before `*** Begin Patch` and after
-//!   `*** End Patch` are ignored.
+//!   `*** End Patch` are ignored, and so is a byte-order mark starting the
+//!   text (an editor's, invisible in the error that would name it). Inside
+//!   a chunk a line starting with a space is context, whatever follows
+//!   (`  *** End of File` too), as in Codex.
 //! - Heredoc wrapper: a first line `<<EOF`, `<<'EOF'` or `<<"EOF"` and a last
 //!   line `EOF` around the patch (models that call the tool through an exec
 //!   API without a shell leave them in) are dropped.
@@ -120,7 +123,7 @@ const EOF_MARK: &str = "*** End of File";
 /// Parses a whole patch (`*** Begin Patch` … `*** End Patch`).
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn parse(text: &str) -> Result<Patch, ParseError> {
-    let lines = split_lines(text);
+    let lines = split_lines(text.strip_prefix('\u{feff}').unwrap_or(text));
     let (mut lo, mut hi) = trim_blank(&lines, 0, lines.len());
     if hi - lo >= 2
         && matches!(lines[lo].trim(), "<<EOF" | "<<'EOF'" | "<<\"EOF\"")
@@ -291,6 +294,13 @@ impl Lines<'_, '_> {
             return Ok(Hunk::Delete { path });
         }
         let Some(rest) = marker(line, "*** Update File:") else {
+            if line.trim() == END {
+                // A second patch or a stray end: saying "expected ... or End Patch" here would contradict itself.
+                return Err(err(
+                    self.i,
+                    format!("expected '{END}' only as the last line (one patch per call)"),
+                ));
+            }
             return Err(err(
                 self.i,
                 format!("expected '*** Add File: PATH', '*** Delete File: PATH', '*** Update File: PATH' or '{END}'{}", found(self.lines, self.i)),
@@ -305,6 +315,16 @@ impl Lines<'_, '_> {
         {
             move_to = Some(self.path(rest)?);
             self.i += 1;
+            if self.lines[..self.end]
+                .get(self.i)
+                .and_then(|l| marker(l, "*** Move to:"))
+                .is_some()
+            {
+                return Err(err(
+                    self.i,
+                    "expected one '*** Move to:' per '*** Update File:', found a second".into(),
+                ));
+            }
         }
         let chunks = self.chunks()?;
         if chunks.is_empty() {
@@ -763,6 +783,33 @@ mod tests {
         assert_eq!(
             parse_create_diff("+a\nb").unwrap_err(),
             err(1, "expected a '+' line, found 'b'".into())
+        );
+    }
+
+    #[test]
+    fn a_stray_end_patch_or_second_move_is_named_at_its_line() {
+        fails(
+            "*** Begin Patch\n*** End Patch\n*** Begin Patch\n*** End Patch",
+            2,
+            "only as the last line",
+        );
+        fails(
+            "*** Begin Patch\n*** Update File: f\n@@\n-a\n*** End Patch\n*** End Patch",
+            5,
+            "only as the last line",
+        );
+        fails(
+            "*** Begin Patch\n*** Update File: f\n*** Move to: g\n*** Move to: h\n@@\n a\n*** End Patch",
+            4,
+            "found a second",
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_before_the_patch_is_dropped() {
+        assert_eq!(
+            one("\u{feff}*** Begin Patch\n*** Delete File: d\n*** End Patch"),
+            Hunk::Delete { path: "d".into() }
         );
     }
 
