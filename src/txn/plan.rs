@@ -54,6 +54,9 @@ pub(super) struct File {
     pub(super) last: usize,
     /// A create's mode (before the umask) when the file is new.
     pub(super) mode: Option<u32>,
+    /// A file created and then removed in the same transaction: where it
+    /// would have been, so its ops still run (and may refuse) on a temp.
+    pub(super) unborn: Option<Target>,
 }
 
 /// The whole model.
@@ -155,7 +158,7 @@ impl Model<'_> {
             }
             OpKind::Delete { .. } => {
                 self.vacate(f);
-                self.files[f].end = End::Gone;
+                self.gone(f);
             }
             OpKind::Move {
                 to,
@@ -166,18 +169,24 @@ impl Model<'_> {
                 if change.is_some() {
                     self.files[f].steps.push(i);
                 }
-                let mut dest = match self.locate(to, true)? {
+                let dest = match self.locate(to, true)? {
                     Named::Nothing(d) => d,
                     Named::File(g) if g == f => return Ok((f, from)), // onto itself
                     Named::File(g) => {
                         if !overwrite {
                             return Err(exists(to));
                         }
-                        let d = self.dest_of(g)?;
+                        let mut d = self.dest_of(g)?;
+                        // What is on disk at that name: g itself if it is
+                        // still in place, else what g replaced there (a
+                        // file created or moved there is not there yet).
+                        d.replaces = match &self.files[g].end {
+                            End::InPlace => Some(g),
+                            End::At(e) => e.replaces,
+                            End::Gone => None,
+                        };
                         self.vacate(g);
-                        self.files[g].end = End::Gone;
-                        let mut d = d;
-                        d.replaces = Some(g);
+                        self.gone(g);
                         d
                     }
                 };
@@ -190,10 +199,8 @@ impl Model<'_> {
                         return Ok((f, from));
                     }
                 }
-                dest.replaces = dest.replaces.or(match &self.files[f].end {
-                    End::At(d) => d.replaces,
-                    _ => None,
-                });
+                // What f replaced where it was (if anything) is now simply
+                // gone: its commit hides it.
                 let key = dest.t.path.clone();
                 self.files[f].end = End::At(dest);
                 self.occupy(f, key);
@@ -214,11 +221,23 @@ impl Model<'_> {
             steps: Vec::new(),
             last: i,
             mode: None,
+            unborn: None,
         });
         let f = self.files.len() - 1;
         self.at.push(None);
         self.occupy(f, key);
         f
+    }
+
+    /// Removes file `f`; a file the transaction created keeps the place
+    /// its temp is made in.
+    fn gone(&mut self, f: usize) {
+        let file = &mut self.files[f];
+        if let End::At(d) = std::mem::replace(&mut file.end, End::Gone) {
+            if file.orig.is_none() {
+                file.unborn = Some(d.t);
+            }
+        }
     }
 
     fn occupy(&mut self, f: usize, key: PathBuf) {

@@ -91,7 +91,11 @@ pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, Tx
 pub(super) fn temp_dir(file: &File) -> &Target {
     match &file.end {
         End::At(d) => &d.t,
-        _ => &file.orig.as_ref().expect("in place means existing").0,
+        _ => match (&file.orig, &file.unborn) {
+            (Some(o), _) => &o.0,
+            (None, Some(t)) => t,
+            (None, None) => unreachable!("a file is somewhere"),
+        },
     }
 }
 
