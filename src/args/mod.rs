@@ -137,20 +137,11 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
             }
             "--lock-timeout" => {
                 let v = value("SECONDS")?;
-                // Digits with at most one '.': no sign, exponent, "inf" or "nan",
-                // which f64's parser would take.
-                let plain =
-                    v.bytes().filter(|b| *b == b'.').count() <= 1 && decimal(&v.replace('.', ""));
-                let secs: f64 = plain
-                    .then(|| v.parse().ok())
-                    .flatten()
-                    .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s <= 86_400.0)
-                    .ok_or_else(|| {
-                        invalid(format!(
-                            "--lock-timeout takes seconds from 0 to 86400, got {v:?}"
-                        ))
-                    })?;
-                opts.lock_timeout = Duration::from_secs_f64(secs);
+                opts.lock_timeout = seconds(&v).ok_or_else(|| {
+                    invalid(format!(
+                        "--lock-timeout takes seconds from 0 to 86400, got {v:?}"
+                    ))
+                })?;
             }
             "--root" => {
                 // Any bytes: a directory name need not be UTF-8.
@@ -318,6 +309,25 @@ fn decimal(v: &str) -> bool {
     !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// `--lock-timeout`'s value: digits with at most one `.` (no sign, exponent,
+/// `inf` or `nan`), at most 86400 seconds; digits past nanoseconds are
+/// dropped. Parsed by hand: f64's parser and its tables cost the static
+/// binary 13 KiB.
+fn seconds(v: &str) -> Option<Duration> {
+    let (whole, frac) = v.split_once('.').unwrap_or((v, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.len() + frac.len() == 0 || !digits(whole) || !digits(frac) {
+        return None;
+    }
+    let secs = whole.bytes().try_fold(0u64, |n, b| {
+        Some(n * 10 + u64::from(b - b'0')).filter(|n| *n <= 86_400)
+    })?;
+    let nanos = (0..9).fold(0u32, |n, i| {
+        n * 10 + frac.as_bytes().get(i).map_or(0, |b| u32::from(b - b'0'))
+    });
+    (secs < 86_400 || nanos == 0).then(|| Duration::new(secs, nanos))
+}
+
 /// `as-edit X.Y.Z (protocol 1; <target triple>)`.
 pub fn version_line() -> String {
     let env = if cfg!(target_env = "musl") {
@@ -337,6 +347,36 @@ pub fn version_line() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lock_timeout_seconds_are_plain_decimals_up_to_a_day() {
+        let ok = |v: &str, s: u64, n: u32| assert_eq!(seconds(v), Some(Duration::new(s, n)), "{v}");
+        ok("0", 0, 0);
+        ok("1.5", 1, 500_000_000);
+        ok(".25", 0, 250_000_000);
+        ok("2.", 2, 0);
+        ok("0.0000000019", 0, 1);
+        ok("86400", 86_400, 0);
+        ok("86400.000", 86_400, 0);
+        ok("000000000000000000000001", 1, 0);
+        for bad in [
+            "",
+            ".",
+            "-1",
+            "+1",
+            "1e3",
+            "inf",
+            "nan",
+            "1.2.3",
+            " 1",
+            "1 ",
+            "86400.5",
+            "86401",
+            "99999999999999999999999",
+        ] {
+            assert_eq!(seconds(bad), None, "{bad:?}");
+        }
+    }
 
     fn args(v: &[&[u8]]) -> Vec<OsString> {
         use std::os::unix::ffi::OsStringExt;

@@ -228,6 +228,13 @@ pub(super) fn cause(e: Errno) -> String {
     io::Error::from(e).to_string()
 }
 
+/// `1.5 s`: a duration to a tenth of a second, without f64's formatting
+/// (12 KiB of the static binary for this one message).
+fn tenths(d: Duration) -> String {
+    let t = (d.as_millis() + 50) / 100;
+    format!("{}.{} s", t / 10, t % 10)
+}
+
 pub(super) fn shown(p: &Path) -> String {
     display_path(p)
 }
@@ -334,9 +341,9 @@ impl From<FsError> for Failure {
             FsError::Busy { path, waited } => (
                 K::Busy,
                 format!(
-                    "another edit holds the lock on {} (waited {:.1} s); the file is unchanged",
+                    "another edit holds the lock on {} (waited {}); the file is unchanged",
                     shown(&path),
-                    waited.as_secs_f64()
+                    tenths(waited)
                 ),
             ),
             FsError::KeptChanging { path } => (
