@@ -403,6 +403,16 @@ impl Model<'_> {
     }
 }
 
+/// File `f`'s path for `partial`: where it was, else where it was to be.
+pub(super) fn file_path(plan: &Plan, f: usize) -> String {
+    let file = &plan.files[f];
+    match (&file.orig, &file.end) {
+        (Some(o), _) => crate::protocol::display_path(&o.0.path),
+        (None, End::At(d)) => crate::protocol::display_path(&d.t.path),
+        _ => String::new(),
+    }
+}
+
 fn exists(path: &Path) -> TxnError {
     let p = crate::protocol::display_path(path);
     TxnError::fail(
