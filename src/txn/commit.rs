@@ -10,10 +10,9 @@
 //! rollback renames or exchanges those names back: the original inode
 //! survives, with its bytes, mode, owner and xattrs. A name that must not
 //! be overwritten (a create, a move without `overwrite`) is taken by
-//! `RENAME_NOREPLACE` (or `link` + `unlink` without it). Moved originals
-//! leave their names before any file is placed, so moves may form a cycle
-//! (a swap). Only when the
-//! commit is complete are the hidden names (`.as-edit-<hex>.tmp`) removed.
+//! `RENAME_NOREPLACE` (or `link` + `unlink` without it); a moved original
+//! whose name a file placed before it takes (a swap) is hidden first. Only
+//! when the commit is complete are the hidden names (`.as-edit-<hex>.tmp`) removed.
 
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -225,16 +224,24 @@ pub(super) fn commit(
     let mut order: Vec<usize> = (0..plan.files.len()).collect();
     order.sort_by_key(|f| plan.files[*f].last);
     let mut failed = None;
-    // Every moved original leaves its name first, so a later file of the
-    // commit order may take it (a swap, a move then an edit elsewhere).
+    // A moved original whose name a file placed earlier takes leaves it
+    // first (a swap, a move then an edit elsewhere); other moves stay one
+    // rename, so a crash finds them at one of their two paths.
     let mut src: Vec<Option<CString>> = plan.files.iter().map(|_| None).collect();
-    for &f in &order {
+    for (k, &f) in order.iter().enumerate() {
         let file = &plan.files[f];
+        let taken = |t: &crate::fs::Target| {
+            (order[..k].iter())
+                .any(|&g| matches!(&plan.files[g].end, End::At(d) if d.t.path == t.path))
+        };
         if let (Some((t, _, _)), End::At(_), Some(l)) = (&file.orig, &file.end, &locked[f]) {
+            if !taken(t) {
+                continue;
+            }
             let r = recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(first_op(plan, f), e));
             match r.and_then(|()| {
                 c.hide(f, temps[f].is_some())
-                    .map_err(|e| hide_err(plan, f, e))
+                    .map_err(|e| super::prepare::hide_err(plan, f, e))
             }) {
                 Ok(h) => src[f] = Some(h),
                 Err(e) => {
@@ -286,19 +293,6 @@ pub(super) fn commit(
         err.partial = Some(partial);
     }
     Err(err)
-}
-
-/// A failed rename of a moved original away, as the write failure it is.
-fn hide_err(plan: &Plan, f: usize, errno: Errno) -> TxnError {
-    let path = orig(plan, f).path.clone();
-    TxnError::of(
-        first_op(plan, f),
-        FsError::Write {
-            path,
-            step: WriteStep::Rename,
-            errno,
-        },
-    )
 }
 
 #[cold] // off the single-file path: LLVM optimizes it for size
