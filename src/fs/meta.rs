@@ -211,9 +211,14 @@ pub(crate) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
     .ok()
 }
 
-/// Owner and group (when permitted), then the mode (chown clears setuid),
-/// then extended attributes, best-effort, and exactly the target's ACL
-/// state: the one error is an inherited ACL that cannot be removed.
+/// The permission bits and extended attributes while the temp is still
+/// the caller's (a root without CAP_FOWNER may not change them once it is
+/// another's: the old order left every file 0600), then owner and group
+/// (when permitted), then the full mode (chown clears setuid). Setuid and
+/// setgid are kept only with the owner and group they run as (as `cp -p`):
+/// a setuid program of uid 1000 must not become root's because the chown
+/// was refused. Exactly the target's ACL state: the one error is an
+/// inherited ACL that cannot be removed.
 ///
 /// The group is set whatever the caller's egid: the temp does not start
 /// with the caller's group in a setgid directory (it inherits the
@@ -221,14 +226,32 @@ pub(crate) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
 /// drop the setgid bit (issue 23). Setting a group the caller belongs to
 /// is permitted; any other fails, as without the edit it would.
 pub(crate) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) -> Result<(), Errno> {
-    let uid = rustix::process::geteuid()
-        .is_root()
-        .then(|| rfs::Uid::from_raw(st.st_uid));
-    let _ = rfs::fchown(to, uid, Some(rfs::Gid::from_raw(st.st_gid)));
-    let _ = rfs::fchmod(to, Mode::from_raw_mode(st.st_mode & 0o7777));
+    let _ = rfs::fchmod(to, Mode::from_raw_mode(st.st_mode & 0o1777));
     if !copy_xattrs(from, to) {
         drop_inherited_acl(to)?;
     }
+    let uid = rustix::process::geteuid()
+        .is_root()
+        .then(|| rfs::Uid::from_raw(st.st_uid));
+    let gid = Some(rfs::Gid::from_raw(st.st_gid));
+    // One call sets both or neither: without CAP_CHOWN the group alone may
+    // still be permitted (a setgid directory gave the temp another).
+    if rfs::fchown(to, uid, gid).is_err() && uid.is_some() {
+        let _ = rfs::fchown(to, None, gid);
+    }
+    let mut mode = st.st_mode & 0o7777;
+    match rfs::fstat(to) {
+        Ok(now) => {
+            if now.st_uid != st.st_uid {
+                mode &= !0o4000;
+            }
+            if now.st_gid != st.st_gid {
+                mode &= !0o2000;
+            }
+        }
+        Err(_) => mode &= 0o1777,
+    }
+    let _ = rfs::fchmod(to, Mode::from_raw_mode(mode));
     Ok(())
 }
 

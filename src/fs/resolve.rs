@@ -20,18 +20,19 @@
 //!   parent is the root gets the root's own descriptor (`openat2(root, ".")`)
 //!   and its name is looked up in it. A target outside (by `..`, an absolute
 //!   path, a symlink) is `outside_root`; so is a path that does not resolve
-//!   when its nearest existing ancestor lies outside, so a refusal never
-//!   probes outside the root.
+//!   when its walk leaves the root before it fails (a symlink in the root to
+//!   a missing name outside, or through a file outside), so no answer tells
+//!   what is outside the root.
 //! - A directory anywhere else is `file_not_found` too, found when the name
 //!   is looked up (`lock`), before anything is opened for reading.
 //! - EMFILE, ENFILE and ENOMEM are carried as the errno they are; they say
 //!   nothing about the path (see `error`), so they are never classified.
 
-use std::ffi::CString;
+use std::ffi::{CString, OsString};
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use rustix::fs::{self as rfs, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
@@ -58,7 +59,7 @@ pub(crate) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsErro
             if let Some((root, _)) = &root {
                 // Out of descriptors or memory, the ancestors cannot be
                 // resolved either: that is no evidence of an escape.
-                if !is_resource(errno) && !nearest_existing_ancestor_within(path, root) {
+                if !is_resource(errno) && !fails_within(path, root) {
                     return Err(outside_root(path, root));
                 }
             }
@@ -163,24 +164,68 @@ pub(crate) fn outside_root(path: &Path, root: &Path) -> FsError {
     }
 }
 
-/// For a path that does not resolve: does its nearest existing ancestor lie
-/// within the root? (So `../../etc/nope` is `outside_root`, not a probe.)
-/// Each ancestor is resolved by the kernel as a whole, `..` included: a
-/// lexical cut of `link/..` names a directory the path does not (with
-/// `link` a symlink out of the root, `link/../nope` is outside it).
-fn nearest_existing_ancestor_within(path: &Path, root: &Path) -> bool {
-    let abs = match std::env::current_dir() {
-        Ok(cwd) => cwd.join(path),
-        Err(_) => return false,
+/// For a path that does not resolve: does its walk stay within the root up
+/// to where it fails? (So `../../etc/nope` is `outside_root`, not a probe.)
+/// The kernel's walk is replayed name by name, symlinks and `..` followed
+/// as it follows them, and it is `false` as soon as it leaves the root,
+/// before any name outside is looked at: whether the failure lies outside
+/// (a symlink to a missing or non-directory name there) is never told.
+/// Names on the way to the (canonical) root are its own directories.
+fn fails_within(path: &Path, root: &Path) -> bool {
+    let Ok(cwd) = std::env::current_dir() else {
+        return false;
     };
-    let mut cur = Some(abs.as_path());
-    while let Some(p) = cur {
-        if let Ok(real) = std::fs::canonicalize(p) {
-            return real.starts_with(root);
+    let mut todo = Vec::new();
+    push_components(&mut todo, &cwd.join(path));
+    let mut cur = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(c) = todo.pop() {
+        match c.as_bytes() {
+            b"/" => cur = PathBuf::from("/"),
+            b".." => {
+                cur.pop();
+            }
+            _ => cur.push(c),
         }
-        cur = p.parent();
+        if !cur.starts_with(root) {
+            if root.starts_with(&cur) {
+                continue;
+            }
+            return false;
+        }
+        match std::fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => {
+                hops += 1;
+                let Ok(to) = std::fs::read_link(&cur) else {
+                    return true;
+                };
+                if hops > 40 {
+                    return true; // ELOOP, found within
+                }
+                cur.pop();
+                push_components(&mut todo, &to);
+            }
+            Ok(m) if m.is_dir() => {}
+            // Missing, not a directory, not searchable: the walk fails here.
+            _ => return true,
+        }
     }
-    false
+    true
+}
+
+/// Queues `p`'s components (`/` for the root, `..`, names; `.` dropped) so
+/// that the first is popped first.
+fn push_components(todo: &mut Vec<OsString>, p: &Path) {
+    let start = todo.len();
+    for c in p.components() {
+        match c {
+            Component::RootDir => todo.push("/".into()),
+            Component::ParentDir => todo.push("..".into()),
+            Component::Normal(n) => todo.push(n.to_owned()),
+            _ => {}
+        }
+    }
+    todo[start..].reverse();
 }
 
 /// Opens `parent` (canonical, `rel` below `root`; empty: the root itself)

@@ -36,6 +36,7 @@ use rustix::io::Errno;
 
 use super::error::{ConflictWhat, FsError, WriteStep};
 use super::meta::{copy_metadata, rename_refused};
+use super::resource::is_resource;
 use super::{Target, CHUNK};
 
 /// Hidden temp names registered here are removed by the panic hook.
@@ -319,7 +320,18 @@ pub(crate) fn recheck(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), FsErr
         step: WriteStep::Recheck,
         errno,
     })?;
-    let named = rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).ok();
+    let named = match rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(n) => Some(n),
+        // No memory or descriptor to look: no evidence of another writer.
+        Err(errno) if is_resource(errno) => {
+            return Err(FsError::Write {
+                path: t.path.clone(),
+                step: WriteStep::Recheck,
+                errno,
+            })
+        }
+        Err(_) => None,
+    };
     let same_inode = named.is_some_and(|n| n.st_dev == st.st_dev && n.st_ino == st.st_ino);
     let unchanged = now.st_size == st.st_size
         && now.st_mtime == st.st_mtime
