@@ -10,8 +10,9 @@
 //! rollback renames or exchanges those names back: the original inode
 //! survives, with its bytes, mode, owner and xattrs. A name that must not
 //! be overwritten (a create, a move without `overwrite`) is taken by
-//! `RENAME_NOREPLACE` (or `link` + `unlink` without it). Only when the
-//! commit is complete are the hidden names (`.as-edit-<hex>.tmp`) removed.
+//! `RENAME_NOREPLACE` (or `link` + `unlink` without it); a moved original
+//! whose name a file placed before it takes (a swap) is hidden first. Only
+//! when the commit is complete are the hidden names (`.as-edit-<hex>.tmp`) removed.
 
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -153,8 +154,9 @@ impl Commit<'_> {
         Ok(true)
     }
 
-    /// Renames file `f`'s original name away to a hidden one.
-    fn hide(&mut self, f: usize) -> Result<(), Errno> {
+    /// Renames file `f`'s original name away to a hidden one (`gone`:
+    /// removed once all is committed, else the commit moves it on).
+    fn hide(&mut self, f: usize, gone: bool) -> Result<CString, Errno> {
         let name = orig(self.plan, f).name.clone();
         let h = temp_name();
         self.rename(D::Orig(f), &name, D::Orig(f), &h, true)?;
@@ -162,8 +164,10 @@ impl Commit<'_> {
             f,
             Back::Rename(D::Orig(f), h.clone(), D::Orig(f), name, true),
         ));
-        self.hidden.push((D::Orig(f), h));
-        Ok(())
+        if gone {
+            self.hidden.push((D::Orig(f), h.clone()));
+        }
+        Ok(h)
     }
 
     #[cfg_attr(as_edit_small, optimize(size))]
@@ -224,8 +228,35 @@ pub(super) fn commit(
     let mut order: Vec<usize> = (0..plan.files.len()).collect();
     order.sort_by_key(|f| plan.files[*f].last);
     let mut failed = None;
-    for &f in &order {
-        if let Err(e) = commit_file(&mut c, txn, f, locked, temps) {
+    // A moved original whose name a file placed earlier takes leaves it
+    // first (a swap, a move then an edit elsewhere); other moves stay one
+    // rename, so a crash finds them at one of their two paths.
+    let mut src: Vec<Option<CString>> = plan.files.iter().map(|_| None).collect();
+    for (k, &f) in order.iter().enumerate() {
+        let file = &plan.files[f];
+        let taken = |t: &crate::fs::Target| {
+            (order[..k].iter())
+                .any(|&g| matches!(&plan.files[g].end, End::At(d) if d.t.path == t.path))
+        };
+        if let (Some((t, _, _)), End::At(_), Some(l)) = (&file.orig, &file.end, &locked[f]) {
+            if !taken(t) {
+                continue;
+            }
+            let r = recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(first_op(plan, f), e));
+            match r.and_then(|()| {
+                c.hide(f, temps[f].is_some())
+                    .map_err(|e| super::prepare::hide_err(plan, f, e))
+            }) {
+                Ok(h) => src[f] = Some(h),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+    }
+    for &f in order.iter().filter(|_| failed.is_none()) {
+        if let Err(e) = commit_file(&mut c, txn, f, locked, temps, src[f].as_deref()) {
             failed = Some(e);
             break;
         }
@@ -234,7 +265,7 @@ pub(super) fn commit(
         for (d, h) in std::mem::take(&mut c.hidden) {
             let _ = rfs::unlinkat(c.dir(d), &h, AtFlags::empty());
         }
-        return Ok(flush(txn, plan, locked, temps));
+        return Ok(super::flush(txn, plan, locked, temps));
     };
     // Newest first; a failed undo leaves its file (partly) new.
     let mut new = vec![false; plan.files.len()];
@@ -251,7 +282,7 @@ pub(super) fn commit(
     err.rolled_back = true;
     if new.iter().any(|n| *n) {
         let partial = (0..plan.files.len())
-            .map(|f| (file_path(plan, f), new[f]))
+            .map(|f| (super::plan::file_path(plan, f), new[f]))
             .collect();
         *err.failure = Failure::new(
             ErrorKind::InternalError,
@@ -268,15 +299,6 @@ pub(super) fn commit(
     Err(err)
 }
 
-fn file_path(plan: &Plan, f: usize) -> String {
-    let file = &plan.files[f];
-    match (&file.orig, &file.end) {
-        (Some(o), _) => display_path(&o.0.path),
-        (None, End::At(d)) => display_path(&d.t.path),
-        _ => String::new(),
-    }
-}
-
 #[cold] // off the single-file path: LLVM optimizes it for size
 #[cfg_attr(as_edit_small, optimize(size))]
 fn commit_file(
@@ -285,6 +307,7 @@ fn commit_file(
     f: usize,
     locked: &[Option<Locked>],
     temps: &mut [Option<Temp<'_>>],
+    hidden: Option<&CStr>,
 ) -> Result<(), TxnError> {
     let plan = c.plan;
     let file = &plan.files[f];
@@ -319,7 +342,7 @@ fn commit_file(
     {
         return Ok(());
     }
-    if let (Some((t, _, _)), Some(l)) = (&file.orig, &locked[f]) {
+    if let (Some((t, _, _)), Some(l), None) = (&file.orig, &locked[f], hidden) {
         recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(first_op(plan, f), e))?;
     }
     if let Some(temp) = temps[f].as_mut() {
@@ -360,7 +383,7 @@ fn commit_file(
                 .iter()
                 .any(|g| matches!(&g.end, End::At(d) if d.replaces == Some(f)));
             if file.orig.is_some() && !replaced {
-                c.hide(f).map_err(rename)?;
+                c.hide(f, true).map_err(rename)?;
             }
         }
         End::At(d) => {
@@ -398,19 +421,20 @@ fn commit_file(
                         temps[f].as_mut().expect("temp").renamed();
                         c.log.push((f, Back::Unlink(at, d.t.name.clone())));
                     }
-                    if file.orig.is_some() {
-                        c.hide(f).map_err(rename)?;
+                    if file.orig.is_some() && hidden.is_none() {
+                        c.hide(f, true).map_err(rename)?;
                     }
                 }
                 (None, Some((t, _, _))) => {
+                    let from = hidden.unwrap_or(&t.name);
                     if d.replaces.is_some() {
-                        c.replace(f, D::Orig(f), &t.name, at, &d.t.name, false)
+                        c.replace(f, D::Orig(f), from, at, &d.t.name, false)
                             .map_err(rename)?;
                     } else {
-                        c.rename(D::Orig(f), &t.name, at, &d.t.name, true)
+                        c.rename(D::Orig(f), from, at, &d.t.name, true)
                             .map_err(rename)?;
                         let back =
-                            Back::Rename(at, d.t.name.clone(), D::Orig(f), t.name.clone(), true);
+                            Back::Rename(at, d.t.name.clone(), D::Orig(f), from.to_owned(), true);
                         c.log.push((f, back));
                     }
                 }
@@ -419,32 +443,4 @@ fn commit_file(
         }
     }
     Ok(())
-}
-
-/// `--fsync`: every file system touched is flushed (the renames in every
-/// directory). Best effort after the commit: `false` when a flush failed.
-fn flush(
-    txn: &super::Txn,
-    plan: &Plan,
-    locked: &[Option<Locked>],
-    temps: &[Option<Temp<'_>>],
-) -> bool {
-    if !txn.options.fsync {
-        return true;
-    }
-    let mut ok = true;
-    let mut devs = Vec::new();
-    for (f, file) in plan.files.iter().enumerate() {
-        let fd = match (&locked[f], &temps[f]) {
-            (Some(l), _) => l.dir.as_ref().map(|d| d.as_fd()).unwrap_or(l.fd.as_fd()),
-            (None, Some(t)) => t.file().as_fd(),
-            _ => temp_dir(file).dir.as_fd(),
-        };
-        let dev = rfs::fstat(fd).map(|s| s.st_dev).unwrap_or(0);
-        if !devs.contains(&dev) {
-            devs.push(dev);
-            ok &= rfs::syncfs(fd).is_ok();
-        }
-    }
-    ok
 }

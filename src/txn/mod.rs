@@ -412,6 +412,36 @@ struct Partial {
     state: &'static str,
 }
 
+/// `--fsync`: every file system touched is flushed (the renames in every
+/// directory). Best effort after the commit: `false` when a flush failed.
+fn flush(
+    txn: &Txn,
+    plan: &plan::Plan,
+    locked: &[Option<prepare::Locked>],
+    temps: &[Option<crate::fs::temp::Temp<'_>>],
+) -> bool {
+    use rustix::fs as rfs;
+    use std::os::fd::AsFd;
+    if !txn.options.fsync {
+        return true;
+    }
+    let mut ok = true;
+    let mut devs = Vec::new();
+    for (f, file) in plan.files.iter().enumerate() {
+        let fd = match (&locked[f], &temps[f]) {
+            (Some(l), _) => l.dir.as_ref().map(|d| d.as_fd()).unwrap_or(l.fd.as_fd()),
+            (None, Some(t)) => t.file().as_fd(),
+            _ => prepare::temp_dir(file).dir.as_fd(),
+        };
+        let dev = rfs::fstat(fd).map(|s| s.st_dev).unwrap_or(0);
+        if !devs.contains(&dev) {
+            devs.push(dev);
+            ok &= rfs::syncfs(fd).is_ok();
+        }
+    }
+    ok
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,6 +54,9 @@ pub(super) struct File {
     pub(super) last: usize,
     /// A create's mode (before the umask) when the file is new.
     pub(super) mode: Option<u32>,
+    /// A file created and then removed in the same transaction: where it
+    /// would have been, so its ops still run (and may refuse) on a temp.
+    pub(super) unborn: Option<Target>,
 }
 
 /// The whole model.
@@ -157,7 +160,7 @@ impl Model<'_> {
             }
             OpKind::Delete { .. } => {
                 self.vacate(f);
-                self.files[f].end = End::Gone;
+                self.gone(f);
             }
             OpKind::Move {
                 to,
@@ -168,18 +171,24 @@ impl Model<'_> {
                 if change.is_some() {
                     self.files[f].steps.push(i);
                 }
-                let mut dest = match self.locate(to, true)? {
+                let dest = match self.locate(to, true)? {
                     Named::Nothing(d) => d,
                     Named::File(g) if g == f => return Ok((f, from)), // onto itself
                     Named::File(g) => {
                         if !overwrite {
                             return Err(exists(to));
                         }
-                        let d = self.dest_of(g)?;
+                        let mut d = self.dest_of(g)?;
+                        // What is on disk at that name: g itself if it is
+                        // still in place, else what g replaced there (a
+                        // file created or moved there is not there yet).
+                        d.replaces = match &self.files[g].end {
+                            End::InPlace => Some(g),
+                            End::At(e) => e.replaces,
+                            End::Gone => None,
+                        };
                         self.vacate(g);
-                        self.files[g].end = End::Gone;
-                        let mut d = d;
-                        d.replaces = Some(g);
+                        self.gone(g);
                         d
                     }
                 };
@@ -192,10 +201,8 @@ impl Model<'_> {
                         return Ok((f, from));
                     }
                 }
-                dest.replaces = dest.replaces.or(match &self.files[f].end {
-                    End::At(d) => d.replaces,
-                    _ => None,
-                });
+                // What f replaced where it was (if anything) is now simply
+                // gone: its commit hides it.
                 let key = dest.t.path.clone();
                 self.files[f].end = End::At(dest);
                 self.occupy(f, key);
@@ -217,11 +224,23 @@ impl Model<'_> {
             steps: Vec::new(),
             last: i,
             mode: None,
+            unborn: None,
         });
         let f = self.files.len() - 1;
         self.at.push(None);
         self.occupy(f, key);
         f
+    }
+
+    /// Removes file `f`; a file the transaction created keeps the place
+    /// its temp is made in.
+    fn gone(&mut self, f: usize) {
+        let file = &mut self.files[f];
+        if let End::At(d) = std::mem::replace(&mut file.end, End::Gone) {
+            if file.orig.is_none() {
+                file.unborn = Some(d.t);
+            }
+        }
     }
 
     fn occupy(&mut self, f: usize, key: PathBuf) {
@@ -386,6 +405,16 @@ impl Model<'_> {
             replaces: None,
         };
         Ok((dest, abs))
+    }
+}
+
+/// File `f`'s path for `partial`: where it was, else where it was to be.
+pub(super) fn file_path(plan: &Plan, f: usize) -> String {
+    let file = &plan.files[f];
+    match (&file.orig, &file.end) {
+        (Some(o), _) => crate::protocol::display_path(&o.0.path),
+        (None, End::At(d)) => crate::protocol::display_path(&d.t.path),
+        _ => String::new(),
     }
 }
 

@@ -88,11 +88,34 @@ pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, Tx
     Ok(locked)
 }
 
+/// A failed rename of a moved original away, as the write failure it is.
+pub(super) fn hide_err(plan: &Plan, f: usize, errno: Errno) -> TxnError {
+    let path = plan.files[f]
+        .orig
+        .as_ref()
+        .expect("an original")
+        .0
+        .path
+        .clone();
+    TxnError::of(
+        first_op(plan, f),
+        FsError::Write {
+            path,
+            step: WriteStep::Rename,
+            errno,
+        },
+    )
+}
+
 /// Where file `f`'s temp is made: beside where it ends.
 pub(super) fn temp_dir(file: &File) -> &Target {
     match &file.end {
         End::At(d) => &d.t,
-        _ => &file.orig.as_ref().expect("in place means existing").0,
+        _ => match (&file.orig, &file.unborn) {
+            (Some(o), _) => &o.0,
+            (None, Some(t)) => t,
+            (None, None) => unreachable!("a file is somewhere"),
+        },
     }
 }
 
