@@ -39,6 +39,9 @@ while (($#)); do
   esac
 done
 fail() { echo "power-cut: error: $*" >&2; exit 2; }
+# The first cut comes after the whole series (it measures its length), so
+# one cut would test no crash at all.
+[ "$cuts" -ge 2 ] 2>/dev/null || fail "--cuts takes 2 or more (the first cut only measures the series)"
 [ "$(id -u)" = 0 ] || fail "needs root (loop mounts of the work disks)"
 
 (apt_need qemu-system-x86 busybox-static e2fsprogs xfsprogs kmod python3 util-linux file) || fail "installing the packages it needs failed"

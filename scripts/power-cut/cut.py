@@ -26,7 +26,7 @@ FAILING = {3, 5}  # the kinds that must be refused (guest-init.sh)
 RESIDUE = re.compile(r"^\.as-edit-[0-9a-f]+\.tmp$")
 EVENT = re.compile(r"PC ([be]) (\d+) (\d+) (.*)")
 COLS = ["cuts", "files", "torn", "empty", "lost", "residue", "inflight_new",
-        "failed_seen", "unknown", "fsck_bad"]
+        "failed_seen", "misplanned", "unknown", "fsck_bad"]
 
 
 def content(f, seq):
@@ -128,6 +128,7 @@ class Disk:
         self.base = [0] * FILES  # the edit each file held at the last check
         self.stats = dict.fromkeys(COLS, 0)
         self.notes = []
+        self.succeeded = False  # some edit of the series returned 0
 
     def name(self):
         return "%s %s" % (self.fs, "--fsync" if self.fsync else "no fsync")
@@ -171,8 +172,13 @@ def check(d, ops, base, nops, proto, mnt, bad):
                 d.notes.append("unknown name " + name)
                 ok = False
         last_begun = max(ops) if ops else base
+        d.succeeded |= any(o[2] == 0 for o in ops.values())
         for s, o in sorted(ops.items()):
             if o[2] is not None and (o[2] == 0) == (o[0] in FAILING):
+                # A refused kind that edited, or an edit that failed: the
+                # editor is wrong, whatever the disk then holds.
+                st["misplanned"] += 1
+                ok = False
                 d.notes.append("edit %d (kind %d) exited %d, not as planned" % (s, o[0], o[2]))
         for f in range(FILES):
             st["files"] += 1
@@ -349,8 +355,12 @@ def main():
         for n in d.notes:
             print("%s: %s" % (d.name(), n))
         s = d.stats
-        if s["torn"] or s["empty"] or s["failed_seen"] or s["unknown"] or s["fsck_bad"] \
-                or (d.fsync and s["lost"]):
+        if s["torn"] or s["empty"] or s["failed_seen"] or s["misplanned"] or s["unknown"] \
+                or s["fsck_bad"] or (d.fsync and s["lost"]):
+            fail = True
+        if not d.succeeded:
+            # A series in which no edit succeeded tested nothing.
+            print("%s: no edit succeeded in any cut" % d.name())
             fail = True
     for b in bad:
         print("kept for inspection: " + b)
