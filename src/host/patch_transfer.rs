@@ -4,23 +4,12 @@
 //! would run, whose chunks the helper's locator places over the
 //! downloaded texts ([`transfer_txn`]): the same refusals, with `chunk`.
 
+use super::transfer::refused as failed;
 use super::txn::{Applied, PatchOp, PatchOpKind};
 use super::txn_transfer::{options, transfer_txn};
-use super::{EditError, Sandbox, Token, Via};
+use super::{EditError, Sandbox, Token};
 use crate::patch::{self, Hunk, Patch};
 use crate::protocol::ErrorKind;
-
-fn failed(kind: ErrorKind, detail: String) -> EditError {
-    EditError::Failed {
-        kind: Token::Known(kind),
-        detail: Some(detail),
-        count: None,
-        via: Via::Transfer,
-        hints: None,
-        indent: None,
-        at: None,
-    }
-}
 
 /// Parses a patch for the transfer path (`invalid_patch` as the helper
 /// words it).

@@ -122,7 +122,8 @@ impl Drop for PathLock {
     }
 }
 
-fn refused(kind: ErrorKind, detail: String) -> EditError {
+/// A transfer-path refusal with that token and detail.
+pub(crate) fn refused(kind: ErrorKind, detail: String) -> EditError {
     EditError::Failed {
         kind: Token::Known(kind),
         detail: Some(detail),
