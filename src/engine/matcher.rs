@@ -20,8 +20,7 @@
 //! re-scanning the whole tail on every chunk made a 48 MiB OLD over a
 //! 256 MiB file 4.9 s instead of 0.06 s.
 
-use memchr::memmem::Finder;
-
+use super::needle::Needle;
 use super::{Edit, EditStats, Refusal, AT_LINE_STARTS_MAX, LINES_MAX};
 
 #[cfg(test)]
@@ -40,12 +39,6 @@ thread_local! {
 /// this length a rebuild costs a few microseconds against a chunk's search,
 /// and a kept finder (304 bytes with its index) would weigh a third of OLD.
 pub(super) const KEEP_FINDER: usize = 1024;
-
-fn build(old: &[u8]) -> Finder<'_> {
-    #[cfg(test)]
-    BUILT.with(|c| c.set(c.get() + old.len() as u64));
-    Finder::new(old)
-}
 
 /// What one edit keeps between its turns.
 #[derive(Default)]
@@ -103,7 +96,7 @@ pub(super) struct Stages<'a> {
     tails: Vec<u8>,
     /// The finders kept for the whole run, by edit: a single edit's, and
     /// in a batch those of OLDs of [`KEEP_FINDER`] bytes or more.
-    finders: Vec<(usize, Finder<'a>)>,
+    finders: Vec<(usize, Needle<'a>)>,
 }
 
 /// `len(OLD) - 1`: how much input an edit may have to carry.
@@ -142,7 +135,7 @@ impl<'a> Stages<'a> {
                 .iter()
                 .enumerate()
                 .filter(|(_, e)| edits.len() == 1 || e.old_text().len() >= KEEP_FINDER)
-                .map(|(k, e)| (k, build(e.old_text())))
+                .map(|(k, e)| (k, Needle::new(e.old_text())))
                 .collect(),
         }
     }
@@ -205,17 +198,17 @@ impl<'a> Stages<'a> {
         k: usize,
         off: usize,
         out: &mut F,
-        f: impl FnOnce(&mut Turn<'_>, &mut [u8], &mut F),
+        f: impl FnOnce(&mut Turn<'_, 'a>, &mut [u8], &mut F),
     ) -> usize {
         let edit = &self.edits[k];
         let end = off + 2 * keep(edit);
         let slot = &mut self.tails[off..end];
-        let own;
+        let mut own;
         let finder = match self.finders.binary_search_by_key(&k, |f| f.0) {
-            Ok(i) => &self.finders[i].1,
+            Ok(i) => &mut self.finders[i].1,
             Err(_) => {
-                own = build(edit.old_text());
-                &own
+                own = Needle::new(edit.old_text());
+                &mut own
             }
         };
         let mut t = Turn {
@@ -277,13 +270,13 @@ fn doomed(e: &Edit, s: &State) -> bool {
 }
 
 /// One edit during one turn: its finder, its OLD and NEW, its state.
-struct Turn<'t> {
-    finder: &'t Finder<'t>,
+struct Turn<'t, 'a> {
+    finder: &'t mut Needle<'a>,
     edit: &'t Edit,
     st: &'t mut State,
 }
 
-impl Turn<'_> {
+impl Turn<'_, '_> {
     /// Takes `data`; `slot` is the edit's tail slot (`2 * keep` bytes).
     fn feed<F: FnMut(&[u8])>(&mut self, slot: &mut [u8], mut data: &[u8], out: &mut F) {
         let keep = keep(self.edit);

@@ -19,6 +19,7 @@ mod batch_diff;
 mod edit;
 mod gather;
 mod matcher;
+mod needle;
 mod normalize;
 mod utf8;
 
@@ -750,14 +751,21 @@ mod tests {
     /// second edit of a batch; `--at-line` picks the one on its line.
     #[test]
     fn long_olds_across_chunk_edges() {
-        let periodic: String = (0..300u32)
+        // 300 bytes: memchr's finder; LONG + 300: the piece search.
+        for len in [300, needle::LONG + 300] {
+            long_olds_of(len);
+        }
+    }
+
+    fn long_olds_of(len: usize) {
+        let periodic: String = (0..len as u32)
             .map(|i| char::from(b'a' + (i * 7 % 26) as u8))
             .collect();
-        let unique = format!("{}!", &periodic[..299]);
+        let unique = format!("{}!", &periodic[..len - 1]);
         for old in [periodic, unique] {
             let content = format!(
                 "{old}-x-{}\n{old}{old}{}{}{old}",
-                &old[..299],
+                &old[..len - 1],
                 "y".repeat(1000),
                 &old[1..]
             );
@@ -771,14 +779,14 @@ mod tests {
                 1,
                 7,
                 64,
-                298,
-                299,
-                300,
-                301,
-                599,
-                600,
-                601,
-                899,
+                len - 2,
+                len - 1,
+                len,
+                len + 1,
+                2 * len - 1,
+                2 * len,
+                2 * len + 1,
+                3 * len - 1,
                 1000,
                 content.len(),
             ] {
