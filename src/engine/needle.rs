@@ -1,6 +1,7 @@
 //! The search for one edit's OLD: memchr's finder for OLDs shorter than
 //! [`LONG`], and for longer ones a cheaper search that gives the same
-//! answers (issue 23 item 5).
+//! answers (issue 23 item 5). The `--hints` re-read (`fs/hints.rs`) uses it
+//! too.
 //!
 //! memchr's finder of a long OLD costs where a short one's does not: it is
 //! built with a Two-Way factorization of all of OLD (about 3 ns a byte:
@@ -27,7 +28,7 @@ pub(super) const LONG: usize = 4096;
 const PIECE: usize = 32;
 
 /// The search for one OLD.
-pub(super) struct Needle<'a> {
+pub(crate) struct Needle<'a> {
     old: &'a [u8],
     /// OLD's finder, or for a long OLD the piece's (or, past the budget,
     /// OLD's, in `full`).
@@ -51,7 +52,7 @@ impl HeuristicFrequencyRank for Counts {
 }
 
 impl<'a> Needle<'a> {
-    pub(super) fn new(old: &'a [u8]) -> Needle<'a> {
+    pub(crate) fn new(old: &'a [u8]) -> Needle<'a> {
         if old.len() < LONG {
             return Needle::with(old, build(old), 0);
         }
@@ -97,8 +98,13 @@ impl<'a> Needle<'a> {
         }
     }
 
+    /// `len(OLD)`.
+    pub(crate) fn len(&self) -> usize {
+        self.old.len()
+    }
+
     /// Where OLD first occurs in `hay`, as `memmem::Finder::find`.
-    pub(super) fn find(&mut self, hay: &[u8]) -> Option<usize> {
+    pub(crate) fn find(&mut self, hay: &[u8]) -> Option<usize> {
         let m = self.old.len();
         if m < LONG {
             return self.finder.find(hay);
