@@ -104,11 +104,19 @@ impl<'a> Needle<'a> {
     }
 
     /// Where OLD first occurs in `hay`, as `memmem::Finder::find`.
+    #[inline]
     pub(crate) fn find(&mut self, hay: &[u8]) -> Option<usize> {
-        let m = self.old.len();
-        if m < LONG {
+        // Inlined, a short OLD's search is memchr's alone: a dense
+        // replace-all calls this once per match.
+        if self.old.len() < LONG {
             return self.finder.find(hay);
         }
+        self.find_long(hay)
+    }
+
+    #[inline(never)]
+    fn find_long(&mut self, hay: &[u8]) -> Option<usize> {
+        let m = self.old.len();
         if let Some(f) = &self.full {
             return f.find(hay);
         }
