@@ -6,10 +6,10 @@
 //! Memory: what an edit keeps between its turns is a [`State`] (24 bytes)
 //! and its carried tail in one shared arena; the rest (the `--report` lines,
 //! the `--at-line` bookkeeping, the `--diff` builder) is boxed and exists
-//! only for the edits that use it. The finder is built for each turn from
-//! the edit's own OLD and dropped after it (one edit keeps its finder: its
-//! turns are the whole run), so a batch of N edits holds N states, not N
-//! finders.
+//! only for the edits that use it. A short OLD's finder is built for each
+//! turn and dropped after it, so a batch of N edits holds N states, not N
+//! finders; an OLD of [`KEEP_FINDER`] bytes or more keeps its finder for
+//! the run (as one edit does), since building one reads all of OLD.
 //!
 //! Time: linear in the input for any OLD. An edit carries the input that
 //! could still start an occurrence (at most `len(OLD) - 1` bytes, `keep`)
@@ -19,9 +19,10 @@
 //! arena slot). Each start is then scanned at most about twice, where
 //! re-scanning the whole tail on every chunk made a 48 MiB OLD over a
 //! 256 MiB file 4.9 s instead of 0.06 s.
+//! The search itself is `needle.rs` (for an OLD of 4 KiB or more, a rare
+//! piece of it first, Two-Way only when that proves too common).
 
-use memchr::memmem::Finder;
-
+use super::needle::Needle;
 use super::{Edit, EditStats, Refusal, AT_LINE_STARTS_MAX, LINES_MAX};
 
 #[cfg(test)]
@@ -29,7 +30,17 @@ thread_local! {
     /// Bytes a finder had to see on this thread (up to the match it found,
     /// or the whole haystack): the tests hold the search linear in the input.
     pub(super) static SEARCHED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Bytes of OLD finders were built from on this thread.
+    pub(super) static BUILT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
+
+/// In a batch, an edit whose OLD is at least this long keeps its finder for
+/// the whole run. Building one costs about 4 ns a byte of OLD (memchr's
+/// Two-Way factorization), once per turn, that is per chunk: a 16 MiB OLD
+/// after another edit took 18.8 s on a 32 MiB file (0.29 s alone). Below
+/// this length a rebuild costs a few microseconds against a chunk's search,
+/// and a kept finder (304 bytes with its index) would weigh a third of OLD.
+pub(super) const KEEP_FINDER: usize = 1024;
 
 /// What one edit keeps between its turns.
 #[derive(Default)]
@@ -85,8 +96,9 @@ pub(super) struct Stages<'a> {
     /// Edit k's tail slot is `2 * keep(k)` bytes at the sum of the earlier
     /// slots (callers walk the edits in order and carry the offset).
     tails: Vec<u8>,
-    /// A single edit's finder, kept for the whole run.
-    finder: Option<Finder<'a>>,
+    /// The finders kept for the whole run, by edit: a single edit's, and
+    /// in a batch those of OLDs of [`KEEP_FINDER`] bytes or more.
+    finders: Vec<(usize, Needle<'a>)>,
 }
 
 /// `len(OLD) - 1`: how much input an edit may have to carry.
@@ -121,10 +133,12 @@ impl<'a> Stages<'a> {
             states,
             // Zeroed: the pages of a large arena are only touched as tails fill.
             tails: vec![0; slots],
-            finder: match edits {
-                [one] => Some(Finder::new(one.old_text())),
-                _ => None,
-            },
+            finders: edits
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| edits.len() == 1 || e.old_text().len() >= KEEP_FINDER)
+                .map(|(k, e)| (k, Needle::new(e.old_text())))
+                .collect(),
         }
     }
 
@@ -186,17 +200,17 @@ impl<'a> Stages<'a> {
         k: usize,
         off: usize,
         out: &mut F,
-        f: impl FnOnce(&mut Turn<'_>, &mut [u8], &mut F),
+        f: impl FnOnce(&mut Turn<'_, 'a>, &mut [u8], &mut F),
     ) -> usize {
         let edit = &self.edits[k];
         let end = off + 2 * keep(edit);
         let slot = &mut self.tails[off..end];
-        let own;
-        let finder = match &self.finder {
-            Some(f) => f,
-            None => {
-                own = Finder::new(edit.old_text());
-                &own
+        let mut own;
+        let finder = match self.finders.binary_search_by_key(&k, |f| f.0) {
+            Ok(i) => &mut self.finders[i].1,
+            Err(_) => {
+                own = Needle::new(edit.old_text());
+                &mut own
             }
         };
         let mut t = Turn {
@@ -258,13 +272,13 @@ fn doomed(e: &Edit, s: &State) -> bool {
 }
 
 /// One edit during one turn: its finder, its OLD and NEW, its state.
-struct Turn<'t> {
-    finder: &'t Finder<'t>,
+struct Turn<'t, 'a> {
+    finder: &'t mut Needle<'a>,
     edit: &'t Edit,
     st: &'t mut State,
 }
 
-impl Turn<'_> {
+impl Turn<'_, '_> {
     /// Takes `data`; `slot` is the edit's tail slot (`2 * keep` bytes).
     fn feed<F: FnMut(&[u8])>(&mut self, slot: &mut [u8], mut data: &[u8], out: &mut F) {
         let keep = keep(self.edit);

@@ -19,6 +19,7 @@ mod batch_diff;
 mod edit;
 mod gather;
 mod matcher;
+mod needle;
 mod normalize;
 mod utf8;
 
@@ -29,6 +30,7 @@ use normalize::Normalizer;
 use utf8::Utf8Validator;
 
 pub use edit::{Edit, INLINE, OLD_MAX};
+pub(crate) use needle::Needle;
 pub use normalize::normalize_eol;
 
 /// Why an edit was refused. Nothing may be written for any of these.
@@ -750,14 +752,21 @@ mod tests {
     /// second edit of a batch; `--at-line` picks the one on its line.
     #[test]
     fn long_olds_across_chunk_edges() {
-        let periodic: String = (0..300u32)
+        // 300 bytes: memchr's finder; LONG + 300: the piece search.
+        for len in [300, needle::LONG + 300] {
+            long_olds_of(len);
+        }
+    }
+
+    fn long_olds_of(len: usize) {
+        let periodic: String = (0..len as u32)
             .map(|i| char::from(b'a' + (i * 7 % 26) as u8))
             .collect();
-        let unique = format!("{}!", &periodic[..299]);
+        let unique = format!("{}!", &periodic[..len - 1]);
         for old in [periodic, unique] {
             let content = format!(
                 "{old}-x-{}\n{old}{old}{}{}{old}",
-                &old[..299],
+                &old[..len - 1],
                 "y".repeat(1000),
                 &old[1..]
             );
@@ -771,14 +780,14 @@ mod tests {
                 1,
                 7,
                 64,
-                298,
-                299,
-                300,
-                301,
-                599,
-                600,
-                601,
-                899,
+                len - 2,
+                len - 1,
+                len,
+                len + 1,
+                2 * len - 1,
+                2 * len,
+                2 * len + 1,
+                3 * len - 1,
                 1000,
                 content.len(),
             ] {
@@ -836,6 +845,40 @@ mod tests {
                 assert!(searched <= bound, "chunks of {size}: {searched} > {bound}");
             }
         }
+    }
+
+    /// A batch builds a long OLD's finder once, not once per chunk (issue
+    /// 23 item 5): building reads all of OLD, so per chunk it made a 16 MiB
+    /// OLD after another edit 18.8 s on a 32 MiB file (0.29 s alone). Short
+    /// OLDs are still rebuilt per turn: a batch keeps no finder for them.
+    #[test]
+    fn a_batch_builds_a_long_olds_finder_once() {
+        let long = format!("{}!", "q".repeat(matcher::KEEP_FINDER));
+        let content = "q".repeat(1 << 20);
+        let edits = [e("qq", "qq", true), e(&long, "x", false)];
+        for size in [4096, 65536, 1 << 20] {
+            matcher::BUILT.with(|c| c.set(0));
+            let r = chunked(content.as_bytes(), &edits, size);
+            assert_eq!(r, Err(Refusal::NotFound { edit: 1 }));
+            let built = matcher::BUILT.with(|c| c.get());
+            let turns = (content.len() / size) as u64 + 1;
+            // The long OLD once; "qq" per turn (each chunk, then the end).
+            let want = long.len() as u64 + 2 * (turns + 1);
+            assert!(built <= want, "chunks of {size}: {built} > {want}");
+        }
+    }
+
+    /// A long OLD whose rarest byte the text lacks is searched without
+    /// OLD's Two-Way factorization (issue 23 item 5): before `needle.rs`
+    /// one edit built it from all of OLD up front, 0.15 s of a 48 MiB OLD.
+    #[test]
+    fn a_long_old_with_a_rare_byte_builds_no_two_way_finder() {
+        let old = format!("{}!", "q".repeat(64 << 10));
+        let content = "q".repeat(1 << 20);
+        matcher::BUILT.with(|c| c.set(0));
+        let r = chunked(content.as_bytes(), &[e(&old, "x", false)], 65536);
+        assert_eq!(r, Err(Refusal::NotFound { edit: 0 }));
+        assert_eq!(matcher::BUILT.with(|c| c.get()), 32);
     }
 
     /// Issue 23 item 7: what an edit keeps between its turns is 24 bytes

@@ -17,15 +17,14 @@
 //! - `multiple_occurrences`: the occurrences are found as the text streams
 //!   by, holding at most `2 * (len(OLD) - 1)` bytes and one piece (a search
 //!   runs once that much is held and carries `len(OLD) - 1` bytes on, so
-//!   each byte is searched about twice at most: linear for any OLD); the
+//!   each byte is searched about twice at most: linear for any OLD; a
+//!   long OLD takes the engine's piece search, `engine/needle.rs`); the
 //!   lines are complete for any file size, and reading stops once
 //!   [`OCCURRENCE_LINES_MAX`] lines are known.
 
 use std::os::fd::BorrowedFd;
 
-use memchr::memmem;
-
-use crate::engine::{Edit, Engine, Refusal};
+use crate::engine::{Edit, Engine, Needle, Refusal};
 use crate::hints::{multiple_keys, not_found_keys, OCCURRENCE_LINES_MAX, TEXT_MAX};
 use crate::protocol::HintKeys;
 
@@ -212,7 +211,7 @@ fn stream(file: BorrowedFd<'_>, before: &[Edit], sink: &mut dyn FnMut(&[u8]) -> 
 /// [`hints::occurrence_lines`] (the host's fallback uses that one on the
 /// whole text; a test holds them equal).
 pub struct OccurrenceScan<'o> {
-    finder: memmem::Finder<'o>,
+    finder: Needle<'o>,
     /// Unscanned text: at most `len(OLD) - 1` bytes carried plus one piece.
     buf: Vec<u8>,
     /// The line of `buf[0]`.
@@ -225,7 +224,7 @@ impl<'o> OccurrenceScan<'o> {
     #[cfg_attr(as_edit_small, optimize(size))]
     pub fn new(old: &'o [u8], limit: usize) -> OccurrenceScan<'o> {
         OccurrenceScan {
-            finder: memmem::Finder::new(old),
+            finder: Needle::new(old),
             buf: Vec::new(),
             line: 1,
             limit,
@@ -237,7 +236,7 @@ impl<'o> OccurrenceScan<'o> {
     /// further cannot change the answer).
     #[cfg_attr(as_edit_small, optimize(size))]
     pub fn feed(&mut self, piece: &[u8]) -> bool {
-        let n = self.finder.needle().len();
+        let n = self.finder.len();
         if n == 0 || self.lines.len() >= self.limit {
             return false;
         }
@@ -253,14 +252,14 @@ impl<'o> OccurrenceScan<'o> {
 
     /// The text has ended: what is held is searched to its end.
     pub fn finish(&mut self) {
-        if !self.finder.needle().is_empty() && self.lines.len() < self.limit {
+        if self.finder.len() > 0 && self.lines.len() < self.limit {
             self.search(true);
         }
     }
 
     #[cfg_attr(as_edit_small, optimize(size))]
     fn search(&mut self, end: bool) -> bool {
-        let n = self.finder.needle().len();
+        let n = self.finder.len();
         let mut at = 0;
         while let Some(p) = self.finder.find(&self.buf[at..]) {
             let p = at + p;

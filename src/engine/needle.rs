@@ -1,0 +1,258 @@
+//! The search for one edit's OLD: memchr's finder for OLDs shorter than
+//! [`LONG`], and for longer ones a cheaper search that gives the same
+//! answers (issue 23 item 5). The `--hints` re-read (`fs/hints.rs`) uses it
+//! too.
+//!
+//! memchr's finder of a long OLD costs where a short one's does not: it is
+//! built with a Two-Way factorization of all of OLD (about 3 ns a byte:
+//! 0.15 s of a 48 MiB OLD, before the file is read), and its prefilter
+//! picks two rare bytes among OLD's first 255 only, so in repetitive text
+//! every line is a candidate and each costs a Two-Way check. A long OLD's
+//! search here looks for a [`PIECE`]-byte piece of OLD around the byte
+//! that is rarest in OLD itself (a byte OLD holds once is likely rare in
+//! the text OLD was copied from), ranked by the same counts for memchr's
+//! prefilter, and compares OLD in full at each start the piece proposes.
+//! Those comparisons are budgeted: once they have cost more than twice the
+//! starts passed plus OLD's length twice, the piece is too common in this
+//! text, and the Two-Way finder is built and used from then on. The work
+//! before that is linear in what was searched, and after it Two-Way's is,
+//! so the search stays linear for any OLD and text.
+
+use memchr::arch::all::packedpair::HeuristicFrequencyRank;
+use memchr::memmem::{Finder, FinderBuilder};
+
+/// OLDs at least this long take the piece search.
+pub(super) const LONG: usize = 4096;
+
+/// The piece's length.
+const PIECE: usize = 32;
+
+/// The search for one OLD.
+pub(crate) struct Needle<'a> {
+    old: &'a [u8],
+    /// OLD's finder, or for a long OLD the piece's (or, past the budget,
+    /// OLD's, in `full`).
+    finder: Finder<'a>,
+    /// Where the piece starts in OLD (0 for a short OLD).
+    at: usize,
+    /// A long OLD's Two-Way finder, once the budget is spent.
+    full: Option<Box<Finder<'a>>>,
+    /// Bytes compared at proposed starts, and starts passed (the budget).
+    compared: u64,
+    passed: u64,
+}
+
+/// memchr's prefilter rank from byte counts: rarer is lower.
+struct Counts([u8; 256]);
+
+impl HeuristicFrequencyRank for Counts {
+    fn rank(&self, byte: u8) -> u8 {
+        self.0[byte as usize]
+    }
+}
+
+impl<'a> Needle<'a> {
+    pub(crate) fn new(old: &'a [u8]) -> Needle<'a> {
+        if old.len() < LONG {
+            return Needle::with(old, build(old), 0);
+        }
+        // Four tables: one would wait on its own last store in runs of a
+        // repeated byte.
+        let mut n = [[0u32; 256]; 4];
+        let mut quads = old.chunks_exact(4);
+        for q in &mut quads {
+            for (t, &b) in n.iter_mut().zip(q) {
+                t[b as usize] += 1;
+            }
+        }
+        for &b in quads.remainder() {
+            n[0][b as usize] += 1;
+        }
+        let mut rank = [0u8; 256];
+        let mut rare = (u32::MAX, 0u8);
+        for b in 0..256 {
+            let c = n[0][b] + n[1][b] + n[2][b] + n[3][b];
+            // Counts of 1 to 2^31 onto 8..=248, by powers of two.
+            rank[b] = (8 * (32 - c.leading_zeros())) as u8;
+            if c > 0 && c < rare.0 {
+                rare = (c, b as u8);
+            }
+        }
+        let i = memchr::memchr(rare.1, old).unwrap_or(0);
+        let at = i.saturating_sub(PIECE / 2).min(old.len() - PIECE);
+        #[cfg(test)]
+        super::matcher::BUILT.with(|c| c.set(c.get() + PIECE as u64));
+        let piece =
+            FinderBuilder::new().build_forward_with_ranker(Counts(rank), &old[at..at + PIECE]);
+        Needle::with(old, piece, at)
+    }
+
+    fn with(old: &'a [u8], finder: Finder<'a>, at: usize) -> Needle<'a> {
+        Needle {
+            old,
+            finder,
+            at,
+            full: None,
+            compared: 0,
+            passed: 0,
+        }
+    }
+
+    /// `len(OLD)`.
+    pub(crate) fn len(&self) -> usize {
+        self.old.len()
+    }
+
+    /// Where OLD first occurs in `hay`, as `memmem::Finder::find`.
+    #[inline]
+    pub(crate) fn find(&mut self, hay: &[u8]) -> Option<usize> {
+        // Inlined, a short OLD's search is memchr's alone: a dense
+        // replace-all calls this once per match.
+        if self.old.len() < LONG {
+            return self.finder.find(hay);
+        }
+        self.find_long(hay)
+    }
+
+    #[inline(never)]
+    fn find_long(&mut self, hay: &[u8]) -> Option<usize> {
+        let m = self.old.len();
+        if let Some(f) = &self.full {
+            return f.find(hay);
+        }
+        let last = hay.len().checked_sub(m)?;
+        let mut from = 0;
+        while from <= last {
+            // The piece of a start in from..=last lies in this range.
+            let range = &hay[from + self.at..last + self.at + PIECE];
+            let Some(h) = self.finder.find(range) else {
+                self.passed += (last + 1 - from) as u64;
+                return None;
+            };
+            let c = from + h;
+            self.passed += (c - from) as u64;
+            if self.same(&hay[c..c + m]) {
+                return Some(c);
+            }
+            from = c + 1;
+            if self.compared > 2 * (self.passed + m as u64) {
+                let f = self.full.insert(Box::new(build(self.old)));
+                return f.find(&hay[from..]).map(|i| i + from);
+            }
+        }
+        None
+    }
+
+    /// Whether `b` is OLD, counting what was compared: a first short block
+    /// (most proposed starts differ early), then 4 KiB blocks, each an OR of
+    /// differences the compiler vectorizes.
+    fn same(&mut self, b: &[u8]) -> bool {
+        let mut at = 0;
+        let mut block = 64;
+        while at < b.len() {
+            let end = (at + block).min(b.len());
+            self.compared += (end - at) as u64;
+            let diff = b[at..end]
+                .iter()
+                .zip(&self.old[at..end])
+                .fold(0u8, |d, (x, y)| d | (x ^ y));
+            if diff != 0 {
+                return false;
+            }
+            at = end;
+            block = 4096;
+        }
+        true
+    }
+}
+
+fn build(old: &[u8]) -> Finder<'_> {
+    #[cfg(test)]
+    super::matcher::BUILT.with(|c| c.set(c.get() + old.len() as u64));
+    Finder::new(old)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic stream of small-alphabet bytes: repetitive text
+    /// where a piece of OLD is proposed often.
+    fn bytes(seed: &mut u64, n: usize, alphabet: &[u8]) -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                *seed ^= *seed << 13;
+                *seed ^= *seed >> 7;
+                *seed ^= *seed << 17;
+                alphabet[(*seed % alphabet.len() as u64) as usize]
+            })
+            .collect()
+    }
+
+    /// The piece search answers as memchr's finder does, from every start,
+    /// for OLDs that occur, occur twice, overlap themselves, or miss by one
+    /// byte at their start, at the piece and at their end; in text where
+    /// the piece is rare and where it is everywhere (the Two-Way fallback).
+    #[test]
+    fn finds_what_memchr_finds() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15;
+        // Whether some searches stayed on the piece, and some fell back.
+        let mut modes = [false; 2];
+        for (alphabet, period) in [(&b"ab"[..], 0), (b"abcd", 0), (b"a", 0), (b"ab", 7)] {
+            for m in [LONG, LONG + 33] {
+                let mut old = match period {
+                    0 => bytes(&mut seed, m, alphabet),
+                    p => bytes(&mut seed, p, alphabet).repeat(m / p + 1)[..m].to_vec(),
+                };
+                old[m / 3] = b'Z'; // the rarest byte: the piece lies around it
+                let probe = Needle::new(&old);
+                let at = probe.at;
+                let mut hay = bytes(&mut seed, 300, alphabet);
+                for flip in [None, Some(0), Some(at), Some(at + PIECE - 1), Some(m - 1)] {
+                    let mut o = old.clone();
+                    if let Some(i) = flip {
+                        o[i] ^= 1;
+                    }
+                    hay.extend_from_slice(&o);
+                    hay.extend(bytes(&mut seed, 50, alphabet));
+                }
+                hay.extend_from_slice(&old[..m / 2]);
+                hay.extend_from_slice(&old);
+                for text in [hay.clone(), old.repeat(3), old[1..].repeat(2)] {
+                    let mut n = Needle::new(&old);
+                    for i in (0..text.len()).step_by(37) {
+                        let want = memchr::memmem::find(&text[i..], &old);
+                        assert_eq!(n.find(&text[i..]), want, "m {m} from {i}");
+                    }
+                    modes[n.full.is_some() as usize] = true;
+                }
+            }
+        }
+        assert_eq!(modes, [true, true]);
+    }
+
+    /// A rare piece: no Two-Way factorization of OLD at all. A piece that
+    /// is everywhere in the text: the comparisons stop at their budget and
+    /// OLD's Two-Way finder is built once.
+    #[test]
+    fn the_two_way_finder_is_built_only_past_the_budget() {
+        let old = [vec![b'q'; 64 << 10], b"!".to_vec()].concat();
+        let built = |text: &[u8]| {
+            super::super::matcher::BUILT.with(|c| c.set(0));
+            let mut n = Needle::new(&old);
+            let mut at = 0;
+            while let Some(i) = n.find(&text[at..]) {
+                at += i + old.len();
+            }
+            let b = super::super::matcher::BUILT.with(|c| c.get());
+            (b, n.compared, n.full.is_some())
+        };
+        let rare = vec![b'q'; 1 << 20];
+        assert_eq!(built(&rare), (PIECE as u64, 0, false));
+        let common = [vec![b'q'; 999], b"!".to_vec()].concat().repeat(1 << 10);
+        let (b, compared, full) = built(&common);
+        assert_eq!((b, full), ((PIECE + old.len()) as u64, true));
+        // Stopped at the budget: at most twice the starts passed and OLD.
+        assert!(compared <= 2 * (common.len() + 2 * old.len()) as u64);
+    }
+}
