@@ -252,12 +252,19 @@ fn run_inner(
     let mut temps = Vec::with_capacity(plan.files.len());
     for (f, file) in plan.files.iter().enumerate() {
         let t = prepare::stage(txn, &plan, f, file, locked[f].as_ref(), reports, counts)?;
-        // The temp's data is written back here, before the commit window,
-        // as a single-file edit does it before naming its temp (`fs::temp`).
-        // Without it a power cut on XFS can find the target empty
-        // (scripts/power-cut.sh); a write-back error refuses the whole
-        // transaction before anything is committed.
-        if let (Some(t), false, false) = (&t, txn.options.fsync, txn.options.dry_run) {
+        if let (Some(t), false) = (&t, txn.options.fsync || txn.options.dry_run) {
+            crate::fs::temp::start_writeback(t.file());
+        }
+        temps.push(t);
+    }
+    // Every temp's data is written back and waited for here, before the
+    // commit window, as a single-file edit does before naming its temp
+    // (`fs::temp`): without it a power cut on XFS can find the target empty
+    // (scripts/power-cut.sh). Started for each file as it was staged, so the
+    // writes overlap; a write-back error refuses the whole transaction
+    // before anything is committed.
+    for (f, file) in plan.files.iter().enumerate() {
+        if let (Some(t), false) = (&temps[f], txn.options.fsync || txn.options.dry_run) {
             crate::fs::temp::settle(t.file(), false).map_err(|errno| {
                 let path = prepare::temp_dir(file).path.clone();
                 let step = crate::fs::WriteStep::Flush;
@@ -267,7 +274,6 @@ fn run_inner(
                 )
             })?;
         }
-        temps.push(t);
     }
     let changed = plan
         .files
