@@ -27,6 +27,7 @@ mod error;
 mod hints;
 pub(crate) mod lock;
 pub(crate) mod meta;
+pub(crate) mod release;
 mod replay;
 mod report;
 pub(crate) mod resolve;

@@ -257,12 +257,9 @@ fn run_inner(
         }
         temps.push(t);
     }
-    // Every temp's data is written back and waited for here, before the
-    // commit window, as a single-file edit does before naming its temp
-    // (`fs::temp`): without it a power cut on XFS can find the target empty
-    // (scripts/power-cut.sh). Started for each file as it was staged, so the
-    // writes overlap; a write-back error refuses the whole transaction
-    // before anything is committed.
+    // Every temp written back before the commit window (`fs::temp::settle`:
+    // a power cut on XFS could find a target empty), started as each was
+    // staged so the writes overlap; an error refuses before any commit.
     for (f, file) in plan.files.iter().enumerate() {
         if let (Some(t), false) = (&temps[f], txn.options.fsync || txn.options.dry_run) {
             crate::fs::temp::settle(t.file(), false).map_err(|errno| {
@@ -287,6 +284,8 @@ fn run_inner(
         false => commit::commit(txn, &plan, &locked, &mut temps)?,
     };
     drop(temps);
+    // Originals are freed at their last close, which can wait for the device.
+    crate::fs::release::close_all(locked.into_iter().flatten().map(|l| l.fd).collect());
     Ok((changed, durable, plan.resolved))
 }
 
