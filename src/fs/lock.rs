@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use rustix::fs::{self as rfs, AtFlags, FileType, FlockOperation, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
-use super::error::{FileKind, FsError, NotFoundKind};
+use super::error::{ConflictWhat, FileKind, FsError, NotFoundKind, WriteStep};
 use super::resource::is_resource;
 use super::Target;
 
@@ -114,4 +114,40 @@ fn lock(fd: &OwnedFd, deadline: Instant, timeout: Duration, path: &Path) -> Resu
             Err(_) => return Ok(()),
         }
     }
+}
+
+/// The last look before committing: a writer that ignores the lock may
+/// have changed the file since we read it.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(crate) fn recheck(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), FsError> {
+    let now = rfs::fstat(file).map_err(|errno| FsError::Write {
+        path: t.path.clone(),
+        step: WriteStep::Recheck,
+        errno,
+    })?;
+    let named = match rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(n) => Some(n),
+        // No memory or descriptor to look: no evidence of another writer.
+        Err(errno) if is_resource(errno) => {
+            return Err(FsError::Write {
+                path: t.path.clone(),
+                step: WriteStep::Recheck,
+                errno,
+            })
+        }
+        Err(_) => None,
+    };
+    let same_inode = named.is_some_and(|n| n.st_dev == st.st_dev && n.st_ino == st.st_ino);
+    let unchanged = now.st_size == st.st_size
+        && now.st_mtime == st.st_mtime
+        && now.st_mtime_nsec == st.st_mtime_nsec
+        && now.st_ctime == st.st_ctime
+        && now.st_ctime_nsec == st.st_ctime_nsec;
+    if !same_inode || !unchanged {
+        return Err(FsError::Conflict {
+            path: t.path.clone(),
+            what: ConflictWhat::ChangedWhileEditing,
+        });
+    }
+    Ok(())
 }

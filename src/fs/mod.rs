@@ -20,19 +20,21 @@
 //! edit runs them back to back; a transaction (`crate::txn`) runs `check`
 //! and `prepare` for every file (its ops chained through temps) before it
 //! commits any, with its own commit step (exchange, no-replace, undo) over
-//! the same temp API (`Temp::named`, `temp::recheck`, `meta::copy_metadata`).
+//! the same temp API (`Temp::named`, `lock::recheck`, `meta::copy_metadata`).
 #![doc = include_str!("fs.md")]
 
 mod error;
 mod hints;
 pub(crate) mod lock;
 pub(crate) mod meta;
+pub(crate) mod release;
 mod replay;
 mod report;
 pub(crate) mod resolve;
 mod resource;
 pub(crate) mod sink;
 pub(crate) mod temp;
+mod window;
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, OwnedFd};

@@ -20,7 +20,8 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 
-use crate::fs::temp::{recheck, temp_name, Temp};
+use crate::fs::lock::recheck;
+use crate::fs::temp::{temp_name, Temp};
 use crate::fs::{FsError, WriteStep};
 use crate::protocol::{display_path, ErrorKind, Failure};
 

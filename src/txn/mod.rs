@@ -252,12 +252,16 @@ fn run_inner(
     let mut temps = Vec::with_capacity(plan.files.len());
     for (f, file) in plan.files.iter().enumerate() {
         let t = prepare::stage(txn, &plan, f, file, locked[f].as_ref(), reports, counts)?;
-        // The temp's data is written back here, before the commit window,
-        // as a single-file edit does it before naming its temp (`fs::temp`).
-        // Without it a power cut on XFS can find the target empty
-        // (scripts/power-cut.sh); a write-back error refuses the whole
-        // transaction before anything is committed.
-        if let (Some(t), false, false) = (&t, txn.options.fsync, txn.options.dry_run) {
+        if let (Some(t), false) = (&t, txn.options.fsync || txn.options.dry_run) {
+            crate::fs::temp::start_writeback(t.file());
+        }
+        temps.push(t);
+    }
+    // Every temp written back before the commit window (`fs::temp::settle`:
+    // a power cut on XFS could find a target empty), started as each was
+    // staged so the writes overlap; an error refuses before any commit.
+    for (f, file) in plan.files.iter().enumerate() {
+        if let (Some(t), false) = (&temps[f], txn.options.fsync || txn.options.dry_run) {
             crate::fs::temp::settle(t.file(), false).map_err(|errno| {
                 let path = prepare::temp_dir(file).path.clone();
                 let step = crate::fs::WriteStep::Flush;
@@ -267,7 +271,6 @@ fn run_inner(
                 )
             })?;
         }
-        temps.push(t);
     }
     let changed = plan
         .files
@@ -281,6 +284,8 @@ fn run_inner(
         false => commit::commit(txn, &plan, &locked, &mut temps)?,
     };
     drop(temps);
+    // Originals are freed at their last close, which can wait for the device.
+    crate::fs::release::close_all(locked.into_iter().flatten().map(|l| l.fd).collect());
     Ok((changed, durable, plan.resolved))
 }
 

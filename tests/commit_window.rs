@@ -1,0 +1,118 @@
+//! A SIGKILL inside the commit window (issue 23, item 4): between the
+//! temp's link and its rename, made to wait there on a FIFO (test builds:
+//! AS_EDIT_TEST_WINDOW_FIFO). The two calls are made by a child that a kill
+//! of as-edit's pid or of its process group does not stop, so the edit
+//! completes and nothing is left; made inline (as before, and as where
+//! `clone` is refused: AS_EDIT_TEST_NO_CLONE) the same kill leaves the name.
+
+mod common;
+
+use std::ffi::CString;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{b64, listing, BIN};
+
+/// Waits for `cond`, polling; the bound is generous (a loaded machine),
+/// and only a hang reaches it.
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn hidden(dir: &Path) -> Vec<String> {
+    listing(dir)
+        .into_iter()
+        .filter(|n| n.starts_with(".as-edit-") && n.ends_with(".tmp"))
+        .collect()
+}
+
+/// Starts an edit of `dir/f` that stops between link and rename, kills it
+/// (`group`: its process group) once the hidden name is there, then lets
+/// whatever survived go on. Returns the exit signal.
+fn kill_in_window(dir: &Path, group: bool, inline: bool) -> Option<i32> {
+    std::fs::write(dir.join("f"), "hello\n").unwrap();
+    let fifo = dir.join("window.fifo");
+    let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a C string we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    // Held open for reading and writing: the child's open for reading
+    // never waits, and the byte written below is there whenever it reads.
+    let mut w = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.current_dir(dir)
+        .args(["--", "f", &b64("hello"), &b64("bye")])
+        .env("AS_EDIT_TEST_WINDOW_FIFO", &fifo)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    if inline {
+        cmd.env("AS_EDIT_TEST_NO_CLONE", "1");
+    }
+    let mut p = cmd.spawn().unwrap();
+    wait_for("the hidden name of the linked temp", || {
+        !hidden(dir).is_empty()
+    });
+    let pid = p.id() as i32;
+    // SAFETY: signals to the process (group) we started.
+    let r = unsafe {
+        if group {
+            libc::killpg(pid, libc::SIGKILL)
+        } else {
+            libc::kill(pid, libc::SIGKILL)
+        }
+    };
+    assert_eq!(r, 0, "kill");
+    let status = p.wait().unwrap();
+    // Lets the child, if one survived, go on to its rename.
+    w.write_all(b"x").unwrap();
+    std::fs::remove_file(&fifo).unwrap();
+    status.signal()
+}
+
+#[test]
+fn a_sigkill_to_the_pid_or_its_group_in_the_commit_window_leaves_nothing() {
+    for group in [false, true] {
+        let d = common::scratch();
+        let sig = kill_in_window(d.path(), group, false);
+        assert_eq!(sig, Some(libc::SIGKILL), "as-edit itself was killed");
+        // The child finishes the rename after its parent's death.
+        wait_for("the child's rename", || hidden(d.path()).is_empty());
+        assert_eq!(listing(d.path()), ["f"], "group kill: {group}");
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("f")).unwrap(),
+            "bye\n"
+        );
+    }
+}
+
+#[test]
+fn the_same_kill_with_the_calls_made_inline_leaves_the_name() {
+    // What the commit did before the child, and still does where clone is
+    // refused: the kill lands between link and rename.
+    let d = common::scratch();
+    let sig = kill_in_window(d.path(), false, true);
+    assert_eq!(sig, Some(libc::SIGKILL));
+    let left = hidden(d.path());
+    assert_eq!(left.len(), 1, "the linked temp's name is left: {left:?}");
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("f")).unwrap(),
+        "hello\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.path().join(&left[0])).unwrap(),
+        "bye\n",
+        "the name holds the complete new content"
+    );
+}
