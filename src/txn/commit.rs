@@ -24,8 +24,9 @@ use crate::fs::temp::{recheck, temp_name, Temp};
 use crate::fs::{FsError, WriteStep};
 use crate::protocol::{display_path, ErrorKind, Failure};
 
+use super::lock::Locked;
 use super::plan::{End, Plan};
-use super::prepare::{first_op, temp_dir, Locked};
+use super::prepare::{first_op, temp_dir};
 use super::TxnError;
 
 /// A directory a step names: a file's original's, its destination's base,
@@ -265,7 +266,7 @@ pub(super) fn commit(
         for (d, h) in std::mem::take(&mut c.hidden) {
             let _ = rfs::unlinkat(c.dir(d), &h, AtFlags::empty());
         }
-        return Ok(super::flush(txn, plan, locked, temps));
+        return Ok(super::flush::flush(txn, plan, locked, temps));
     };
     // Newest first; a failed undo leaves its file (partly) new.
     let mut new = vec![false; plan.files.len()];
@@ -282,7 +283,7 @@ pub(super) fn commit(
     err.rolled_back = true;
     if new.iter().any(|n| *n) {
         let partial = (0..plan.files.len())
-            .map(|f| (super::plan::file_path(plan, f), new[f]))
+            .map(|f| (super::file_path(plan, f), new[f]))
             .collect();
         *err.failure = Failure::new(
             ErrorKind::InternalError,
