@@ -108,6 +108,47 @@ fn every_commit_step_failing_rolls_back_everything() {
     }
 }
 
+/// A panic at the k-th commit step, for every k, with and without
+/// RENAME_EXCHANGE: the panic hook undoes the steps already done, newest
+/// first, so every file is byte-identical with its mode and inode and
+/// nothing is left; the result line is internal_error saying so.
+#[test]
+fn a_panic_at_every_commit_step_leaves_every_file_old() {
+    for hooks in [vec![], vec![("AS_EDIT_TEST_NO_EXCHANGE", "1".to_string())]] {
+        let mut rolled = 0;
+        let mut k = 1;
+        loop {
+            let d = scratch();
+            let req = setup(d.path());
+            let before = tree(d.path());
+            let mut env = hooks.clone();
+            env.push(("AS_EDIT_TEST_TXN_PANIC", k.to_string()));
+            let r = txn(d.path(), &[], req, &env);
+            assert_eq!(r.stderr, "");
+            if r.code == 0 {
+                assert_eq!(r.stdout, "__RESULT__{\"count\":2,\"files\":6}\n");
+                assert!(k > 6, "at least one step per file ({k})");
+                break;
+            }
+            // A step before any rename (naming a temp) has nothing to undo.
+            let line = |said: &str| {
+                format!("__RESULT__{{\"error\":\"internal_error\",\"detail\":\"injected commit panic{said}\"}}\n")
+            };
+            let undone = line(" (in the commit phase: rolled back, every file is old)");
+            assert!(
+                r.stdout == undone || r.stdout == line(""),
+                "k={k} {hooks:?}: {}",
+                r.stdout
+            );
+            rolled += usize::from(r.stdout == undone);
+            assert_eq!(r.code, 1);
+            assert_eq!(tree(d.path()), before, "k={k} {hooks:?}: {}", r.stdout);
+            k += 1;
+        }
+        assert!(rolled > 4, "{hooks:?}: {rolled} panics found steps to undo");
+    }
+}
+
 /// A failed undo is said exactly: internal_error with every file's state,
 /// and the original kept under its hidden name.
 #[test]

@@ -88,7 +88,12 @@
 //!    inode survives a rollback on every path here; only on a file system
 //!    with neither `RENAME_EXCHANGE` nor hard links does the commit fail
 //!    before touching that file (`write_failed`, rolled back). Once all is
-//!    committed, the hidden names are removed.
+//!    committed, the hidden names are removed. The log lives in `undo`,
+//!    where the panic hook and the out-of-memory exit reach it: a panic
+//!    (or a failed allocation) inside the commit is undone there too,
+//!    newest first and without allocating; its `internal_error` detail
+//!    ends `(in the commit phase: rolled back, every file is old)`, or
+//!    says that it could not be fully undone and the hidden names stay.
 //!
 //! # The crash window
 //!
@@ -115,6 +120,9 @@ pub mod op;
 mod parse;
 mod plan;
 mod prepare;
+mod undo;
+
+pub use undo::undo_on_exit;
 
 pub use prepare::insert;
 
