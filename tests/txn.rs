@@ -775,7 +775,7 @@ fn running_out_of_descriptors_says_the_bound() {
     let v: serde_json::Value = serde_json::from_str(line.trim_end()).unwrap();
     assert_eq!(v["error"], "write_failed", "{line}");
     let detail = v["detail"].as_str().unwrap();
-    let tail = "Too many open files (os error 24): a transaction holds, until its commit, \
+    let tail = "(os error 24): a transaction holds, until its commit, \
         a descriptor per file it locks, one per new content, one per directory and per \
         directory it creates, and RLIMIT_NOFILE allows 300 (hard limit 300); nothing was \
         changed: send fewer files per request, or raise the hard limit (ulimit -Hn)";
