@@ -4,14 +4,14 @@
 //! renames done. Every step the commit takes logs its inverse here first
 //! by raw descriptor and name (allocated by the commit, before the step);
 //! a failure undoes the log newest first ([`take`], `commit`), and so does
-//! [`undo_on_exit`] from the hook, allocating nothing (a lock try, then
+//! [`undo_on_exit`] from the hook, allocating nothing (a borrow try, then
 //! `renameat2`, `unlinkat` and `statat` on the names held). After a full
 //! undo the hook also removes the temps' hidden names; after an undo that
 //! failed it leaves every hidden name (an original may be under one).
 
+use std::cell::RefCell;
 use std::ffi::{CStr, CString};
 use std::os::fd::{BorrowedFd, RawFd};
-use std::sync::Mutex;
 
 use rustix::fs::{self as rfs, AtFlags, RenameFlags};
 use rustix::io::Errno;
@@ -32,19 +32,24 @@ struct Journal {
     temps: Vec<(RawFd, CString)>,
 }
 
-static JOURNAL: Mutex<Journal> = Mutex::new(Journal {
-    log: Vec::new(),
-    temps: Vec::new(),
-});
+thread_local! {
+    // Per thread: the hook runs on the panicking thread, and a library
+    // caller's transactions on other threads keep their own logs.
+    static JOURNAL: RefCell<Journal> = const {
+        RefCell::new(Journal {
+            log: Vec::new(),
+            temps: Vec::new(),
+        })
+    };
+}
 
 fn with<R>(f: impl FnOnce(&mut Journal) -> R) -> R {
-    let mut g = JOURNAL.lock().unwrap_or_else(|p| p.into_inner());
-    f(&mut g)
+    JOURNAL.with(|j| f(&mut j.borrow_mut()))
 }
 
 /// A new commit: room for `steps` entries, so that a push allocates
-/// nothing while the journal is locked (the out-of-memory exit cannot
-/// take a lock held by a failed allocation).
+/// nothing while the journal is borrowed (the out-of-memory exit cannot
+/// read a journal a failed allocation holds borrowed).
 pub(super) fn begin(steps: usize) {
     with(|j| {
         j.log.clear();
@@ -87,8 +92,12 @@ pub(super) fn end() {
 /// stay: the caller must then not remove its registered temp either (after
 /// an exchange that name holds an original). Allocates nothing.
 pub fn undo_on_exit() -> Option<bool> {
-    // Held by the panicking step itself: nothing known, every name stays.
-    let Ok(g) = JOURNAL.try_lock() else {
+    JOURNAL.try_with(undo_all).ok().flatten()
+}
+
+fn undo_all(j: &RefCell<Journal>) -> Option<bool> {
+    // Borrowed by the panicking push itself: nothing known, every name stays.
+    let Ok(g) = j.try_borrow() else {
         return Some(false);
     };
     if g.log.is_empty() {
