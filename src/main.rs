@@ -6,8 +6,10 @@ use std::io::Write;
 
 /// The system allocator, except that an allocation that fails ends the
 /// process with the one result line the contract promises, instead of std's
-/// message on stderr and an abort (exit 134, no result line). Nothing is
-/// committed before the final rename, so the target is untouched. The token
+/// message on stderr and an abort (exit 134, no result line). A single-file
+/// edit commits nothing before its final rename, so the target is
+/// untouched; a transaction's commit in progress is undone first (without
+/// allocating: `txn::undo`), so every file is old. The token
 /// is every resource failure's (`write_failed`, see `fs/resource.rs`): no
 /// memory is not a bug, and a host may retry.
 struct OomToResultLine;
@@ -19,7 +21,11 @@ const OOM_LINE: &[u8] = b"__RESULT__{\"error\":\"write_failed\",\"detail\":\"out
 fn out_of_memory() -> ! {
     // Removes a named temp without allocating (a lock try, unlinkat on a
     // C string already held; dropping it only frees).
-    as_edit::fs::remove_registered_temp();
+    // A transaction's commit first: its registered temp name may hold an
+    // original (exchanged) until undone, and must then stay.
+    if as_edit::txn::undo_on_exit() != Some(false) {
+        as_edit::fs::remove_registered_temp();
+    }
     // SAFETY: fd 1 stays open for the life of the process; a raw write(2)
     // bypasses std's buffered stdout, whose buffer may not exist yet.
     let out = unsafe { std::os::fd::BorrowedFd::borrow_raw(1) };
@@ -88,17 +94,31 @@ fn main() {
         // SAFETY: a plain syscall on a value on the stack.
         unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
     }
-    // Whatever happens, the host gets a result line. Only the final rename
-    // commits, so after a panic the target is untouched.
+    // Whatever happens, the host gets a result line. A single-file edit
+    // commits only by its final rename, so after a panic the target is
+    // untouched; a transaction panicking inside its commit phase has the
+    // steps already done undone here, newest first (`txn::undo`), and says
+    // whether every file is old again.
     std::panic::set_hook(Box::new(|info| {
-        as_edit::fs::remove_registered_temp();
-        let detail = match info.payload().downcast_ref::<&str>() {
+        // The commit's undo first, as in `out_of_memory`.
+        let undone = as_edit::txn::undo_on_exit();
+        if undone != Some(false) {
+            as_edit::fs::remove_registered_temp();
+        }
+        let mut detail = match info.payload().downcast_ref::<&str>() {
             Some(s) => (*s).to_owned(),
             None => info
                 .payload()
                 .downcast_ref::<String>()
                 .cloned()
                 .unwrap_or_else(|| "panic".to_owned()),
+        };
+        detail += match undone {
+            None => "",
+            Some(true) => " (in the commit phase: rolled back, every file is old)",
+            Some(false) => {
+                " (in the commit phase: could not be fully undone; .as-edit-*.tmp names may hold originals)"
+            }
         };
         let f =
             as_edit::protocol::Failure::new(as_edit::protocol::ErrorKind::InternalError, detail);

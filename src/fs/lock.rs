@@ -39,48 +39,73 @@ fn require_regular(st: &Stat, path: &Path) -> Result<(), FsError> {
 #[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn open_locked(t: &Target, timeout: Duration) -> Result<(OwnedFd, Stat), FsError> {
     let deadline = Instant::now() + timeout;
-    let path = || t.path.clone();
     for _ in 0..1000 {
-        // Check the type before opening: opening a device can have effects.
-        let st =
-            rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
-                FsError::NotFound {
-                    path: path(),
-                    kind: NotFoundKind::Other(e),
-                }
-            })?;
-        require_regular(&st, &t.path)?;
-        // O_NONBLOCK: should a FIFO be swapped in after the check, open must not hang.
-        let flags =
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-        let fd = match rfs::openat(&t.dir, t.name.as_c_str(), flags, Mode::empty()) {
-            Ok(fd) => fd,
-            Err(Errno::NOENT) => continue, // replaced between stat and open
-            Err(errno) => {
-                return Err(FsError::Open {
-                    path: path(),
-                    errno,
-                })
-            }
-        };
-        let st = rfs::fstat(&fd).map_err(|errno| FsError::Stat {
-            path: Some(path()),
-            errno,
-        })?;
-        require_regular(&st, &t.path)?;
-        lock(&fd, deadline, timeout, &t.path)?;
-        // Still the file the path names? (We may have waited behind an edit
-        // that renamed a new file over it.)
-        match rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
-            Ok(now) if now.st_dev == st.st_dev && now.st_ino == st.st_ino => {
-                // Re-read the metadata under the lock: this is the baseline.
-                let st = rfs::fstat(&fd).map_err(|errno| FsError::Stat { path: None, errno })?;
-                return Ok((fd, st));
-            }
-            _ => continue,
+        if let Some(locked) = try_open_locked(t, deadline, timeout, None)? {
+            return Ok(locked);
         }
     }
-    Err(FsError::KeptChanging { path: path() })
+    Err(FsError::KeptChanging {
+        path: t.path.clone(),
+    })
+}
+
+/// One attempt: the file the name holds, opened and locked, or `None`
+/// when the name came to hold another inode meanwhile (or, with `want`,
+/// holds another than `want`: a transaction then waits on no lock out of
+/// its canonical (device, inode) order, `txn::lock`).
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(crate) fn try_open_locked(
+    t: &Target,
+    deadline: Instant,
+    timeout: Duration,
+    want: Option<(u64, u64)>,
+) -> Result<Option<(OwnedFd, Stat)>, FsError> {
+    let path = || t.path.clone();
+    let id = |st: &Stat| (st.st_dev, st.st_ino);
+    let wanted = |st: &Stat| want.is_none_or(|w| w == id(st));
+    // Check the type before opening: opening a device can have effects.
+    let st = rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
+        FsError::NotFound {
+            path: path(),
+            kind: NotFoundKind::Other(e),
+        }
+    })?;
+    require_regular(&st, &t.path)?;
+    if !wanted(&st) {
+        return Ok(None);
+    }
+    // O_NONBLOCK: should a FIFO be swapped in after the check, open must not hang.
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = match rfs::openat(&t.dir, t.name.as_c_str(), flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(None), // replaced between stat and open
+        Err(errno) => {
+            return Err(FsError::Open {
+                path: path(),
+                errno,
+            })
+        }
+    };
+    let st = rfs::fstat(&fd).map_err(|errno| FsError::Stat {
+        path: Some(path()),
+        errno,
+    })?;
+    require_regular(&st, &t.path)?;
+    if !wanted(&st) {
+        return Ok(None);
+    }
+    lock(&fd, deadline, timeout, &t.path)?;
+    // Still the file the path names? (We may have waited behind an edit
+    // that renamed a new file over it.)
+    match rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(now) if id(&now) == id(&st) => {
+            // Re-read the metadata under the lock: this is the baseline.
+            let st = rfs::fstat(&fd).map_err(|errno| FsError::Stat { path: None, errno })?;
+            Ok(Some((fd, st)))
+        }
+        _ => Ok(None),
+    }
 }
 
 #[cfg_attr(as_edit_small, optimize(size))]

@@ -31,7 +31,7 @@ pub(crate) mod release;
 mod replay;
 mod report;
 pub(crate) mod resolve;
-mod resource;
+pub(crate) mod resource;
 pub(crate) mod sink;
 pub(crate) mod temp;
 mod window;
@@ -65,9 +65,11 @@ pub struct EditOutcome {
 }
 
 /// The resolved target: its directory (an fd, so nothing can swap it under
-/// us), its name in there, and its absolute path for messages.
+/// us), its name in there, and its absolute path for messages. The
+/// directory is shared: a transaction holds one descriptor per directory,
+/// not per file (`txn::plan`).
 pub(crate) struct Target {
-    pub(crate) dir: OwnedFd,
+    pub(crate) dir: std::rc::Rc<OwnedFd>,
     pub(crate) name: CString,
     pub(crate) path: PathBuf,
 }

@@ -86,7 +86,7 @@ pub(crate) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsErro
     let name = CString::new(name.as_bytes()).expect("path components have no NUL");
     let dir = open_dir(parent, root.as_ref().map(|(p, fd)| (p.as_path(), fd)))?;
     Ok(Target {
-        dir,
+        dir: dir.into(),
         name,
         path: abs,
     })

@@ -53,6 +53,18 @@ pub(super) fn failure(e: &FsError) -> Option<Failure> {
     Some(Failure::new(ErrorKind::WriteFailed, detail))
 }
 
+/// A transaction out of descriptors (EMFILE) is not worth retrying as it
+/// is: the same request needs as many again. Its `write_failed` names the
+/// step and the cause as above, then `bound` (what the request holds and
+/// what to do); `None` for any other failure.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(crate) fn out_of_descriptors(e: &FsError, bound: impl FnOnce() -> String) -> Option<Failure> {
+    let (what, step, path, errno) = step(e).filter(|s| s.3 == Errno::MFILE)?;
+    let path = path.map(shown).unwrap_or_default();
+    let detail = format!("{what}{step}{path}: {}: {}", cause(errno), bound());
+    Some(Failure::new(ErrorKind::WriteFailed, detail))
+}
+
 /// What was being done (in two parts), on which path, and the kernel's
 /// answer, for the variants with an errno.
 #[cfg_attr(as_edit_small, optimize(size))]

@@ -15,7 +15,7 @@
 //! when the commit is complete are the hidden names (`.as-edit-<hex>.tmp`) removed.
 
 use std::ffi::{CStr, CString};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
@@ -25,8 +25,10 @@ use crate::fs::temp::{temp_name, Temp};
 use crate::fs::{FsError, WriteStep};
 use crate::protocol::{display_path, ErrorKind, Failure};
 
+use super::lock::Locked;
 use super::plan::{End, Plan};
-use super::prepare::{first_op, temp_dir, Locked};
+use super::prepare::{first_op, temp_dir};
+use super::undo::{self, Back};
 use super::TxnError;
 
 /// A directory a step names: a file's original's, its destination's base,
@@ -38,18 +40,9 @@ enum D {
     Made(usize),
 }
 
-/// The inverse of a step, for file `.0`.
-enum Back {
-    Rename(D, CString, D, CString, bool),
-    Exchange(D, CString, D, CString),
-    Unlink(D, CString),
-    Rmdir(D, CString),
-}
-
 struct Commit<'p> {
     plan: &'p Plan,
     made: Vec<OwnedFd>,
-    log: Vec<(usize, Back)>,
     /// Hidden names holding originals, removed once all is committed.
     hidden: Vec<(D, CString)>,
     steps: u32,
@@ -82,10 +75,25 @@ impl Commit<'_> {
         }
     }
 
+    fn raw(&self, d: D) -> RawFd {
+        self.dir(d).as_raw_fd()
+    }
+
+    /// Logs the inverse of the step just done (`undo`: the hook sees it).
+    fn log(&self, f: usize, b: Back) {
+        undo::push(f, b);
+    }
+
     fn step(&mut self) -> Result<(), Errno> {
         self.steps += 1;
         #[cfg(any(debug_assertions, feature = "fault-injection"))]
-        injected("AS_EDIT_TEST_TXN_FAIL", self.steps)?;
+        {
+            injected("AS_EDIT_TEST_TXN_FAIL", self.steps)?;
+            // A panic at step k: the hook must undo steps 1 to k-1.
+            if injected("AS_EDIT_TEST_TXN_PANIC", self.steps).is_err() {
+                panic!("injected commit panic");
+            }
+        }
         Ok(())
     }
 
@@ -133,8 +141,8 @@ impl Commit<'_> {
             };
             match r {
                 Ok(()) => {
-                    let back = Back::Exchange(a, an.to_owned(), b, bn.to_owned());
-                    self.log.push((f, back));
+                    let back = Back::Exchange(self.raw(a), an.into(), self.raw(b), bn.into());
+                    self.log(f, back);
                     return Ok(false);
                 }
                 Err(Errno::INVAL) | Err(Errno::NOSYS) => {}
@@ -144,13 +152,12 @@ impl Commit<'_> {
         let bk = temp_name();
         self.step()?;
         rfs::linkat(self.dir(b), bn, self.dir(b), &bk, AtFlags::empty())?;
-        self.log
-            .push((f, Back::Rename(b, bk.clone(), b, bn.to_owned(), false)));
+        let rb = self.raw(b);
+        self.log(f, Back::Rename(rb, bk.clone(), rb, bn.into(), false));
         self.hidden.push((b, bk));
         self.rename(a, an, b, bn, false)?;
         if !a_is_temp {
-            self.log
-                .push((f, Back::Rename(b, bn.to_owned(), a, an.to_owned(), true)));
+            self.log(f, Back::Rename(rb, bn.into(), self.raw(a), an.into(), true));
         }
         Ok(true)
     }
@@ -161,51 +168,12 @@ impl Commit<'_> {
         let name = orig(self.plan, f).name.clone();
         let h = temp_name();
         self.rename(D::Orig(f), &name, D::Orig(f), &h, true)?;
-        self.log.push((
-            f,
-            Back::Rename(D::Orig(f), h.clone(), D::Orig(f), name, true),
-        ));
+        let d = self.raw(D::Orig(f));
+        self.log(f, Back::Rename(d, h.clone(), d, name, true));
         if gone {
             self.hidden.push((D::Orig(f), h.clone()));
         }
         Ok(h)
-    }
-
-    #[cfg_attr(as_edit_small, optimize(size))]
-    fn undo(&mut self, k: u32, b: &Back) -> Result<(), Errno> {
-        #[cfg(any(debug_assertions, feature = "fault-injection"))]
-        injected("AS_EDIT_TEST_TXN_UNDO_FAIL", k)?;
-        let _ = k;
-        match b {
-            Back::Rename(a, an, b, bn, noreplace) => {
-                // A hidden hard link back onto its own original: rename(2)
-                // would do nothing and leave both names.
-                let st = |d: D, n: &CStr| {
-                    rfs::statat(self.dir(d), n, AtFlags::SYMLINK_NOFOLLOW)
-                        .map(|s| (s.st_dev, s.st_ino))
-                };
-                if !noreplace && st(*a, an).is_ok() && st(*a, an).ok() == st(*b, bn).ok() {
-                    return rfs::unlinkat(self.dir(*a), an, AtFlags::empty());
-                }
-                let flags = if *noreplace {
-                    RenameFlags::NOREPLACE
-                } else {
-                    RenameFlags::empty()
-                };
-                match rfs::renameat_with(self.dir(*a), an, self.dir(*b), bn, flags) {
-                    Err(Errno::INVAL) if *noreplace => {
-                        rfs::linkat(self.dir(*a), an, self.dir(*b), bn, AtFlags::empty())?;
-                        rfs::unlinkat(self.dir(*a), an, AtFlags::empty())
-                    }
-                    r => r,
-                }
-            }
-            Back::Exchange(a, an, b, bn) => {
-                rfs::renameat_with(self.dir(*a), an, self.dir(*b), bn, RenameFlags::EXCHANGE)
-            }
-            Back::Unlink(a, an) => rfs::unlinkat(self.dir(*a), an, AtFlags::empty()),
-            Back::Rmdir(a, an) => rfs::unlinkat(self.dir(*a), an, AtFlags::REMOVEDIR),
-        }
     }
 }
 
@@ -222,12 +190,19 @@ pub(super) fn commit(
     let mut c = Commit {
         plan,
         made: Vec::new(),
-        log: Vec::new(),
         hidden: Vec::new(),
         steps: 0,
     };
     let mut order: Vec<usize> = (0..plan.files.len()).collect();
     order.sort_by_key(|f| plan.files[*f].last);
+    // At most four steps per file and one per directory it makes.
+    let made: usize = (plan.files.iter())
+        .map(|f| match &f.end {
+            End::At(d) => d.missing.len(),
+            _ => 0,
+        })
+        .sum();
+    undo::begin(4 * plan.files.len() + made);
     let mut failed = None;
     // A moved original whose name a file placed earlier takes leaves it
     // first (a swap, a move then an edit elsewhere); other moves stay one
@@ -263,16 +238,21 @@ pub(super) fn commit(
         }
     }
     let Some(mut err) = failed else {
+        undo::end(); // complete: a panic from here on leaves hidden names only
         for (d, h) in std::mem::take(&mut c.hidden) {
             let _ = rfs::unlinkat(c.dir(d), &h, AtFlags::empty());
         }
-        return Ok(super::flush(txn, plan, locked, temps));
+        return Ok(super::flush::flush(txn, plan, locked, temps));
     };
     // Newest first; a failed undo leaves its file (partly) new.
     let mut new = vec![false; plan.files.len()];
-    let log = std::mem::take(&mut c.log);
+    let log = undo::take();
     for (k, (f, b)) in log.iter().rev().enumerate() {
-        if c.undo(k as u32 + 1, b).is_err() {
+        #[cfg(any(debug_assertions, feature = "fault-injection"))]
+        let fail = injected("AS_EDIT_TEST_TXN_UNDO_FAIL", k as u32 + 1).is_err();
+        #[cfg(not(any(debug_assertions, feature = "fault-injection")))]
+        let fail = k == usize::MAX;
+        if fail || undo::undo(b).is_err() {
             new[*f] = true;
             // An exchanged original under the temp's name must stay.
             if let Some(t) = temps[*f].as_mut() {
@@ -283,7 +263,7 @@ pub(super) fn commit(
     err.rolled_back = true;
     if new.iter().any(|n| *n) {
         let partial = (0..plan.files.len())
-            .map(|f| (super::plan::file_path(plan, f), new[f]))
+            .map(|f| (super::file_path(plan, f), new[f]))
             .collect();
         *err.failure = Failure::new(
             ErrorKind::InternalError,
@@ -361,7 +341,8 @@ fn commit_file(
             rfs::fsync(temp.file()).map_err(|e| io(WriteStep::Flush, e))?;
         }
         c.step().map_err(|e| io(WriteStep::NameTemp, e))?;
-        temp.named(fsync).map_err(|e| io(WriteStep::NameTemp, e))?;
+        let name = temp.named(fsync).map_err(|e| io(WriteStep::NameTemp, e))?;
+        undo::temp(temp_dir(file).dir.as_raw_fd(), name.clone());
     }
     let tname = temps[f]
         .as_mut()
@@ -393,7 +374,7 @@ fn commit_file(
             for name in &d.missing {
                 c.step().map_err(|e| io(WriteStep::Rename, e))?;
                 match rfs::mkdirat(c.dir(at), name.as_c_str(), Mode::from_raw_mode(0o755)) {
-                    Ok(()) => c.log.push((f, Back::Rmdir(at, name.clone()))),
+                    Ok(()) => c.log(f, Back::Rmdir(c.raw(at), name.clone())),
                     Err(Errno::EXIST) => {}
                     Err(e) => return Err(rename(e)),
                 }
@@ -420,7 +401,7 @@ fn commit_file(
                         c.rename(D::Dest(f), h, at, &d.t.name, true)
                             .map_err(rename)?;
                         temps[f].as_mut().expect("temp").renamed();
-                        c.log.push((f, Back::Unlink(at, d.t.name.clone())));
+                        c.log(f, Back::Unlink(c.raw(at), d.t.name.clone()));
                     }
                     if file.orig.is_some() && hidden.is_none() {
                         c.hide(f, true).map_err(rename)?;
@@ -434,9 +415,8 @@ fn commit_file(
                     } else {
                         c.rename(D::Orig(f), from, at, &d.t.name, true)
                             .map_err(rename)?;
-                        let back =
-                            Back::Rename(at, d.t.name.clone(), D::Orig(f), from.to_owned(), true);
-                        c.log.push((f, back));
+                        let (ra, ro) = (c.raw(at), c.raw(D::Orig(f)));
+                        c.log(f, Back::Rename(ra, d.t.name.clone(), ro, from.into(), true));
                     }
                 }
                 (None, None) => {}

@@ -4,7 +4,8 @@
 //!
 //! `--stdin` (or `--request-b64 B64`, the same JSON in argv for exec APIs
 //! without stdin) takes, besides the single-file `{"path","edits"}`,
-//! `{"files":[OP,...]}`: 1 to [`MAX_OPS`] (256) ops, applied in order.
+//! `{"files":[OP,...]}`: 1 to [`MAX_OPS`] (256) ops, applied in order
+//! (the descriptors 256 files need: `nofile`).
 //!
 //! | op | fields | does |
 //! | --- | --- | --- |
@@ -59,16 +60,16 @@
 //!
 //! 1. **Plan** (`plan`): every path resolved and confined, the model of
 //!    where each file ends; nothing opened for writing.
-//! 2. **Lock** (`prepare::lock_all`): every existing file opened read-only
-//!    and `flock`ed in one canonical order, by the (device, inode) of its
-//!    directory and then its name, within one `--lock-timeout`, so
-//!    transactions over overlapping files in any order cannot deadlock
-//!    (`busy` past it). (Not by the file's own inode, which every commit
-//!    changes: two transactions that planned at different moments would
-//!    sort differently.) The lock is on the inode the name holds once
-//!    locked; the content is read only then. A create takes no lock (nothing exists): its
-//!    `RENAME_NOREPLACE` commit refuses a racing creator (`file_exists`,
-//!    rolled back).
+//! 2. **Lock** (`lock`): every existing file opened read-only and
+//!    `flock`ed in one canonical order, by the (device, inode) its name
+//!    holds, within one `--lock-timeout` (`busy` past it), so transactions
+//!    over overlapping files in any order, through any of their hard
+//!    links, cannot deadlock; a name found holding another inode (a commit
+//!    replaced it) starts the round again, sorted anew. A create takes no
+//!    lock (nothing exists): its `RENAME_NOREPLACE` commit refuses a
+//!    racing creator (`file_exists`, rolled back). The content is read
+//!    only once locked. The descriptors this holds, and the bound they
+//!    make: `nofile`.
 //! 3. **Prepare** (`prepare::stage`): each file's ops run through the same
 //!    engine and `fs::prepare` as a single-file edit, into unnamed
 //!    `O_TMPFILE` temps beside where the file ends; every `expect_sha256`
@@ -87,7 +88,12 @@
 //!    inode survives a rollback on every path here; only on a file system
 //!    with neither `RENAME_EXCHANGE` nor hard links does the commit fail
 //!    before touching that file (`write_failed`, rolled back). Once all is
-//!    committed, the hidden names are removed.
+//!    committed, the hidden names are removed. The log lives in `undo`,
+//!    where the panic hook and the out-of-memory exit reach it: a panic
+//!    (or a failed allocation) inside the commit is undone there too,
+//!    newest first and without allocating; its `internal_error` detail
+//!    ends `(in the commit phase: rolled back, every file is old)`, or
+//!    says that it could not be fully undone and the hidden names stay.
 //!
 //! # The crash window
 //!
@@ -107,10 +113,16 @@
 //! the metadata copy of each.
 
 mod commit;
+mod flush;
+mod lock;
+mod nofile;
 pub mod op;
 mod parse;
 mod plan;
 mod prepare;
+mod undo;
+
+pub use undo::undo_on_exit;
 
 pub use prepare::insert;
 
@@ -150,7 +162,8 @@ impl TxnError {
         }
     }
     pub(crate) fn of(op: usize, e: FsError) -> TxnError {
-        TxnError::fail(op, Failure::from(e))
+        let f = crate::fs::resource::out_of_descriptors(&e, nofile::bound);
+        TxnError::fail(op, f.unwrap_or_else(|| Failure::from(e)))
     }
     pub(crate) fn at(mut self, op: usize) -> TxnError {
         self.op = op;
@@ -162,7 +175,7 @@ impl TxnError {
 #[cold] // off the single-file path: LLVM optimizes it for size
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn run(txn: &Txn) -> (String, i32) {
-    raise_nofile();
+    nofile::raise();
     let mut reports: Vec<Option<Report>> = txn
         .ops
         .iter()
@@ -248,7 +261,7 @@ fn run_inner(
     counts: &mut [u64],
 ) -> Result<(usize, bool, Paths), TxnError> {
     let plan = plan::plan(txn)?;
-    let locked = prepare::lock_all(txn, &plan)?;
+    let locked = lock::lock_all(txn, &plan)?;
     let mut temps = Vec::with_capacity(plan.files.len());
     for (f, file) in plan.files.iter().enumerate() {
         let t = prepare::stage(txn, &plan, f, file, locked[f].as_ref(), reports, counts)?;
@@ -287,17 +300,6 @@ fn run_inner(
     // Originals are freed at their last close, which can wait for the device.
     crate::fs::release::close_all(locked.into_iter().flatten().map(|l| l.fd).collect());
     Ok((changed, durable, plan.resolved))
-}
-
-/// Descriptors: a file holds up to four while the transaction runs.
-#[cfg_attr(as_edit_small, optimize(size))]
-fn raise_nofile() {
-    use rustix::process::{getrlimit, setrlimit, Resource};
-    let mut l = getrlimit(Resource::Nofile);
-    if l.current < l.maximum {
-        l.current = l.maximum;
-        let _ = setrlimit(Resource::Nofile, l);
-    }
 }
 
 #[cfg_attr(as_edit_small, optimize(size))]
@@ -345,6 +347,16 @@ fn changes(
             }
         })
         .collect()
+}
+
+/// File `f`'s path for `partial`: where it was, else where it was to be.
+fn file_path(plan: &plan::Plan, f: usize) -> String {
+    let file = &plan.files[f];
+    match (&file.orig, &file.end) {
+        (Some(o), _) => crate::protocol::display_path(&o.0.path),
+        (None, plan::End::At(d)) => crate::protocol::display_path(&d.t.path),
+        _ => String::new(),
+    }
 }
 
 #[derive(Serialize)]
@@ -415,36 +427,6 @@ struct Refused<'a> {
 struct Partial {
     path: String,
     state: &'static str,
-}
-
-/// `--fsync`: every file system touched is flushed (the renames in every
-/// directory). Best effort after the commit: `false` when a flush failed.
-fn flush(
-    txn: &Txn,
-    plan: &plan::Plan,
-    locked: &[Option<prepare::Locked>],
-    temps: &[Option<crate::fs::temp::Temp<'_>>],
-) -> bool {
-    use rustix::fs as rfs;
-    use std::os::fd::AsFd;
-    if !txn.options.fsync {
-        return true;
-    }
-    let mut ok = true;
-    let mut devs = Vec::new();
-    for (f, file) in plan.files.iter().enumerate() {
-        let fd = match (&locked[f], &temps[f]) {
-            (Some(l), _) => l.dir.as_ref().map(|d| d.as_fd()).unwrap_or(l.fd.as_fd()),
-            (None, Some(t)) => t.file().as_fd(),
-            _ => prepare::temp_dir(file).dir.as_fd(),
-        };
-        let dev = rfs::fstat(fd).map(|s| s.st_dev).unwrap_or(0);
-        if !devs.contains(&dev) {
-            devs.push(dev);
-            ok &= rfs::syncfs(fd).is_ok();
-        }
-    }
-    ok
 }
 
 #[cfg(test)]

@@ -36,8 +36,9 @@ pub struct Txn {
 }
 
 /// The most ops (and so files) one transaction may hold; more is
-/// `invalid_argument`. Each file holds up to three descriptors during the
-/// prepare phase, so the soft `RLIMIT_NOFILE` is raised to the hard one.
+/// `invalid_argument`. A file holds one or two descriptors until the
+/// commit, a directory one (`txn::nofile`: the whole bound), so the soft
+/// `RLIMIT_NOFILE` is raised to the hard one.
 pub const MAX_OPS: usize = 256;
 
 /// One operation on one path.

@@ -12,14 +12,44 @@ use crate::request::EditOptions;
 use super::op::{Change, Op, OpKind, Txn, MAX_OPS};
 
 #[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "an object {\"files\": [OP, ...]}")]
 struct FilesRequest {
-    files: Vec<RawOp>,
+    files: Ops,
+}
+
+/// The list of ops: an error inside one names it (`file 2: ...`), in
+/// the request's words rather than serde's type names.
+struct Ops(Vec<RawOp>);
+
+impl<'de> serde::Deserialize<'de> for Ops {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Ops, D::Error> {
+        struct List;
+        impl<'de> serde::de::Visitor<'de> for List {
+            type Value = Ops;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of ops")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Ops, A::Error> {
+                let mut ops = Vec::new();
+                loop {
+                    match seq.next_element::<RawOp>() {
+                        Ok(Some(op)) => ops.push(op),
+                        Ok(None) => return Ok(Ops(ops)),
+                        Err(e) => {
+                            let i = ops.len() + 1;
+                            return Err(serde::de::Error::custom(format_args!("file {i}: {e}")));
+                        }
+                    }
+                }
+            }
+        }
+        d.deserialize_seq(List)
+    }
 }
 
 /// Every field any op takes; which op may have which is checked below.
 #[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "an object with \"op\" and \"path\"")]
 struct RawOp {
     op: String,
     path: String,
@@ -53,8 +83,15 @@ pub fn parse_request(json: &[u8], options: EditOptions) -> Result<Parsed, Failur
     let probe: Option<Probe> = std::str::from_utf8(json)
         .ok()
         .and_then(|t| crate::strict_json::from_str(t).ok());
+    // Not valid JSON but begun as one (`{"files"` first): its errors in
+    // the files request's words, not the single-file request's.
+    let begun = |t: &[u8]| {
+        let t = t.trim_ascii_start().strip_prefix(b"{");
+        t.is_some_and(|t| t.trim_ascii_start().starts_with(b"\"files\""))
+    };
     match probe {
         Some(Probe { files: Some(_) }) => parse(json, options).map(Parsed::Files),
+        None if begun(json) => parse(json, options).map(Parsed::Files),
         _ => crate::args::parse_stdin_request(json, options).map(Parsed::One),
     }
 }
@@ -74,14 +111,23 @@ pub fn parse(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
             e.valid_up_to()
         ))
     })?;
-    let req: FilesRequest =
-        crate::strict_json::from_str(text).map_err(|e| invalid(format!("files request: {e}")))?;
+    let req: FilesRequest = crate::strict_json::from_str(text).map_err(|e| {
+        // Not JSON at all: the syntax error, not the op it seemed to be in.
+        let e = serde_json::from_str::<serde::de::IgnoredAny>(text)
+            .err()
+            .unwrap_or(e);
+        // serde_json's words for text after the object.
+        let e = e
+            .to_string()
+            .replace("trailing characters", "text after the request's closing }");
+        invalid(format!("files request: {e}"))
+    })?;
     if options.expect_sha256.is_some() {
         return Err(invalid(
             "--expect-sha256 is per op in a files request: give \"expect_sha256\" in the op".into(),
         ));
     }
-    let n = req.files.len();
+    let n = req.files.0.len();
     if n == 0 {
         return Err(invalid("files request: files is empty".into()));
     }
@@ -90,9 +136,7 @@ pub fn parse(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
             "files request: {n} ops, more than the {MAX_OPS} one transaction may hold"
         )));
     }
-    let ops = req
-        .files
-        .into_iter()
+    let ops = (req.files.0.into_iter())
         .enumerate()
         .map(|(i, raw)| op(raw, &format!("file {} of {n}", i + 1)))
         .collect::<Result<_, _>>()?;

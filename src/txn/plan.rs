@@ -7,8 +7,10 @@
 //! missing, a path a create made exists).
 
 use std::ffi::{CString, OsString};
+use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
+use std::rc::Rc;
 
 use rustix::fs::{self as rfs, AtFlags, FileType};
 
@@ -86,6 +88,9 @@ struct Model<'t> {
     /// Where each file is now (its key in `names`).
     at: Vec<Option<PathBuf>>,
     txn: &'t Txn,
+    /// Every directory opened, by (device, inode): one descriptor each,
+    /// however many files it holds (the descriptor bound, `txn` docs).
+    dirs: Vec<((u64, u64), Rc<OwnedFd>)>,
 }
 
 /// Builds the model; a refusal names its op.
@@ -101,6 +106,7 @@ pub(super) fn plan(txn: &Txn) -> Result<Plan, TxnError> {
         files: Vec::new(),
         names: Vec::new(),
         at: Vec::new(),
+        dirs: Vec::new(),
         txn,
     };
     let mut file_of = Vec::with_capacity(txn.ops.len());
@@ -261,9 +267,20 @@ impl Model<'_> {
         }
     }
 
+    /// The descriptor already held for the directory `fd` opens, if any.
+    fn share(&mut self, fd: Rc<OwnedFd>) -> Rc<OwnedFd> {
+        let Ok(st) = rfs::fstat(&fd) else { return fd };
+        let id = (st.st_dev, st.st_ino);
+        if let Some((_, d)) = self.dirs.iter().find(|d| d.0 == id) {
+            return d.clone();
+        }
+        self.dirs.push((id, fd.clone()));
+        fd
+    }
+
     /// The destination a file's current path makes (to move another file
     /// over it): its directory and name as they are.
-    fn dest_of(&self, g: usize) -> Result<Dest, TxnError> {
+    fn dest_of(&mut self, g: usize) -> Result<Dest, TxnError> {
         let key = self.at[g].clone().expect("present");
         Ok(self.locate_new(&key)?.0)
     }
@@ -317,7 +334,12 @@ impl Model<'_> {
         };
         let t = match dest {
             Some(d) => d.t, // the symlink itself
-            None => resolve(&key, self.root.as_ref().map(|r| r.0.as_path())).map_err(err)?,
+            None => {
+                let mut t =
+                    resolve(&key, self.root.as_ref().map(|r| r.0.as_path())).map_err(err)?;
+                t.dir = self.share(t.dir);
+                t
+            }
         };
         let st = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
             err(FsError::NotFound {
@@ -351,7 +373,7 @@ impl Model<'_> {
     /// plain names after it (no `..` may follow a missing directory).
     #[cold] // off the single-file path: LLVM optimizes it for size
     #[cfg_attr(as_edit_small, optimize(size))]
-    fn locate_new(&self, path: &Path) -> Result<(Dest, PathBuf), TxnError> {
+    fn locate_new(&mut self, path: &Path) -> Result<(Dest, PathBuf), TxnError> {
         let err = |e| TxnError::of(0, e);
         let missing = || {
             err(FsError::NotFound {
@@ -389,6 +411,7 @@ impl Model<'_> {
         }
         let root = self.root.as_ref().map(|(p, fd)| (p.as_path(), fd));
         let dir = open_dir(&base, root).map_err(err)?;
+        let dir = self.share(dir.into());
         let mut abs = base;
         for c in &rest {
             abs.push(c);
@@ -405,16 +428,6 @@ impl Model<'_> {
             replaces: None,
         };
         Ok((dest, abs))
-    }
-}
-
-/// File `f`'s path for `partial`: where it was, else where it was to be.
-pub(super) fn file_path(plan: &Plan, f: usize) -> String {
-    let file = &plan.files[f];
-    match (&file.orig, &file.end) {
-        (Some(o), _) => crate::protocol::display_path(&o.0.path),
-        (None, End::At(d)) => crate::protocol::display_path(&d.t.path),
-        _ => String::new(),
     }
 }
 

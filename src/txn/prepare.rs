@@ -1,12 +1,11 @@
-//! The prepare phase: every lock in one canonical order, then every file's
+//! The prepare phase, once every file is locked (`lock`): every file's
 //! new content in an unnamed temp beside where it ends, its ops chained
 //! (each reads the previous one's temp). Any refusal or error here changes
 //! nothing: the temps are unnamed and vanish with their descriptors.
 
 use std::os::fd::{AsFd, OwnedFd};
-use std::time::Instant;
 
-use rustix::fs::{self as rfs, Mode, Stat};
+use rustix::fs::{self as rfs, Mode};
 use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
@@ -15,77 +14,14 @@ use crate::fs::{ConflictWhat, FsError, Target, WriteStep};
 use crate::protocol::{display_path, ErrorKind, Failure, Report};
 use crate::request::Eol;
 
+use super::lock::Locked;
 use super::op::{Change, OpKind, Transformed, Txn};
 use super::plan::{End, File, Plan};
 use super::TxnError;
 
-/// A file's original, open and locked: the descriptor, the metadata the
-/// stale check compares, the directory opened for reading (`--fsync`).
-pub(super) struct Locked {
-    pub(super) fd: OwnedFd,
-    pub(super) st: Stat,
-    pub(super) dir: Option<OwnedFd>,
-}
-
 /// The first op naming file `f`, for messages.
 pub(super) fn first_op(plan: &Plan, f: usize) -> usize {
     plan.file_of.iter().position(|g| *g == f).unwrap_or(0)
-}
-
-/// Locks every existing file in one canonical order, all within one
-/// `--lock-timeout`: two transactions over the same files in opposite
-/// orders take them in the same order and cannot deadlock. The order is
-/// by (device, inode) of each file's directory, then its name: a file's
-/// own inode changes at every commit (by rename), so two transactions
-/// that saw the files at different moments would sort them differently.
-/// A create takes no lock (nothing exists): its `RENAME_NOREPLACE`
-/// commit refuses a racing creator.
-#[cold] // off the single-file path: LLVM optimizes it for size
-#[cfg_attr(as_edit_small, optimize(size))]
-pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, TxnError> {
-    let timeout = txn.options.lock_timeout;
-    let deadline = Instant::now() + timeout;
-    let mut order: Vec<(u64, u64, &[u8], usize)> = Vec::new();
-    for (f, file) in plan.files.iter().enumerate() {
-        if let Some((t, _, false)) = &file.orig {
-            let d = rfs::fstat(&t.dir)
-                .map(|s| (s.st_dev, s.st_ino))
-                .unwrap_or_default();
-            order.push((d.0, d.1, t.name.as_bytes(), f));
-        }
-    }
-    order.sort();
-    let mut locked: Vec<Option<Locked>> = plan.files.iter().map(|_| None).collect();
-    for (_, _, _, f) in order {
-        let (t, _, _) = plan.files[f].orig.as_ref().expect("filtered");
-        let op = first_op(plan, f);
-        let left = deadline.saturating_duration_since(Instant::now());
-        // The lock is on the inode the name holds once locked (a
-        // concurrent commit may have replaced the one the plan saw).
-        let (fd, st) = crate::fs::lock::open_locked(t, left).map_err(|e| match e {
-            FsError::Busy { path, .. } => TxnError::of(
-                op,
-                FsError::Busy {
-                    path,
-                    waited: timeout,
-                },
-            ),
-            e => TxnError::of(op, e),
-        })?;
-        let file = &plan.files[f];
-        let dir = if file.steps.is_empty() {
-            // Moved or deleted, content kept: the directory must let the
-            // name go, the file's own write bit does not matter.
-            let d = crate::fs::meta::open_dir_readable(t);
-            crate::fs::meta::check_rename(t, &st, d.as_ref()).map_err(|e| TxnError::of(op, e))?;
-            d
-        } else {
-            crate::fs::check(t, &fd, &st, false).map_err(|e| TxnError::of(op, e))?
-        };
-        let dir = dir.filter(|_| txn.options.fsync);
-        locked[f] = Some(Locked { fd, st, dir });
-    }
-    Ok(locked)
 }
 
 /// A failed rename of a moved original away, as the write failure it is.

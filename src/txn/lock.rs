@@ -1,0 +1,103 @@
+//! The lock phase: every existing file opened read-only and `flock`ed in
+//! one canonical order, all within one `--lock-timeout` (`busy` past it),
+//! so that transactions over overlapping files in any order cannot
+//! deadlock.
+//!
+//! The order is the (device, inode) of what each name holds when the
+//! round starts: the lock is on the inode, so two names of one inode (hard
+//! links in two directories) sort as that inode in every transaction.
+//! (Ordering by directory and name, as before, let two transactions
+//! reaching one inode through different links take it in opposite orders.)
+//! An inode changes when a commit renames a new file over its name, and two
+//! transactions that looked at different moments would sort differently:
+//! so no lock is ever waited for on an inode other than the one sorted
+//! (`fs::lock::try_open_locked` with `want`), and a name found holding
+//! another inode (before or after the wait) ends the round: every lock
+//! taken is released and the files are sorted again. Each waiter then
+//! holds only inodes below the one it waits for, so no cycle can form; a
+//! new round means some other transaction committed meanwhile. A create
+//! takes no lock (nothing exists yet): its `RENAME_NOREPLACE` commit
+//! refuses a racing creator (`file_exists`, rolled back), so its place in
+//! the order (its parent directory and name) never makes anyone wait. A
+//! symlink a delete removes is not locked either (the link is not the file).
+
+use std::os::fd::OwnedFd;
+use std::time::Instant;
+
+use rustix::fs::{self as rfs, AtFlags, Stat};
+
+use crate::fs::lock::try_open_locked;
+use crate::fs::{ConflictWhat, FsError};
+
+use super::op::Txn;
+use super::plan::Plan;
+use super::prepare::first_op;
+use super::TxnError;
+
+/// A file's original, open and locked: the descriptor and the metadata
+/// the stale check compares.
+pub(super) struct Locked {
+    pub(super) fd: OwnedFd,
+    pub(super) st: Stat,
+}
+
+/// Locks every existing file of the plan (see the module docs); each is
+/// checked, as a single-file edit is, before the next is locked.
+#[cold] // off the single-file path: LLVM optimizes it for size
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, TxnError> {
+    let timeout = txn.options.lock_timeout;
+    let deadline = Instant::now() + timeout;
+    'round: for _ in 0..1000 {
+        let mut order: Vec<((u64, u64), usize)> = Vec::new();
+        for (f, file) in plan.files.iter().enumerate() {
+            if let Some((t, _, false)) = &file.orig {
+                // Unreadable here: try_open_locked names the error below.
+                let id = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map(|s| (s.st_dev, s.st_ino))
+                    .unwrap_or_default();
+                order.push((id, f));
+            }
+        }
+        order.sort_unstable();
+        let mut locked: Vec<Option<Locked>> = plan.files.iter().map(|_| None).collect();
+        for (k, &(id, f)) in order.iter().enumerate() {
+            let (t, _, _) = plan.files[f].orig.as_ref().expect("filtered");
+            let op = first_op(plan, f);
+            let err = |e| TxnError::of(op, e);
+            // Two files of the plan came to be one inode (linked since):
+            // a second flock of it would wait on our own first.
+            if k > 0 && order[k - 1].0 == id {
+                let what = ConflictWhat::ChangedWhileEditing;
+                let path = t.path.clone();
+                return Err(err(FsError::Conflict { path, what }));
+            }
+            let Some((fd, st)) = try_open_locked(t, deadline, timeout, Some(id)).map_err(err)?
+            else {
+                continue 'round; // drops every lock taken: sort again
+            };
+            if plan.files[f].steps.is_empty() {
+                // Moved or deleted, content kept: the directory must let the
+                // name go, the file's own write bit does not matter.
+                let d = crate::fs::meta::open_dir_readable(t);
+                crate::fs::meta::check_rename(t, &st, d.as_ref()).map_err(err)?;
+            } else {
+                // The readable directory it returns is dropped: `--fsync`
+                // flushes by the file (`txn::flush`), one descriptor less.
+                crate::fs::check(t, &fd, &st, false).map_err(err)?;
+            }
+            locked[f] = Some(Locked { fd, st });
+        }
+        return Ok(locked);
+    }
+    let f = plan
+        .files
+        .iter()
+        .position(|f| f.orig.is_some())
+        .unwrap_or(0);
+    let path = (plan.files[f].orig.as_ref()).map_or_else(Default::default, |o| o.0.path.clone());
+    Err(TxnError::of(
+        first_op(plan, f),
+        FsError::KeptChanging { path },
+    ))
+}
