@@ -32,9 +32,9 @@ pub enum Source {
 }
 
 /// The patch flags taken out of `args` (before a `--`): the source, if
-/// any, whether `--patch-strict` was given, and the other arguments, with
-/// `--stdin` added when there is a source so that `args::parse` reads the
-/// shared flags.
+/// any, whether `--patch-strict` was given, and the other arguments, which
+/// `args::parse` reads with the source's flag named (it is the whole
+/// request, as `--stdin` is, and a conflict names it).
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>), Failure> {
     let (mut src, mut strict, mut rest) = (None, false, Vec::new());
@@ -46,9 +46,7 @@ pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>),
                 rest.extend(it.by_ref().cloned());
                 break;
             }
-            Some("--patch") if src.is_some() => {
-                return Err(invalid("give one of --patch and --patch-b64".into()));
-            }
+            Some("--patch") if src.is_some() => return Err(twice(&src, "--patch")),
             Some("--patch") => {
                 src = Some(Source::Stdin);
                 continue;
@@ -66,7 +64,7 @@ pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>),
         };
         if src.is_some() {
             // Which one would win is a guess; the caller meant one patch.
-            return Err(invalid("give one of --patch and --patch-b64".into()));
+            return Err(twice(&src, "--patch-b64"));
         }
         use base64::Engine;
         let bytes = base64::engine::general_purpose::STANDARD
@@ -74,13 +72,22 @@ pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>),
             .map_err(|e| invalid(format!("--patch-b64 is not valid base64 ({e})")))?;
         src = Some(Source::Bytes(bytes));
     }
-    if src.is_some() {
-        if rest.iter().any(|a| a == "--stdin") {
-            return Err(invalid("--patch and --patch-b64 take no --stdin".into()));
-        }
-        rest.push("--stdin".into());
-    }
     Ok((src, strict, rest))
+}
+
+/// The flag that gives `src`, for `args::parse` and messages.
+pub fn flag(src: &Option<Source>) -> Option<&'static str> {
+    src.as_ref().map(|s| match s {
+        Source::Stdin => "--patch",
+        Source::Bytes(_) => "--patch-b64",
+    })
+}
+
+fn twice(src: &Option<Source>, now: &str) -> Failure {
+    match flag(src) {
+        Some(f) if f == now => invalid(format!("give {now} once")),
+        f => invalid(format!("give one of {} and {now}", f.unwrap_or(now))),
+    }
 }
 
 fn invalid(detail: String) -> Failure {
