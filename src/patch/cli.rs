@@ -5,8 +5,10 @@
 //! "update_file" | "delete_file", "path", "diff", "move_to"}]}` (a `diff`
 //! as the Agents SDK's `apply_diff` takes it: an update's chunks, or a new
 //! file's `+` lines). Each compiles to one transaction (`compile.rs`) and
-//! answers with its result line; a text that does not parse is
-//! `invalid_patch` (exit 1: a model wrote it) naming the line.
+//! answers with its result line (success: `{"count":C,"files":K}`, C the
+//! chunks applied, K as a transaction's: the distinct paths changed, both
+//! of a move's); a text that does not parse is `invalid_patch` (exit 1: a
+//! model wrote it) naming the line.
 
 use std::ffi::OsString;
 
