@@ -206,7 +206,6 @@ pub fn parse(
     }
     // The request comes from one place; a conflict names what was given.
     let b64 = request_b64.is_some().then_some("--request-b64");
-    let json = b64.or(stdin.then_some("--stdin"));
     let sources: Vec<&str> = [input, b64, stdin.then_some("--stdin")]
         .into_iter()
         .flatten()
@@ -229,9 +228,11 @@ pub fn parse(
             return Err(invalid(format!("{source} {whole}; give no {what}")));
         }
         if at_line.is_some() {
-            return Err(invalid(match json {
-                Some(j) => format!("--at-line is per edit; with {j} give \"at_line\" in the edit"),
-                None => format!("{source} {whole}; give no --at-line"),
+            return Err(invalid(match input {
+                None => {
+                    format!("--at-line is per edit; with {source} give \"at_line\" in the edit")
+                }
+                Some(_) => format!("{source} {whole}; give no --at-line"),
             }));
         }
     }
