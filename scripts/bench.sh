@@ -13,6 +13,11 @@
 #   --files-only only the files case: ten small edits in ten files as one
 #                transaction against ten single-file execs and against one
 #                (target <= 2x one exec), peak RSS <= 4 MiB
+#   --patch-only only the patch case: a 5-file, 10-chunk V4A patch over
+#                copies of src/ files, as-edit (--patch, and its apply_patch
+#                mode) against Codex's apply_patch binary (scripts/patch-refs.sh
+#                installs it; without it the Codex side is skipped, saying why)
+#                (target <= 0.2x Codex), peak RSS
 #   --long-old-only only the long-OLD case: a --stdin refusal of a 16 MiB OLD
 #                on the large file against a short OLD's, and the same OLD
 #                on a one-line file (the request's own cost); the search's
@@ -24,7 +29,7 @@ cd "$(dirname "$0")/.."
 # --docker [--quick] [--bin PATH]: the docker exec timing table instead (scripts/bench/docker.sh).
 [ "${1:-}" = --docker ] && { shift; exec scripts/bench/docker.sh "$@"; }
 
-quick=0 huge=0 diff_only=0 hints_only=0 files_only=0 long_old_only=0 bin="" install=0
+quick=0 huge=0 diff_only=0 hints_only=0 files_only=0 patch_only=0 long_old_only=0 bin="" install=0
 while (($#)); do
   case "$1" in
     --install) install=1 ;;
@@ -33,6 +38,7 @@ while (($#)); do
     --diff-only) diff_only=1 ;;
     --hints-only) hints_only=1 ;;
     --files-only) files_only=1 ;;
+    --patch-only) patch_only=1 ;;
     --long-old-only) long_old_only=1 ;;
     --bin) bin=$2; shift ;;
     *) die "unknown argument $1" ;;
@@ -243,6 +249,66 @@ files_case() {
     "peak RSS ${rss_txn} KiB (target <= 4096)"
 }
 
+# --- patch (issue 20) -------------------------------------------------------
+# scripts/bench/patch.py's patch (5 files, 10 chunks, copies of src/ files)
+# on a fresh copy before every run, each command a fresh sh -c: as-edit
+# --patch, as-edit as apply_patch, and Codex's apply_patch (the 315 MB
+# static binary of npm @openai/codex), all reading the patch on stdin.
+# Both appliers must leave byte-identical trees. Target: <= 0.2x Codex.
+patch_case() {
+  local d="$work/patch" t="$work/patch/t" line codex="" why=""
+  mkdir -p "$d"
+  "$py" scripts/bench/patch.py "$d"
+  local refs=${AS_EDIT_PATCH_REFS:-$PWD/target/patch-refs} out
+  if out=$(scripts/patch-refs.sh 2>"$d/refs.log"); then
+    codex=$(sed -n 's/^APPLY_PATCH=//p' <<<"$out")
+  fi
+  [ -n "$codex" ] || codex="$refs/apply_patch"
+  if [ ! -x "$codex" ]; then
+    why="Codex's apply_patch is not installed and scripts/patch-refs.sh could not install it: $(tail -n 1 "$d/refs.log")"
+    codex=""
+  fi
+  ln -sf "$bin" "$d/apply_patch"
+  local prep="sh -c \"rm -rf '$t' && cp -r '$d/orig' '$t' && sync\""
+  local cmds=(
+    -n as-edit "sh -c \"cd '$t' && '$bin' --patch <'$d/patch.txt' >/dev/null\""
+    -n as-edit-apply_patch "sh -c \"cd '$t' && '$d/apply_patch' <'$d/patch.txt' >/dev/null\""
+  )
+  [ -n "$codex" ] && cmds+=(-n codex "sh -c \"cd '$t' && '$codex' <'$d/patch.txt' >/dev/null\"")
+  hyperfine -N "${runs[@]}" --prepare "$prep" --export-csv "$work/patch.csv" "${cmds[@]}" >&2
+  while IFS=, read -r name mean _ med _; do
+    [ "$name" = command ] && continue
+    median[patch/$name]=$med
+  done <"$work/patch.csv"
+  # Each side once more, checked: the result, and the same bytes.
+  rm -rf "$t" && cp -r "$d/orig" "$t"
+  line=$(cd "$t" && "$bin" --patch <"$d/patch.txt") || die "patch: as-edit failed: $line"
+  [ "$line" = '__RESULT__{"count":10,"files":5}' ] || die "patch: unexpected $line"
+  cmp -s "$t/src/eol.rs" "$d/orig/src/eol.rs" && die "patch: src/eol.rs is unchanged"
+  mv "$t" "$d/ours"
+  if [ -n "$codex" ]; then
+    cp -r "$d/orig" "$t"
+    (cd "$t" && "$codex" <"$d/patch.txt" >/dev/null) || die "patch: Codex's apply_patch failed"
+    diff -r "$d/ours" "$t" >&2 || die "patch: as-edit and Codex's apply_patch left different trees"
+    rm -rf "$t"
+  fi
+  cp -r "$d/orig" "$t"
+  local rss_patch
+  rss_patch=$(cd "$t" && /usr/bin/time -f %M "$bin" --patch <"$d/patch.txt" 2>&1 >/dev/null | tail -n 1)
+  echo
+  local ours="as-edit --patch $(ms "${median[patch/as-edit]}") ms, as apply_patch $(ms "${median[patch/as-edit-apply_patch]}") ms"
+  if [ -n "$codex" ]; then
+    echo "patch (5 files, 10 chunks, copies of src/): $ours, Codex apply_patch $(ms "${median[patch/codex]}") ms;" \
+      "as-edit / Codex $(ratio "${median[patch/as-edit]}" "${median[patch/codex]}")," \
+      "as apply_patch / Codex $(ratio "${median[patch/as-edit-apply_patch]}" "${median[patch/codex]}") (target <= 0.2);" \
+      "the same bytes; peak RSS ${rss_patch} KiB"
+  else
+    echo "patch (5 files, 10 chunks, copies of src/): $ours; peak RSS ${rss_patch} KiB;" \
+      "the Codex side skipped: $why"
+  fi
+}
+# --- end patch --------------------------------------------------------------
+
 # --- hints (issue 11) ---------------------------------------------------
 # A --hints refusal against the plain one on a 1 MiB source file (generated
 # Rust-like code, every line distinct): OLD is three of its lines with one
@@ -371,6 +437,10 @@ if ((files_only)); then
   files_case
   exit 0
 fi
+if ((patch_only)); then
+  patch_case
+  exit 0
+fi
 make_file large $((64 * 1048576 / scale)) lf
 if ((long_old_only)); then
   long_old_case
@@ -443,6 +513,7 @@ echo "peak RSS on large: as-edit ${rss_as_large} KiB, status quo ${rss_py_large}
 diff_case
 hints_case
 files_case
+patch_case
 long_old_case
 
 if ((huge)); then

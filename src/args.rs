@@ -68,8 +68,15 @@ fn invalid(detail: impl Into<String>) -> Failure {
 /// the grammar on top is ours: options may come between positionals, the
 /// last of a repeated option wins, `-h`/`-V`/`--help`/`--version` answer as
 /// soon as they are read, and a value is taken even if it starts with `-`.
+/// `input` names the patch flag (`--patch`, `--patch-b64`) taken out of
+/// `args` by `patch::cli::split`, if any: like `--stdin`, it is the whole
+/// request, and a conflict names it.
 #[cfg_attr(as_edit_small, optimize(size))]
-pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation, Failure> {
+pub fn parse(
+    args: &[OsString],
+    env_root: Option<OsString>,
+    input: Option<&str>,
+) -> Result<Invocation, Failure> {
     let mut opts = EditOptions {
         root: env_root.filter(|r| !r.is_empty()).map(PathBuf::from),
         ..EditOptions::default()
@@ -197,28 +204,45 @@ pub fn parse(args: &[OsString], env_root: Option<OsString>) -> Result<Invocation
     if opts.diff && !opts.report {
         return Err(invalid("--diff needs --report"));
     }
-    if let Some(json) = request_b64 {
-        if stdin || !positionals.is_empty() || flag_all || at_line.is_some() {
-            return Err(invalid(
-                "--request-b64 carries the whole request; give no --stdin, PATH or edits",
-            ));
+    // The request comes from one place; a conflict names what was given.
+    let b64 = request_b64.is_some().then_some("--request-b64");
+    let sources: Vec<&str> = [input, b64, stdin.then_some("--stdin")]
+        .into_iter()
+        .flatten()
+        .collect();
+    if let [a, b, ..] = sources[..] {
+        return Err(invalid(format!("give one of {a} and {b}")));
+    }
+    if let Some(source) = sources.first() {
+        let whole = match *source {
+            "--stdin" => "takes the request from standard input",
+            "--patch" => "takes the patch from standard input",
+            "--patch-b64" => "carries the whole patch",
+            _ => "carries the whole request",
+        };
+        if !positionals.is_empty() || flag_all {
+            let what = match positionals.is_empty() {
+                true => "--replace-all",
+                false => "PATH or edits",
+            };
+            return Err(invalid(format!("{source} {whole}; give no {what}")));
         }
+        if at_line.is_some() {
+            return Err(invalid(match input {
+                None => {
+                    format!("--at-line is per edit; with {source} give \"at_line\" in the edit")
+                }
+                Some(_) => format!("{source} {whole}; give no --at-line"),
+            }));
+        }
+    }
+    if let Some(json) = request_b64 {
         return Ok(Invocation::RequestB64 {
             options: opts,
             json,
         });
     }
-    if stdin {
-        if !positionals.is_empty() || flag_all {
-            return Err(invalid(
-                "--stdin takes the request from standard input; give no PATH or edits",
-            ));
-        }
-        if at_line.is_some() {
-            return Err(invalid(
-                "--at-line is per edit; with --stdin give \"at_line\" in the edit",
-            ));
-        }
+    if stdin || input.is_some() {
         return Ok(Invocation::Stdin {
             options: opts,
             max_request_bytes,
@@ -389,13 +413,13 @@ mod tests {
     }
 
     fn detail(v: &[&[u8]]) -> String {
-        let f = parse(&args(v), None).expect_err("refused");
+        let f = parse(&args(v), None, None).expect_err("refused");
         assert_eq!(f.kind, ErrorKind::InvalidArgument);
         f.detail.unwrap()
     }
 
     fn edit(v: &[&[u8]]) -> Request {
-        match parse(&args(v), None) {
+        match parse(&args(v), None, None) {
             Ok(Invocation::Edit(r)) => r,
             other => panic!("{other:?}"),
         }
@@ -442,8 +466,8 @@ mod tests {
     // refuses the whole argument, as the hand-written parser did.
     #[test]
     fn short_options_are_exactly_h_and_v() {
-        assert_eq!(parse(&args(&[b"-h"]), None), Ok(Invocation::Help));
-        assert_eq!(parse(&args(&[b"-V"]), None), Ok(Invocation::Version));
+        assert_eq!(parse(&args(&[b"-h"]), None, None), Ok(Invocation::Help));
+        assert_eq!(parse(&args(&[b"-V"]), None, None), Ok(Invocation::Version));
         for a in [&b"-hV"[..], b"-h=x", b"-x", b"-1", b"-="] {
             let name = std::str::from_utf8(a).unwrap();
             assert_eq!(
@@ -518,11 +542,11 @@ mod tests {
     #[test]
     fn help_answers_when_read() {
         assert_eq!(
-            parse(&args(&[b"--help", b"--bogus"]), None),
+            parse(&args(&[b"--help", b"--bogus"]), None, None),
             Ok(Invocation::Help)
         );
         assert_eq!(
-            parse(&args(&[b"-V", b"--eol"]), None),
+            parse(&args(&[b"-V", b"--eol"]), None, None),
             Ok(Invocation::Version)
         );
         assert!(detail(&[b"--bogus", b"--help"]).starts_with("unknown option \"--bogus\""));

@@ -71,7 +71,7 @@ pub fn run(
         Err(f) => return failed(&f),
     };
     let done = |(stdout, exit_code)| Response { stdout, exit_code };
-    let request = match args::parse(&args, env_root) {
+    let request = match args::parse(&args, env_root, patch::cli::flag(&source)) {
         Ok(Invocation::Help) => return text(format!("{}{}", args::HELP, patch::cli::HELP)),
         Ok(Invocation::Version) => return text(args::version_line()),
         Ok(Invocation::Edit(r)) => Ok(txn::Parsed::One(r)),

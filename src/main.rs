@@ -131,14 +131,14 @@ fn main() {
     let env_root = std::env::var_os("AS_EDIT_ROOT");
     // Under the name apply_patch: Codex's CLI text on stdout and stderr.
     if as_edit::patch::codex::invoked_as(argv0.as_deref()) {
-        let (out, err, code) =
-            as_edit::patch::codex::run(&args, env_root, &mut std::io::stdin().lock());
-        let _ = std::io::stdout().lock().write_all(out.as_bytes());
-        let _ = std::io::stderr().lock().write_all(err.as_bytes());
-        std::process::exit(code);
+        let answer = as_edit::patch::codex::run(&args, env_root, &mut std::io::stdin().lock());
+        let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
+        std::process::exit(as_edit::patch::codex::finish(answer, out, err));
     }
     let response = as_edit::run(&args, env_root, &mut std::io::stdin().lock());
-    // A closed stdout must not turn into a panic: the exit code still tells.
+    // A result line that cannot be written (a closed stdout, a full device,
+    // a broken pipe) changes neither the outcome nor its exit code, the one
+    // signal left (protocol docs); nor may it turn into a panic.
     let _ = std::io::stdout()
         .lock()
         .write_all(response.stdout.as_bytes());

@@ -3,6 +3,14 @@
 //! The default line carries only `count`, `error` and `detail`: the Java host
 //! reads it into a record of exactly those fields with a strict ObjectMapper.
 //! Richer keys appear only when the caller opts in with `--report`.
+//!
+//! A result line that cannot be written (standard output closed, a full
+//! device, a broken pipe) is not retried or reported elsewhere (stderr stays
+//! empty), and the exit code stays the outcome's: 0 means the edit is
+//! committed. A host then sees that exit code and no result line (the Rust
+//! host's `EditError::Unexpected` with `exit_code`), which the host protocol
+//! treats as an unexpected failure to report; with exit 0 the file holds the
+//! new content. (The `apply_patch` mode exits 1 instead, as Codex does.)
 
 use serde::Serialize;
 

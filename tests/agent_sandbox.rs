@@ -330,7 +330,7 @@ fn transactions_and_patches_run_natively_in_argv_and_by_transfer() {
             },
         ];
         let r = ed.transaction(&ops).unwrap();
-        assert_eq!((r.count, r.files, r.via), (1, 3, via));
+        assert_eq!((r.count, r.files, r.via), (1, 4, via));
         assert_eq!(std::fs::read(base.join("a.txt")).unwrap(), b"A\n");
         assert_eq!(std::fs::read(base.join("new dir/b.txt")).unwrap(), b"b\n");
         assert!(!base.join("b.txt").exists() && !base.join("gone.txt").exists());

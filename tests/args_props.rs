@@ -62,7 +62,7 @@ proptest! {
     #[test]
     fn never_panics_and_errors_are_invalid_argument(args in prop::collection::vec(token(), 0..10)) {
         let args: Vec<OsString> = args.into_iter().map(OsString::from_vec).collect();
-        if let Err(f) = parse(&args, None) {
+        if let Err(f) = parse(&args, None, None) {
             prop_assert_eq!(f.kind, ErrorKind::InvalidArgument);
             prop_assert!(f.detail.is_some_and(|d| !d.is_empty()));
         }
@@ -84,7 +84,7 @@ proptest! {
             args.push(b64(new));
             args.push(OsString::from(if *all { "true" } else { "false" }));
         }
-        match parse(&args, None) {
+        match parse(&args, None, None) {
             Ok(Invocation::Edit(r)) => {
                 prop_assert_eq!(r.path.into_os_string().into_vec(), path);
                 prop_assert_eq!(r.edits.len(), edits.len());
@@ -136,7 +136,7 @@ proptest! {
         let mut args = os(&before);
         args.push(OsString::from(format!("{flag}={value}")));
         args.extend(os(&["--", "f", "YQ==", "Yg=="]));
-        let f = parse(&args, None).expect_err("an inline value on a flag is refused");
+        let f = parse(&args, None, None).expect_err("an inline value on a flag is refused");
         prop_assert_eq!(f.kind, ErrorKind::InvalidArgument);
         prop_assert_eq!(f.detail, Some(format!("{flag} takes no value, got {value:?}")));
     }
@@ -158,7 +158,7 @@ proptest! {
         inline.extend(os(tail));
         let mut separate = os(&[opt, &value]);
         separate.extend(os(tail));
-        prop_assert_eq!(parse(&inline, None), parse(&separate, None));
+        prop_assert_eq!(parse(&inline, None, None), parse(&separate, None, None));
     }
 }
 

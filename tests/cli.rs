@@ -249,3 +249,47 @@ fn hashes_cover_the_whole_file_even_past_invalid_utf8() {
     );
     assert_eq!(std::fs::read(&p).unwrap(), bytes);
 }
+
+/// A result line that cannot be written keeps the outcome's exit code
+/// (src/protocol.rs's docs): 0 and the new content for an edit, 1 and the
+/// old bytes for a refusal, nothing on stderr. A folder cannot give the
+/// binary a full device, a pipe nobody reads or a closed stdout.
+#[test]
+fn an_unwritable_result_line_keeps_the_outcomes_exit_code() {
+    use std::process::Stdio;
+    for way in ["/dev/full", "broken pipe", "closed"] {
+        for (old, code, after) in [("one", 0, "1\n"), ("nope", 1, "one\n")] {
+            let d = scratch();
+            let a = write_file(d.path(), "a.txt", b"one\n", 0o644);
+            let args = ["--", "a.txt", &b64(old), &b64("1")];
+            let mut cmd = match way {
+                "closed" => {
+                    let mut c = Command::new("sh");
+                    c.args(["-c", "exec \"$0\" \"$@\" >&-", BIN]).args(args);
+                    c
+                }
+                _ => {
+                    let mut c = Command::new(BIN);
+                    c.args(args);
+                    c
+                }
+            };
+            cmd.current_dir(d.path()).stderr(Stdio::piped());
+            match way {
+                "/dev/full" => {
+                    let full = std::fs::OpenOptions::new().write(true).open(way).unwrap();
+                    cmd.stdout(full);
+                }
+                "broken pipe" => {
+                    cmd.stdout(broken_pipe());
+                }
+                _ => {}
+            }
+            let o = cmd.output().unwrap();
+            let seen = (o.status.code(), String::from_utf8(o.stderr).unwrap());
+            assert_eq!(seen, (Some(code), String::new()), "{way}, {old}");
+            assert_eq!(std::fs::read_to_string(&a).unwrap(), after, "{way}, {old}");
+            assert_eq!(listing(d.path()), ["a.txt"], "{way}, {old}");
+        }
+    }
+}

@@ -682,7 +682,7 @@ fn transactions_and_patches_natively_by_transfer_and_without_rm() {
         seed(&mut sb);
         let mut ed = Editor::new(sb.clone(), HELPER);
         let r = ed.transaction(&ops()).unwrap();
-        assert_eq!((r.count, r.files, r.via), (1, 3, via), "{image}");
+        assert_eq!((r.count, r.files, r.via), (1, 4, via), "{image}");
         assert_eq!(read(&mut sb, "/work/a.txt"), Some(b"A\n".to_vec()));
         assert_eq!(read(&mut sb, "/work/new/b.txt"), Some(b"b\n".to_vec()));
         assert_eq!(read(&mut sb, "/work/b.txt"), None);

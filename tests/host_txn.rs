@@ -177,7 +177,7 @@ fn the_transfer_path_runs_every_op_and_chains_them() {
         r,
         Applied {
             count: 2,
-            files: 4,
+            files: 5,
             changes: vec![
                 change("edit", &at(p, "a.txt"), 1, Some(b"one\nTWO\n"), &[2]),
                 change("insert", &at(p, "a.txt"), 0, Some(a), &[2]),
@@ -510,7 +510,7 @@ fn a_patch_adds_updates_moves_and_deletes_alike_natively_and_by_transfer() {
     };
     let [native, transfer] = both(&setup, &|ed, p| {
         let mut r = ed.apply_patch(&patch(p)).unwrap();
-        assert_eq!((r.count, r.files), (2, 4));
+        assert_eq!((r.count, r.files), (2, 5));
         let grades: Vec<Vec<String>> = r
             .changes
             .iter_mut()
@@ -946,7 +946,7 @@ fn the_example_runs_a_files_request_and_a_patch() {
         assert_eq!(
             run(&["--files", "req.json"]),
             (
-                format!("applied 1 in 3 files ({via})\nedit @a.txt (1)\nmove @b.txt -> @sub/b.txt (0)\ncreate @c.txt (0)\n"),
+                format!("applied 1 in 4 files ({via})\nedit @a.txt (1)\nmove @b.txt -> @sub/b.txt (0)\ncreate @c.txt (0)\n"),
                 0
             )
         );
@@ -995,4 +995,65 @@ fn a_helper_older_than_protocol_3_is_never_sent_a_transaction() {
     );
     assert_eq!(std::fs::read(p.join("a.txt")).unwrap(), b"A\n");
     assert_eq!(std::fs::read(p.join("b.txt")).unwrap(), b"B\n");
+}
+
+/// `files` is the distinct paths whose entry changed (src/txn/mod.rs),
+/// natively and by transfer alike, for chains of hunks on one file and for
+/// the `{"files"}` ops that spell them: a move's two paths count, a path
+/// made and removed again does not (the transfer path counted files, the
+/// helper something in between).
+#[test]
+fn chains_count_the_same_paths_natively_and_by_transfer() {
+    let setup = |p: &Path| write_file(p, "a.txt", b"one\ntwo\n", 0o644);
+    let patch = |body: &str| format!("*** Begin Patch\n{body}*** End Patch\n");
+    let cases: Vec<(String, u64)> = vec![
+        (
+            patch("*** Update File: {d}a.txt\n*** Move to: {d}b.txt\n@@\n-one\n+1\n*** Update File: {d}b.txt\n@@\n-two\n+2\n"),
+            2,
+        ),
+        (
+            patch("*** Update File: {d}a.txt\n*** Move to: {d}b.txt\n@@\n-one\n+1\n*** Update File: {d}b.txt\n*** Move to: {d}c.txt\n@@\n-1\n+uno\n"),
+            2,
+        ),
+        (
+            patch("*** Add File: {d}n.txt\n+draft\n*** Update File: {d}n.txt\n@@\n-draft\n+final\n"),
+            1,
+        ),
+        (
+            patch("*** Add File: {d}n.txt\n+draft\n*** Delete File: {d}n.txt\n*** Update File: {d}a.txt\n@@\n-one\n+1\n"),
+            1,
+        ),
+    ];
+    for (text, want) in cases {
+        let [native, transfer] = both(&|p| drop(setup(p)), &|ed, p| {
+            let r = ed.apply_patch(&text.replace("{d}", &at(p, "")));
+            assert_eq!(r.as_ref().map(|a| a.files).ok(), Some(want), "{text}");
+            r
+        });
+        assert_eq!(native, transfer, "{text}");
+    }
+    let move_chain = |p: &Path| {
+        vec![
+            FileOp::Move {
+                path: at(p, "a.txt"),
+                to: at(p, "b.txt"),
+                overwrite: false,
+                edits: vec![],
+                expect_sha256: None,
+            },
+            FileOp::Move {
+                path: at(p, "b.txt"),
+                to: at(p, "c.txt"),
+                overwrite: false,
+                edits: vec![],
+                expect_sha256: None,
+            },
+        ]
+    };
+    let [native, transfer] = both(&|p| drop(setup(p)), &|ed, p| {
+        let r = ed.transaction(&move_chain(p));
+        assert_eq!(r.as_ref().map(|a| a.files).ok(), Some(2));
+        r
+    });
+    assert_eq!(native, transfer);
 }

@@ -2,6 +2,8 @@
 //! answers like Codex's CLI. A scenario folder cannot express it: the
 //! folders run the binary under its own name and require an empty stderr.
 
+mod common;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -133,4 +135,73 @@ fn preserve_crlf_keeps_a_crlf_file_crlf() {
     let (_, _, code) = apply_patch(d.path(), &["--preserve-crlf", patch], "");
     assert_eq!(code, 0);
     assert_eq!(read(d.path(), "w.txt").as_deref(), Some("a\r\nc\r\n"));
+}
+
+/// How `bin` (run under the name `apply_patch`) ends with its standard
+/// output a full device, a pipe nobody reads, and closed: (exit, stderr,
+/// a.txt afterwards) for each, on a fresh a.txt.
+fn with_unwritable_stdout(bin: &Path) -> Vec<(&'static str, i32, String, Option<String>)> {
+    let patch = "*** Begin Patch\n*** Update File: a.txt\n-one\n+1\n*** End Patch\n";
+    let mut seen = Vec::new();
+    for way in ["/dev/full", "broken pipe", "closed"] {
+        let d = setup(&[("a.txt", "one\n")]);
+        let link = d.path().join("apply_patch");
+        std::os::unix::fs::symlink(bin, &link).unwrap();
+        let mut cmd = match way {
+            "closed" => {
+                let mut c = Command::new("sh");
+                c.args(["-c", "exec \"$0\" \"$1\" >&-"])
+                    .arg(&link)
+                    .arg(patch);
+                c
+            }
+            _ => {
+                let mut c = Command::new(&link);
+                c.arg(patch);
+                c
+            }
+        };
+        cmd.current_dir(d.path().join("w")).stderr(Stdio::piped());
+        match way {
+            "/dev/full" => {
+                let full = std::fs::OpenOptions::new().write(true).open(way).unwrap();
+                cmd.stdout(full);
+            }
+            "broken pipe" => {
+                cmd.stdout(common::broken_pipe());
+            }
+            _ => {}
+        }
+        let o = cmd.output().unwrap();
+        let err = String::from_utf8(o.stderr).unwrap();
+        seen.push((way, o.status.code().unwrap(), err, read(d.path(), "a.txt")));
+    }
+    seen
+}
+
+/// Codex's binary exits 1 when its success text cannot be written (the
+/// patch is applied) and 0 with a closed stdout (Rust's stdout ignores
+/// EBADF), saying nothing on stderr; this mode does the same.
+#[test]
+fn an_unwritable_stdout_exits_as_codex_does() {
+    let applied = Some("1\n".to_owned());
+    let want = vec![
+        ("/dev/full", 1, String::new(), applied.clone()),
+        ("broken pipe", 1, String::new(), applied.clone()),
+        ("closed", 0, String::new(), applied),
+    ];
+    let ours = with_unwritable_stdout(Path::new(env!("CARGO_BIN_EXE_as-edit")));
+    assert_eq!(ours, want);
+    // The reference itself, when scripts/patch-refs.sh has installed it.
+    let codex = std::env::var_os("APPLY_PATCH").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("target/patch-refs/apply_patch"),
+        Into::into,
+    );
+    match codex.exists() {
+        true => assert_eq!(with_unwritable_stdout(&codex), want, "{}", codex.display()),
+        false => eprintln!(
+            "skipped the comparison with Codex: {} is not installed (scripts/patch-refs.sh)",
+            codex.display()
+        ),
+    }
 }

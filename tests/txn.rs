@@ -80,7 +80,7 @@ fn every_commit_step_failing_rolls_back_everything() {
             let r = txn(d.path(), &[], req, &env);
             assert_eq!(r.stderr, "");
             if r.code == 0 {
-                assert_eq!(r.stdout, "__RESULT__{\"count\":2,\"files\":6}\n");
+                assert_eq!(r.stdout, "__RESULT__{\"count\":2,\"files\":7}\n");
                 assert!(k > 6, "at least one step per file ({k})");
                 let after = tree(d.path());
                 assert_eq!(after["sub/a2.txt"].0, b"ALPHA\nBETA\n");

@@ -12,7 +12,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let args: Vec<OsString> = data.split(|b| *b == 0).map(|a| OsString::from_vec(a.to_vec())).collect();
-    if let Err(f) = parse(&args, None) {
+    if let Err(f) = parse(&args, None, None) {
         assert_eq!(f.kind, ErrorKind::InvalidArgument);
     }
     if let Err(f) = parse_stdin_request(data, EditOptions::default()) {

@@ -10,8 +10,6 @@ use crate::protocol::{ErrorKind, Failure};
 
 pub(crate) struct Entry {
     pub(crate) path: String,
-    /// Which file this is: a move's target gets its source's.
-    pub(crate) id: usize,
     pub(crate) file: u64,
     pub(crate) original: Option<Vec<u8>>,
     pub(crate) current: Option<Vec<u8>>,
@@ -21,7 +19,8 @@ pub(crate) struct Entry {
 pub(crate) struct Files<'a, S: ?Sized> {
     sb: &'a mut S,
     pub(crate) entries: Vec<Entry>,
-    /// Files a move replaced: changed, though their path now holds another.
+    /// Entries a move replaced: changed, even when the file moved there
+    /// has the same bytes.
     pub(crate) replaced: Vec<usize>,
     n: usize,
 }
@@ -86,7 +85,6 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
         };
         self.entries.push(Entry {
             path: path.to_owned(),
-            id: self.entries.len(),
             file,
             current: bytes.clone(),
             original: bytes,
@@ -120,18 +118,13 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
         self.entries[i].file = file;
     }
 
-    /// Every path whose content differs from what was downloaded, and
-    /// how many files that is (a move's two paths are one file).
+    /// Every path whose content differs from what was downloaded, and how
+    /// many paths changed: those, and those a move replaced (the helper's
+    /// `"files"`: the distinct paths whose entry changed).
     pub(crate) fn writes(self) -> (Vec<Write>, u64) {
-        let mut ids: Vec<usize> = self
-            .entries
-            .iter()
-            .filter(|e| e.current != e.original)
-            .map(|e| e.id)
-            .chain(self.replaced.iter().copied())
-            .collect();
-        ids.sort_unstable();
-        ids.dedup();
+        let changed = (self.entries.iter().enumerate())
+            .filter(|(i, e)| e.current != e.original || self.replaced.contains(i))
+            .count();
         let writes = self
             .entries
             .into_iter()
@@ -143,6 +136,6 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
                 new: e.current,
             })
             .collect();
-        (writes, ids.len() as u64)
+        (writes, changed as u64)
     }
 }

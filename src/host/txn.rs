@@ -258,7 +258,10 @@ pub(crate) fn command(
 pub struct Applied {
     /// Replacements summed over the edits (a patch: chunks applied).
     pub count: u64,
-    /// Files changed.
+    /// The distinct paths whose entry changed (`src/txn/mod.rs` defines
+    /// it: a move counts its source and its target). The transfer path
+    /// leaves a file whose new bytes equal its old ones alone and does not
+    /// count it; the helper replaces it and does.
     pub files: u64,
     /// Per op, in request order (`--report`'s `changes`).
     pub changes: Vec<FileChange>,

@@ -251,11 +251,10 @@ fn apply_op<S: Sandbox + ?Sized>(
             c.op = "move".into();
             c.to = Some(to);
             if i != j && files.entries[j].original.is_some() {
-                files.replaced.push(files.entries[j].id);
+                files.replaced.push(j);
             }
             files.set(i, None, file);
             files.set(j, Some(out), file);
-            files.entries[j].id = files.entries[i].id;
             Ok(c)
         }
     }

@@ -5,8 +5,10 @@
 //! "update_file" | "delete_file", "path", "diff", "move_to"}]}` (a `diff`
 //! as the Agents SDK's `apply_diff` takes it: an update's chunks, or a new
 //! file's `+` lines). Each compiles to one transaction (`compile.rs`) and
-//! answers with its result line; a text that does not parse is
-//! `invalid_patch` (exit 1: a model wrote it) naming the line.
+//! answers with its result line (success: `{"count":C,"files":K}`, C the
+//! chunks applied, K as a transaction's: the distinct paths changed, both
+//! of a move's); a text that does not parse is `invalid_patch` (exit 1: a
+//! model wrote it) naming the line.
 
 use std::ffi::OsString;
 
@@ -32,9 +34,9 @@ pub enum Source {
 }
 
 /// The patch flags taken out of `args` (before a `--`): the source, if
-/// any, whether `--patch-strict` was given, and the other arguments, with
-/// `--stdin` added when there is a source so that `args::parse` reads the
-/// shared flags.
+/// any, whether `--patch-strict` was given, and the other arguments, which
+/// `args::parse` reads with the source's flag named (it is the whole
+/// request, as `--stdin` is, and a conflict names it).
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>), Failure> {
     let (mut src, mut strict, mut rest) = (None, false, Vec::new());
@@ -46,9 +48,7 @@ pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>),
                 rest.extend(it.by_ref().cloned());
                 break;
             }
-            Some("--patch") if src.is_some() => {
-                return Err(invalid("give one of --patch and --patch-b64".into()));
-            }
+            Some("--patch") if src.is_some() => return Err(twice(&src, "--patch")),
             Some("--patch") => {
                 src = Some(Source::Stdin);
                 continue;
@@ -66,7 +66,7 @@ pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>),
         };
         if src.is_some() {
             // Which one would win is a guess; the caller meant one patch.
-            return Err(invalid("give one of --patch and --patch-b64".into()));
+            return Err(twice(&src, "--patch-b64"));
         }
         use base64::Engine;
         let bytes = base64::engine::general_purpose::STANDARD
@@ -74,13 +74,22 @@ pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>),
             .map_err(|e| invalid(format!("--patch-b64 is not valid base64 ({e})")))?;
         src = Some(Source::Bytes(bytes));
     }
-    if src.is_some() {
-        if rest.iter().any(|a| a == "--stdin") {
-            return Err(invalid("--patch and --patch-b64 take no --stdin".into()));
-        }
-        rest.push("--stdin".into());
-    }
     Ok((src, strict, rest))
+}
+
+/// The flag that gives `src`, for `args::parse` and messages.
+pub fn flag(src: &Option<Source>) -> Option<&'static str> {
+    src.as_ref().map(|s| match s {
+        Source::Stdin => "--patch",
+        Source::Bytes(_) => "--patch-b64",
+    })
+}
+
+fn twice(src: &Option<Source>, now: &str) -> Failure {
+    match flag(src) {
+        Some(f) if f == now => invalid(format!("give {now} once")),
+        f => invalid(format!("give one of {} and {now}", f.unwrap_or(now))),
+    }
 }
 
 fn invalid(detail: String) -> Failure {

@@ -7,9 +7,15 @@
 //! Add File and Move to overwrite, as Codex's do. Unlike Codex it is all or
 //! nothing and refuses an ambiguous chunk. `AS_EDIT_ROOT` confines paths as
 //! in the normal mode.
+//!
+//! A standard output that cannot be written (a full device, a broken pipe)
+//! makes the exit 1 with nothing more on stderr, though the patch is
+//! applied, as Codex's binary does (checked against `@openai/codex`'s: its
+//! success text's write fails its run); a closed descriptor is not an error
+//! for either (Rust's stdout ignores `EBADF`), so that exit stays 0.
 
 use std::ffi::{OsStr, OsString};
-use std::io::Read;
+use std::io::{Read, Write};
 
 use super::{compile, parse, Hunk};
 use crate::request::{EditOptions, Eol};
@@ -22,6 +28,24 @@ pub fn invoked_as(argv0: Option<&OsStr>) -> bool {
         name.and_then(OsStr::to_str),
         Some("apply_patch" | "applypatch")
     )
+}
+
+/// Prints what [`run`] returned and gives the exit code: 1 when `stdout`
+/// fails (module docs).
+pub fn finish(
+    (out, err, code): (String, String, i32),
+    stdout: &mut dyn Write,
+    stderr: &mut dyn Write,
+) -> i32 {
+    let wrote = stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush());
+    let _ = stderr.write_all(err.as_bytes());
+    if wrote.is_err() {
+        1
+    } else {
+        code
+    }
 }
 
 /// Runs the mode: (stdout, stderr, exit code).

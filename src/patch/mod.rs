@@ -42,6 +42,7 @@
 pub mod cli;
 pub mod codex;
 mod compile;
+mod find;
 pub mod locate;
 pub mod parse;
 

@@ -40,7 +40,12 @@
 //!   without `overwrite` (or one that appeared during the commit).
 //!
 //! Success: `{"count":N,"files":K}`: N the replacements of every `edit`
-//! and `move`, K the files changed. `--report` adds `"changes"`, one object
+//! and `move`; K the distinct paths whose entry the transaction changed:
+//! made, removed, or given a new file (new content, or a file moved over
+//! it). A move counts its source and its target; a path made and removed
+//! again, or a file moved away and back unedited, does not count; a path
+//! counts once however many ops name it. A rewrite to the same bytes
+//! counts (the file is replaced). `--report` adds `"changes"`, one object
 //! per op in request order: `path` (resolved), `op`, `to` (a move),
 //! `count`, and for content ops `size`, `sha256`, `lines` (an insert: the
 //! first inserted line), `edits` (a batch); `--diff` adds each change's
@@ -285,13 +290,7 @@ fn run_inner(
             })?;
         }
     }
-    let changed = plan
-        .files
-        .iter()
-        .zip(&temps)
-        .filter(|(file, t)| t.is_some() || !matches!(file.end, plan::End::InPlace))
-        .filter(|(file, _)| file.orig.is_some() || !matches!(file.end, plan::End::Gone))
-        .count();
+    let changed = plan.changed_paths(|f| temps[f].is_some());
     let durable = match txn.options.dry_run {
         true => true,
         false => commit::commit(txn, &plan, &locked, &mut temps)?,
@@ -484,7 +483,7 @@ mod tests {
         };
         assert_eq!(
             run(&txn),
-            ("__RESULT__{\"count\":3,\"files\":1}\n".to_owned(), 0)
+            ("__RESULT__{\"count\":3,\"files\":2}\n".to_owned(), 0)
         );
         assert_eq!(
             std::fs::read_to_string(&moved).unwrap(),

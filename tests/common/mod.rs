@@ -236,3 +236,16 @@ pub fn run_stdin(dir: &Path, args: &[&str], input: &[u8]) -> Run {
     c.args(args);
     run_with_stdin(c, dir, input)
 }
+
+/// The write end of a pipe whose read end is closed: writing to it fails
+/// with EPIPE (a host that stopped reading).
+pub fn broken_pipe() -> std::fs::File {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills both descriptors; each is owned exactly once below.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    unsafe {
+        drop(std::os::fd::OwnedFd::from_raw_fd(fds[0]));
+        std::fs::File::from_raw_fd(fds[1])
+    }
+}
