@@ -118,6 +118,7 @@
 //! the metadata copy of each.
 
 mod commit;
+mod count;
 mod flush;
 mod lock;
 mod nofile;

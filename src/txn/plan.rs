@@ -70,25 +70,6 @@ pub(super) struct Plan {
     pub(super) resolved: Vec<(PathBuf, Option<PathBuf>)>,
 }
 
-impl Plan {
-    /// K, the result's `"files"`: the distinct paths whose entry changes
-    /// (the txn docs); `rewritten(f)`: file `f` gets new content.
-    pub(super) fn changed_paths(&self, rewritten: impl Fn(usize) -> bool) -> usize {
-        let mut paths: Vec<&Path> = Vec::new();
-        for (f, file) in self.files.iter().enumerate() {
-            let orig = file.orig.as_ref().map(|o| o.0.path.as_path());
-            match &file.end {
-                End::InPlace if !rewritten(f) => {}
-                End::InPlace | End::Gone => paths.extend(orig),
-                End::At(d) => paths.extend(orig.into_iter().chain([d.t.path.as_path()])),
-            }
-        }
-        paths.sort_unstable();
-        paths.dedup();
-        paths.len()
-    }
-}
-
 /// What a path names at this point of the transaction.
 enum Named {
     /// A file of the model.
