@@ -302,6 +302,9 @@ fn copy_xattrs(from: &OwnedFd, to: &OwnedFd) -> bool {
         Err(_) => return false,
     };
     let mut acl = false;
+    if n == 0 {
+        return acl; // the common case: no 64 KiB value buffer (an mmap)
+    }
     let mut value = vec![0u8; 65536];
     for name in names[..n].split(|b| *b == 0).filter(|s| !s.is_empty()) {
         // File capabilities are privileges granted to exact content: the

@@ -293,12 +293,15 @@ fn write_temp<'a>(
         errno,
     };
     let temp = Temp::create(at).map_err(|e| failed(WriteStep::CreateTemp, e))?;
-    let mut h = Sha256::new();
+    // Hashed for `--report` only (a patch's CPU was half this hash).
+    let mut h = report.is_some().then(Sha256::new);
     let mut size = 0u64;
     let mut r: Result<(), Errno> = Ok(());
     let mut put = |b: &[u8]| {
         if r.is_ok() && !b.is_empty() {
-            h.update(b);
+            if let Some(h) = h.as_mut() {
+                h.update(b);
+            }
             size += b.len() as u64;
             r = write_all(temp.file(), b);
         }
@@ -309,7 +312,7 @@ fn write_temp<'a>(
         put(bytes);
     }
     r.map_err(|e| failed(WriteStep::WriteTemp, e))?;
-    if let Some(rep) = report.as_mut() {
+    if let (Some(rep), Some(h)) = (report.as_mut(), h) {
         rep.size = Some(size);
         rep.sha256 = Some(crate::hex::encode(&h.finalize()));
     }
