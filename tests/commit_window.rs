@@ -4,6 +4,7 @@
 //! of as-edit's pid or of its process group does not stop, so the edit
 //! completes and nothing is left; made inline (as before, and as where
 //! `clone` is refused: AS_EDIT_TEST_NO_CLONE) the same kill leaves the name.
+//! Also: the parallel close of a transaction's originals under valgrind.
 
 mod common;
 
@@ -115,4 +116,52 @@ fn the_same_kill_with_the_calls_made_inline_leaves_the_name() {
         "bye\n",
         "the name holds the complete new content"
     );
+}
+
+/// Valgrind ends the whole process at a `clone` that is neither a thread's
+/// nor a fork's, as the parallel close's workers are (src/fs/release.rs):
+/// a transaction of two files or more committed, then died before its
+/// result line. Under valgrind the originals are closed inline.
+#[test]
+fn a_transaction_under_valgrind_prints_its_result() {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: valgrind is not installed (scripts/test.sh installs it)");
+        return;
+    }
+    let d = common::scratch();
+    let mut ops = Vec::new();
+    for i in 0..3 {
+        std::fs::write(d.path().join(format!("f{i}")), "hello\n").unwrap();
+        ops.push(format!(
+            r#"{{"op":"edit","path":"f{i}","edits":[{{"old":"hello","new":"bye"}}]}}"#
+        ));
+    }
+    let req = format!(r#"{{"files":[{}]}}"#, ops.join(","));
+    let mut p = Command::new("valgrind")
+        .args(["-q", "--child-silent-after-fork=yes", BIN, "--stdin"])
+        .current_dir(d.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    p.stdin.take().unwrap().write_all(req.as_bytes()).unwrap();
+    let out = p.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "__RESULT__{\"count\":3,\"files\":3}\n",
+        "valgrind said: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(listing(d.path()), ["f0", "f1", "f2"]);
+    for i in 0..3 {
+        let f = d.path().join(format!("f{i}"));
+        assert_eq!(std::fs::read_to_string(f).unwrap(), "bye\n");
+    }
 }
