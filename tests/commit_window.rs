@@ -165,3 +165,61 @@ fn a_transaction_under_valgrind_prints_its_result() {
         assert_eq!(std::fs::read_to_string(f).unwrap(), "bye\n");
     }
 }
+
+/// The child killed on its own between its link and its rename (its own
+/// pid: as-edit lives on): its report says "linked" with no errno, which
+/// was read as a rename that failed with errno 0 (a panic in test builds,
+/// `write_failed` "os error 0" in release ones, and, killed inside a
+/// rename that had completed, "the file is unchanged" over a changed
+/// file). It is a child that ended without a report: as-edit looks, finds
+/// the name, and makes the rename itself.
+#[test]
+fn the_child_killed_alone_after_its_link_is_finished_by_as_edit() {
+    let d = common::scratch();
+    let dir = d.path();
+    std::fs::write(dir.join("f"), "hello\n").unwrap();
+    let fifo = dir.join("window.fifo");
+    let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a C string we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    // Held open: the child's open for reading never waits; nothing is
+    // written, so it stays in its read until killed.
+    let _hold = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let p = Command::new(BIN)
+        .current_dir(dir)
+        .args(["--", "f", &b64("hello"), &b64("bye")])
+        .env("AS_EDIT_TEST_WINDOW_FIFO", &fifo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the hidden name of the linked temp", || {
+        !hidden(dir).is_empty()
+    });
+    let children = format!("/proc/{0}/task/{0}/children", p.id());
+    let Ok(list) = std::fs::read_to_string(&children) else {
+        eprintln!("SKIPPED: {children} is unreadable (a kernel without CONFIG_PROC_CHILDREN)");
+        return;
+    };
+    let child: i32 = list.trim().parse().expect("exactly one child");
+    // SAFETY: a signal to the child of the process we started.
+    assert_eq!(unsafe { libc::kill(child, libc::SIGKILL) }, 0, "kill");
+    let out = p.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "__RESULT__{\"count\":1}\n"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0));
+    std::fs::remove_file(&fifo).unwrap();
+    assert_eq!(listing(dir), ["f"]);
+    assert_eq!(std::fs::read_to_string(dir.join("f")).unwrap(), "bye\n");
+}
