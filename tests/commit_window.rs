@@ -189,7 +189,7 @@ fn the_child_killed_alone_after_its_link_is_finished_by_as_edit() {
         .write(true)
         .open(&fifo)
         .unwrap();
-    let p = Command::new(BIN)
+    let mut p = Command::new(BIN)
         .current_dir(dir)
         .args(["--", "f", &b64("hello"), &b64("bye")])
         .env("AS_EDIT_TEST_WINDOW_FIFO", &fifo)
@@ -202,6 +202,8 @@ fn the_child_killed_alone_after_its_link_is_finished_by_as_edit() {
     });
     let children = format!("/proc/{0}/task/{0}/children", p.id());
     let Ok(list) = std::fs::read_to_string(&children) else {
+        p.kill().unwrap();
+        p.wait().unwrap();
         eprintln!("SKIPPED: {children} is unreadable (a kernel without CONFIG_PROC_CHILDREN)");
         return;
     };
