@@ -4,6 +4,7 @@
 //! of as-edit's pid or of its process group does not stop, so the edit
 //! completes and nothing is left; made inline (as before, and as where
 //! `clone` is refused: AS_EDIT_TEST_NO_CLONE) the same kill leaves the name.
+//! Also: the parallel close of a transaction's originals under valgrind.
 
 mod common;
 
@@ -115,4 +116,112 @@ fn the_same_kill_with_the_calls_made_inline_leaves_the_name() {
         "bye\n",
         "the name holds the complete new content"
     );
+}
+
+/// Valgrind ends the whole process at a `clone` that is neither a thread's
+/// nor a fork's, as the parallel close's workers are (src/fs/release.rs):
+/// a transaction of two files or more committed, then died before its
+/// result line. Under valgrind the originals are closed inline.
+#[test]
+fn a_transaction_under_valgrind_prints_its_result() {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: valgrind is not installed (scripts/test.sh installs it)");
+        return;
+    }
+    let d = common::scratch();
+    let mut ops = Vec::new();
+    for i in 0..3 {
+        std::fs::write(d.path().join(format!("f{i}")), "hello\n").unwrap();
+        ops.push(format!(
+            r#"{{"op":"edit","path":"f{i}","edits":[{{"old":"hello","new":"bye"}}]}}"#
+        ));
+    }
+    let req = format!(r#"{{"files":[{}]}}"#, ops.join(","));
+    let mut p = Command::new("valgrind")
+        .args(["-q", "--child-silent-after-fork=yes", BIN, "--stdin"])
+        .current_dir(d.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    p.stdin.take().unwrap().write_all(req.as_bytes()).unwrap();
+    let out = p.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "__RESULT__{\"count\":3,\"files\":3}\n",
+        "valgrind said: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(listing(d.path()), ["f0", "f1", "f2"]);
+    for i in 0..3 {
+        let f = d.path().join(format!("f{i}"));
+        assert_eq!(std::fs::read_to_string(f).unwrap(), "bye\n");
+    }
+}
+
+/// The child killed on its own between its link and its rename (its own
+/// pid: as-edit lives on): its report says "linked" with no errno, which
+/// was read as a rename that failed with errno 0 (a panic in test builds,
+/// `write_failed` "os error 0" in release ones, and, killed inside a
+/// rename that had completed, "the file is unchanged" over a changed
+/// file). It is a child that ended without a report: as-edit looks, finds
+/// the name, and makes the rename itself.
+#[test]
+fn the_child_killed_alone_after_its_link_is_finished_by_as_edit() {
+    let d = common::scratch();
+    let dir = d.path();
+    std::fs::write(dir.join("f"), "hello\n").unwrap();
+    let fifo = dir.join("window.fifo");
+    let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a C string we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    // Held open: the child's open for reading never waits; nothing is
+    // written, so it stays in its read until killed.
+    let _hold = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&fifo)
+        .unwrap();
+    let mut p = Command::new(BIN)
+        .current_dir(dir)
+        .args(["--", "f", &b64("hello"), &b64("bye")])
+        .env("AS_EDIT_TEST_WINDOW_FIFO", &fifo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the hidden name of the linked temp", || {
+        !hidden(dir).is_empty()
+    });
+    let children = format!("/proc/{0}/task/{0}/children", p.id());
+    let Ok(list) = std::fs::read_to_string(&children) else {
+        p.kill().unwrap();
+        p.wait().unwrap();
+        eprintln!("SKIPPED: {children} is unreadable (a kernel without CONFIG_PROC_CHILDREN)");
+        return;
+    };
+    let child: i32 = list.trim().parse().expect("exactly one child");
+    // SAFETY: a signal to the child of the process we started.
+    assert_eq!(unsafe { libc::kill(child, libc::SIGKILL) }, 0, "kill");
+    let out = p.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "__RESULT__{\"count\":1}\n"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0));
+    std::fs::remove_file(&fifo).unwrap();
+    assert_eq!(listing(dir), ["f"]);
+    assert_eq!(std::fs::read_to_string(dir.join("f")).unwrap(), "bye\n");
 }

@@ -119,10 +119,14 @@ pub(super) fn link_and_rename(
                 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
             {}
             let [state, errno] = std::ptr::read_volatile(report);
+            let e = || Errno::from_raw_os_error(errno as i32);
             Some(match state {
                 s if s == RAN | RENAMED => Outcome::Done,
-                s if s == RAN | LINKED => Outcome::Rename(Errno::from_raw_os_error(errno as i32)),
-                s if s == RAN => Outcome::Link(Errno::from_raw_os_error(errno as i32)),
+                // A failed call always reports its errno: none is a child
+                // killed after its link, before or inside its rename.
+                _ if errno == 0 => Outcome::Unknown,
+                s if s == RAN | LINKED => Outcome::Rename(e()),
+                s if s == RAN => Outcome::Link(e()),
                 _ => Outcome::Unknown,
             })
         } else {
