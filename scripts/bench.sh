@@ -98,6 +98,8 @@ if [ -z "$bin" ]; then
   scripts/build-static.sh x86_64-unknown-linux-musl >/dev/null
   bin="$PWD/dist/as-edit-$(pkg_version)-x86_64-unknown-linux-musl"
 fi
+# Absolute: the patch case runs it from inside its tree.
+bin=$(realpath "$bin")
 py=/usr/bin/python3
 [ -x "$py" ] || py=$(command -v python3) || die "python3 is needed for the status-quo side"
 
