@@ -9,10 +9,11 @@ step() { printf '\n==> %s\n' "$*"; }
 rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
 # Root-only test tools: busybox (minimal-image roots), qemu (aarch64),
-# acl (ACL preservation), strace (--fsync syscalls; scripts/power-cut.sh
+# acl (ACL preservation), strace (--fsync syscalls), time (peak RSS of one
+# child; scripts/power-cut.sh
 # installs its own). As another user, the
 # tests that need them say why they skip, and conformance fails clearly.
-[ "$(id -u)" = 0 ] && apt_need busybox-static qemu-user-static acl strace
+[ "$(id -u)" = 0 ] && apt_need busybox-static qemu-user-static acl strace time
 
 step "format and lints"
 cargo fmt --all -- --check

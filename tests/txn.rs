@@ -786,3 +786,132 @@ fn running_out_of_descriptors_says_the_bound() {
     assert!(!detail.contains("retry"), "{detail}");
     assert_eq!(tree(d.path()), before, "every file as it was, nothing left");
 }
+
+/// An insert streams through the engine into its temp (`txn::insert`'s
+/// `stream`); `--diff` takes the whole-text form. Both must give the bytes
+/// of the pure `insert` on the normalized text, for every kind of file:
+/// LF, CRLF, lone CR, no final newline, empty, one line; every line from 0
+/// to one past the end (`line_out_of_range` with the same detail); texts
+/// with and without a final newline; and `--eol preserve`.
+#[test]
+fn a_streamed_insert_equals_the_whole_text_insert() {
+    let files: [&[u8]; 7] = [
+        b"a\nb\nc\n",
+        b"a\r\nb\r\nc\r\n",
+        b"a\rb\rc",
+        b"one line no newline",
+        b"",
+        b"\n\n\n",
+        b"x\ny\r\nz",
+    ];
+    let mut cases = 0;
+    for content in files {
+        let norm = String::from_utf8(as_edit::engine::normalize_eol(content)).unwrap();
+        let lines =
+            norm.matches('\n').count() + usize::from(!norm.is_empty() && !norm.ends_with('\n'));
+        for line in 0..=lines as u64 + 1 {
+            for text in ["NEW", "N1\nN2\n", "M\r\n"] {
+                let want = as_edit::txn::insert(&norm, line, text, Path::new("f"));
+                for extra in [&[][..], &["--report"][..], &["--report", "--diff"][..]] {
+                    let d = scratch();
+                    std::fs::write(d.path().join("f"), content).unwrap();
+                    let req = format!(
+                        r#"{{"files":[{{"op":"insert","path":"f","line":{line},"text":{}}}]}}"#,
+                        serde_json::to_string(text).unwrap()
+                    );
+                    let r = txn(d.path(), extra, &req, &[]);
+                    let got = std::fs::read(d.path().join("f")).unwrap();
+                    match &want {
+                        Ok(t) => {
+                            assert_eq!(
+                                r.code, 0,
+                                "{content:?} line {line} {extra:?}: {}",
+                                r.stdout
+                            );
+                            assert_eq!(
+                                got,
+                                t.text.as_bytes(),
+                                "{content:?} line {line} {text:?} {extra:?}"
+                            );
+                            if !extra.is_empty() {
+                                use sha2::Digest;
+                                let h = as_edit::hex::encode(&sha2::Sha256::digest(&got));
+                                let keys = format!(
+                                    r#""size":{},"sha256":"{h}","lines":[{}]"#,
+                                    got.len(),
+                                    line + 1
+                                );
+                                assert!(r.stdout.contains(&keys), "{} lacks {keys}", r.stdout);
+                            }
+                        }
+                        Err(e) => {
+                            assert_eq!(r.code, 1, "{}", r.stdout);
+                            assert!(
+                                r.stdout.contains(
+                                    &e.failure
+                                        .detail
+                                        .clone()
+                                        .unwrap_or_default()
+                                        .replace('"', "\\\"")
+                                ),
+                                "{content:?} line {line}: {} vs {:?}",
+                                r.stdout,
+                                e.failure.detail
+                            );
+                            assert_eq!(got, content, "a refusal changes nothing");
+                        }
+                    }
+                    assert_eq!(listing(d.path()), ["f"]);
+                    cases += 1;
+                }
+            }
+        }
+    }
+    // --eol preserve on a CRLF file: the inserted lines are CRLF too.
+    let d = scratch();
+    std::fs::write(d.path().join("f"), b"a\r\nb\r\n").unwrap();
+    let req = r#"{"files":[{"op":"insert","path":"f","line":1,"text":"x\ny"}]}"#;
+    let r = txn(d.path(), &["--eol", "preserve"], req, &[]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert_eq!(
+        std::fs::read(d.path().join("f")).unwrap(),
+        b"a\r\nx\r\ny\r\nb\r\n"
+    );
+    assert!(cases > 100, "{cases} cases");
+}
+
+/// An insert holds nothing proportional to the file: 48 MiB in, peak RSS
+/// a few MiB (GNU time's `%M` of the one child: a child of this process
+/// would inherit its high-water mark across exec). The whole-text insert
+/// it replaced peaked at about twice the file.
+#[test]
+fn an_insert_into_a_large_file_streams() {
+    if !Path::new("/usr/bin/time").exists() {
+        return skip("GNU time is not installed (scripts/test.sh installs it as root)");
+    }
+    let d = scratch();
+    let line = b"a line of a large file, to be copied through the temp\n";
+    let n = 48 * 1024 * 1024 / line.len();
+    {
+        use std::io::Write;
+        let mut w = std::io::BufWriter::new(std::fs::File::create(d.path().join("f")).unwrap());
+        (0..n).for_each(|_| w.write_all(line).unwrap());
+    }
+    let req = r#"{"files":[{"op":"insert","path":"f","line":2,"text":"INSERTED"}]}"#;
+    let mut c = Command::new("/usr/bin/time");
+    c.args(["-f", "%M", BIN, "--stdin"]);
+    let r = run_with_stdin(c, d.path(), req.as_bytes());
+    assert_eq!(
+        r.stdout, "__RESULT__{\"count\":0,\"files\":1}\n",
+        "{}",
+        r.stderr
+    );
+    let got = std::fs::read(d.path().join("f")).unwrap();
+    assert_eq!(got.len(), line.len() * n + 9);
+    assert_eq!(
+        &got[..2 * line.len() + 9],
+        [&line[..], line, b"INSERTED\n"].concat()
+    );
+    let kib: u64 = r.stderr.trim().parse().expect("time -f %M prints KiB");
+    assert!(kib < 16 * 1024, "peak RSS {kib} KiB for a 48 MiB file");
+}

@@ -79,8 +79,8 @@
 //!    engine and `fs::prepare` as a single-file edit, into unnamed
 //!    `O_TMPFILE` temps beside where the file ends; every `expect_sha256`
 //!    checked. A refusal or error here changes nothing and leaves nothing.
-//!    `--dry-run` stops here. `edit` streams; `insert` (and a patch's
-//!    transform) holds one file's text in memory at a time.
+//!    `--dry-run` stops here. `edit` and `insert` stream (an insert with
+//!    `--diff` holds both texts); a patch's transform holds one file's text.
 //! 4. **Commit** (`commit`): files in order of their last op; before each,
 //!    the stale check of a single-file edit. An edit's temp is swapped
 //!    with the original by `renameat2(RENAME_EXCHANGE)`, so the original
@@ -120,6 +120,7 @@
 mod commit;
 mod count;
 mod flush;
+mod insert;
 mod lock;
 mod nofile;
 pub mod op;
@@ -130,7 +131,7 @@ mod undo;
 
 pub use undo::undo_on_exit;
 
-pub use prepare::insert;
+pub use insert::insert;
 
 use serde::Serialize;
 

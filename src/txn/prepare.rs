@@ -11,11 +11,11 @@ use sha2::{Digest, Sha256};
 
 use crate::fs::temp::Temp;
 use crate::fs::{ConflictWhat, FsError, Target, WriteStep};
-use crate::protocol::{display_path, ErrorKind, Failure, Report};
+use crate::protocol::{display_path, Failure, Report};
 use crate::request::Eol;
 
 use super::lock::Locked;
-use super::op::{Change, OpKind, Transformed, Txn};
+use super::op::{Change, OpKind, Txn};
 use super::plan::{End, File, Plan};
 use super::TxnError;
 
@@ -135,9 +135,28 @@ pub(super) fn stage<'a>(
                 if let Some(want) = &expect {
                     check_sha(src, want, &op.path).map_err(err)?;
                 }
+                if let (OpKind::Insert { line, text }, false) = (kind, opts.diff) {
+                    let fail = |r: super::op::OpRefusal| TxnError::fail(i, r.failure);
+                    let t = super::insert::stream(
+                        at,
+                        src,
+                        *line,
+                        text,
+                        &op.path,
+                        crlf,
+                        &mut reports[i],
+                    );
+                    if let Some(r) = reports[i].as_mut() {
+                        r.lines = Some(vec![line + 1]);
+                    }
+                    cur = Some(t.map_err(fail)?);
+                    continue;
+                }
                 let old = read_text(src, &op.path).map_err(|fl| TxnError::fail(i, fl))?;
                 let out = match (kind, change) {
-                    (OpKind::Insert { line, text }, _) => insert(&old, *line, text, &op.path),
+                    (OpKind::Insert { line, text }, _) => {
+                        super::insert::insert(&old, *line, text, &op.path)
+                    }
                     (_, Some(Change::Transform(t))) => (t.apply)(&old),
                     _ => unreachable!("steps change content"),
                 }
@@ -202,7 +221,7 @@ fn check_sha(fd: &OwnedFd, want: &[u8; 32], path: &std::path::Path) -> Result<()
 }
 
 #[cfg_attr(as_edit_small, optimize(size))]
-fn read_each(fd: &OwnedFd, each: &mut dyn FnMut(&[u8])) -> Result<(), Errno> {
+pub(super) fn read_each(fd: &OwnedFd, each: &mut dyn FnMut(&[u8])) -> Result<(), Errno> {
     let mut buf = vec![0u8; 64 * 1024];
     let mut off = 0u64;
     loop {
@@ -236,49 +255,6 @@ fn read_text(fd: &OwnedFd, path: &std::path::Path) -> Result<String, Failure> {
     }
 }
 
-/// `insert`: `text` as whole lines after line `line` (0: first). Pure:
-/// the host's transfer fallback runs it on downloaded text.
-#[cold] // off the single-file path: LLVM optimizes it for size
-#[cfg_attr(as_edit_small, optimize(size))]
-pub fn insert(
-    old: &str,
-    line: u64,
-    text: &str,
-    path: &std::path::Path,
-) -> Result<Transformed, super::OpRefusal> {
-    let lines =
-        old.matches('\n').count() as u64 + u64::from(!old.is_empty() && !old.ends_with('\n'));
-    if line > lines {
-        let p = display_path(path);
-        let detail = format!("line {line} is past the end: {p} has {lines} lines");
-        return Err(Failure::new(ErrorKind::LineOutOfRange, detail).into());
-    }
-    let at = match line {
-        0 => 0,
-        n => old
-            .match_indices('\n')
-            .nth(n as usize - 1)
-            .map_or(old.len(), |(i, _)| i + 1),
-    };
-    let mut t = String::from_utf8(crate::engine::normalize_eol(text.as_bytes())).expect("UTF-8 in");
-    if !t.ends_with('\n') {
-        t.push('\n');
-    }
-    let mut out = String::with_capacity(old.len() + t.len() + 1);
-    out.push_str(&old[..at]);
-    if at == old.len() && !old.is_empty() && !old.ends_with('\n') {
-        out.push('\n');
-    }
-    out.push_str(&t);
-    out.push_str(&old[at..]);
-    Ok(Transformed {
-        text: out,
-        count: 0,
-        lines: vec![line + 1],
-        notes: Vec::new(),
-    })
-}
-
 /// A new temp beside `at` holding `bytes` (LF written as CRLF with `crlf`).
 #[cfg_attr(as_edit_small, optimize(size))]
 fn write_temp<'a>(
@@ -287,36 +263,80 @@ fn write_temp<'a>(
     crlf: bool,
     report: &mut Option<Report>,
 ) -> Result<Temp<'a>, FsError> {
-    let failed = |step, errno| FsError::Write {
-        path: at.path.clone(),
-        step,
-        errno,
-    };
-    let temp = Temp::create(at).map_err(|e| failed(WriteStep::CreateTemp, e))?;
-    // Hashed for `--report` only (a patch's CPU was half this hash).
-    let mut h = report.is_some().then(Sha256::new);
-    let mut size = 0u64;
-    let mut r: Result<(), Errno> = Ok(());
-    let mut put = |b: &[u8]| {
-        if r.is_ok() && !b.is_empty() {
-            if let Some(h) = h.as_mut() {
-                h.update(b);
+    let mut w = TempWriter::new(at, crlf, report.is_some())?;
+    w.put(bytes);
+    w.finish(report)
+}
+
+/// A new temp beside a target, written piece by piece: LF written as CRLF
+/// with `crlf`, hashed for `--report` only (a patch's CPU was half this
+/// hash), the first write error kept for [`TempWriter::finish`].
+pub(super) struct TempWriter<'a> {
+    temp: Temp<'a>,
+    at: &'a Target,
+    hash: Option<Sha256>,
+    size: u64,
+    crlf: bool,
+    r: Result<(), Errno>,
+}
+
+impl<'a> TempWriter<'a> {
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn new(at: &'a Target, crlf: bool, hash: bool) -> Result<Self, FsError> {
+        let temp = Temp::create(at).map_err(|errno| FsError::Write {
+            path: at.path.clone(),
+            step: WriteStep::CreateTemp,
+            errno,
+        })?;
+        let hash = hash.then(Sha256::new);
+        Ok(TempWriter {
+            temp,
+            at,
+            hash,
+            size: 0,
+            crlf,
+            r: Ok(()),
+        })
+    }
+
+    pub(super) fn put(&mut self, b: &[u8]) {
+        let TempWriter {
+            temp,
+            hash,
+            size,
+            crlf,
+            r,
+            ..
+        } = self;
+        let mut raw = |b: &[u8]| {
+            if r.is_ok() && !b.is_empty() {
+                if let Some(h) = hash.as_mut() {
+                    h.update(b);
+                }
+                *size += b.len() as u64;
+                *r = write_all(temp.file(), b);
             }
-            size += b.len() as u64;
-            r = write_all(temp.file(), b);
+        };
+        match crlf {
+            true => crate::eol::expand_crlf(b, &mut raw),
+            false => raw(b),
         }
-    };
-    if crlf {
-        crate::eol::expand_crlf(bytes, &mut put);
-    } else {
-        put(bytes);
     }
-    r.map_err(|e| failed(WriteStep::WriteTemp, e))?;
-    if let (Some(rep), Some(h)) = (report.as_mut(), h) {
-        rep.size = Some(size);
-        rep.sha256 = Some(crate::hex::encode(&h.finalize()));
+
+    /// The temp, its size and hash in `report`; or the first write error.
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn finish(self, report: &mut Option<Report>) -> Result<Temp<'a>, FsError> {
+        self.r.map_err(|errno| FsError::Write {
+            path: self.at.path.clone(),
+            step: WriteStep::WriteTemp,
+            errno,
+        })?;
+        if let (Some(rep), Some(h)) = (report.as_mut(), self.hash) {
+            rep.size = Some(self.size);
+            rep.sha256 = Some(crate::hex::encode(&h.finalize()));
+        }
+        Ok(self.temp)
     }
-    Ok(temp)
 }
 
 /// The file copied as it is into a temp beside `at` (a move across file
