@@ -26,7 +26,7 @@ use crate::request::{EditOptions, Eol, Request};
 pub use positional::decode_b64;
 use positional::positional_request;
 pub use stdin::parse_stdin_request;
-pub(crate) use stdin::{stdin_edits, EditList};
+pub(crate) use stdin::{stdin_edits, EditList, LineNo};
 
 /// The bound on a `--stdin` request when `--max-request-bytes` is not given.
 pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;

@@ -37,13 +37,42 @@ fn out_of_memory() -> ! {
             Err(_) => break,
         }
     }
-    std::process::exit(as_edit::protocol::EXIT_NOT_EDITED)
+    // _exit, not process::exit: an allocation failing inside std's stdout
+    // initialization (its first print) would make exit's stdout flush wait
+    // on that same initialization forever, a hang with no exit. Nothing is
+    // buffered to flush: the only output is the line just written raw.
+    // SAFETY: ends the process; no destructor needs to run.
+    unsafe { libc::_exit(as_edit::protocol::EXIT_NOT_EDITED) }
+}
+
+/// Test builds only: `AS_EDIT_TEST_OOM_AT=k` makes the k-th allocation
+/// after `main` starts fail, so a test can run out of memory at every
+/// allocation of a request in turn (0: never).
+#[cfg(any(debug_assertions, feature = "fault-injection"))]
+static OOM_AT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+#[cfg(any(debug_assertions, feature = "fault-injection"))]
+static ALLOCS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+#[inline(always)]
+fn injected_oom() -> bool {
+    #[cfg(any(debug_assertions, feature = "fault-injection"))]
+    {
+        use std::sync::atomic::Ordering::Relaxed;
+        let k = OOM_AT.load(Relaxed);
+        if k != 0 && ALLOCS.fetch_add(1, Relaxed) + 1 == k {
+            return true;
+        }
+    }
+    false
 }
 
 // SAFETY: every call is forwarded to `System` unchanged; only a null result
 // is turned into the exit above.
 unsafe impl GlobalAlloc for OomToResultLine {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if injected_oom() {
+            out_of_memory();
+        }
         let p = System.alloc(layout);
         if p.is_null() {
             out_of_memory();
@@ -51,6 +80,9 @@ unsafe impl GlobalAlloc for OomToResultLine {
         p
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if injected_oom() {
+            out_of_memory();
+        }
         let p = System.alloc_zeroed(layout);
         if p.is_null() {
             out_of_memory();
@@ -58,6 +90,9 @@ unsafe impl GlobalAlloc for OomToResultLine {
         p
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if injected_oom() {
+            out_of_memory();
+        }
         let p = System.realloc(ptr, layout, new_size);
         if p.is_null() {
             out_of_memory();
@@ -93,6 +128,13 @@ fn main() {
         };
         // SAFETY: a plain syscall on a value on the stack.
         unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
+    }
+    #[cfg(any(debug_assertions, feature = "fault-injection"))]
+    if let Some(k) = std::env::var("AS_EDIT_TEST_OOM_AT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        OOM_AT.store(k, std::sync::atomic::Ordering::Relaxed);
     }
     // Whatever happens, the host gets a result line. A single-file edit
     // commits only by its final rename, so after a panic the target is

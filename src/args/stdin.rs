@@ -12,7 +12,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use serde::de::{Deserialize, Deserializer, SeqAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, SeqAccess, Unexpected, Visitor};
 
 use super::invalid;
 use crate::engine::Edit;
@@ -38,7 +38,32 @@ struct StdinEdit {
     replace_all: bool,
     /// `--at-line` for this edit: a line of the text it sees.
     #[serde(default)]
-    at_line: Option<u64>,
+    at_line: Option<LineNo>,
+}
+
+/// A line number (`at_line`, an insert's `line`): a u64 whose errors say
+/// "a line number", not serde's Rust type name.
+pub(crate) struct LineNo(pub(crate) u64);
+
+impl<'de> Deserialize<'de> for LineNo {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<LineNo, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = LineNo;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a line number (0 or more)")
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<LineNo, E> {
+                Ok(LineNo(n))
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<LineNo, E> {
+                let n =
+                    u64::try_from(n).map_err(|_| E::invalid_value(Unexpected::Signed(n), &self));
+                n.map(LineNo)
+            }
+        }
+        d.deserialize_u64(V)
+    }
 }
 
 /// A string, LF-normalized as it is read: normalized straight from the
@@ -105,7 +130,7 @@ impl<'de> Visitor<'de> for EditListVisitor {
             }
             let edit = Edit::from_lf(e.old.0, &e.new.0, e.replace_all);
             let edit = match (edit, e.at_line) {
-                (Ok(edit), Some(line)) => edit.with_at_line(line),
+                (Ok(edit), Some(line)) => edit.with_at_line(line.0),
                 (edit, _) => edit,
             };
             match edit {
@@ -127,7 +152,13 @@ pub(crate) fn stdin_edits(list: EditList, what: &str) -> Result<Vec<Edit>, Failu
         first_invalid,
     } = list;
     if let Some((i, why)) = first_invalid {
-        return Err(invalid(format!("{}{why}", edit_prefix(i, total))));
+        // A transaction's op names its file, as its other errors do; the
+        // single-file request's detail stays as it was.
+        let file = match what.starts_with("file ") {
+            true => format!("{what}: "),
+            false => String::new(),
+        };
+        return Err(invalid(format!("{file}{}{why}", edit_prefix(i, total))));
     }
     if edits.is_empty() {
         return Err(invalid(format!("{what}: edits is empty")));

@@ -128,20 +128,24 @@ impl Commit<'_> {
         a_is_temp: bool,
     ) -> Result<bool, Errno> {
         if a_is_temp {
+            // Every inverse is built before its step: an allocation failing
+            // between a step and its log would leave the step unundone.
+            let back = Back::Exchange(self.raw(a), an.into(), self.raw(b), bn.into());
+            #[cfg(any(debug_assertions, feature = "fault-injection"))]
+            let no_x = std::env::var_os("AS_EDIT_TEST_NO_EXCHANGE").is_some();
             self.step()?;
             let flags = RenameFlags::EXCHANGE;
             let r = rfs::renameat_with(self.dir(a), an, self.dir(b), bn, flags);
             // Test builds only: as on a file system without RENAME_EXCHANGE
             // (checked after the call so the exchange is really undone).
             #[cfg(any(debug_assertions, feature = "fault-injection"))]
-            let r = match (r, std::env::var_os("AS_EDIT_TEST_NO_EXCHANGE")) {
-                (Ok(()), Some(_)) => rfs::renameat_with(self.dir(a), an, self.dir(b), bn, flags)
+            let r = match (r, no_x) {
+                (Ok(()), true) => rfs::renameat_with(self.dir(a), an, self.dir(b), bn, flags)
                     .and(Err(Errno::INVAL)),
                 (r, _) => r,
             };
             match r {
                 Ok(()) => {
-                    let back = Back::Exchange(self.raw(a), an.into(), self.raw(b), bn.into());
                     self.log(f, back);
                     return Ok(false);
                 }
@@ -149,15 +153,17 @@ impl Commit<'_> {
                 Err(e) => return Err(e),
             }
         }
-        let bk = temp_name();
+        let (bk, rb) = (temp_name(), self.raw(b));
+        let back = Back::Rename(rb, bk.clone(), rb, bn.into(), false);
+        let moved = (!a_is_temp).then(|| Back::Rename(rb, bn.into(), self.raw(a), an.into(), true));
+        self.hidden.reserve(1);
         self.step()?;
         rfs::linkat(self.dir(b), bn, self.dir(b), &bk, AtFlags::empty())?;
-        let rb = self.raw(b);
-        self.log(f, Back::Rename(rb, bk.clone(), rb, bn.into(), false));
+        self.log(f, back);
         self.hidden.push((b, bk));
         self.rename(a, an, b, bn, false)?;
-        if !a_is_temp {
-            self.log(f, Back::Rename(rb, bn.into(), self.raw(a), an.into(), true));
+        if let Some(back) = moved {
+            self.log(f, back);
         }
         Ok(true)
     }
@@ -166,10 +172,11 @@ impl Commit<'_> {
     /// removed once all is committed, else the commit moves it on).
     fn hide(&mut self, f: usize, gone: bool) -> Result<CString, Errno> {
         let name = orig(self.plan, f).name.clone();
-        let h = temp_name();
+        let (h, d) = (temp_name(), self.raw(D::Orig(f)));
+        let back = Back::Rename(d, h.clone(), d, name.clone(), true);
+        self.hidden.reserve(1);
         self.rename(D::Orig(f), &name, D::Orig(f), &h, true)?;
-        let d = self.raw(D::Orig(f));
-        self.log(f, Back::Rename(d, h.clone(), d, name, true));
+        self.log(f, back);
         if gone {
             self.hidden.push((D::Orig(f), h.clone()));
         }
@@ -372,9 +379,10 @@ fn commit_file(
             // The missing directories, outermost first.
             let mut at = D::Dest(f);
             for name in &d.missing {
+                let back = Back::Rmdir(c.raw(at), name.clone());
                 c.step().map_err(|e| io(WriteStep::Rename, e))?;
                 match rfs::mkdirat(c.dir(at), name.as_c_str(), Mode::from_raw_mode(0o755)) {
-                    Ok(()) => c.log(f, Back::Rmdir(c.raw(at), name.clone())),
+                    Ok(()) => c.log(f, back),
                     Err(Errno::EXIST) => {}
                     Err(e) => return Err(rename(e)),
                 }
@@ -398,10 +406,11 @@ fn commit_file(
                             temps[f].as_mut().expect("temp").renamed();
                         }
                     } else {
+                        let back = Back::Unlink(c.raw(at), d.t.name.clone());
                         c.rename(D::Dest(f), h, at, &d.t.name, true)
                             .map_err(rename)?;
+                        c.log(f, back);
                         temps[f].as_mut().expect("temp").renamed();
-                        c.log(f, Back::Unlink(c.raw(at), d.t.name.clone()));
                     }
                     if file.orig.is_some() && hidden.is_none() {
                         c.hide(f, true).map_err(rename)?;
@@ -413,10 +422,11 @@ fn commit_file(
                         c.replace(f, D::Orig(f), from, at, &d.t.name, false)
                             .map_err(rename)?;
                     } else {
+                        let (ra, ro) = (c.raw(at), c.raw(D::Orig(f)));
+                        let back = Back::Rename(ra, d.t.name.clone(), ro, from.into(), true);
                         c.rename(D::Orig(f), from, at, &d.t.name, true)
                             .map_err(rename)?;
-                        let (ra, ro) = (c.raw(at), c.raw(D::Orig(f)));
-                        c.log(f, Back::Rename(ra, d.t.name.clone(), ro, from.into(), true));
+                        c.log(f, back);
                     }
                 }
                 (None, None) => {}

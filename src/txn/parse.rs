@@ -5,9 +5,11 @@
 
 use std::path::PathBuf;
 
-use crate::args::{stdin_edits, EditList};
+use crate::args::{stdin_edits, EditList, LineNo};
 use crate::protocol::{ErrorKind, Failure};
 use crate::request::EditOptions;
+
+use serde::Deserialize;
 
 use super::op::{Change, Op, OpKind, Txn, MAX_OPS};
 
@@ -55,7 +57,7 @@ struct RawOp {
     path: String,
     edits: Option<EditList>,
     expect_sha256: Option<String>,
-    line: Option<u64>,
+    line: Option<LineNo>,
     text: Option<String>,
     content: Option<String>,
     overwrite: Option<bool>,
@@ -77,8 +79,13 @@ pub enum Parsed {
 pub fn parse_request(json: &[u8], options: EditOptions) -> Result<Parsed, Failure> {
     #[derive(serde::Deserialize)]
     struct Probe {
-        #[serde(default)]
-        files: Option<serde::de::IgnoredAny>,
+        // Any value, null included: `"files": null` is a files request
+        // (its error is the list's), not a single file without `path`.
+        #[serde(default, deserialize_with = "present")]
+        files: Option<()>,
+    }
+    fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<()>, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| Some(()))
     }
     let probe: Option<Probe> = std::str::from_utf8(json)
         .ok()
@@ -90,7 +97,7 @@ pub fn parse_request(json: &[u8], options: EditOptions) -> Result<Parsed, Failur
         t.is_some_and(|t| t.trim_ascii_start().starts_with(b"\"files\""))
     };
     match probe {
-        Some(Probe { files: Some(_) }) => parse(json, options).map(Parsed::Files),
+        Some(Probe { files: Some(()) }) => parse(json, options).map(Parsed::Files),
         None if begun(json) => parse(json, options).map(Parsed::Files),
         _ => crate::args::parse_stdin_request(json, options).map(Parsed::One),
     }
@@ -203,7 +210,7 @@ fn op(mut raw: RawOp, what: &str) -> Result<Op, Failure> {
             expect_sha256: expect,
         },
         "insert" => OpKind::Insert {
-            line: raw.line.ok_or_else(|| need("line"))?,
+            line: raw.line.ok_or_else(|| need("line"))?.0,
             text: raw.text.ok_or_else(|| need("text"))?,
         },
         "create" => OpKind::Create {
