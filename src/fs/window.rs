@@ -73,7 +73,7 @@ pub(super) fn link_and_rename(
     if std::env::var_os("AS_EDIT_TEST_NO_CLONE").is_some() {
         return None;
     }
-    // SAFETY: a fresh private mapping of our own, unmapped below; the child
+    // SAFETY: a fresh shared mapping of our own, unmapped below; the child
     // runs on it while we sleep in clone (CLONE_VFORK), or as a fork of us.
     unsafe {
         let page = libc::mmap(
