@@ -75,6 +75,10 @@ scripts/kill-residue.sh --kills 40 --windows 20 --max-residue 0 --bin "$AS_EDIT_
 step "conformance against a real Docker engine (AS_EDIT_SKIP_DOCKER=1 skips)"
 scripts/docker-test.sh --bin "$AS_EDIT_STATIC_BIN"
 
+step "the patch differential against Codex's apply_patch and the Agents SDK's apply_diff: 1,000 generated patches (scripts/patch-diff.sh alone runs 3,000)"
+# Exits 1 on any difference no known reason explains (scripts/patch-diff.py).
+scripts/patch-diff.sh 1000 1
+
 step "fuzzing, bounded (scripts/fuzz.sh runs longer on demand)"
 scripts/fuzz.sh 20
 
