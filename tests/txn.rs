@@ -64,11 +64,12 @@ fn setup(dir: &Path) -> &'static str {
     ]}"#
 }
 
-/// The k-th commit step fails, for every k, with and without
-/// RENAME_EXCHANGE: every file byte-identical with its mode and inode,
-/// nothing left behind, `rolled_back: true`; past the last step, success.
-#[test]
-fn every_commit_step_failing_rolls_back_everything() {
+/// Runs `setup`'s transaction with the test hook `hook` at k = 1, 2, ...,
+/// with and without RENAME_EXCHANGE, until a k past the last step lets it
+/// succeed. Every failing run must exit 1 and leave every file
+/// byte-identical with its mode and inode, nothing left behind; `failed`
+/// checks its result line. The success must be the request's whole effect.
+fn every_commit_step(hook: &str, mut failed: impl FnMut(&str, &Run)) {
     for hooks in [vec![], vec![("AS_EDIT_TEST_NO_EXCHANGE", "1".to_string())]] {
         let mut k = 1;
         loop {
@@ -76,9 +77,10 @@ fn every_commit_step_failing_rolls_back_everything() {
             let req = setup(d.path());
             let before = tree(d.path());
             let mut env = hooks.clone();
-            env.push(("AS_EDIT_TEST_TXN_FAIL", k.to_string()));
+            env.push((hook, k.to_string()));
             let r = txn(d.path(), &[], req, &env);
             assert_eq!(r.stderr, "");
+            let what = format!("k={k} {hooks:?}");
             if r.code == 0 {
                 assert_eq!(r.stdout, "__RESULT__{\"count\":2,\"files\":7}\n");
                 assert!(k > 6, "at least one step per file ({k})");
@@ -90,63 +92,56 @@ fn every_commit_step_failing_rolls_back_everything() {
                 assert!(after.keys().all(|n| !n.contains(".as-edit-")), "{after:?}");
                 break;
             }
-            assert_eq!(r.code, 1, "k={k} {hooks:?}: {}", r.stdout);
-            assert!(
-                r.stdout.contains("\"rolled_back\":true"),
-                "k={k}: {}",
-                r.stdout
-            );
-            assert!(
-                r.stdout
-                    .starts_with("__RESULT__{\"error\":\"write_failed\""),
-                "{}",
-                r.stdout
-            );
-            assert_eq!(tree(d.path()), before, "k={k} {hooks:?}: {}", r.stdout);
+            assert_eq!(r.code, 1, "{what}: {}", r.stdout);
+            failed(&what, &r);
+            assert_eq!(tree(d.path()), before, "{what}: {}", r.stdout);
             k += 1;
         }
     }
 }
 
-/// A panic at the k-th commit step, for every k, with and without
-/// RENAME_EXCHANGE: the panic hook undoes the steps already done, newest
-/// first, so every file is byte-identical with its mode and inode and
-/// nothing is left; the result line is internal_error saying so.
+/// The k-th commit step fails, for every k: `rolled_back: true` and
+/// every file as it was.
+#[test]
+fn every_commit_step_failing_rolls_back_everything() {
+    every_commit_step("AS_EDIT_TEST_TXN_FAIL", |what, r| {
+        assert!(
+            r.stdout.contains("\"rolled_back\":true"),
+            "{what}: {}",
+            r.stdout
+        );
+        assert!(
+            r.stdout
+                .starts_with("__RESULT__{\"error\":\"write_failed\""),
+            "{}",
+            r.stdout
+        );
+    });
+}
+
+/// A panic at the k-th commit step, for every k: the panic hook undoes the
+/// steps already done, newest first, so every file is as it was; the
+/// result line is internal_error saying so.
 #[test]
 fn a_panic_at_every_commit_step_leaves_every_file_old() {
-    for hooks in [vec![], vec![("AS_EDIT_TEST_NO_EXCHANGE", "1".to_string())]] {
-        let mut rolled = 0;
-        let mut k = 1;
-        loop {
-            let d = scratch();
-            let req = setup(d.path());
-            let before = tree(d.path());
-            let mut env = hooks.clone();
-            env.push(("AS_EDIT_TEST_TXN_PANIC", k.to_string()));
-            let r = txn(d.path(), &[], req, &env);
-            assert_eq!(r.stderr, "");
-            if r.code == 0 {
-                assert_eq!(r.stdout, "__RESULT__{\"count\":2,\"files\":7}\n");
-                assert!(k > 6, "at least one step per file ({k})");
-                break;
-            }
-            // A step before any rename (naming a temp) has nothing to undo.
-            let line = |said: &str| {
-                format!("__RESULT__{{\"error\":\"internal_error\",\"detail\":\"injected commit panic{said}\"}}\n")
-            };
-            let undone = line(" (in the commit phase: rolled back, every file is old)");
-            assert!(
-                r.stdout == undone || r.stdout == line(""),
-                "k={k} {hooks:?}: {}",
-                r.stdout
-            );
-            rolled += usize::from(r.stdout == undone);
-            assert_eq!(r.code, 1);
-            assert_eq!(tree(d.path()), before, "k={k} {hooks:?}: {}", r.stdout);
-            k += 1;
-        }
-        assert!(rolled > 4, "{hooks:?}: {rolled} panics found steps to undo");
-    }
+    let line = |said: &str| {
+        format!("__RESULT__{{\"error\":\"internal_error\",\"detail\":\"injected commit panic{said}\"}}\n")
+    };
+    let undone = line(" (in the commit phase: rolled back, every file is old)");
+    let mut rolled = [0; 2];
+    every_commit_step("AS_EDIT_TEST_TXN_PANIC", |what, r| {
+        // A step before any rename (naming a temp) has nothing to undo.
+        assert!(
+            r.stdout == undone || r.stdout == line(""),
+            "{what}: {}",
+            r.stdout
+        );
+        rolled[usize::from(what.contains("NO_EXCHANGE"))] += usize::from(r.stdout == undone);
+    });
+    assert!(
+        rolled.iter().all(|&n| n > 4),
+        "panics found steps to undo: {rolled:?}"
+    );
 }
 
 /// A failed undo is said exactly: internal_error with every file's state,
