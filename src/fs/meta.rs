@@ -289,12 +289,16 @@ fn drop_inherited_acl(to: &OwnedFd) -> Result<(), Errno> {
 /// among those copied.
 #[cfg_attr(as_edit_small, optimize(size))]
 fn copy_xattrs(from: &OwnedFd, to: &OwnedFd) -> bool {
-    let mut names = vec![0u8; 4096];
-    let n = match rfs::flistxattr(from, &mut names[..]) {
+    // On the stack: a heap one was a 16 KiB mmap and munmap per file.
+    let mut small = [0u8; 4096];
+    let mut big;
+    let mut names = &mut small[..];
+    let n = match rfs::flistxattr(from, &mut *names) {
         Ok(n) => n,
         Err(Errno::RANGE) => {
-            names = vec![0u8; 65536];
-            match rfs::flistxattr(from, &mut names[..]) {
+            big = vec![0u8; 65536];
+            names = &mut big[..];
+            match rfs::flistxattr(from, &mut *names) {
                 Ok(n) => n,
                 Err(_) => return false,
             }

@@ -23,6 +23,7 @@
 //! the same temp API (`Temp::named`, `lock::recheck`, `meta::copy_metadata`).
 #![doc = include_str!("fs.md")]
 
+pub(crate) mod chunk;
 mod error;
 mod hints;
 pub(crate) mod lock;
@@ -156,7 +157,7 @@ pub(crate) fn prepare<'a>(
         !opts.dry_run,
         marked,
     );
-    let mut buf = vec![0u8; CHUNK];
+    let mut buf = chunk::take();
     loop {
         // From the descriptor's position (the start: a transaction seeks a
         // chained temp back first).
@@ -244,6 +245,7 @@ pub(crate) fn prepare<'a>(
             }
         },
     };
+    chunk::give(buf);
     Ok(Prepared {
         temp,
         count: summary.count,

@@ -181,6 +181,7 @@ impl<'a, 's> Sink<'a, 's> {
 
     /// The temp holding the new content, or the first failure met.
     pub(super) fn into_temp(mut self) -> Result<Temp<'a>, FsError> {
+        super::chunk::give(std::mem::take(&mut self.wbuf));
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -315,7 +316,7 @@ impl<'a, 's> Sink<'a, 's> {
         }
         self.mode = Mode::Writing;
         let retained = std::mem::take(&mut self.buf);
-        self.wbuf = vec![0; CHUNK];
+        self.wbuf = super::chunk::take();
         if !retained.is_empty() {
             self.write(&[], &retained);
         }
@@ -326,7 +327,7 @@ impl<'a, 's> Sink<'a, 's> {
 /// only paid for when asked.)
 pub(crate) fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, FsError> {
     let mut counter = EolCounter::default();
-    let mut buf = vec![0u8; CHUNK];
+    let mut buf = super::chunk::take();
     let mut off = 0u64;
     loop {
         match rustix::io::pread(file, &mut buf[..], off) {
@@ -339,5 +340,6 @@ pub(crate) fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, FsError> {
             Err(errno) => return Err(FsError::Read { path: None, errno }),
         }
     }
+    super::chunk::give(buf);
     Ok(counter.finish().dominant_is_crlf())
 }
