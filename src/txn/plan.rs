@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use rustix::fs::{self as rfs, AtFlags, FileType};
 
-use crate::fs::resolve::{open_dir, open_root, outside_root, resolve};
+use crate::fs::resolve::{open_dir, open_root, outside_root, split};
 use crate::fs::{FileKind, FsError, NotFoundKind, Target};
 use crate::protocol::{ErrorKind, Failure};
 
@@ -91,6 +91,8 @@ struct Model<'t> {
     /// Every directory opened, by (device, inode): one descriptor each,
     /// however many files it holds (the descriptor bound, `txn` docs).
     dirs: Vec<((u64, u64), Rc<OwnedFd>)>,
+    /// The same by canonical path: a directory's files resolve it once.
+    dir_paths: Vec<(PathBuf, Rc<OwnedFd>)>,
 }
 
 /// Builds the model; a refusal names its op.
@@ -107,6 +109,7 @@ pub(super) fn plan(txn: &Txn) -> Result<Plan, TxnError> {
         names: Vec::new(),
         at: Vec::new(),
         dirs: Vec::new(),
+        dir_paths: Vec::new(),
         txn,
     };
     let mut file_of = Vec::with_capacity(txn.ops.len());
@@ -267,15 +270,30 @@ impl Model<'_> {
         }
     }
 
-    /// The descriptor already held for the directory `fd` opens, if any.
-    fn share(&mut self, fd: Rc<OwnedFd>) -> Rc<OwnedFd> {
-        let Ok(st) = rfs::fstat(&fd) else { return fd };
-        let id = (st.st_dev, st.st_ino);
-        if let Some((_, d)) = self.dirs.iter().find(|d| d.0 == id) {
-            return d.clone();
+    /// The canonical directory `dir`, opened (and confined) once however
+    /// many files it holds: the descriptor opened for that path before,
+    /// else the one already held for the directory it opens, if any.
+    fn open_dir(&mut self, dir: &Path) -> Result<Rc<OwnedFd>, TxnError> {
+        if let Some((_, d)) = self.dir_paths.iter().find(|d| d.0 == dir) {
+            return Ok(d.clone());
         }
-        self.dirs.push((id, fd.clone()));
-        fd
+        let root = self.root.as_ref().map(|(p, fd)| (p.as_path(), fd));
+        let fd: Rc<OwnedFd> = open_dir(dir, root).map_err(|e| TxnError::of(0, e))?.into();
+        let fd = match rfs::fstat(&fd) {
+            Ok(st) => {
+                let id = (st.st_dev, st.st_ino);
+                match self.dirs.iter().find(|d| d.0 == id) {
+                    Some((_, d)) => d.clone(),
+                    None => {
+                        self.dirs.push((id, fd.clone()));
+                        fd
+                    }
+                }
+            }
+            Err(_) => fd,
+        };
+        self.dir_paths.push((dir.to_owned(), fd.clone()));
+        Ok(fd)
     }
 
     /// The destination a file's current path makes (to move another file
@@ -335,10 +353,15 @@ impl Model<'_> {
         let t = match dest {
             Some(d) => d.t, // the symlink itself
             None => {
-                let mut t =
-                    resolve(&key, self.root.as_ref().map(|r| r.0.as_path())).map_err(err)?;
-                t.dir = self.share(t.dir);
-                t
+                // `key` is canonical already: split, not resolved again.
+                let root = self.root.as_ref().map(|r| r.0.as_path());
+                let (parent, name) = split(&key, &key, root).map_err(err)?;
+                let dir = self.open_dir(parent)?;
+                Target {
+                    dir,
+                    name,
+                    path: key,
+                }
             }
         };
         let st = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
@@ -409,9 +432,7 @@ impl Model<'_> {
                 return Err(err(outside_root(path, root)));
             }
         }
-        let root = self.root.as_ref().map(|(p, fd)| (p.as_path(), fd));
-        let dir = open_dir(&base, root).map_err(err)?;
-        let dir = self.share(dir.into());
+        let dir = self.open_dir(&base)?;
         let mut abs = base;
         for c in &rest {
             abs.push(c);
