@@ -21,7 +21,7 @@ use super::Target;
 /// decides: the inode flags are read first, and an EPERM or ENOSYS from the
 /// access syscalls falls back to the older syscall, then to the mode bits.
 #[cfg_attr(as_edit_small, optimize(size))]
-pub(super) fn check_writable(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), FsError> {
+pub(crate) fn check_writable(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), FsError> {
     if let Some(flag) = inode_flag(file) {
         return Err(FsError::FileFlag {
             path: t.path.clone(),
@@ -142,22 +142,38 @@ fn mode_allows_write(file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
     }
 }
 
+/// What [`check_rename`] reads of a directory: its metadata (the sticky
+/// bit, its owner) and its inode flags, read once for all the files of a
+/// transaction that are in it.
+pub(crate) struct DirFacts {
+    st: Option<Stat>,
+    flag: Option<InodeFlag>,
+}
+
+/// `dir` is the directory opened for reading, when it could be; else its
+/// flags are read through the `O_PATH` descriptor (by `statx`).
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(crate) fn dir_facts(t: &Target, dir: Option<&OwnedFd>) -> DirFacts {
+    DirFacts {
+        st: rfs::fstat(&t.dir).ok(),
+        flag: inode_flag(dir.unwrap_or(&t.dir)),
+    }
+}
+
 /// Will the directory let the temp be renamed over the target? Decided
 /// before any temp exists, so the real cause is named. A sticky directory
 /// (`/tmp`, mode 1777) lets only the owner of the file or of the directory
 /// (or CAP_FOWNER) rename over a name; an append-only or immutable one
 /// lets no name be replaced. `write_failed` either way: the host's
-/// transfer path writes the file in place and may succeed. `dir` is the
-/// directory opened for reading, when it could be; else its flags are read
-/// through the `O_PATH` descriptor (by `statx`).
+/// transfer path writes the file in place and may succeed.
 #[cfg_attr(as_edit_small, optimize(size))]
-pub(crate) fn check_rename(t: &Target, st: &Stat, dir: Option<&OwnedFd>) -> Result<(), FsError> {
-    if sticky_refuses(t, st, true) {
+pub(crate) fn check_rename(t: &Target, st: &Stat, dir: &DirFacts) -> Result<(), FsError> {
+    if sticky_refuses(dir.st.as_ref(), st, true) {
         return Err(FsError::StickyDir {
             path: t.path.clone(),
         });
     }
-    match inode_flag(dir.unwrap_or(&t.dir)) {
+    match dir.flag {
         Some(flag) => Err(FsError::DirFlag {
             path: t.path.clone(),
             flag,
@@ -169,8 +185,8 @@ pub(crate) fn check_rename(t: &Target, st: &Stat, dir: Option<&OwnedFd>) -> Resu
 /// `ask_caps`: before the rename, CAP_FOWNER (which overrides the sticky
 /// bit) is read; after a refused rename it evidently did not apply.
 #[cfg_attr(as_edit_small, optimize(size))]
-fn sticky_refuses(t: &Target, st: &Stat, ask_caps: bool) -> bool {
-    let Ok(dir) = rfs::fstat(&t.dir) else {
+fn sticky_refuses(dir: Option<&Stat>, st: &Stat, ask_caps: bool) -> bool {
+    let Some(dir) = dir else {
         return false;
     };
     let euid = rustix::process::geteuid().as_raw();
@@ -194,7 +210,7 @@ pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) ->
         if let Some(flag) = inode_flag(open_dir_readable(t).as_ref().unwrap_or(&t.dir)) {
             return FsError::DirFlag { path, flag };
         }
-        if sticky_refuses(t, st, false) {
+        if sticky_refuses(rfs::fstat(&t.dir).ok().as_ref(), st, false) {
             return FsError::StickyDir { path };
         }
     }

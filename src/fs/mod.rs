@@ -116,7 +116,7 @@ pub(crate) fn check(
     }
     // A directory that will refuse the rename is named before any temp exists.
     let d = meta::open_dir_readable(target);
-    meta::check_rename(target, st, d.as_ref())?;
+    meta::check_rename(target, st, &meta::dir_facts(target, d.as_ref()))?;
     Ok(d)
 }
 
