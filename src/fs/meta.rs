@@ -189,7 +189,7 @@ fn sticky_refuses(dir: Option<&Stat>, st: &Stat, ask_caps: bool) -> bool {
     let Some(dir) = dir else {
         return false;
     };
-    let euid = rustix::process::geteuid().as_raw();
+    let euid = euid();
     if dir.st_mode & 0o1000 == 0 || st.st_uid == euid || dir.st_uid == euid {
         return false;
     }
@@ -219,6 +219,20 @@ pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) ->
         step: WriteStep::Rename,
         errno: e,
     }
+}
+
+/// Our effective uid, asked once (nothing here changes it): a transaction
+/// asked twice per file.
+fn euid() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    // (uid_t)-1 is no one's uid: not asked yet.
+    static EUID: AtomicU32 = AtomicU32::new(u32::MAX);
+    let mut e = EUID.load(Relaxed);
+    if e == u32::MAX {
+        e = rustix::process::geteuid().as_raw();
+        EUID.store(e, Relaxed);
+    }
+    e
 }
 
 /// The target's directory opened for reading (for its inode flags and the
@@ -255,9 +269,7 @@ pub(crate) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) -> Result<(
     if !copy_xattrs(from, to) {
         drop_inherited_acl(to)?;
     }
-    let uid = rustix::process::geteuid()
-        .is_root()
-        .then(|| rfs::Uid::from_raw(st.st_uid));
+    let uid = (euid() == 0).then(|| rfs::Uid::from_raw(st.st_uid));
     let gid = Some(rfs::Gid::from_raw(st.st_gid));
     // One call sets both or neither: without CAP_CHOWN the group alone may
     // still be permitted (a setgid directory gave the temp another).
