@@ -23,7 +23,6 @@
 //! the same temp API (`Temp::named`, `lock::recheck`, `meta::copy_metadata`).
 #![doc = include_str!("fs.md")]
 
-pub(crate) mod chunk;
 mod error;
 mod hints;
 pub(crate) mod lock;
@@ -53,7 +52,7 @@ use crate::request::{Eol, Request};
 use sink::Sink;
 
 /// Read and write buffers: bounded memory whatever the file size.
-const CHUNK: usize = 256 * 1024;
+pub(crate) const CHUNK: usize = 256 * 1024;
 
 /// The outcome of one edit: the result (count or failure) and, with
 /// `--report`, the extra keys.
@@ -157,7 +156,7 @@ pub(crate) fn prepare<'a>(
         !opts.dry_run,
         marked,
     );
-    let mut buf = chunk::take();
+    let mut buf = crate::spare::chunk();
     loop {
         // From the descriptor's position (the start: a transaction seeks a
         // chained temp back first).
@@ -245,7 +244,7 @@ pub(crate) fn prepare<'a>(
             }
         },
     };
-    chunk::give(buf);
+    crate::spare::give_chunk(buf);
     Ok(Prepared {
         temp,
         count: summary.count,

@@ -108,7 +108,7 @@ impl<'a, 's> Sink<'a, 's> {
             source,
             mode: if write { Mode::Pending } else { Mode::Off },
             temp: None,
-            buf: Vec::new(),
+            buf: crate::spare::small(crate::spare::Small::Pending),
             wbuf: Vec::new(),
             fill: 0,
             identical: 0,
@@ -181,7 +181,7 @@ impl<'a, 's> Sink<'a, 's> {
 
     /// The temp holding the new content, or the first failure met.
     pub(super) fn into_temp(mut self) -> Result<Temp<'a>, FsError> {
-        super::chunk::give(std::mem::take(&mut self.wbuf));
+        crate::spare::give_chunk(std::mem::take(&mut self.wbuf));
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -316,10 +316,11 @@ impl<'a, 's> Sink<'a, 's> {
         }
         self.mode = Mode::Writing;
         let retained = std::mem::take(&mut self.buf);
-        self.wbuf = super::chunk::take();
+        self.wbuf = crate::spare::chunk();
         if !retained.is_empty() {
             self.write(&[], &retained);
         }
+        crate::spare::give_small(crate::spare::Small::Pending, retained);
     }
 }
 
@@ -327,7 +328,7 @@ impl<'a, 's> Sink<'a, 's> {
 /// only paid for when asked.)
 pub(crate) fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, FsError> {
     let mut counter = EolCounter::default();
-    let mut buf = super::chunk::take();
+    let mut buf = crate::spare::chunk();
     let mut off = 0u64;
     loop {
         match rustix::io::pread(file, &mut buf[..], off) {
@@ -340,6 +341,6 @@ pub(crate) fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, FsError> {
             Err(errno) => return Err(FsError::Read { path: None, errno }),
         }
     }
-    super::chunk::give(buf);
+    crate::spare::give_chunk(buf);
     Ok(counter.finish().dominant_is_crlf())
 }

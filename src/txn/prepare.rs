@@ -222,12 +222,12 @@ fn check_sha(fd: &OwnedFd, want: &[u8; 32], path: &std::path::Path) -> Result<()
 
 #[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn read_each(fd: &OwnedFd, each: &mut dyn FnMut(&[u8])) -> Result<(), Errno> {
-    let mut buf = crate::fs::chunk::take();
+    let mut buf = crate::spare::chunk();
     let mut off = 0u64;
     loop {
         match rustix::io::pread(fd, &mut buf[..], off) {
             Ok(0) => {
-                crate::fs::chunk::give(buf);
+                crate::spare::give_chunk(buf);
                 return Ok(());
             }
             Ok(n) => {
