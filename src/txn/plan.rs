@@ -88,11 +88,10 @@ struct Model<'t> {
     /// Where each file is now (its key in `names`).
     at: Vec<Option<PathBuf>>,
     txn: &'t Txn,
-    /// Every directory opened, by (device, inode): one descriptor each,
-    /// however many files it holds (the descriptor bound, `txn` docs).
-    dirs: Vec<((u64, u64), Rc<OwnedFd>)>,
-    /// The same by canonical path: a directory's files resolve it once.
-    dir_paths: Vec<(PathBuf, Rc<OwnedFd>)>,
+    /// Every directory opened, by canonical path and (device, inode): one
+    /// descriptor each, however many files it holds (the descriptor bound,
+    /// `txn` docs).
+    dirs: Vec<(PathBuf, (u64, u64), Rc<OwnedFd>)>,
 }
 
 /// Builds the model; a refusal names its op.
@@ -109,7 +108,6 @@ pub(super) fn plan(txn: &Txn) -> Result<Plan, TxnError> {
         names: Vec::new(),
         at: Vec::new(),
         dirs: Vec::new(),
-        dir_paths: Vec::new(),
         txn,
     };
     let mut file_of = Vec::with_capacity(txn.ops.len());
@@ -270,29 +268,20 @@ impl Model<'_> {
         }
     }
 
-    /// The canonical directory `dir`, opened (and confined) once however
-    /// many files it holds: the descriptor opened for that path before,
-    /// else the one already held for the directory it opens, if any.
+    /// The canonical directory `dir`, opened (and confined) once however many
+    /// files it holds: found by its path, else by its device and inode.
     fn open_dir(&mut self, dir: &Path) -> Result<Rc<OwnedFd>, TxnError> {
-        if let Some((_, d)) = self.dir_paths.iter().find(|d| d.0 == dir) {
-            return Ok(d.clone());
+        if let Some(d) = self.dirs.iter().find(|d| d.0 == dir) {
+            return Ok(d.2.clone());
         }
         let root = self.root.as_ref().map(|(p, fd)| (p.as_path(), fd));
-        let fd: Rc<OwnedFd> = open_dir(dir, root).map_err(|e| TxnError::of(0, e))?.into();
-        let fd = match rfs::fstat(&fd) {
-            Ok(st) => {
-                let id = (st.st_dev, st.st_ino);
-                match self.dirs.iter().find(|d| d.0 == id) {
-                    Some((_, d)) => d.clone(),
-                    None => {
-                        self.dirs.push((id, fd.clone()));
-                        fd
-                    }
-                }
-            }
-            Err(_) => fd,
-        };
-        self.dir_paths.push((dir.to_owned(), fd.clone()));
+        let mut fd: Rc<OwnedFd> = open_dir(dir, root).map_err(|e| TxnError::of(0, e))?.into();
+        // (0, 0): not known, no directory's.
+        let id = rfs::fstat(&fd).map_or((0, 0), |st| (st.st_dev, st.st_ino));
+        if let Some(d) = self.dirs.iter().find(|d| d.1 == id && id != (0, 0)) {
+            fd = d.2.clone();
+        }
+        self.dirs.push((dir.to_owned(), id, fd.clone()));
         Ok(fd)
     }
 
@@ -356,12 +345,8 @@ impl Model<'_> {
                 // `key` is canonical already: split, not resolved again.
                 let root = self.root.as_ref().map(|r| r.0.as_path());
                 let (parent, name) = split(&key, &key, root).map_err(err)?;
-                let dir = self.open_dir(parent)?;
-                Target {
-                    dir,
-                    name,
-                    path: key,
-                }
+                let (dir, path) = (self.open_dir(parent)?, key);
+                Target { dir, name, path }
             }
         };
         let st = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
