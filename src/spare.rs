@@ -3,7 +3,8 @@
 //! unmaps it when it is freed, and unmaps a malloc group once its last slot
 //! is free (the gather's 4 KiB, the sink's pending output, each alone in
 //! its group): per file an `mmap`, a `munmap` and fresh page faults for
-//! each (ten small files: 60 of the 713 syscalls).
+//! each (ten small files: `mmap` and `munmap` were 148 of 713 syscalls,
+//! 30 of 463 now).
 
 use std::sync::Mutex;
 
