@@ -36,6 +36,7 @@ pub mod host;
 pub mod patch;
 pub mod protocol;
 pub mod request;
+mod spare;
 mod strict_json;
 pub mod txn;
 

@@ -27,6 +27,12 @@ pub(super) struct Gather {
     fill: usize,
 }
 
+impl Drop for Gather {
+    fn drop(&mut self) {
+        crate::spare::give_small(crate::spare::Small::Gather, std::mem::take(&mut self.buf));
+    }
+}
+
 impl Gather {
     /// One piece of output. The empty slice (the engine's change marker,
     /// see `Engine::feed`) passes through in order, like a long piece.
@@ -50,6 +56,10 @@ impl Gather {
             return out(b);
         }
         if n > self.buf.len() - self.fill && self.buf.len() < GATHER {
+            if self.buf.capacity() == 0 {
+                // The previous file's (a transaction's next file).
+                self.buf = crate::spare::small(crate::spare::Small::Gather);
+            }
             // Grown as needed: a small edit never allocates the whole of it.
             let len = (2 * self.buf.len()).max(self.fill + n).clamp(4096, GATHER);
             self.buf.resize(len, 0);

@@ -21,7 +21,7 @@ use super::Target;
 /// decides: the inode flags are read first, and an EPERM or ENOSYS from the
 /// access syscalls falls back to the older syscall, then to the mode bits.
 #[cfg_attr(as_edit_small, optimize(size))]
-pub(super) fn check_writable(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), FsError> {
+pub(crate) fn check_writable(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), FsError> {
     if let Some(flag) = inode_flag(file) {
         return Err(FsError::FileFlag {
             path: t.path.clone(),
@@ -142,22 +142,38 @@ fn mode_allows_write(file: &OwnedFd, st: &Stat) -> Result<(), Errno> {
     }
 }
 
+/// What [`check_rename`] reads of a directory: its metadata (the sticky
+/// bit, its owner) and its inode flags, read once for all the files of a
+/// transaction that are in it.
+pub(crate) struct DirFacts {
+    st: Option<Stat>,
+    flag: Option<InodeFlag>,
+}
+
+/// `dir` is the directory opened for reading, when it could be; else its
+/// flags are read through the `O_PATH` descriptor (by `statx`).
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(crate) fn dir_facts(t: &Target, dir: Option<&OwnedFd>) -> DirFacts {
+    DirFacts {
+        st: rfs::fstat(&t.dir).ok(),
+        flag: inode_flag(dir.unwrap_or(&t.dir)),
+    }
+}
+
 /// Will the directory let the temp be renamed over the target? Decided
 /// before any temp exists, so the real cause is named. A sticky directory
 /// (`/tmp`, mode 1777) lets only the owner of the file or of the directory
 /// (or CAP_FOWNER) rename over a name; an append-only or immutable one
 /// lets no name be replaced. `write_failed` either way: the host's
-/// transfer path writes the file in place and may succeed. `dir` is the
-/// directory opened for reading, when it could be; else its flags are read
-/// through the `O_PATH` descriptor (by `statx`).
+/// transfer path writes the file in place and may succeed.
 #[cfg_attr(as_edit_small, optimize(size))]
-pub(crate) fn check_rename(t: &Target, st: &Stat, dir: Option<&OwnedFd>) -> Result<(), FsError> {
-    if sticky_refuses(t, st, true) {
+pub(crate) fn check_rename(t: &Target, st: &Stat, dir: &DirFacts) -> Result<(), FsError> {
+    if sticky_refuses(dir.st.as_ref(), st, true) {
         return Err(FsError::StickyDir {
             path: t.path.clone(),
         });
     }
-    match inode_flag(dir.unwrap_or(&t.dir)) {
+    match dir.flag {
         Some(flag) => Err(FsError::DirFlag {
             path: t.path.clone(),
             flag,
@@ -169,11 +185,11 @@ pub(crate) fn check_rename(t: &Target, st: &Stat, dir: Option<&OwnedFd>) -> Resu
 /// `ask_caps`: before the rename, CAP_FOWNER (which overrides the sticky
 /// bit) is read; after a refused rename it evidently did not apply.
 #[cfg_attr(as_edit_small, optimize(size))]
-fn sticky_refuses(t: &Target, st: &Stat, ask_caps: bool) -> bool {
-    let Ok(dir) = rfs::fstat(&t.dir) else {
+fn sticky_refuses(dir: Option<&Stat>, st: &Stat, ask_caps: bool) -> bool {
+    let Some(dir) = dir else {
         return false;
     };
-    let euid = rustix::process::geteuid().as_raw();
+    let euid = euid();
     if dir.st_mode & 0o1000 == 0 || st.st_uid == euid || dir.st_uid == euid {
         return false;
     }
@@ -194,7 +210,7 @@ pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) ->
         if let Some(flag) = inode_flag(open_dir_readable(t).as_ref().unwrap_or(&t.dir)) {
             return FsError::DirFlag { path, flag };
         }
-        if sticky_refuses(t, st, false) {
+        if sticky_refuses(rfs::fstat(&t.dir).ok().as_ref(), st, false) {
             return FsError::StickyDir { path };
         }
     }
@@ -203,6 +219,20 @@ pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) ->
         step: WriteStep::Rename,
         errno: e,
     }
+}
+
+/// Our effective uid, asked once (nothing here changes it): a transaction
+/// asked twice per file.
+fn euid() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+    // (uid_t)-1 is no one's uid: not asked yet.
+    static EUID: AtomicU32 = AtomicU32::new(u32::MAX);
+    let mut e = EUID.load(Relaxed);
+    if e == u32::MAX {
+        e = rustix::process::geteuid().as_raw();
+        EUID.store(e, Relaxed);
+    }
+    e
 }
 
 /// The target's directory opened for reading (for its inode flags and the
@@ -239,9 +269,7 @@ pub(crate) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) -> Result<(
     if !copy_xattrs(from, to) {
         drop_inherited_acl(to)?;
     }
-    let uid = rustix::process::geteuid()
-        .is_root()
-        .then(|| rfs::Uid::from_raw(st.st_uid));
+    let uid = (euid() == 0).then(|| rfs::Uid::from_raw(st.st_uid));
     let gid = Some(rfs::Gid::from_raw(st.st_gid));
     // One call sets both or neither: without CAP_CHOWN the group alone may
     // still be permitted (a setgid directory gave the temp another).
@@ -289,12 +317,16 @@ fn drop_inherited_acl(to: &OwnedFd) -> Result<(), Errno> {
 /// among those copied.
 #[cfg_attr(as_edit_small, optimize(size))]
 fn copy_xattrs(from: &OwnedFd, to: &OwnedFd) -> bool {
-    let mut names = vec![0u8; 4096];
-    let n = match rfs::flistxattr(from, &mut names[..]) {
+    // On the stack: a heap one was a 16 KiB mmap and munmap per file.
+    let mut small = [0u8; 4096];
+    let mut big;
+    let mut names = &mut small[..];
+    let n = match rfs::flistxattr(from, &mut *names) {
         Ok(n) => n,
         Err(Errno::RANGE) => {
-            names = vec![0u8; 65536];
-            match rfs::flistxattr(from, &mut names[..]) {
+            big = vec![0u8; 65536];
+            names = &mut big[..];
+            match rfs::flistxattr(from, &mut *names) {
                 Ok(n) => n,
                 Err(_) => return false,
             }

@@ -52,7 +52,7 @@ use crate::request::{Eol, Request};
 use sink::Sink;
 
 /// Read and write buffers: bounded memory whatever the file size.
-const CHUNK: usize = 256 * 1024;
+pub(crate) const CHUNK: usize = 256 * 1024;
 
 /// The outcome of one edit: the result (count or failure) and, with
 /// `--report`, the extra keys.
@@ -115,7 +115,7 @@ pub(crate) fn check(
     }
     // A directory that will refuse the rename is named before any temp exists.
     let d = meta::open_dir_readable(target);
-    meta::check_rename(target, st, d.as_ref())?;
+    meta::check_rename(target, st, &meta::dir_facts(target, d.as_ref()))?;
     Ok(d)
 }
 
@@ -156,7 +156,7 @@ pub(crate) fn prepare<'a>(
         !opts.dry_run,
         marked,
     );
-    let mut buf = vec![0u8; CHUNK];
+    let mut buf = crate::spare::chunk();
     loop {
         // From the descriptor's position (the start: a transaction seeks a
         // chained temp back first).
@@ -244,6 +244,7 @@ pub(crate) fn prepare<'a>(
             }
         },
     };
+    crate::spare::give_chunk(buf);
     Ok(Prepared {
         temp,
         count: summary.count,

@@ -67,29 +67,38 @@ pub(crate) fn resolve(path: &Path, root: Option<&Path>) -> Result<Target, FsErro
             return Err(not_found(path, errno));
         }
     };
-    if let Some((root, _)) = &root {
-        if !abs.starts_with(root) {
-            return Err(outside_root(path, root));
-        }
-    }
-    // `/`, or the root itself: a directory, never a target.
-    let (Some(parent), Some(name), false) = (
-        abs.parent(),
-        abs.file_name(),
-        root.as_ref().is_some_and(|(r, _)| *r == abs),
-    ) else {
-        return Err(FsError::NotFound {
-            path: abs,
-            kind: NotFoundKind::NotRegular(FileKind::Directory),
-        });
-    };
-    let name = CString::new(name.as_bytes()).expect("path components have no NUL");
+    let (parent, name) = split(path, &abs, root.as_ref().map(|r| r.0.as_path()))?;
     let dir = open_dir(parent, root.as_ref().map(|(p, fd)| (p.as_path(), fd)))?;
     Ok(Target {
         dir: dir.into(),
         name,
         path: abs,
     })
+}
+
+/// The canonical `abs` (what `path` resolved to) as its directory and
+/// name: `outside_root` if it is not within the root; `/` or the root
+/// itself is a directory, never a target.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(crate) fn split<'a>(
+    path: &Path,
+    abs: &'a Path,
+    root: Option<&Path>,
+) -> Result<(&'a Path, CString), FsError> {
+    if let Some(root) = root {
+        if !abs.starts_with(root) {
+            return Err(outside_root(path, root));
+        }
+    }
+    let (Some(parent), Some(name), false) = (abs.parent(), abs.file_name(), root == Some(abs))
+    else {
+        return Err(FsError::NotFound {
+            path: abs.to_owned(),
+            kind: NotFoundKind::NotRegular(FileKind::Directory),
+        });
+    };
+    let name = CString::new(name.as_bytes()).expect("path components have no NUL");
+    Ok((parent, name))
 }
 
 /// `--root`, canonicalized and opened: it must be a directory.

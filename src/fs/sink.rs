@@ -108,7 +108,7 @@ impl<'a, 's> Sink<'a, 's> {
             source,
             mode: if write { Mode::Pending } else { Mode::Off },
             temp: None,
-            buf: Vec::new(),
+            buf: crate::spare::small(crate::spare::Small::Pending),
             wbuf: Vec::new(),
             fill: 0,
             identical: 0,
@@ -181,6 +181,7 @@ impl<'a, 's> Sink<'a, 's> {
 
     /// The temp holding the new content, or the first failure met.
     pub(super) fn into_temp(mut self) -> Result<Temp<'a>, FsError> {
+        crate::spare::give_chunk(std::mem::take(&mut self.wbuf));
         if let Some(e) = self.error.take() {
             return Err(e);
         }
@@ -315,10 +316,11 @@ impl<'a, 's> Sink<'a, 's> {
         }
         self.mode = Mode::Writing;
         let retained = std::mem::take(&mut self.buf);
-        self.wbuf = vec![0; CHUNK];
+        self.wbuf = crate::spare::chunk();
         if !retained.is_empty() {
             self.write(&[], &retained);
         }
+        crate::spare::give_small(crate::spare::Small::Pending, retained);
     }
 }
 
@@ -326,7 +328,7 @@ impl<'a, 's> Sink<'a, 's> {
 /// only paid for when asked.)
 pub(crate) fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, FsError> {
     let mut counter = EolCounter::default();
-    let mut buf = vec![0u8; CHUNK];
+    let mut buf = crate::spare::chunk();
     let mut off = 0u64;
     loop {
         match rustix::io::pread(file, &mut buf[..], off) {
@@ -339,5 +341,6 @@ pub(crate) fn dominant_is_crlf(file: &OwnedFd) -> Result<bool, FsError> {
             Err(errno) => return Err(FsError::Read { path: None, errno }),
         }
     }
+    crate::spare::give_chunk(buf);
     Ok(counter.finish().dominant_is_crlf())
 }

@@ -27,7 +27,8 @@ use std::time::Instant;
 use rustix::fs::{self as rfs, AtFlags, Stat};
 
 use crate::fs::lock::try_open_locked;
-use crate::fs::{ConflictWhat, FsError};
+use crate::fs::meta::{self, DirFacts};
+use crate::fs::{ConflictWhat, FsError, Target};
 
 use super::op::Txn;
 use super::plan::Plan;
@@ -61,6 +62,7 @@ pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, Tx
         }
         order.sort_unstable();
         let mut locked: Vec<Option<Locked>> = plan.files.iter().map(|_| None).collect();
+        let mut dirs = Vec::new();
         for (k, &(id, f)) in order.iter().enumerate() {
             let (t, _, _) = plan.files[f].orig.as_ref().expect("filtered");
             let op = first_op(plan, f);
@@ -76,16 +78,12 @@ pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, Tx
             else {
                 continue 'round; // drops every lock taken: sort again
             };
-            if plan.files[f].steps.is_empty() {
-                // Moved or deleted, content kept: the directory must let the
-                // name go, the file's own write bit does not matter.
-                let d = crate::fs::meta::open_dir_readable(t);
-                crate::fs::meta::check_rename(t, &st, d.as_ref()).map_err(err)?;
-            } else {
-                // The readable directory it returns is dropped: `--fsync`
-                // flushes by the file (`txn::flush`), one descriptor less.
-                crate::fs::check(t, &fd, &st, false).map_err(err)?;
+            // Moved or deleted, content kept: the directory must let the
+            // name go, the file's own write bit does not matter.
+            if !plan.files[f].steps.is_empty() {
+                meta::check_writable(t, &fd, &st).map_err(err)?;
             }
+            meta::check_rename(t, &st, facts_of(&mut dirs, t)).map_err(err)?;
             locked[f] = Some(Locked { fd, st });
         }
         return Ok(locked);
@@ -100,4 +98,21 @@ pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, Tx
         first_op(plan, f),
         FsError::KeptChanging { path },
     ))
+}
+
+/// The directory facts of `t`'s directory, read once per directory (its
+/// readable descriptor is dropped: `--fsync` flushes by the file,
+/// `txn::flush`, one descriptor less).
+#[cfg_attr(as_edit_small, optimize(size))]
+fn facts_of<'d>(dirs: &'d mut Vec<(*const OwnedFd, DirFacts)>, t: &Target) -> &'d DirFacts {
+    let key = std::rc::Rc::as_ptr(&t.dir);
+    let k = match dirs.iter().position(|d| d.0 == key) {
+        Some(k) => k,
+        None => {
+            let d = meta::open_dir_readable(t);
+            dirs.push((key, meta::dir_facts(t, d.as_ref())));
+            dirs.len() - 1
+        }
+    };
+    &dirs[k].1
 }

@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use rustix::fs::{self as rfs, AtFlags, FileType};
 
-use crate::fs::resolve::{open_dir, open_root, outside_root, resolve};
+use crate::fs::resolve::{open_dir, open_root, outside_root, split};
 use crate::fs::{FileKind, FsError, NotFoundKind, Target};
 use crate::protocol::{ErrorKind, Failure};
 
@@ -88,9 +88,10 @@ struct Model<'t> {
     /// Where each file is now (its key in `names`).
     at: Vec<Option<PathBuf>>,
     txn: &'t Txn,
-    /// Every directory opened, by (device, inode): one descriptor each,
-    /// however many files it holds (the descriptor bound, `txn` docs).
-    dirs: Vec<((u64, u64), Rc<OwnedFd>)>,
+    /// Every directory opened, by canonical path and (device, inode): one
+    /// descriptor each, however many files it holds (the descriptor bound,
+    /// `txn` docs).
+    dirs: Vec<(PathBuf, (u64, u64), Rc<OwnedFd>)>,
 }
 
 /// Builds the model; a refusal names its op.
@@ -267,15 +268,21 @@ impl Model<'_> {
         }
     }
 
-    /// The descriptor already held for the directory `fd` opens, if any.
-    fn share(&mut self, fd: Rc<OwnedFd>) -> Rc<OwnedFd> {
-        let Ok(st) = rfs::fstat(&fd) else { return fd };
-        let id = (st.st_dev, st.st_ino);
-        if let Some((_, d)) = self.dirs.iter().find(|d| d.0 == id) {
-            return d.clone();
+    /// The canonical directory `dir`, opened (and confined) once however many
+    /// files it holds: found by its path, else by its device and inode.
+    fn open_dir(&mut self, dir: &Path) -> Result<Rc<OwnedFd>, TxnError> {
+        if let Some(d) = self.dirs.iter().find(|d| d.0 == dir) {
+            return Ok(d.2.clone());
         }
-        self.dirs.push((id, fd.clone()));
-        fd
+        let root = self.root.as_ref().map(|(p, fd)| (p.as_path(), fd));
+        let mut fd: Rc<OwnedFd> = open_dir(dir, root).map_err(|e| TxnError::of(0, e))?.into();
+        // (0, 0): not known, no directory's.
+        let id = rfs::fstat(&fd).map_or((0, 0), |st| (st.st_dev, st.st_ino));
+        if let Some(d) = self.dirs.iter().find(|d| d.1 == id && id != (0, 0)) {
+            fd = d.2.clone();
+        }
+        self.dirs.push((dir.to_owned(), id, fd.clone()));
+        Ok(fd)
     }
 
     /// The destination a file's current path makes (to move another file
@@ -335,10 +342,11 @@ impl Model<'_> {
         let t = match dest {
             Some(d) => d.t, // the symlink itself
             None => {
-                let mut t =
-                    resolve(&key, self.root.as_ref().map(|r| r.0.as_path())).map_err(err)?;
-                t.dir = self.share(t.dir);
-                t
+                // `key` is canonical already: split, not resolved again.
+                let root = self.root.as_ref().map(|r| r.0.as_path());
+                let (parent, name) = split(&key, &key, root).map_err(err)?;
+                let (dir, path) = (self.open_dir(parent)?, key);
+                Target { dir, name, path }
             }
         };
         let st = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
@@ -409,9 +417,7 @@ impl Model<'_> {
                 return Err(err(outside_root(path, root)));
             }
         }
-        let root = self.root.as_ref().map(|(p, fd)| (p.as_path(), fd));
-        let dir = open_dir(&base, root).map_err(err)?;
-        let dir = self.share(dir.into());
+        let dir = self.open_dir(&base)?;
         let mut abs = base;
         for c in &rest {
             abs.push(c);

@@ -222,11 +222,14 @@ fn check_sha(fd: &OwnedFd, want: &[u8; 32], path: &std::path::Path) -> Result<()
 
 #[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn read_each(fd: &OwnedFd, each: &mut dyn FnMut(&[u8])) -> Result<(), Errno> {
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = crate::spare::chunk();
     let mut off = 0u64;
     loop {
         match rustix::io::pread(fd, &mut buf[..], off) {
-            Ok(0) => return Ok(()),
+            Ok(0) => {
+                crate::spare::give_chunk(buf);
+                return Ok(());
+            }
             Ok(n) => {
                 each(&buf[..n]);
                 off += n as u64;
