@@ -26,10 +26,16 @@ fn out_of_memory() -> ! {
     if as_edit::txn::undo_on_exit() != Some(false) {
         as_edit::fs::remove_registered_temp();
     }
+    // Past the commit the change is made: say so (a success line without
+    // the report), not "unchanged", which a host would retry or fall back on.
+    let mut buf = [0u8; 256];
+    let mut line = match as_edit::fs::committed() {
+        Some((count, files)) => committed_line(&mut buf, count, files),
+        None => OOM_LINE,
+    };
     // SAFETY: fd 1 stays open for the life of the process; a raw write(2)
     // bypasses std's buffered stdout, whose buffer may not exist yet.
     let out = unsafe { std::os::fd::BorrowedFd::borrow_raw(1) };
-    let mut line = OOM_LINE;
     while !line.is_empty() {
         match rustix::io::write(out, line) {
             Ok(n) => line = &line[n..],
@@ -41,8 +47,43 @@ fn out_of_memory() -> ! {
     // initialization (its first print) would make exit's stdout flush wait
     // on that same initialization forever, a hang with no exit. Nothing is
     // buffered to flush: the only output is the line just written raw.
+    let code = match as_edit::fs::committed() {
+        Some(_) => as_edit::protocol::EXIT_EDITED,
+        None => as_edit::protocol::EXIT_NOT_EDITED,
+    };
     // SAFETY: ends the process; no destructor needs to run.
-    unsafe { libc::_exit(as_edit::protocol::EXIT_NOT_EDITED) }
+    unsafe { libc::_exit(code) }
+}
+
+/// `{"count":N[,"files":K],"detail":…}` in `buf`, without allocating.
+fn committed_line(buf: &mut [u8; 256], count: u64, files: Option<u64>) -> &[u8] {
+    let mut n = 0;
+    let mut put = |b: &[u8]| {
+        buf[n..n + b.len()].copy_from_slice(b);
+        n += b.len();
+    };
+    let digits = |mut v: u64, d: &mut [u8; 20]| {
+        let mut i = d.len();
+        loop {
+            i -= 1;
+            d[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                return i;
+            }
+        }
+    };
+    let mut d = [0u8; 20];
+    put(b"__RESULT__{\"count\":");
+    let i = digits(count, &mut d);
+    put(&d[i..]);
+    if let Some(f) = files {
+        put(b",\"files\":");
+        let i = digits(f, &mut d);
+        put(&d[i..]);
+    }
+    put(b",\"detail\":\"out of memory after the commit (an allocation failed): every change was made; the rest of the result could not be built\"}\n");
+    &buf[..n]
 }
 
 /// Test builds only: `AS_EDIT_TEST_OOM_AT=k` makes the k-th allocation
@@ -156,6 +197,7 @@ fn main() {
                 .unwrap_or_else(|| "panic".to_owned()),
         };
         detail += match undone {
+            None if as_edit::fs::committed().is_some() => " (after the commit: every change was made)",
             None => "",
             Some(true) => " (in the commit phase: rolled back, every file is old)",
             Some(false) => {

@@ -51,6 +51,31 @@ use crate::protocol::{display_path, Failure, Report};
 use crate::request::{Eol, Request};
 use sink::Sink;
 
+/// What a commit made, for the out-of-memory exit and the panic hook
+/// (`main.rs`), which must not call a committed change unchanged: the
+/// count and the files plus one (0: a single-file edit); `u64::MAX` in
+/// the first while nothing is committed. Set without allocating.
+static COMMITTED: [std::sync::atomic::AtomicU64; 2] = [
+    std::sync::atomic::AtomicU64::new(u64::MAX),
+    std::sync::atomic::AtomicU64::new(0),
+];
+
+/// The commit is done: `count` replacements, in `files` files (None: a
+/// single-file edit).
+pub(crate) fn set_committed(count: u64, files: Option<u64>) {
+    use std::sync::atomic::Ordering::Relaxed;
+    COMMITTED[1].store(files.map_or(0, |f| f + 1), Relaxed);
+    COMMITTED[0].store(count.min(u64::MAX - 1), Relaxed);
+}
+
+/// What was committed (count, files), if anything was.
+pub fn committed() -> Option<(u64, Option<u64>)> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let count = COMMITTED[0].load(Relaxed);
+    let files = COMMITTED[1].load(Relaxed).checked_sub(1);
+    (count != u64::MAX).then_some((count, files))
+}
+
 /// Read and write buffers: bounded memory whatever the file size.
 const CHUNK: usize = 256 * 1024;
 
@@ -269,6 +294,7 @@ fn commit(
     let flush = opts.fsync.then_some(dir_fd);
     match temp.commit(target, file, st, flush) {
         Ok(durable) => {
+            set_committed(prepared.count, None);
             if let (false, Some(r)) = (durable, report.as_mut()) {
                 r.durable = Some(false);
             }
