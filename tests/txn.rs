@@ -977,3 +977,87 @@ fn out_of_memory_at_every_allocation_leaves_every_file_old_or_all_new() {
         println!("{hooks:?}: {k} allocations, {old} old, {new} new past the commit");
     }
 }
+
+/// Runs `req` with the helper held just before its commit (the FIFO of
+/// AS_EDIT_TEST_TXN_PAUSE, test builds), runs `meddle` there, then lets
+/// it go on.
+fn txn_paused(dir: &Path, req: &str, meddle: impl FnOnce()) -> Run {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let fifos = tempfile::tempdir().unwrap();
+    let fifo = fifos.path().join("pause");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a C string we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let mut child = Command::new(BIN)
+        .arg("--stdin")
+        .current_dir(dir)
+        .env("AS_EDIT_TEST_TXN_PAUSE", &fifo)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(req.as_bytes())
+        .unwrap();
+    // A non-blocking open for writing succeeds once the helper has the
+    // FIFO open for reading: it is at the pause, every file prepared.
+    let mut w = loop {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+        {
+            Ok(w) => break w,
+            Err(e) if e.raw_os_error() == Some(libc::ENXIO) => {
+                if let Some(s) = child.try_wait().unwrap() {
+                    panic!("the helper ended ({s}) without reaching the pause");
+                }
+                std::thread::yield_now();
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    meddle();
+    w.write_all(b"x").unwrap();
+    drop(w);
+    child.wait_with_output().unwrap().into()
+}
+
+/// Two files removed by another writer between the prepare and the commit:
+/// refused with nothing done, naming the first removed file in request
+/// order (a.txt, op 1, though b.txt is committed first: a's last op is 3)
+/// and what happened to it. It said "was changed by another writer" of
+/// b.txt (file 2), after a commit step and a rollback.
+#[test]
+fn files_removed_before_the_commit_are_named_in_request_order() {
+    let d = scratch();
+    let p = d.path();
+    write_file(p, "a.txt", b"alpha\n", 0o644);
+    write_file(p, "b.txt", b"one\n", 0o644);
+    write_file(p, "c.txt", b"kept\n", 0o644);
+    let req = r#"{"files":[
+      {"op":"edit","path":"a.txt","edits":[{"old":"alpha","new":"ALPHA"}]},
+      {"op":"edit","path":"b.txt","edits":[{"old":"one","new":"ONE"}]},
+      {"op":"insert","path":"a.txt","line":1,"text":"more"},
+      {"op":"edit","path":"c.txt","edits":[{"old":"kept","new":"KEPT"}]}
+    ]}"#;
+    let r = txn_paused(p, req, || {
+        std::fs::remove_file(p.join("b.txt")).unwrap();
+        std::fs::remove_file(p.join("a.txt")).unwrap();
+    });
+    let dir = p.display();
+    assert_eq!(
+        (r.stdout.as_str(), r.code),
+        (
+            format!("__RESULT__{{\"error\":\"conflict\",\"detail\":\"file 1 of 4 (a.txt): {dir}/a.txt was removed or renamed by another writer while it was being edited; nothing was written\",\"file\":1}}\n").as_str(),
+            1
+        )
+    );
+    assert_eq!(listing(p), vec!["c.txt"]);
+    assert_eq!(std::fs::read(p.join("c.txt")).unwrap(), b"kept\n");
+}

@@ -196,6 +196,7 @@ pub(super) fn commit(
     temps: &mut [Option<Temp<'_>>],
     done: (u64, usize),
 ) -> Result<bool, TxnError> {
+    super::lock::recheck_all(plan, locked)?;
     let mut c = Commit {
         plan,
         made: Vec::new(),

@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use rustix::fs::{self as rfs, AtFlags, Stat};
 
-use crate::fs::lock::try_open_locked;
+use crate::fs::lock::{recheck, try_open_locked};
 use crate::fs::{ConflictWhat, FsError};
 
 use super::op::Txn;
@@ -100,4 +100,29 @@ pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, Tx
         first_op(plan, f),
         FsError::KeptChanging { path },
     ))
+}
+
+/// Every original just before the commit takes its first step, in request
+/// order: one that another writer changed, removed or renamed meanwhile is
+/// refused with nothing done, the first such file named (the commit's own
+/// re-check, file by file in commit order, named whichever it met first,
+/// after rolling back the files committed before it).
+#[cold]
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(super) fn recheck_all(plan: &Plan, locked: &[Option<Locked>]) -> Result<(), TxnError> {
+    // Test builds only: wait here for a byte on the FIFO at
+    // AS_EDIT_TEST_TXN_PAUSE, so a test can change files before the commit.
+    #[cfg(any(debug_assertions, feature = "fault-injection"))]
+    if let Some(p) = std::env::var_os("AS_EDIT_TEST_TXN_PAUSE") {
+        use std::io::Read;
+        let _ = std::fs::File::open(p).and_then(|mut f| f.read(&mut [0u8; 1]));
+    }
+    let mut files: Vec<usize> = (0..plan.files.len()).collect();
+    files.sort_by_key(|&f| first_op(plan, f));
+    for f in files {
+        if let (Some((t, _, _)), Some(l)) = (&plan.files[f].orig, &locked[f]) {
+            recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(first_op(plan, f), e))?;
+        }
+    }
+    Ok(())
 }
