@@ -29,10 +29,7 @@ fn out_of_memory() -> ! {
     // Past the commit the change is made: say so (a success line without
     // the report), not "unchanged", which a host would retry or fall back on.
     let mut buf = [0u8; 256];
-    let mut line = match as_edit::fs::committed() {
-        Some((count, files)) => committed_line(&mut buf, count, files),
-        None => OOM_LINE,
-    };
+    let mut line = as_edit::fs::committed_line(&mut buf).unwrap_or(OOM_LINE);
     // SAFETY: fd 1 stays open for the life of the process; a raw write(2)
     // bypasses std's buffered stdout, whose buffer may not exist yet.
     let out = unsafe { std::os::fd::BorrowedFd::borrow_raw(1) };
@@ -53,37 +50,6 @@ fn out_of_memory() -> ! {
     };
     // SAFETY: ends the process; no destructor needs to run.
     unsafe { libc::_exit(code) }
-}
-
-/// `{"count":N[,"files":K],"detail":…}` in `buf`, without allocating.
-fn committed_line(buf: &mut [u8; 256], count: u64, files: Option<u64>) -> &[u8] {
-    let mut n = 0;
-    let mut put = |b: &[u8]| {
-        buf[n..n + b.len()].copy_from_slice(b);
-        n += b.len();
-    };
-    let digits = |mut v: u64, d: &mut [u8; 20]| {
-        let mut i = d.len();
-        loop {
-            i -= 1;
-            d[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-            if v == 0 {
-                return i;
-            }
-        }
-    };
-    let mut d = [0u8; 20];
-    put(b"__RESULT__{\"count\":");
-    let i = digits(count, &mut d);
-    put(&d[i..]);
-    if let Some(f) = files {
-        put(b",\"files\":");
-        let i = digits(f, &mut d);
-        put(&d[i..]);
-    }
-    put(b",\"detail\":\"out of memory after the commit (an allocation failed): every change was made; the rest of the result could not be built\"}\n");
-    &buf[..n]
 }
 
 /// Test builds only: `AS_EDIT_TEST_OOM_AT=k` makes the k-th allocation

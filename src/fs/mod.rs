@@ -76,6 +76,44 @@ pub fn committed() -> Option<(u64, Option<u64>)> {
     (count != u64::MAX).then_some((count, files))
 }
 
+/// The out-of-memory exit's line once committed: `{"count":N[,"files":K],
+/// "detail":…}` in `buf`, allocating nothing; None before the commit.
+#[cold]
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn committed_line(buf: &mut [u8; 256]) -> Option<&[u8]> {
+    let (count, files) = committed()?;
+    let mut n = 0;
+    let mut put = |b: &[u8]| {
+        if let Some(d) = buf.get_mut(n..n + b.len()) {
+            d.copy_from_slice(b);
+            n += b.len();
+        }
+    };
+    let digits = |mut v: u64, d: &mut [u8; 20]| {
+        let mut i = d.len();
+        while i > 0 {
+            i -= 1;
+            d[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        i
+    };
+    let mut d = [0u8; 20];
+    put(b"__RESULT__{\"count\":");
+    let i = digits(count, &mut d);
+    put(&d[i..]);
+    if let Some(f) = files {
+        put(b",\"files\":");
+        let i = digits(f, &mut d);
+        put(&d[i..]);
+    }
+    put(b",\"detail\":\"out of memory after the commit (an allocation failed): every change was made; the rest of the result could not be built\"}\n");
+    buf.get(..n)
+}
+
 /// Read and write buffers: bounded memory whatever the file size.
 const CHUNK: usize = 256 * 1024;
 

@@ -117,11 +117,12 @@ pub(super) fn recheck_all(plan: &Plan, locked: &[Option<Locked>]) -> Result<(), 
         use std::io::Read;
         let _ = std::fs::File::open(p).and_then(|mut f| f.read(&mut [0u8; 1]));
     }
-    let mut files: Vec<usize> = (0..plan.files.len()).collect();
-    files.sort_by_key(|&f| first_op(plan, f));
-    for f in files {
-        if let (Some((t, _, _)), Some(l)) = (&plan.files[f].orig, &locked[f]) {
-            recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(first_op(plan, f), e))?;
+    // Each file at its first op: request order, with no sort.
+    for (op, &f) in plan.file_of.iter().enumerate() {
+        if let (Some((t, _, _)), Some(l), true) =
+            (&plan.files[f].orig, &locked[f], first_op(plan, f) == op)
+        {
+            recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(op, e))?;
         }
     }
     Ok(())
