@@ -11,7 +11,9 @@ use std::io::Write;
 /// untouched; a transaction's commit in progress is undone first (without
 /// allocating: `txn::undo`), so every file is old. The token
 /// is every resource failure's (`write_failed`, see `fs/resource.rs`): no
-/// memory is not a bug, and a host may retry.
+/// memory is not a bug, and a host may retry. Once committed (the result
+/// line's own allocations), the line is a success with the count and files
+/// and a `detail` saying the rest was lost (`fs::committed_line`), exit 0.
 struct OomToResultLine;
 
 /// Preformatted: the out-of-memory path must not allocate.
