@@ -11,7 +11,9 @@ use std::io::Write;
 /// untouched; a transaction's commit in progress is undone first (without
 /// allocating: `txn::undo`), so every file is old. The token
 /// is every resource failure's (`write_failed`, see `fs/resource.rs`): no
-/// memory is not a bug, and a host may retry.
+/// memory is not a bug, and a host may retry. Once committed (the result
+/// line's own allocations), the line is a success with the count and files
+/// and a `detail` saying the rest was lost (`fs::committed_line`), exit 0.
 struct OomToResultLine;
 
 /// Preformatted: the out-of-memory path must not allocate.
@@ -26,10 +28,13 @@ fn out_of_memory() -> ! {
     if as_edit::txn::undo_on_exit() != Some(false) {
         as_edit::fs::remove_registered_temp();
     }
+    // Past the commit the change is made: say so (a success line without
+    // the report), not "unchanged", which a host would retry or fall back on.
+    let mut buf = [0u8; 256];
+    let mut line = as_edit::fs::committed_line(&mut buf).unwrap_or(OOM_LINE);
     // SAFETY: fd 1 stays open for the life of the process; a raw write(2)
     // bypasses std's buffered stdout, whose buffer may not exist yet.
     let out = unsafe { std::os::fd::BorrowedFd::borrow_raw(1) };
-    let mut line = OOM_LINE;
     while !line.is_empty() {
         match rustix::io::write(out, line) {
             Ok(n) => line = &line[n..],
@@ -41,8 +46,12 @@ fn out_of_memory() -> ! {
     // initialization (its first print) would make exit's stdout flush wait
     // on that same initialization forever, a hang with no exit. Nothing is
     // buffered to flush: the only output is the line just written raw.
+    let code = match as_edit::fs::committed() {
+        Some(_) => as_edit::protocol::EXIT_EDITED,
+        None => as_edit::protocol::EXIT_NOT_EDITED,
+    };
     // SAFETY: ends the process; no destructor needs to run.
-    unsafe { libc::_exit(as_edit::protocol::EXIT_NOT_EDITED) }
+    unsafe { libc::_exit(code) }
 }
 
 /// Test builds only: `AS_EDIT_TEST_OOM_AT=k` makes the k-th allocation
@@ -156,6 +165,7 @@ fn main() {
                 .unwrap_or_else(|| "panic".to_owned()),
         };
         detail += match undone {
+            None if as_edit::fs::committed().is_some() => " (after the commit: every change was made)",
             None => "",
             Some(true) => " (in the commit phase: rolled back, every file is old)",
             Some(false) => {

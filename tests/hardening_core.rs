@@ -224,6 +224,49 @@ fn out_of_memory_prints_one_result_line_and_nothing_on_stderr() {
     assert_eq!(listing(d.path()), vec!["f"]);
 }
 
+/// An allocation failing at every point of a single-file edit in turn
+/// (`AS_EDIT_TEST_OOM_AT=k`, test builds): before the rename the line says
+/// unchanged and the file is (same inode); after it, the edit is made and
+/// the line says so, a success with its count (exit 0). It said
+/// `write_failed` "the file is unchanged, retry" there too.
+#[test]
+fn out_of_memory_past_the_rename_says_the_edit_was_made() {
+    let (mut k, mut old, mut new) = (1, 0, 0);
+    loop {
+        let d = scratch();
+        let p = write_file(d.path(), "f", b"a\nb\n", 0o640);
+        let ino = inode(&p);
+        let r: Run = Command::new(BIN)
+            .args(["--report", "--", "f", &b64("a"), &b64("x")])
+            .current_dir(d.path())
+            .env("AS_EDIT_TEST_OOM_AT", k.to_string())
+            .output()
+            .unwrap()
+            .into();
+        assert_eq!(r.stderr, "", "k={k}");
+        k += 1;
+        if r.code == 0 && !r.stdout.contains("out of memory") {
+            break;
+        }
+        if r.stdout.contains("the file is unchanged") {
+            assert_eq!(r.code, 1, "k={k}");
+            assert_unchanged(&p, b"a\nb\n", ino);
+            old += 1;
+        } else {
+            assert_eq!(
+                (r.stdout.as_str(), r.code),
+                ("__RESULT__{\"count\":1,\"detail\":\"out of memory after the commit (an allocation failed): every change was made; the rest of the result could not be built\"}\n", 0),
+                "k={k}"
+            );
+            assert_eq!(std::fs::read(&p).unwrap(), b"x\nb\n");
+            assert_eq!(mode(&p), 0o640);
+            new += 1;
+        }
+        assert_eq!(listing(d.path()), vec!["f"], "k={k}");
+    }
+    assert!(old > 5 && new > 0, "{old} before the rename, {new} after");
+}
+
 /// break10 finding 4c: a batch's diff over a changed span of millions of
 /// lines (a 4 MiB file of empty lines, every line rewritten) is written as
 /// one hunk straight into the 64 KiB cap, with no line tables: it runs under

@@ -98,6 +98,18 @@ impl Sandbox for Flaky {
     fn create_dirs(&mut self, d: &Path) -> io::Result<()> {
         self.inner.create_dirs(d)
     }
+    fn make_dir(&mut self, d: &Path) -> io::Result<()> {
+        self.inner.make_dir(d)
+    }
+    fn remove_dir(&mut self, d: &Path) -> io::Result<()> {
+        self.inner.remove_dir(d)
+    }
+    fn set_mode(&mut self, p: &Path, mode: u32) -> io::Result<()> {
+        self.inner.set_mode(p, mode)
+    }
+    fn resolve_dir(&mut self, d: &Path) -> io::Result<std::path::PathBuf> {
+        self.inner.resolve_dir(d)
+    }
     fn supports_stdin(&self) -> bool {
         !self.no_stdin
     }
@@ -433,13 +445,13 @@ fn a_failed_undo_says_which_file_is_old_and_which_new() {
     );
 }
 
+/// Another writer rewrites d.txt, or removes it, after the first write:
+/// `conflict`, saying which happened, and the rest put back.
 #[test]
 fn a_file_changed_before_its_upload_is_a_conflict_and_the_rest_is_put_back() {
-    let d = scratch();
-    let p = d.path();
-    four_files(p);
-    /// Rewrites d.txt behind the transaction's back after the first write.
-    struct Meddler(Flaky, std::path::PathBuf);
+    /// Rewrites (or removes: None) d.txt behind the transaction's back
+    /// after the first write.
+    struct Meddler(Flaky, std::path::PathBuf, Option<&'static [u8]>);
     impl Sandbox for Meddler {
         fn exec(&mut self, c: &[u8], s: Option<&[u8]>) -> io::Result<host::ExecOutput> {
             self.0.exec(c, s)
@@ -450,7 +462,10 @@ fn a_file_changed_before_its_upload_is_a_conflict_and_the_rest_is_put_back() {
         fn upload(&mut self, p: &Path, b: &[u8]) -> io::Result<()> {
             self.0.upload(p, b)?;
             if self.0.writes == 1 {
-                std::fs::write(&self.1, b"someone else\n")?;
+                match self.2 {
+                    Some(b) => std::fs::write(&self.1, b)?,
+                    None => std::fs::remove_file(&self.1)?,
+                }
             }
             Ok(())
         }
@@ -458,26 +473,31 @@ fn a_file_changed_before_its_upload_is_a_conflict_and_the_rest_is_put_back() {
             self.0.remove(p)
         }
     }
-    let mut ed = host::Editor::new(Meddler(Flaky::default(), p.join("d.txt")), MISSING);
-    let e = ed.transaction(&four_write_ops(p)).unwrap_err();
-    let (tok, detail, _, where_) = refusal(&e);
-    assert_eq!(tok, "conflict");
-    assert_eq!(
-        detail,
-        format!(
-            "file 4 of 4 ({0}): {0} changed while the transfer ran; the files already written were restored",
-            at(p, "d.txt")
-        )
-    );
-    assert!(where_.rolled_back);
-    assert_eq!(
-        tree(p),
-        files(&[
-            ("a.txt", "a\n"),
-            ("b.txt", "b\n"),
-            ("d.txt", "someone else\n")
-        ])
-    );
+    for (meddle, said) in [
+        (Some(&b"someone else\n"[..]), "changed"),
+        (None, "was removed"),
+    ] {
+        let d = scratch();
+        let p = d.path();
+        four_files(p);
+        let mut ed = host::Editor::new(Meddler(Flaky::default(), p.join("d.txt"), meddle), MISSING);
+        let e = ed.transaction(&four_write_ops(p)).unwrap_err();
+        let (tok, detail, _, where_) = refusal(&e);
+        assert_eq!(tok, "conflict");
+        assert_eq!(
+            detail,
+            format!(
+                "file 4 of 4 ({0}): {0} {said} while the transfer ran; the files already written were restored",
+                at(p, "d.txt")
+            )
+        );
+        assert!(where_.rolled_back);
+        let mut want = vec![("a.txt", "a\n"), ("b.txt", "b\n")];
+        if meddle.is_some() {
+            want.push(("d.txt", "someone else\n"));
+        }
+        assert_eq!(tree(p), files(&want));
+    }
 }
 
 fn app_py(p: &Path) -> String {
@@ -1056,4 +1076,210 @@ fn chains_count_the_same_paths_natively_and_by_transfer() {
         r
     });
     assert_eq!(native, transfer);
+}
+
+/// Every entry under `dir` with its mode: relative path → (bytes, or None
+/// for a directory, and the permission bits).
+fn tree_modes(dir: &Path) -> BTreeMap<String, (Option<Vec<u8>>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            let mode = m.permissions().mode() & 0o7777;
+            if m.is_dir() {
+                out.insert(rel + "/", (None, mode));
+                stack.push(p);
+            } else if m.file_type().is_symlink() {
+                let t = std::fs::read_link(&p).unwrap();
+                out.insert(rel, (Some(t.into_os_string().into_encoded_bytes()), 0));
+            } else {
+                out.insert(rel, (Some(std::fs::read(&p).unwrap()), mode));
+            }
+        }
+    }
+    out
+}
+
+fn create(path: String, content: &str, mode: Option<u32>) -> FileOp {
+    FileOp::Create {
+        path,
+        content: content.into(),
+        overwrite: false,
+        mode,
+    }
+}
+
+/// The transfer path's creates get their mode (0644 by default), less the
+/// umask, as the helper's do; a created file moved on keeps it; a file a
+/// create overwrites keeps its own. The upload's mode was all they got
+/// (0644 whatever was asked).
+#[test]
+fn a_create_gets_its_mode_alike_natively_and_by_transfer() {
+    let setup = |p: &Path| {
+        write_file(p, "kept.txt", b"old\n", 0o640);
+    };
+    let ops = |p: &Path| {
+        vec![
+            create(at(p, "run.sh"), "#!/bin/sh\n", Some(0o755)),
+            create(at(p, "plain.txt"), "p\n", None),
+            create(at(p, "secret/key"), "k\n", Some(0o600)),
+            FileOp::Move {
+                path: at(p, "secret/key"),
+                to: at(p, "moved/key"),
+                overwrite: false,
+                edits: vec![],
+                expect_sha256: None,
+            },
+            FileOp::Create {
+                path: at(p, "kept.txt"),
+                content: "new\n".into(),
+                overwrite: true,
+                mode: Some(0o777),
+            },
+        ]
+    };
+    let run = |helper: &str| {
+        let d = scratch();
+        let p = d.path().canonicalize().unwrap();
+        setup(&p);
+        let r = host::Editor::new(LocalShell::new(), helper).transaction(&ops(&p));
+        (r.map(|a| a.via).unwrap(), tree_modes(&p))
+    };
+    let (native, transfer) = (run(BIN), run(MISSING));
+    assert_eq!((native.0, transfer.0), (Via::Native, Via::Transfer));
+    assert_eq!(transfer.1, native.1);
+    // SAFETY: umask(2) twice, to read it back unchanged.
+    let mask = unsafe {
+        let m = libc::umask(0o022);
+        libc::umask(m);
+        m
+    } as u32;
+    let mode = |n: &str| transfer.1[n].1;
+    assert_eq!(mode("run.sh"), 0o755 & !mask);
+    assert_eq!(mode("moved/key"), 0o600 & !mask);
+    assert_eq!(mode("plain.txt"), 0o644 & !mask);
+    assert_eq!(mode("kept.txt"), 0o640);
+}
+
+/// A backend that cannot set modes: the default mode is what its upload
+/// gives, so a default create goes on; another mode fails the write, and
+/// the file is removed again.
+#[test]
+fn a_backend_without_set_mode_refuses_a_create_with_another_mode() {
+    struct NoMode(LocalShell);
+    impl Sandbox for NoMode {
+        fn exec(&mut self, c: &[u8], s: Option<&[u8]>) -> io::Result<host::ExecOutput> {
+            self.0.exec(c, s)
+        }
+        fn download(&mut self, p: &Path) -> io::Result<Vec<u8>> {
+            self.0.download(p)
+        }
+        fn upload(&mut self, p: &Path, b: &[u8]) -> io::Result<()> {
+            self.0.upload(p, b)
+        }
+        fn remove(&mut self, p: &Path) -> io::Result<()> {
+            self.0.remove(p)
+        }
+    }
+    let d = scratch();
+    let p = d.path();
+    let mut ed = host::Editor::new(NoMode(LocalShell::new()), MISSING);
+    let a = ed
+        .transaction(&[create(at(p, "a.txt"), "a\n", None)])
+        .unwrap();
+    assert_eq!((a.via, a.files), (Via::Transfer, 1));
+    let e = ed
+        .transaction(&[create(at(p, "run.sh"), "x\n", Some(0o755))])
+        .unwrap_err();
+    let (tok, detail, _, _) = refusal(&e);
+    assert_eq!(tok, "write_failed");
+    assert_eq!(
+        detail,
+        format!(
+            "file 1 of 1 ({0}): uploading {0}: uploaded, but setting its mode 0755 failed: this backend cannot set a file's mode; the files already written were restored",
+            at(p, "run.sh")
+        )
+    );
+    assert_eq!(tree(p), files(&[("a.txt", "a\n")]));
+}
+
+/// After a failed write the transfer path removes the directories it made
+/// for creates and moves (deepest first), and only those: a directory that
+/// was there stays, empty as it was. They were all left behind.
+#[test]
+fn a_rollback_removes_exactly_the_directories_the_transfer_made() {
+    let ops = |p: &Path| {
+        vec![
+            create(at(p, "new/deep/er/c.txt"), "c\n", None),
+            create(at(p, "empty/x.txt"), "x\n", None),
+            FileOp::Move {
+                path: at(p, "d.txt"),
+                to: at(p, "new/other/e.txt"),
+                overwrite: false,
+                edits: vec![],
+                expect_sha256: None,
+            },
+            edit(at(p, "a.txt"), "a", "A"),
+        ]
+    };
+    // Writes: c (upload), x (upload), e (upload), a (upload), d (remove).
+    for k in 1..=5 {
+        let d = scratch();
+        let p = d.path();
+        four_files(p);
+        std::fs::create_dir(p.join("empty")).unwrap();
+        let before = tree(p);
+        let mut ed = host::Editor::new(
+            Flaky {
+                fail: vec![k],
+                ..Flaky::default()
+            },
+            MISSING,
+        );
+        let e = ed.transaction(&ops(p)).unwrap_err();
+        let (tok, detail, _, _) = refusal(&e);
+        assert_eq!(tok, "write_failed", "k={k}: {detail}");
+        assert!(
+            !detail.contains("directories it made were left"),
+            "{detail}"
+        );
+        assert_eq!(tree(p), before, "k={k}: every file and directory as it was");
+    }
+}
+
+/// Two spellings of one file (`./`, `//`, `dir/..`, a symlinked directory)
+/// are one file on the transfer path, as they are to the helper: the ops
+/// chain. They were separate files (the second edit did not see the first).
+#[test]
+fn spellings_of_one_file_chain_alike_natively_and_by_transfer() {
+    let setup = |p: &Path| {
+        write_file(p, "a.txt", b"one\n", 0o644);
+        std::fs::create_dir(p.join("dir")).unwrap();
+        write_file(p, "dir/b.txt", b"two\n", 0o644);
+        std::os::unix::fs::symlink("dir", p.join("link")).unwrap();
+    };
+    let ops = |p: &Path| {
+        let s = |rel: &str| format!("{}/{rel}", p.display());
+        vec![
+            edit(s("a.txt"), "one", "ONE"),
+            edit(s("./a.txt"), "ONE", "1"),
+            edit(s("dir//../a.txt"), "1", "uno"),
+            edit(s("dir/b.txt"), "two", "TWO"),
+            edit(s("link/b.txt"), "TWO", "2"),
+            FileOp::Insert {
+                path: s("link/./b.txt"),
+                line: 1,
+                text: "dos".into(),
+            },
+        ]
+    };
+    let [native, transfer] = native_and_transfer(&setup, &ops);
+    assert_eq!(transfer.0, native.0, "results");
+    assert_eq!(transfer.2, native.2, "trees");
+    assert_eq!(native.2["a.txt"], Some(b"uno\n".to_vec()));
+    assert_eq!(native.2["dir/b.txt"], Some(b"2\ndos\n".to_vec()));
 }

@@ -19,8 +19,12 @@ use crate::engine::Edit;
 use crate::protocol::{edit_prefix, Failure};
 use crate::request::{EditOptions, Request};
 
+// `expecting`: the request's words in an error, not the type's name.
 #[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an object {\"path\", \"edits\"} (or {\"files\"}, {\"patch\"}, {\"operations\"})"
+)]
 struct StdinRequest {
     path: String,
     edits: EditList,
@@ -30,7 +34,7 @@ struct StdinRequest {
 
 /// One edit of a request (single-file or a transaction's op).
 #[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "an edit {\"old\", \"new\"}")]
 struct StdinEdit {
     old: Lf,
     new: Lf,

@@ -221,6 +221,8 @@ pub enum ConflictWhat {
     Sha256([u8; 32]),
     /// A writer ignoring the lock changed the file during the edit.
     ChangedWhileEditing,
+    /// Or removed (or renamed) it: its name holds nothing now.
+    Removed,
 }
 
 /// Words for an errno, as `strerror` would say them.
@@ -238,7 +240,6 @@ fn tenths(d: Duration) -> String {
 pub(super) fn shown(p: &Path) -> String {
     display_path(p)
 }
-
 fn parent(p: &Path) -> &Path {
     p.parent().unwrap_or(Path::new("/"))
 }
@@ -408,9 +409,10 @@ impl From<FsError> for Failure {
                         shown(&path),
                         crate::hex::encode(&d)
                     ),
-                    ConflictWhat::ChangedWhileEditing => format!(
-                        "{} was changed by another writer while it was being edited; nothing was written",
-                        shown(&path)
+                    w => format!(
+                        "{} was {} by another writer while it was being edited; nothing was written",
+                        shown(&path),
+                        ["changed", "removed or renamed"][(w == ConflictWhat::Removed) as usize]
                     ),
                 },
             ),

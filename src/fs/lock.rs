@@ -171,7 +171,10 @@ pub(crate) fn recheck(t: &Target, file: &OwnedFd, st: &Stat) -> Result<(), FsErr
     if !same_inode || !unchanged {
         return Err(FsError::Conflict {
             path: t.path.clone(),
-            what: ConflictWhat::ChangedWhileEditing,
+            what: match named {
+                None => ConflictWhat::Removed,
+                Some(_) => ConflictWhat::ChangedWhileEditing,
+            },
         });
     }
     Ok(())

@@ -51,6 +51,69 @@ use crate::protocol::{display_path, Failure, Report};
 use crate::request::{Eol, Request};
 use sink::Sink;
 
+/// What a commit made, for the out-of-memory exit and the panic hook
+/// (`main.rs`), which must not call a committed change unchanged: the
+/// count and the files plus one (0: a single-file edit); `u64::MAX` in
+/// the first while nothing is committed. Set without allocating.
+static COMMITTED: [std::sync::atomic::AtomicU64; 2] = [
+    std::sync::atomic::AtomicU64::new(u64::MAX),
+    std::sync::atomic::AtomicU64::new(0),
+];
+
+/// The commit is done: `count` replacements, in `files` files (None: a
+/// single-file edit).
+pub(crate) fn set_committed(count: u64, files: Option<u64>) {
+    use std::sync::atomic::Ordering::Relaxed;
+    COMMITTED[1].store(files.map_or(0, |f| f + 1), Relaxed);
+    COMMITTED[0].store(count.min(u64::MAX - 1), Relaxed);
+}
+
+/// What was committed (count, files), if anything was.
+pub fn committed() -> Option<(u64, Option<u64>)> {
+    use std::sync::atomic::Ordering::Relaxed;
+    let count = COMMITTED[0].load(Relaxed);
+    let files = COMMITTED[1].load(Relaxed).checked_sub(1);
+    (count != u64::MAX).then_some((count, files))
+}
+
+/// The out-of-memory exit's line once committed: `{"count":N[,"files":K],
+/// "detail":…}` in `buf`, allocating nothing; None before the commit.
+#[cold]
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn committed_line(buf: &mut [u8; 256]) -> Option<&[u8]> {
+    let (count, files) = committed()?;
+    let mut n = 0;
+    let mut put = |b: &[u8]| {
+        if let Some(d) = buf.get_mut(n..n + b.len()) {
+            d.copy_from_slice(b);
+            n += b.len();
+        }
+    };
+    let digits = |mut v: u64, d: &mut [u8; 20]| {
+        let mut i = d.len();
+        while i > 0 {
+            i -= 1;
+            d[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        i
+    };
+    let mut d = [0u8; 20];
+    put(b"__RESULT__{\"count\":");
+    let i = digits(count, &mut d);
+    put(&d[i..]);
+    if let Some(f) = files {
+        put(b",\"files\":");
+        let i = digits(f, &mut d);
+        put(&d[i..]);
+    }
+    put(b",\"detail\":\"out of memory after the commit (an allocation failed): every change was made; the rest of the result could not be built\"}\n");
+    buf.get(..n)
+}
+
 /// Read and write buffers: bounded memory whatever the file size.
 pub(crate) const CHUNK: usize = 256 * 1024;
 
@@ -270,6 +333,7 @@ fn commit(
     let flush = opts.fsync.then_some(dir_fd);
     match temp.commit(target, file, st, flush) {
         Ok(durable) => {
+            set_committed(prepared.count, None);
             if let (false, Some(r)) = (durable, report.as_mut()) {
                 r.durable = Some(false);
             }

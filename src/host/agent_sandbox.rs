@@ -196,6 +196,31 @@ impl Sandbox for AgentSandbox {
     fn create_dirs(&mut self, dir: &Path) -> io::Result<()> {
         self.tool(&["mkdir", "-p", "--"], dir)
     }
+
+    fn make_dir(&mut self, dir: &Path) -> io::Result<()> {
+        self.tool(&["mkdir", "--"], dir)
+    }
+
+    fn remove_dir(&mut self, dir: &Path) -> io::Result<()> {
+        self.tool(&["rmdir", "--"], dir)
+    }
+
+    /// The runtime's umask cannot be asked without a shell: 022, the
+    /// usual one (the helper's own create applies the real one).
+    fn set_mode(&mut self, path: &Path, mode: u32) -> io::Result<()> {
+        self.tool(&["chmod", &format!("{:o}", mode & !0o022), "--"], path)
+    }
+
+    fn resolve_dir(&mut self, dir: &Path) -> io::Result<PathBuf> {
+        self.relative(dir)?;
+        let argv = [
+            std::ffi::OsString::from("realpath"),
+            "--".into(),
+            dir.into(),
+        ];
+        let cmd = super::command::join_quoted(&argv);
+        super::command::realpath_of(self.exec(&cmd, None))
+    }
 }
 
 impl AgentSandbox {
@@ -213,11 +238,14 @@ impl AgentSandbox {
                 io::ErrorKind::Unsupported,
                 format!("the sandbox has no usable {}", tool[0]),
             )),
-            c => Err(io::Error::other(format!(
-                "{} exited {c:?}: {}",
-                tool[0],
-                String::from_utf8_lossy(&out.output).trim()
-            ))),
+            c => Err(io::Error::new(
+                super::command::said_kind(&out.output),
+                format!(
+                    "{} exited {c:?}: {}",
+                    tool[0],
+                    String::from_utf8_lossy(&out.output).trim()
+                ),
+            )),
         }
     }
 }

@@ -103,6 +103,41 @@ pub fn join_quoted(argv: &[OsString]) -> Vec<u8> {
     out
 }
 
+/// The kind of failure a tool's message names (strerror's words, as GNU
+/// coreutils and busybox print them), for the transfer path's
+/// directories: `Other` when it names none of these.
+pub(crate) fn said_kind(said: &[u8]) -> std::io::ErrorKind {
+    use std::io::ErrorKind as K;
+    let said = String::from_utf8_lossy(said);
+    [
+        ("File exists", K::AlreadyExists),
+        ("No such file", K::NotFound),
+        ("Permission denied", K::PermissionDenied),
+    ]
+    .into_iter()
+    .find(|(w, _)| said.contains(w))
+    .map_or(K::Other, |(_, k)| k)
+}
+
+/// `realpath -- DIR`'s answer: the one line it prints.
+pub(crate) fn realpath_of(out: std::io::Result<super::ExecOutput>) -> std::io::Result<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
+    let out = out?;
+    match (out.exit_code, out.output.strip_suffix(b"\n")) {
+        (Some(0), Some(p)) if !p.contains(&b'\n') => {
+            Ok(PathBuf::from(std::ffi::OsStr::from_bytes(p)))
+        }
+        (Some(126 | 127), _) => Err(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            "the sandbox has no usable realpath",
+        )),
+        _ => Err(std::io::Error::new(
+            said_kind(&out.output),
+            format!("realpath: {}", String::from_utf8_lossy(&out.output).trim()),
+        )),
+    }
+}
+
 fn b64(s: &str) -> OsString {
     OsString::from(base64::engine::general_purpose::STANDARD.encode(s.as_bytes()))
 }

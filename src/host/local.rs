@@ -2,7 +2,8 @@
 //! the install benchmark (optionally inside a chroot holding a minimal image).
 
 use std::io;
-use std::path::Path;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 
 use super::{ExecOutput, Sandbox};
 
@@ -31,7 +32,6 @@ impl LocalShell {
 impl Sandbox for LocalShell {
     fn exec(&mut self, command: &[u8], stdin: Option<&[u8]>) -> io::Result<ExecOutput> {
         use std::io::Write;
-        use std::os::unix::ffi::OsStrExt;
         use std::process::{Command, Stdio};
         let cmd = std::ffi::OsStr::from_bytes(command);
         let mut c = match &self.chroot {
@@ -102,4 +102,39 @@ impl Sandbox for LocalShell {
     fn create_dirs(&mut self, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(self.host_path(dir))
     }
+
+    fn make_dir(&mut self, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir(self.host_path(dir))
+    }
+
+    fn remove_dir(&mut self, dir: &Path) -> io::Result<()> {
+        std::fs::remove_dir(self.host_path(dir))
+    }
+
+    fn set_mode(&mut self, path: &Path, mode: u32) -> io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = mode & !umask();
+        std::fs::set_permissions(self.host_path(path), std::fs::Permissions::from_mode(mode))
+    }
+
+    fn resolve_dir(&mut self, dir: &Path) -> io::Result<PathBuf> {
+        if self.chroot.is_none() {
+            return std::fs::canonicalize(dir);
+        }
+        // The chroot's symlinks would resolve on this machine, where an
+        // absolute one points elsewhere: the shell in the chroot says.
+        let q = super::command::sh_quote(dir.as_os_str().as_bytes());
+        super::command::realpath_of(self.exec(&[b"realpath -- ", &q[..]].concat(), None))
+    }
+}
+
+/// This process's umask, as the kernel reports it (`Umask:` in
+/// /proc/self/status; reading it with umask(2) would change it for every
+/// thread meanwhile); 022 where that line is missing.
+fn umask() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    (status.lines())
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .and_then(|m| u32::from_str_radix(m.trim(), 8).ok())
+        .unwrap_or(0o022)
 }

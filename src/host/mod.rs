@@ -16,11 +16,18 @@
 //!   uploading anything, but it is **not atomic across files**: while it
 //!   uploads, a reader may see some files new and some old, and after a
 //!   failed upload it puts back what it wrote (a refusal whose `partial`
-//!   names each file's state if even that fails). It keys files by the
-//!   path as written (a symlink and its target are two files), and a
-//!   create's `mode` is what the backend's upload gives a new file;
-//!   creates and moves need [`Sandbox::create_dirs`] for missing parents
-//!   (which stay after a rollback), deletes and moves [`Sandbox::remove`];
+//!   names each file's state if even that fails). It keys a file by its
+//!   directory's canonical path ([`Sandbox::resolve_dir`]) and its name,
+//!   so `x`, `./x`, `d/../x` and `link-to-d/x` are one file (without
+//!   `resolve_dir`, `..` and symlinked directories are not resolved); a
+//!   symlink and its target are still two files. A create's `mode`
+//!   (0644 by default, less the umask) is set by [`Sandbox::set_mode`]
+//!   after the upload; a moved file gets what the upload gives a new
+//!   file. Missing parents are made one by one ([`Sandbox::make_dir`];
+//!   else [`Sandbox::create_dirs`]), and a rollback removes exactly those
+//!   it made ([`Sandbox::remove_dir`]); deletes and moves need
+//!   [`Sandbox::remove`]. Docker, agent-sandbox and [`LocalShell`]
+//!   implement them all;
 //! - `display`: how a refusal with hints reads for a model ([`EditError`]'s `Display`);
 //! - [`LocalShell`]: a [`Sandbox`] on this machine (tests and the example);
 //! - `agent_sandbox` (feature `agent-sandbox`): the Kubernetes agent-sandbox runtime;
@@ -92,21 +99,56 @@ pub trait Sandbox {
     /// transfer path's delete and move. Unsupported unless implemented.
     fn remove(&mut self, path: &Path) -> io::Result<()> {
         let _ = path;
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this backend cannot remove files",
-        ))
+        Err(unsupported("remove files"))
     }
     /// Creates `dir` and its missing parents (existing ones are fine): the
     /// transfer path's create and move. Unsupported unless implemented
     /// (then the upload alone must manage).
     fn create_dirs(&mut self, dir: &Path) -> io::Result<()> {
         let _ = dir;
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this backend cannot create directories",
-        ))
+        Err(unsupported("create directories"))
     }
+    /// Creates the one directory `dir`, 0755 before the umask
+    /// (`AlreadyExists` when it exists, `NotFound` when its parent does
+    /// not), so that the transfer path knows which directories it made and
+    /// removes exactly those after a rollback. Unsupported unless
+    /// implemented: then [`Sandbox::create_dirs`] makes them, and they stay.
+    fn make_dir(&mut self, dir: &Path) -> io::Result<()> {
+        let _ = dir;
+        Err(unsupported("create a directory"))
+    }
+    /// Removes `dir` if it is empty (`rmdir`): a rollback's undo of
+    /// [`Sandbox::make_dir`]. Unsupported unless implemented.
+    fn remove_dir(&mut self, dir: &Path) -> io::Result<()> {
+        let _ = dir;
+        Err(unsupported("remove a directory"))
+    }
+    /// Gives the file the transfer path just created the permission bits
+    /// `mode` less the sandbox's umask, as the helper's create does.
+    /// Unsupported unless implemented: then a create keeps the mode its
+    /// upload gave it when `mode` is the default 0644, and any other mode
+    /// fails the write (rolled back).
+    fn set_mode(&mut self, path: &Path, mode: u32) -> io::Result<()> {
+        let _ = (path, mode);
+        Err(unsupported("set a file's mode"))
+    }
+    /// The canonical path of the existing directory `dir` (`realpath`):
+    /// the transfer path keys a file by its directory's and its own name,
+    /// so that `d/x`, `./d/x` and `link-to-d/x` are one file, as they are
+    /// to the helper. Unsupported unless implemented (then `.` and empty
+    /// components are dropped, but `..` and symlinked directories are not
+    /// resolved).
+    fn resolve_dir(&mut self, dir: &Path) -> io::Result<std::path::PathBuf> {
+        let _ = dir;
+        Err(unsupported("resolve a path"))
+    }
+}
+
+fn unsupported(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!("this backend cannot {what}"),
+    )
 }
 
 /// Which path did the work.

@@ -1,7 +1,13 @@
 //! The transfer path's files: each downloaded once, in first-use order,
 //! with its content as the ops so far left it; what differs at the end is
-//! what [`write_back`](super::write_back) writes. Keyed by the path as
-//! written (a symlink and its target are two files here).
+//! what [`write_back`](super::write_back) writes. Keyed by the directory
+//! entry: the canonical path of its directory
+//! ([`Sandbox::resolve_dir`](super::Sandbox::resolve_dir), one call per
+//! directory) and its name, so `x`, `./x`, `d/../x` and `link-to-dir/x`
+//! are one file; without `resolve_dir` by the path without `.` and empty
+//! components (`..` kept: through a symlinked directory it is no lexical
+//! cut). A symlink as the last component is its own entry, as a delete
+//! sees it: an edit through it and one of its target are two files here.
 
 use super::txn::TxnAt;
 use super::write_back::{self, Write};
@@ -9,7 +15,12 @@ use super::{EditError, RefusalHints, Sandbox, Token, Via};
 use crate::protocol::{ErrorKind, Failure};
 
 pub(crate) struct Entry {
+    /// The file's identity (see the module doc).
+    key: std::path::PathBuf,
+    /// The path as first written, which downloads and uploads use.
     pub(crate) path: String,
+    /// A create's mode, when the file is new.
+    pub(crate) mode: Option<u32>,
     pub(crate) file: u64,
     pub(crate) original: Option<Vec<u8>>,
     pub(crate) current: Option<Vec<u8>>,
@@ -23,6 +34,9 @@ pub(crate) struct Files<'a, S: ?Sized> {
     /// has the same bytes.
     pub(crate) replaced: Vec<usize>,
     n: usize,
+    /// Directories resolved so far (None: `resolve_dir` failed there).
+    dirs: Vec<(std::path::PathBuf, Option<std::path::PathBuf>)>,
+    resolves: bool,
 }
 
 /// A refusal of op `file` (1-based) of `n`, the detail prefixed as the
@@ -52,12 +66,48 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
             entries: Vec::new(),
             replaced: Vec::new(),
             n,
+            dirs: Vec::new(),
+            resolves: true,
         }
+    }
+
+    /// `path`'s identity (see the module doc).
+    fn key(&mut self, path: &str) -> std::path::PathBuf {
+        use std::path::{Component, Path, PathBuf};
+        let lexical: PathBuf = (Path::new(path).components())
+            .filter(|c| *c != Component::CurDir)
+            .collect();
+        let (Some(name), Some(dir)) = (lexical.file_name(), lexical.parent()) else {
+            return lexical;
+        };
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        let real = match self.dirs.iter().find(|(d, _)| d == dir) {
+            Some((_, r)) => r.clone(),
+            None if !self.resolves => None,
+            None => {
+                let r = self.sb.resolve_dir(dir);
+                self.resolves =
+                    !matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::Unsupported);
+                self.dirs.push((dir.to_path_buf(), r.ok()));
+                self.dirs.last().and_then(|(_, r)| r.clone())
+            }
+        };
+        real.map_or(lexical.clone(), |r| r.join(name))
+    }
+
+    /// `path` as its key spells it (resolved, with `resolve_dir`).
+    pub(crate) fn shown(&mut self, path: &str) -> String {
+        crate::protocol::display_path(&self.key(path))
     }
 
     /// The entry of `path`, downloaded on first use.
     pub(crate) fn get(&mut self, path: &str, file: u64) -> Result<usize, EditError> {
-        if let Some(i) = self.entries.iter().position(|e| e.path == path) {
+        let key = self.key(path);
+        if let Some(i) = self.entries.iter().position(|e| e.key == key) {
             return Ok(i);
         }
         let bytes = match write_back::read(self.sb, path) {
@@ -84,7 +134,9 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
             }
         };
         self.entries.push(Entry {
+            key,
             path: path.to_owned(),
+            mode: None,
             file,
             current: bytes.clone(),
             original: bytes,
@@ -114,6 +166,9 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
     }
 
     pub(crate) fn set(&mut self, i: usize, bytes: Option<Vec<u8>>, file: u64) {
+        if bytes.is_none() {
+            self.entries[i].mode = None;
+        }
         self.entries[i].current = bytes;
         self.entries[i].file = file;
     }
@@ -128,9 +183,10 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
         let writes = self
             .entries
             .into_iter()
-            .filter(|e| e.current != e.original)
+            .filter(|e| e.current != e.original || e.mode.is_some())
             .map(|e| Write {
                 path: e.path,
+                mode: e.mode,
                 file: e.file,
                 original: e.original,
                 new: e.current,

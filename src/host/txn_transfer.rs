@@ -7,9 +7,9 @@
 //! to [`write_back`](super::write_back).
 //!
 //! Differences from the helper, all documented in the host module: files
-//! are keyed by the path as written (two spellings of one file, a symlink
-//! and its target, are two files here); a create's `mode` is whatever the
-//! backend's upload gives a new file; nothing is atomic across files.
+//! are keyed by their directory entry ([`tree`](super::tree): a symlink
+//! and its target are two files here); a moved file's mode is what the
+//! upload gives a new file; nothing is atomic across files.
 
 use std::path::Path;
 
@@ -75,24 +75,26 @@ pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
     sb: &mut S,
     txn: &Txn,
 ) -> Result<Applied, EditError> {
-    let mut paths: Vec<String> = txn.ops.iter().map(|o| display_path(&o.path)).collect();
+    let mut paths: Vec<&Path> = txn.ops.iter().map(|o| o.path.as_path()).collect();
     paths.extend(txn.ops.iter().filter_map(|o| match &o.kind {
-        OpKind::Move { to, .. } => Some(display_path(to)),
+        OpKind::Move { to, .. } => Some(to.as_path()),
         _ => None,
     }));
+    // Paths compare by component (`./x` is `x`, as the lock's set sees
+    // it): deduplicated so, a second spelling does not wait on the first.
     paths.sort_unstable();
     paths.dedup();
     // In sorted order, so two host threads never wait on each other.
-    let _held: Vec<_> = paths
-        .iter()
-        .map(|p| super::transfer::lock(Path::new(p)))
-        .collect();
+    let _held: Vec<_> = paths.iter().map(|p| super::transfer::lock(p)).collect();
     let mut files = Files::new(sb, txn.ops.len());
     plan(&mut files, txn)?;
     let (mut count, mut changes) = (0, Vec::with_capacity(txn.ops.len()));
     for (k, op) in txn.ops.iter().enumerate() {
         let file = k as u64 + 1;
-        let c = apply_op(&mut files, &op.kind, &display_path(&op.path), file)?;
+        let mut c = apply_op(&mut files, &op.kind, &display_path(&op.path), file)?;
+        // Resolved, as the helper reports them.
+        c.path = files.shown(&c.path);
+        c.to = c.to.map(|t| files.shown(&t));
         count += c.count;
         changes.push(c);
     }
@@ -214,14 +216,21 @@ fn apply_op<S: Sandbox + ?Sized>(
             Ok(c)
         }
         OpKind::Create {
-            content, overwrite, ..
+            content,
+            overwrite,
+            mode,
         } => {
             let i = files.get(path, file)?;
-            if files.entries[i].current.is_some() && !overwrite {
+            let new = files.entries[i].current.is_none();
+            if !new && !overwrite {
                 return Err(files.refuse(exists_failure(path), file, path));
             }
             let c = change("create", path, Some(content.as_bytes()), 0, Vec::new());
             files.set(i, Some(content.as_bytes().to_vec()), file);
+            // A new file gets the mode; one replaced keeps its own.
+            if new {
+                files.entries[i].mode = Some(*mode);
+            }
             Ok(c)
         }
         OpKind::Delete { expect_sha256 } => {
@@ -253,8 +262,11 @@ fn apply_op<S: Sandbox + ?Sized>(
             if i != j && files.entries[j].original.is_some() {
                 files.replaced.push(j);
             }
+            // A file created by this transaction keeps its create's mode.
+            let mode = files.entries[i].mode;
             files.set(i, None, file);
             files.set(j, Some(out), file);
+            files.entries[j].mode = mode;
             Ok(c)
         }
     }

@@ -10,10 +10,15 @@
 //! newest first (an original re-uploaded, a created file removed), each
 //! read back to check: all back is `write_failed` (or `conflict`) with
 //! `rolled_back`; any not back is `internal_error` whose `partial` lists
-//! every file as `old`, `new` or `unknown` (read back as neither).
+//! every file as `old`, `new` or `unknown` (read back as neither). The
+//! directories it made for a create or a move
+//! ([`Sandbox::make_dir`](super::Sandbox::make_dir), one level at a time,
+//! so it knows which) are then removed, deepest first, if empty; those that
+//! existed are never touched. A new file gets its create's mode
+//! ([`Sandbox::set_mode`](super::Sandbox::set_mode)) right after its upload.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::txn::{FileState, State, TxnAt};
 use super::{EditError, Sandbox, Token, Via};
@@ -23,6 +28,8 @@ use crate::protocol::ErrorKind;
 /// removed).
 pub(crate) struct Write {
     pub path: String,
+    /// A new file's mode (before the umask).
+    pub mode: Option<u32>,
     /// The 1-based op (hunk) that last changed it, for a refusal's `file`.
     pub file: u64,
     pub original: Option<Vec<u8>>,
@@ -38,21 +45,64 @@ pub(crate) fn read<S: Sandbox + ?Sized>(sb: &mut S, path: &str) -> io::Result<Op
     }
 }
 
-fn put<S: Sandbox + ?Sized>(sb: &mut S, path: &str, bytes: Option<&[u8]>) -> io::Result<()> {
-    let p = Path::new(path);
-    match bytes {
-        Some(b) => {
-            if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
-                // Backends that cannot create directories may still have
-                // them: the upload says whether it can.
-                match sb.create_dirs(dir) {
-                    Err(e) if e.kind() != io::ErrorKind::Unsupported => return Err(e),
-                    _ => {}
-                }
-            }
-            sb.upload(p, b)
+/// Directories made by this write-back (outermost first), and those
+/// known to exist.
+#[derive(Default)]
+struct Dirs {
+    made: Vec<PathBuf>,
+    known: Vec<PathBuf>,
+}
+
+/// Makes `dir` and its missing parents, recording which it made.
+fn make_dirs<S: Sandbox + ?Sized>(sb: &mut S, dir: &Path, dirs: &mut Dirs) -> io::Result<()> {
+    if dirs.known.iter().any(|d| d == dir) {
+        return Ok(());
+    }
+    let mut r = sb.make_dir(dir);
+    if matches!(&r, Err(e) if e.kind() == io::ErrorKind::NotFound) {
+        if let Some(parent) = dir.parent().filter(|d| !d.as_os_str().is_empty()) {
+            make_dirs(sb, parent, dirs)?;
+            r = sb.make_dir(dir);
         }
-        None => sb.remove(p),
+    }
+    match r {
+        Ok(()) => dirs.made.push(dir.to_path_buf()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        // Backends that cannot create directories one by one may still
+        // make them all, or have them: the upload says whether it can.
+        Err(e) if e.kind() == io::ErrorKind::Unsupported => match sb.create_dirs(dir) {
+            Err(e) if e.kind() != io::ErrorKind::Unsupported => return Err(e),
+            _ => {}
+        },
+        Err(e) => return Err(e),
+    }
+    dirs.known.push(dir.to_path_buf());
+    Ok(())
+}
+
+fn put<S: Sandbox + ?Sized>(
+    sb: &mut S,
+    path: &str,
+    bytes: Option<&[u8]>,
+    mode: Option<u32>,
+    dirs: &mut Dirs,
+) -> io::Result<()> {
+    let p = Path::new(path);
+    let Some(b) = bytes else {
+        return sb.remove(p);
+    };
+    if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        make_dirs(sb, dir, dirs)?;
+    }
+    sb.upload(p, b)?;
+    match mode.map(|m| (m, sb.set_mode(p, m))) {
+        // What every backend's upload gives a new file.
+        Some((0o644, Err(e))) if e.kind() == io::ErrorKind::Unsupported => Ok(()),
+        Some((m, Err(e))) => Err(io::Error::new(
+            e.kind(),
+            format!("uploaded, but setting its mode {m:04o} failed: {e}"),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -76,6 +126,7 @@ pub(crate) fn write_all<S: Sandbox + ?Sized>(
     order.extend((0..writes.len()).filter(|&i| writes[i].new.is_none()));
     let mut done: Vec<usize> = Vec::new();
     let mut failed = None;
+    let mut dirs = Dirs::default();
     for &i in &order {
         let w = &writes[i];
         match read(sb, &w.path) {
@@ -92,13 +143,14 @@ pub(crate) fn write_all<S: Sandbox + ?Sized>(
             other => {
                 let why = match other {
                     Err(e) => format!("cannot be read again before writing ({e})"),
+                    Ok(None) => "was removed while the transfer ran".to_owned(),
                     _ => "changed while the transfer ran".to_owned(),
                 };
                 failed = Some((i, ErrorKind::Conflict, format!("{} {why}", w.path), None));
                 break;
             }
         }
-        if let Err(e) = put(sb, &w.path, w.new.as_deref()) {
+        if let Err(e) = put(sb, &w.path, w.new.as_deref(), w.mode, &mut dirs) {
             if state(sb, w) != State::Old {
                 done.push(i);
             }
@@ -127,10 +179,24 @@ pub(crate) fn write_all<S: Sandbox + ?Sized>(
     let mut undo_errors = Vec::new();
     for &j in done.iter().rev() {
         let w = &writes[j];
-        let back = put(sb, &w.path, w.original.as_deref());
+        let back = put(
+            sb,
+            &w.path,
+            w.original.as_deref(),
+            None,
+            &mut Dirs::default(),
+        );
         states[j] = state(sb, w);
         if let Err(e) = back {
             undo_errors.push(format!("restoring {}: {e}", w.path));
+        }
+    }
+    // Deepest first; one that is not empty (another writer's file in it)
+    // or cannot go stays, and the detail says so.
+    let mut left = Vec::new();
+    for d in dirs.made.iter().rev() {
+        if let Err(e) = sb.remove_dir(d) {
+            left.push(format!("{} ({e})", d.display()));
         }
     }
     let all_back = states.iter().all(|s| *s == State::Old);
@@ -167,6 +233,10 @@ pub(crate) fn write_all<S: Sandbox + ?Sized>(
         }
         ErrorKind::InternalError
     };
+    if !left.is_empty() {
+        detail.push_str("; directories it made were left: ");
+        detail.push_str(&left.join(", "));
+    }
     Err(EditError::Failed {
         kind: Token::Known(kind),
         detail: Some(detail),

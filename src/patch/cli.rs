@@ -153,7 +153,10 @@ struct Request {
 }
 
 #[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an operation {\"type\", \"path\", \"diff\"}"
+)]
 struct Operation {
     #[serde(rename = "type")]
     kind: String,

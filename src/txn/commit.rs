@@ -185,7 +185,8 @@ impl Commit<'_> {
 }
 
 /// Commits every file; on a failure undoes what was done and says so.
-/// Returns whether everything is known durable (`--fsync`).
+/// Returns whether everything is known durable (`--fsync`). `done`: the
+/// result's count and files, for an exit once committed (`fs::committed`).
 #[cold] // off the single-file path: LLVM optimizes it for size
 #[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn commit(
@@ -193,7 +194,9 @@ pub(super) fn commit(
     plan: &Plan,
     locked: &[Option<Locked>],
     temps: &mut [Option<Temp<'_>>],
+    done: (u64, usize),
 ) -> Result<bool, TxnError> {
+    super::lock::recheck_all(plan, locked)?;
     let mut c = Commit {
         plan,
         made: Vec::new(),
@@ -246,6 +249,7 @@ pub(super) fn commit(
     }
     let Some(mut err) = failed else {
         undo::end(); // complete: a panic from here on leaves hidden names only
+        crate::fs::set_committed(done.0, Some(done.1 as u64));
         for (d, h) in std::mem::take(&mut c.hidden) {
             let _ = rfs::unlinkat(c.dir(d), &h, AtFlags::empty());
         }

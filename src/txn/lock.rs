@@ -26,7 +26,7 @@ use std::time::Instant;
 
 use rustix::fs::{self as rfs, AtFlags, Stat};
 
-use crate::fs::lock::try_open_locked;
+use crate::fs::lock::{recheck, try_open_locked};
 use crate::fs::meta::{self, DirFacts};
 use crate::fs::{ConflictWhat, FsError, Target};
 
@@ -115,4 +115,30 @@ fn facts_of<'d>(dirs: &'d mut Vec<(*const OwnedFd, DirFacts)>, t: &Target) -> &'
         }
     };
     &dirs[k].1
+}
+
+/// Every original just before the commit takes its first step, in request
+/// order: one that another writer changed, removed or renamed meanwhile is
+/// refused with nothing done, the first such file named (the commit's own
+/// re-check, file by file in commit order, named whichever it met first,
+/// after rolling back the files committed before it).
+#[cold]
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(super) fn recheck_all(plan: &Plan, locked: &[Option<Locked>]) -> Result<(), TxnError> {
+    // Test builds only: wait here for a byte on the FIFO at
+    // AS_EDIT_TEST_TXN_PAUSE, so a test can change files before the commit.
+    #[cfg(any(debug_assertions, feature = "fault-injection"))]
+    if let Some(p) = std::env::var_os("AS_EDIT_TEST_TXN_PAUSE") {
+        use std::io::Read;
+        let _ = std::fs::File::open(p).and_then(|mut f| f.read(&mut [0u8; 1]));
+    }
+    // Each file at its first op: request order, with no sort.
+    for (op, &f) in plan.file_of.iter().enumerate() {
+        if let (Some((t, _, _)), Some(l), true) =
+            (&plan.files[f].orig, &locked[f], first_op(plan, f) == op)
+        {
+            recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(op, e))?;
+        }
+    }
+    Ok(())
 }

@@ -295,7 +295,10 @@ fn run_inner(
     let changed = plan.changed_paths(|f| temps[f].is_some());
     let durable = match txn.options.dry_run {
         true => true,
-        false => commit::commit(txn, &plan, &locked, &mut temps)?,
+        false => {
+            let done = (counts.iter().sum(), changed);
+            commit::commit(txn, &plan, &locked, &mut temps, done)?
+        }
     };
     drop(temps);
     // Originals are freed at their last close, which can wait for the device.

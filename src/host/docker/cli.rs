@@ -120,7 +120,8 @@ impl Docker {
             _ => {
                 self.state()?;
                 let said = String::from_utf8_lossy(&out.stderr).trim().to_owned();
-                Err(io::Error::other(format!("{}: {said}", tool[0])))
+                let kind = super::super::command::said_kind(said.as_bytes());
+                Err(io::Error::new(kind, format!("{}: {said}", tool[0])))
             }
         }
     }

@@ -316,6 +316,27 @@ impl Sandbox for Docker {
         self.root_tool(&["mkdir", "-p", "--"], dir)
     }
 
+    fn make_dir(&mut self, dir: &Path) -> io::Result<()> {
+        self.root_tool(&["mkdir", "--"], dir)
+    }
+
+    fn remove_dir(&mut self, dir: &Path) -> io::Result<()> {
+        self.root_tool(&["rmdir", "--"], dir)
+    }
+
+    /// As root, like the upload that made the file; the umask is
+    /// `docker exec`'s, 022 (runc's default: exec cannot be given another).
+    fn set_mode(&mut self, path: &Path, mode: u32) -> io::Result<()> {
+        self.root_tool(&["chmod", &format!("{:o}", mode & !0o022), "--"], path)
+    }
+
+    /// As the configured user, in the workdir, as the helper would see it.
+    fn resolve_dir(&mut self, dir: &Path) -> io::Result<PathBuf> {
+        let argv = [OsString::from("realpath"), "--".into(), dir.into()];
+        let cmd = super::command::join_quoted(&argv);
+        super::command::realpath_of(self.exec(&cmd, None))
+    }
+
     fn has_shell(&self) -> bool {
         if let Some(&s) = self.shell.get() {
             return s;
@@ -482,6 +503,44 @@ mod tests {
         let p = Path::new("/w").join(&name);
         assert_eq!(d.download(&p).unwrap(), body);
         assert_eq!(d.last_meta, Some((p, 0o640, 7, 8)));
+    }
+
+    #[test]
+    fn directories_modes_and_realpath_run_as_exec_with_their_errors_classified() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("argv");
+        let exec = format!(
+            "echo \"$*\" >> '{}'; case \"$*\" in \
+             *'mkdir -- /w/a') echo \"mkdir: can't create directory '/w/a': File exists\" >&2; exit 1 ;; \
+             *'mkdir -- /w/n/x') echo \"mkdir: can't create directory '/w/n/x': No such file or directory\" >&2; exit 1 ;; \
+             *realpath*) echo /real/w ;; esac",
+            log.display()
+        );
+        let cli = fake_cli(dir.path(), "echo running", &exec);
+        let mut d = Docker::new("c").program(cli).with_shell(true);
+        let _ = d.layout.set(Layout {
+            workdir: "/".into(),
+            tmpfs: vec![],
+        });
+        let kind = |r: io::Result<()>| r.unwrap_err().kind();
+        assert_eq!(
+            kind(d.make_dir(Path::new("/w/a"))),
+            io::ErrorKind::AlreadyExists
+        );
+        assert_eq!(
+            kind(d.make_dir(Path::new("/w/n/x"))),
+            io::ErrorKind::NotFound
+        );
+        d.make_dir(Path::new("/w/b")).unwrap();
+        d.remove_dir(Path::new("/w/b")).unwrap();
+        d.set_mode(Path::new("/w/f"), 0o4775).unwrap();
+        assert_eq!(d.resolve_dir(Path::new("w")).unwrap(), Path::new("/real/w"));
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            "exec --user 0 c mkdir -- /w/a\nexec --user 0 c mkdir -- /w/n/x\n\
+             exec --user 0 c mkdir -- /w/b\nexec --user 0 c rmdir -- /w/b\n\
+             exec --user 0 c chmod 4755 -- /w/f\nexec c sh -c 'realpath' '--' 'w'\n"
+        );
     }
 
     #[test]
