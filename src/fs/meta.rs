@@ -208,7 +208,7 @@ pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) ->
         if let Some(flag) = inode_flag(file) {
             return FsError::FileFlag { path, flag };
         }
-        if let Some(flag) = inode_flag(open_dir_readable(t).as_ref().unwrap_or(&t.dir)) {
+        if let Some(flag) = dir_flag(t) {
             return FsError::DirFlag { path, flag };
         }
         if sticky_refuses(rfs::fstat(&t.dir).ok().as_ref(), st, false) {
@@ -220,6 +220,11 @@ pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) ->
         step: WriteStep::Rename,
         errno: e,
     }
+}
+
+/// The inode flag of `t`'s directory, read as [`dir_facts`] reads it.
+pub(crate) fn dir_flag(t: &Target) -> Option<InodeFlag> {
+    inode_flag(open_dir_readable(t).as_ref().unwrap_or(&t.dir))
 }
 
 /// Our effective uid, asked once per edit or transaction (a transaction
