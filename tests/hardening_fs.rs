@@ -1319,6 +1319,78 @@ fn an_append_only_directory_is_write_failed_naming_it() {
     refused_for_dir_flag(rustix::fs::IFlags::APPEND, DIR_APPEND_WORDS);
 }
 
+/// break-perf19: a transaction's create, or edited move, into an
+/// append-only directory named its temp there at the commit, could not
+/// rename it to the new name, and could not remove it either: the temp
+/// (and a directory it made) stayed, `rolled_back` claimed, or an
+/// `internal_error` with a partial state. Refused before any temp exists,
+/// naming the directory, as an edit in place there is; a plain move (one
+/// rename, a name added) still goes in, and an immutable directory is
+/// named the same way.
+fn txn_into_flagged_dir(flag: rustix::fs::IFlags, words: &str) {
+    let Some((base, d, _)) = flagged_dir(flag, |_, _| {}) else {
+        return;
+    };
+    let _guard = Flagged(d.clone());
+    let b = base.path();
+    let x = write_file(b, "x", b"x\n", 0o644);
+    let ino = inode(&x);
+    let refused = |op: &str, name: &str| {
+        format!(
+            r#"{{"error":"write_failed","detail":"file 1 of 1 ({op}): {0}/{name} cannot be replaced by rename: its directory {0} is {words}; the file is unchanged","file":1}}"#,
+            d.display()
+        )
+    };
+    for (req, op, name) in [
+        (r#"{"op":"create","path":"d/c","content":"c"}"#, "d/c", "c"),
+        (
+            r#"{"op":"create","path":"d/n/m/c","content":"c"}"#,
+            "d/n/m/c",
+            "n",
+        ),
+        (
+            r#"{"op":"move","path":"x","to":"d/x","edits":[{"old":"x","new":"y"}]}"#,
+            "x",
+            "x",
+        ),
+        (
+            r#"{"op":"move","path":"x","to":"d/n/x","edits":[{"old":"x","new":"y"}]}"#,
+            "x",
+            "n",
+        ),
+    ] {
+        for extra in [&[][..], &["--dry-run"][..], &["--fsync", "--report"][..]] {
+            let mut args = extra.to_vec();
+            args.push("--stdin");
+            let r = run_stdin(b, &args, format!(r#"{{"files":[{req}]}}"#).as_bytes());
+            assert_result(&r, &refused(op, name), 1);
+            assert_unchanged(&x, b"x\n", ino);
+            assert_eq!(listing(&d), vec!["f"], "{req} {extra:?}");
+            assert_eq!(listing(b), vec!["d", "x"], "{req} {extra:?}");
+        }
+    }
+    if flag == rustix::fs::IFlags::APPEND {
+        let req = br#"{"files":[{"op":"move","path":"x","to":"d/x"}]}"#;
+        let r = run_stdin(b, &["--stdin"], req);
+        assert_result(&r, r#"{"count":0,"files":2}"#, 0);
+        assert_eq!(listing(&d), vec!["f", "x"]);
+        assert_eq!(inode(&d.join("x")), ino);
+    }
+}
+
+#[test]
+fn a_transaction_into_an_append_only_directory_keeps_no_temp() {
+    txn_into_flagged_dir(rustix::fs::IFlags::APPEND, DIR_APPEND_WORDS);
+}
+
+#[test]
+fn a_transaction_into_an_immutable_directory_keeps_no_temp() {
+    txn_into_flagged_dir(
+        rustix::fs::IFlags::IMMUTABLE,
+        "immutable (chattr +i): no name in it can be created, replaced or removed",
+    );
+}
+
 // ------------------------------------------------------------ issue 23
 
 /// Issue 23 item 1: PATH naming the `--root` directory itself (however it

@@ -5,6 +5,7 @@
 
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, Stat, XattrFlags};
 use rustix::io::Errno;
@@ -207,7 +208,7 @@ pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) ->
         if let Some(flag) = inode_flag(file) {
             return FsError::FileFlag { path, flag };
         }
-        if let Some(flag) = inode_flag(open_dir_readable(t).as_ref().unwrap_or(&t.dir)) {
+        if let Some(flag) = dir_flag(t) {
             return FsError::DirFlag { path, flag };
         }
         if sticky_refuses(rfs::fstat(&t.dir).ok().as_ref(), st, false) {
@@ -221,12 +222,23 @@ pub(super) fn rename_refused(t: &Target, file: &OwnedFd, st: &Stat, e: Errno) ->
     }
 }
 
-/// Our effective uid, asked once (nothing here changes it): a transaction
-/// asked twice per file.
+/// The inode flag of `t`'s directory, read as [`dir_facts`] reads it.
+pub(crate) fn dir_flag(t: &Target) -> Option<InodeFlag> {
+    inode_flag(open_dir_readable(t).as_ref().unwrap_or(&t.dir))
+}
+
+/// Our effective uid, asked once per edit or transaction (a transaction
+/// asked twice per file); (uid_t)-1, no one's uid: not asked yet.
+static EUID: AtomicU32 = AtomicU32::new(u32::MAX);
+
+/// Each edit and transaction asks the euid afresh: a library caller may change
+/// it between calls (`seteuid`), and a kept one gave root's edits
+/// nobody's owner copy.
+pub(crate) fn forget_euid() {
+    EUID.store(u32::MAX, Relaxed);
+}
+
 fn euid() -> u32 {
-    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
-    // (uid_t)-1 is no one's uid: not asked yet.
-    static EUID: AtomicU32 = AtomicU32::new(u32::MAX);
     let mut e = EUID.load(Relaxed);
     if e == u32::MAX {
         e = rustix::process::geteuid().as_raw();

@@ -139,6 +139,7 @@ pub(crate) struct Target {
 
 /// Performs the edit the request describes.
 pub fn edit(req: &Request) -> EditOutcome {
+    meta::forget_euid();
     let mut report = req.options.report.then(Report::default);
     let result = edit_inner(req, &mut report).map_err(Failure::from);
     EditOutcome { result, report }

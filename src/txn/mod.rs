@@ -182,6 +182,7 @@ impl TxnError {
 #[cold] // off the single-file path: LLVM optimizes it for size
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn run(txn: &Txn) -> (String, i32) {
+    crate::fs::meta::forget_euid();
     nofile::raise();
     let mut reports: Vec<Option<Report>> = txn
         .ops

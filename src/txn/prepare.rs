@@ -72,6 +72,22 @@ pub(super) fn stage<'a>(
 ) -> Result<Option<Temp<'a>>, TxnError> {
     let opts = &txn.options;
     let at = temp_dir(file);
+    if let End::At(d) = &file.end {
+        // A temp where the file ends (a create, an edited or copied move)
+        // is named in that directory and renamed from that name at the
+        // commit: an append-only or immutable one lets no name go, and the
+        // temp (and any directory made) stayed. Refused before any temp
+        // exists, as an edit in place is (`lock`).
+        let dev = rfs::fstat(&d.t.dir).ok().map(|s| s.st_dev);
+        if !file.steps.is_empty() || locked.map(|l| l.st.st_dev) != dev {
+            if let Some(flag) = crate::fs::meta::dir_flag(&d.t) {
+                // The directory that has the flag, then the name in it.
+                let path = d.t.path.ancestors().nth(d.missing.len());
+                let path = path.unwrap_or(&d.t.path).to_owned();
+                return Err(TxnError::of(file.last, FsError::DirFlag { path, flag }));
+            }
+        }
+    }
     let orig = locked.map(|l| &l.fd);
     let crlf = match orig {
         Some(fd) if opts.eol == Eol::Preserve => {
