@@ -1283,3 +1283,54 @@ fn spellings_of_one_file_chain_alike_natively_and_by_transfer() {
     assert_eq!(native.2["a.txt"], Some(b"uno\n".to_vec()));
     assert_eq!(native.2["dir/b.txt"], Some(b"2\ndos\n".to_vec()));
 }
+
+/// A create under a regular file (`f.txt/x`) is `file_not_found` on both
+/// paths, nothing written. The transfer path said `read_failed`.
+#[test]
+fn a_create_under_a_file_is_file_not_found_alike_natively_and_by_transfer() {
+    let setup = |p: &Path| {
+        write_file(p, "f.txt", b"f\n", 0o644);
+        write_file(p, "a.txt", b"a\n", 0o644);
+    };
+    let ops = |p: &Path| {
+        vec![
+            edit(at(p, "a.txt"), "a", "A"),
+            create(at(p, "f.txt/x"), "x\n", None),
+        ]
+    };
+    let [native, transfer] = native_and_transfer(&setup, &ops);
+    assert!(native.0.starts_with("Known(FileNotFound)"), "{}", native.0);
+    assert_eq!(
+        transfer.0,
+        "Known(FileNotFound) Some(\"file 2 of 2 (@/f.txt/x): @/f.txt/x: Not a directory (os error 20)\") \
+         None None Some(TxnAt { file: 2, path: Some(\"@/f.txt/x\"), chunk: None, rolled_back: false, partial: [] })"
+    );
+    assert_eq!(transfer.2, native.2, "trees");
+    assert_eq!(native.2, files(&[("a.txt", "a\n"), ("f.txt", "f\n")]));
+}
+
+/// A host-side op's mode is 3 or 4 octal digits, as the helper's parser
+/// takes it: a sign is no digit. `+64` was read as 0o64.
+#[test]
+fn a_file_ops_mode_takes_the_helpers_octal_digits_only() {
+    let mode = |m: &str| {
+        serde_json::from_value::<FileOp>(serde_json::json!(
+            {"op": "create", "path": "x", "content": "", "mode": m}
+        ))
+        .map(|op| match op {
+            FileOp::Create { mode, .. } => mode,
+            _ => unreachable!(),
+        })
+        .map_err(|e| e.to_string())
+    };
+    assert_eq!(mode("0644"), Ok(Some(0o644)));
+    assert_eq!(mode("644"), Ok(Some(0o644)));
+    assert_eq!(mode("7777"), Ok(Some(0o7777)));
+    for bad in ["+64", "+644", "07777", "abc", "8888", "64", " 644"] {
+        assert_eq!(
+            mode(bad),
+            Err(format!("mode takes 3 or 4 octal digits, got {bad:?}")),
+            "{bad}"
+        );
+    }
+}

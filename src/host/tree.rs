@@ -125,6 +125,12 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
                         file,
                         path,
                     ),
+                    // A file where a directory should be: the helper's token.
+                    _ if e.raw_os_error() == Some(libc::ENOTDIR) => self.refuse(
+                        Failure::new(ErrorKind::FileNotFound, format!("{path}: {e}")),
+                        file,
+                        path,
+                    ),
                     _ => self.refuse(
                         Failure::new(ErrorKind::ReadFailed, format!("downloading {path}: {e}")),
                         file,
