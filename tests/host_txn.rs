@@ -1334,3 +1334,26 @@ fn a_file_ops_mode_takes_the_helpers_octal_digits_only() {
         );
     }
 }
+
+/// A `..` after a directory that does not exist names nothing, as the
+/// helper walks it: `new/sub/../x` is `file_not_found`, nothing written.
+/// The transfer path made `new/sub` and wrote `new/x` a second time (two
+/// keys for one file), over the first create.
+#[test]
+fn a_dotdot_after_a_missing_directory_is_file_not_found_alike() {
+    let ops = |p: &Path| {
+        vec![
+            create(at(p, "new/x"), "x\n", None),
+            create(at(p, "new/sub/../x"), "y\n", None),
+        ]
+    };
+    let [native, transfer] = native_and_transfer(&|_: &Path| {}, &ops);
+    assert_eq!(
+        native.0,
+        "Known(FileNotFound) Some(\"file 2 of 2 (@/new/sub/../x): @/new/sub/../x does not exist\") \
+         None None Some(TxnAt { file: 2, path: Some(\"@/new/sub/../x\"), chunk: None, rolled_back: false, partial: [] })"
+    );
+    assert_eq!(transfer.0, native.0, "results");
+    assert_eq!(transfer.2, native.2, "trees");
+    assert_eq!(native.2, files(&[]));
+}

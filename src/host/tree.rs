@@ -99,6 +99,21 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
         real.map_or(lexical.clone(), |r| r.join(name))
     }
 
+    /// A `..` after a directory that is not there (`new/sub/../x`): the
+    /// helper walks the path and finds nothing, where making the missing
+    /// directories would reach another spelling's file.
+    fn through_missing(&mut self, path: &str) -> bool {
+        use std::path::{Component, Path, PathBuf};
+        let c: Vec<Component> = Path::new(path).components().collect();
+        let Some(n) = c.iter().rposition(|c| *c == Component::ParentDir) else {
+            return false;
+        };
+        let upto: PathBuf = c[..=n].iter().collect();
+        self.resolves
+            && (self.sb.resolve_dir(&upto))
+                .is_err_and(|e| e.kind() != std::io::ErrorKind::Unsupported)
+    }
+
     /// `path` as its key spells it (resolved, with `resolve_dir`).
     pub(crate) fn shown(&mut self, path: &str) -> String {
         crate::protocol::display_path(&self.key(path))
@@ -139,6 +154,10 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
                 });
             }
         };
+        if bytes.is_none() && self.through_missing(path) {
+            let f = Failure::new(ErrorKind::FileNotFound, format!("{path} does not exist"));
+            return Err(self.refuse(f, file, path));
+        }
         self.entries.push(Entry {
             key,
             path: path.to_owned(),
