@@ -119,12 +119,23 @@ pub(crate) fn said_kind(said: &[u8]) -> std::io::ErrorKind {
     .map_or(K::Other, |(_, k)| k)
 }
 
-/// `realpath -- DIR`'s answer: the one line it prints.
+/// `realpath DIR`, quoted. No `--`: busybox's realpath takes it for a
+/// path (and exits 1); a relative DIR gets `./`, so `-e` is no option.
+pub(crate) fn realpath_command(dir: &std::path::Path) -> Vec<u8> {
+    let arg = match dir.is_absolute() {
+        true => dir.to_path_buf(),
+        false => std::path::Path::new(".").join(dir),
+    };
+    join_quoted(&["realpath".into(), arg.into()])
+}
+
+/// `realpath DIR`'s answer: the one line it prints.
 pub(crate) fn realpath_of(out: std::io::Result<super::ExecOutput>) -> std::io::Result<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     let out = out?;
     match (out.exit_code, out.output.strip_suffix(b"\n")) {
-        (Some(0), Some(p)) if !p.contains(&b'\n') => {
+        // One absolute path: an empty or relative answer is no key.
+        (Some(0), Some(p)) if p.starts_with(b"/") && !p.contains(&b'\n') => {
             Ok(PathBuf::from(std::ffi::OsStr::from_bytes(p)))
         }
         (Some(126 | 127), _) => Err(std::io::Error::new(
