@@ -1357,3 +1357,39 @@ fn a_dotdot_after_a_missing_directory_is_file_not_found_alike() {
     assert_eq!(transfer.2, native.2, "trees");
     assert_eq!(native.2, files(&[]));
 }
+
+/// A file deleted and created again with the same bytes is a new file
+/// with the create's mode, and counted as a changed path, on both paths.
+/// The transfer path wrote it (mode and all) but said `"files":0`.
+#[test]
+fn a_file_deleted_and_created_again_alike_is_one_changed_file_alike() {
+    let setup = |p: &Path| {
+        write_file(p, "k.txt", b"k\n", 0o600);
+    };
+    let ops = |p: &Path| {
+        vec![
+            FileOp::Delete {
+                path: at(p, "k.txt"),
+                expect_sha256: None,
+            },
+            create(at(p, "k.txt"), "k\n", Some(0o640)),
+        ]
+    };
+    let [native, transfer] = native_and_transfer(&setup, &ops);
+    assert!(
+        native.0.starts_with("Applied { count: 0, files: 1,"),
+        "{}",
+        native.0
+    );
+    assert_eq!(transfer.0, native.0, "results");
+    let run = |helper: &str| {
+        let d = scratch();
+        let p = d.path().canonicalize().unwrap();
+        setup(&p);
+        let r = host::Editor::new(LocalShell::new(), helper).transaction(&ops(&p));
+        (r.map(|a| a.via).unwrap(), tree_modes(&p))
+    };
+    let (n, t) = (run(BIN), run(MISSING));
+    assert_eq!((n.0, t.0), (Via::Native, Via::Transfer));
+    assert_eq!(t.1, n.1, "bytes and modes");
+}

@@ -198,12 +198,15 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
         self.entries[i].file = file;
     }
 
-    /// Every path whose content differs from what was downloaded, and how
-    /// many paths changed: those, and those a move replaced (the helper's
+    /// Every path whose content differs from what was downloaded (or
+    /// re-created: a new file, its mode), and how many paths changed:
+    /// those, and those a move replaced (the helper's
     /// `"files"`: the distinct paths whose entry changed).
     pub(crate) fn writes(self) -> (Vec<Write>, u64) {
         let changed = (self.entries.iter().enumerate())
-            .filter(|(i, e)| e.current != e.original || self.replaced.contains(i))
+            .filter(|(i, e)| {
+                e.current != e.original || e.mode.is_some() || self.replaced.contains(i)
+            })
             .count();
         let writes = self
             .entries
