@@ -1393,3 +1393,64 @@ fn a_file_deleted_and_created_again_alike_is_one_changed_file_alike() {
     assert_eq!((n.0, t.0), (Via::Native, Via::Transfer));
     assert_eq!(t.1, n.1, "bytes and modes");
 }
+
+/// A backend whose upload keeps a file's mode only when its last download
+/// was that file, and gives 0644 otherwise (docker's `cp`, which takes
+/// the mode and owner from the last download's archive header).
+struct LastMeta {
+    inner: Flaky,
+    last: Option<std::path::PathBuf>,
+}
+
+impl Sandbox for LastMeta {
+    fn exec(&mut self, c: &[u8], stdin: Option<&[u8]>) -> io::Result<host::ExecOutput> {
+        self.inner.exec(c, stdin)
+    }
+    fn download(&mut self, p: &Path) -> io::Result<Vec<u8>> {
+        self.last = Some(p.to_path_buf());
+        self.inner.download(p)
+    }
+    fn upload(&mut self, p: &Path, b: &[u8]) -> io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        self.inner.upload(p, b)?;
+        if self.last.as_deref() != Some(p) {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644))?;
+        }
+        Ok(())
+    }
+    fn remove(&mut self, p: &Path) -> io::Result<()> {
+        self.inner.remove(p)
+    }
+}
+
+/// A rollback re-uploads each original right after downloading it, so a
+/// backend like docker restores its mode (and owner) too. The original
+/// came back with the bytes but 0644: its upload followed another file's
+/// download.
+#[test]
+fn a_rollback_restores_each_original_with_its_mode() {
+    let d = scratch();
+    let p = d.path();
+    write_file(p, "a.txt", b"a\n", 0o600);
+    write_file(p, "b.txt", b"b\n", 0o640);
+    let before = tree_modes(p);
+    let mut ed = host::Editor::new(
+        LastMeta {
+            inner: Flaky {
+                fail: vec![2],
+                ..Flaky::default()
+            },
+            last: None,
+        },
+        MISSING,
+    );
+    let e = ed
+        .transaction(&[
+            edit(at(p, "a.txt"), "a", "A"),
+            edit(at(p, "b.txt"), "b", "B"),
+        ])
+        .unwrap_err();
+    let (tok, detail, _, at) = refusal(&e);
+    assert_eq!((tok, at.rolled_back), ("write_failed", true), "{detail}");
+    assert_eq!(tree_modes(p), before);
+}
