@@ -1454,3 +1454,28 @@ fn a_rollback_restores_each_original_with_its_mode() {
     assert_eq!((tok, at.rolled_back), ("write_failed", true), "{detail}");
     assert_eq!(tree_modes(p), before);
 }
+
+/// Two spellings of a file in a directory that does not exist yet (one
+/// through a symlinked directory's `..`, one through `dir/..`) are one file, as
+/// to the helper: the second create is `file_exists`. They were two
+/// files on the transfer path: both created, the second over the first.
+#[test]
+fn spellings_of_a_file_in_a_missing_directory_are_one_file_alike() {
+    let setup = |p: &Path| {
+        std::fs::create_dir(p.join("dir")).unwrap();
+        std::fs::create_dir_all(p.join("deep/er")).unwrap();
+        std::os::unix::fs::symlink("deep/er", p.join("link")).unwrap();
+    };
+    for second in ["dir/../new/x", "link/../../new/x"] {
+        let ops = |p: &Path| {
+            vec![
+                create(at(p, "new/x"), "x\n", None),
+                create(at(p, second), "y\n", None),
+            ]
+        };
+        let [native, transfer] = native_and_transfer(&setup, &ops);
+        assert!(native.0.starts_with("Known(FileExists)"), "{}", native.0);
+        assert_eq!(transfer.0, native.0, "{second}: results");
+        assert_eq!(transfer.2, native.2, "{second}: trees");
+    }
+}

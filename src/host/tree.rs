@@ -4,7 +4,8 @@
 //! entry: the canonical path of its directory
 //! ([`Sandbox::resolve_dir`](super::Sandbox::resolve_dir), one call per
 //! directory) and its name, so `x`, `./x`, `d/../x` and `link-to-dir/x`
-//! are one file; without `resolve_dir` by the path without `.` and empty
+//! are one file (a directory a create makes: its parent's path and its
+//! name); without `resolve_dir` by the path without `.` and empty
 //! components (`..` kept: through a symlinked directory it is no lexical
 //! cut). A symlink as the last component is its own entry, as a delete
 //! sees it: an edit through it and one of its target are two files here.
@@ -85,18 +86,42 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
         } else {
             dir
         };
-        let real = match self.dirs.iter().find(|(d, _)| d == dir) {
-            Some((_, r)) => r.clone(),
-            None if !self.resolves => None,
-            None => {
-                let r = self.sb.resolve_dir(dir);
-                self.resolves =
-                    !matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::Unsupported);
-                self.dirs.push((dir.to_path_buf(), r.ok()));
-                self.dirs.last().and_then(|(_, r)| r.clone())
-            }
-        };
+        let real = self.real_dir(dir);
         real.map_or(lexical.clone(), |r| r.join(name))
+    }
+
+    /// `dir`'s canonical path; for one that does not exist (yet: a create
+    /// makes it), its parent's and its name, so that its spellings are one
+    /// too (`new/x`, `link-to-here/new/x`). None: unresolved.
+    fn real_dir(&mut self, dir: &std::path::Path) -> Option<std::path::PathBuf> {
+        use std::path::Path;
+        if let Some((_, r)) = self.dirs.iter().find(|(d, _)| d == dir) {
+            return r.clone();
+        }
+        if !self.resolves {
+            return None;
+        }
+        let r = match self.sb.resolve_dir(dir) {
+            Ok(r) => Some(r),
+            Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+                self.resolves = false;
+                None
+            }
+            // No name (`..`): no lexical step above a missing directory.
+            Err(_) => match (dir.parent(), dir.file_name()) {
+                (Some(p), Some(n)) => {
+                    let p = if p.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        p
+                    };
+                    self.real_dir(p).map(|r| r.join(n))
+                }
+                _ => None,
+            },
+        };
+        self.dirs.push((dir.to_path_buf(), r.clone()));
+        r
     }
 
     /// A `..` after a directory that is not there (`new/sub/../x`): the
