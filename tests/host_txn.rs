@@ -1479,3 +1479,24 @@ fn spellings_of_a_file_in_a_missing_directory_are_one_file_alike() {
         assert_eq!(transfer.2, native.2, "{second}: trees");
     }
 }
+
+/// A create in a directory it makes is reported at its resolved path on
+/// both paths (`dir/../new/./x` is `new/x`). The transfer path reported
+/// the path as written there: only existing directories were resolved.
+#[test]
+fn a_create_in_a_new_directory_is_reported_resolved_alike() {
+    let setup = |p: &Path| {
+        std::fs::create_dir(p.join("dir")).unwrap();
+    };
+    let ops = |p: &Path| {
+        vec![
+            create(at(p, "dir/../new/./x"), "x\n", None),
+            create(at(p, "dir/../dir/y"), "y\n", None),
+            create(at(p, "new2/sub/z"), "z\n", None),
+        ]
+    };
+    let [native, transfer] = native_and_transfer(&setup, &ops);
+    assert!(native.0.contains("path: \"@/new/x\""), "{}", native.0);
+    assert_eq!(transfer.0, native.0);
+    assert_eq!(transfer.2, native.2);
+}
