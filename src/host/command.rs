@@ -104,19 +104,19 @@ pub fn join_quoted(argv: &[OsString]) -> Vec<u8> {
 }
 
 /// The kind of failure a tool's message names (strerror's words, as GNU
-/// coreutils and busybox print them), for the transfer path's
-/// directories: `Other` when it names none of these.
+/// coreutils and busybox print them, last: `mkdir: … 'DIR': File exists`),
+/// for the transfer path's directories: `Other` when it names none of
+/// these. The words end the message: a path may hold them too.
 pub(crate) fn said_kind(said: &[u8]) -> std::io::ErrorKind {
     use std::io::ErrorKind as K;
     let said = String::from_utf8_lossy(said);
-    [
-        ("File exists", K::AlreadyExists),
-        ("No such file", K::NotFound),
-        ("Permission denied", K::PermissionDenied),
-    ]
-    .into_iter()
-    .find(|(w, _)| said.contains(w))
-    .map_or(K::Other, |(_, k)| k)
+    let last = said.trim_end().rsplit(": ").next().unwrap_or_default();
+    match last {
+        "File exists" => K::AlreadyExists,
+        "No such file or directory" => K::NotFound,
+        "Permission denied" => K::PermissionDenied,
+        _ => K::Other,
+    }
 }
 
 /// `realpath DIR`, quoted. No `--`: busybox's realpath takes it for a
@@ -271,6 +271,43 @@ pub fn split_quoted(cmd: &[u8]) -> Option<Vec<OsString>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kind is the message's last words, not words a path holds: a
+    /// directory named `File exists` whose parent is missing is NotFound
+    /// (it was AlreadyExists, so the transfer made no parent for it).
+    #[test]
+    fn a_tools_error_kind_is_its_last_words_not_its_paths() {
+        use std::io::ErrorKind as K;
+        let cases = [
+            (
+                "mkdir: cannot create directory '/w/a': File exists\n",
+                K::AlreadyExists,
+            ),
+            (
+                "mkdir: can't create directory '/w/n/x': No such file or directory",
+                K::NotFound,
+            ),
+            (
+                "mkdir: cannot create directory ‘/w/n/File exists’: No such file or directory\n",
+                K::NotFound,
+            ),
+            (
+                "mkdir: cannot create directory '/w/No such file or directory': File exists",
+                K::AlreadyExists,
+            ),
+            (
+                "rmdir: failed to remove '/w/Permission denied': Directory not empty\n",
+                K::Other,
+            ),
+            (
+                "chmod: changing permissions of '/w/f': Permission denied\n",
+                K::PermissionDenied,
+            ),
+        ];
+        for (said, kind) in cases {
+            assert_eq!(said_kind(said.as_bytes()), kind, "{said}");
+        }
+    }
 
     #[test]
     fn quotes_every_argument() {
