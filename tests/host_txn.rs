@@ -1283,3 +1283,220 @@ fn spellings_of_one_file_chain_alike_natively_and_by_transfer() {
     assert_eq!(native.2["a.txt"], Some(b"uno\n".to_vec()));
     assert_eq!(native.2["dir/b.txt"], Some(b"2\ndos\n".to_vec()));
 }
+
+/// A create under a regular file (`f.txt/x`) is `file_not_found` on both
+/// paths, nothing written. The transfer path said `read_failed`.
+#[test]
+fn a_create_under_a_file_is_file_not_found_alike_natively_and_by_transfer() {
+    let setup = |p: &Path| {
+        write_file(p, "f.txt", b"f\n", 0o644);
+        write_file(p, "a.txt", b"a\n", 0o644);
+    };
+    let ops = |p: &Path| {
+        vec![
+            edit(at(p, "a.txt"), "a", "A"),
+            create(at(p, "f.txt/x"), "x\n", None),
+        ]
+    };
+    let [native, transfer] = native_and_transfer(&setup, &ops);
+    assert!(native.0.starts_with("Known(FileNotFound)"), "{}", native.0);
+    assert_eq!(
+        transfer.0,
+        "Known(FileNotFound) Some(\"file 2 of 2 (@/f.txt/x): @/f.txt/x: Not a directory (os error 20)\") \
+         None None Some(TxnAt { file: 2, path: Some(\"@/f.txt/x\"), chunk: None, rolled_back: false, partial: [] })"
+    );
+    assert_eq!(transfer.2, native.2, "trees");
+    assert_eq!(native.2, files(&[("a.txt", "a\n"), ("f.txt", "f\n")]));
+}
+
+/// A host-side op's mode is 3 or 4 octal digits, as the helper's parser
+/// takes it: a sign is no digit. `+64` was read as 0o64.
+#[test]
+fn a_file_ops_mode_takes_the_helpers_octal_digits_only() {
+    let mode = |m: &str| {
+        serde_json::from_value::<FileOp>(serde_json::json!(
+            {"op": "create", "path": "x", "content": "", "mode": m}
+        ))
+        .map(|op| match op {
+            FileOp::Create { mode, .. } => mode,
+            _ => unreachable!(),
+        })
+        .map_err(|e| e.to_string())
+    };
+    assert_eq!(mode("0644"), Ok(Some(0o644)));
+    assert_eq!(mode("644"), Ok(Some(0o644)));
+    assert_eq!(mode("7777"), Ok(Some(0o7777)));
+    for bad in ["+64", "+644", "07777", "abc", "8888", "64", " 644"] {
+        assert_eq!(
+            mode(bad),
+            Err(format!("mode takes 3 or 4 octal digits, got {bad:?}")),
+            "{bad}"
+        );
+    }
+}
+
+/// A `..` after a directory that does not exist names nothing, as the
+/// helper walks it: `new/sub/../x` is `file_not_found`, nothing written.
+/// The transfer path made `new/sub` and wrote `new/x` a second time (two
+/// keys for one file), over the first create.
+#[test]
+fn a_dotdot_after_a_missing_directory_is_file_not_found_alike() {
+    let ops = |p: &Path| {
+        vec![
+            create(at(p, "new/x"), "x\n", None),
+            create(at(p, "new/sub/../x"), "y\n", None),
+        ]
+    };
+    let [native, transfer] = native_and_transfer(&|_: &Path| {}, &ops);
+    assert_eq!(
+        native.0,
+        "Known(FileNotFound) Some(\"file 2 of 2 (@/new/sub/../x): @/new/sub/../x does not exist\") \
+         None None Some(TxnAt { file: 2, path: Some(\"@/new/sub/../x\"), chunk: None, rolled_back: false, partial: [] })"
+    );
+    assert_eq!(transfer.0, native.0, "results");
+    assert_eq!(transfer.2, native.2, "trees");
+    assert_eq!(native.2, files(&[]));
+}
+
+/// A file deleted and created again with the same bytes is a new file
+/// with the create's mode, and counted as a changed path, on both paths.
+/// The transfer path wrote it (mode and all) but said `"files":0`.
+#[test]
+fn a_file_deleted_and_created_again_alike_is_one_changed_file_alike() {
+    let setup = |p: &Path| {
+        write_file(p, "k.txt", b"k\n", 0o600);
+    };
+    let ops = |p: &Path| {
+        vec![
+            FileOp::Delete {
+                path: at(p, "k.txt"),
+                expect_sha256: None,
+            },
+            create(at(p, "k.txt"), "k\n", Some(0o640)),
+        ]
+    };
+    let [native, transfer] = native_and_transfer(&setup, &ops);
+    assert!(
+        native.0.starts_with("Applied { count: 0, files: 1,"),
+        "{}",
+        native.0
+    );
+    assert_eq!(transfer.0, native.0, "results");
+    let run = |helper: &str| {
+        let d = scratch();
+        let p = d.path().canonicalize().unwrap();
+        setup(&p);
+        let r = host::Editor::new(LocalShell::new(), helper).transaction(&ops(&p));
+        (r.map(|a| a.via).unwrap(), tree_modes(&p))
+    };
+    let (n, t) = (run(BIN), run(MISSING));
+    assert_eq!((n.0, t.0), (Via::Native, Via::Transfer));
+    assert_eq!(t.1, n.1, "bytes and modes");
+}
+
+/// A backend whose upload keeps a file's mode only when its last download
+/// was that file, and gives 0644 otherwise (docker's `cp`, which takes
+/// the mode and owner from the last download's archive header).
+struct LastMeta {
+    inner: Flaky,
+    last: Option<std::path::PathBuf>,
+}
+
+impl Sandbox for LastMeta {
+    fn exec(&mut self, c: &[u8], stdin: Option<&[u8]>) -> io::Result<host::ExecOutput> {
+        self.inner.exec(c, stdin)
+    }
+    fn download(&mut self, p: &Path) -> io::Result<Vec<u8>> {
+        self.last = Some(p.to_path_buf());
+        self.inner.download(p)
+    }
+    fn upload(&mut self, p: &Path, b: &[u8]) -> io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        self.inner.upload(p, b)?;
+        if self.last.as_deref() != Some(p) {
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644))?;
+        }
+        Ok(())
+    }
+    fn remove(&mut self, p: &Path) -> io::Result<()> {
+        self.inner.remove(p)
+    }
+}
+
+/// A rollback re-uploads each original right after downloading it, so a
+/// backend like docker restores its mode (and owner) too. The original
+/// came back with the bytes but 0644: its upload followed another file's
+/// download.
+#[test]
+fn a_rollback_restores_each_original_with_its_mode() {
+    let d = scratch();
+    let p = d.path();
+    write_file(p, "a.txt", b"a\n", 0o600);
+    write_file(p, "b.txt", b"b\n", 0o640);
+    let before = tree_modes(p);
+    let mut ed = host::Editor::new(
+        LastMeta {
+            inner: Flaky {
+                fail: vec![2],
+                ..Flaky::default()
+            },
+            last: None,
+        },
+        MISSING,
+    );
+    let e = ed
+        .transaction(&[
+            edit(at(p, "a.txt"), "a", "A"),
+            edit(at(p, "b.txt"), "b", "B"),
+        ])
+        .unwrap_err();
+    let (tok, detail, _, at) = refusal(&e);
+    assert_eq!((tok, at.rolled_back), ("write_failed", true), "{detail}");
+    assert_eq!(tree_modes(p), before);
+}
+
+/// Two spellings of a file in a directory that does not exist yet (one
+/// through a symlinked directory's `..`, one through `dir/..`) are one file, as
+/// to the helper: the second create is `file_exists`. They were two
+/// files on the transfer path: both created, the second over the first.
+#[test]
+fn spellings_of_a_file_in_a_missing_directory_are_one_file_alike() {
+    let setup = |p: &Path| {
+        std::fs::create_dir(p.join("dir")).unwrap();
+        std::fs::create_dir_all(p.join("deep/er")).unwrap();
+        std::os::unix::fs::symlink("deep/er", p.join("link")).unwrap();
+    };
+    for second in ["dir/../new/x", "link/../../new/x"] {
+        let ops = |p: &Path| {
+            vec![
+                create(at(p, "new/x"), "x\n", None),
+                create(at(p, second), "y\n", None),
+            ]
+        };
+        let [native, transfer] = native_and_transfer(&setup, &ops);
+        assert!(native.0.starts_with("Known(FileExists)"), "{}", native.0);
+        assert_eq!(transfer.0, native.0, "{second}: results");
+        assert_eq!(transfer.2, native.2, "{second}: trees");
+    }
+}
+
+/// A create in a directory it makes is reported at its resolved path on
+/// both paths (`dir/../new/./x` is `new/x`). The transfer path reported
+/// the path as written there: only existing directories were resolved.
+#[test]
+fn a_create_in_a_new_directory_is_reported_resolved_alike() {
+    let setup = |p: &Path| {
+        std::fs::create_dir(p.join("dir")).unwrap();
+    };
+    let ops = |p: &Path| {
+        vec![
+            create(at(p, "dir/../new/./x"), "x\n", None),
+            create(at(p, "dir/../dir/y"), "y\n", None),
+            create(at(p, "new2/sub/z"), "z\n", None),
+        ]
+    };
+    let [native, transfer] = native_and_transfer(&setup, &ops);
+    assert!(native.0.contains("path: \"@/new/x\""), "{}", native.0);
+    assert_eq!(transfer.0, native.0);
+    assert_eq!(transfer.2, native.2);
+}

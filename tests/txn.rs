@@ -1056,3 +1056,34 @@ fn files_removed_before_the_commit_are_named_in_request_order() {
     assert_eq!(listing(p), vec!["c.txt"]);
     assert_eq!(std::fs::read(p.join("c.txt")).unwrap(), b"kept\n");
 }
+
+/// A move's target replaced with "overwrite" and named by no op is
+/// re-checked with the others before the first commit step: changed by
+/// another writer meanwhile, it is refused with nothing done. It was
+/// found by the commit's own re-check after b.txt's step, rolled back.
+#[test]
+fn a_replaced_move_target_changed_before_the_commit_is_refused_with_nothing_done() {
+    let d = scratch();
+    let p = d.path();
+    write_file(p, "a.txt", b"alpha\n", 0o644);
+    write_file(p, "b.txt", b"one\n", 0o644);
+    let req = r#"{"files":[
+      {"op":"edit","path":"b.txt","edits":[{"old":"one","new":"ONE"}]},
+      {"op":"move","path":"b.txt","to":"a.txt","overwrite":true}
+    ]}"#;
+    let r = txn_paused(p, req, || {
+        write_file(p, "t", b"other\n", 0o644);
+        std::fs::rename(p.join("t"), p.join("a.txt")).unwrap();
+    });
+    let dir = p.display();
+    assert_eq!(
+        (r.stdout.as_str(), r.code),
+        (
+            format!("__RESULT__{{\"error\":\"conflict\",\"detail\":\"file 2 of 2 (b.txt): {dir}/a.txt was changed by another writer while it was being edited; nothing was written\",\"file\":2}}\n").as_str(),
+            1
+        )
+    );
+    assert_eq!(listing(p), vec!["a.txt", "b.txt"]);
+    assert_eq!(std::fs::read(p.join("a.txt")).unwrap(), b"other\n");
+    assert_eq!(std::fs::read(p.join("b.txt")).unwrap(), b"one\n");
+}

@@ -213,12 +213,7 @@ impl Sandbox for AgentSandbox {
 
     fn resolve_dir(&mut self, dir: &Path) -> io::Result<PathBuf> {
         self.relative(dir)?;
-        let argv = [
-            std::ffi::OsString::from("realpath"),
-            "--".into(),
-            dir.into(),
-        ];
-        let cmd = super::command::join_quoted(&argv);
+        let cmd = super::command::realpath_command(dir);
         super::command::realpath_of(self.exec(&cmd, None))
     }
 }

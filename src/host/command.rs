@@ -104,27 +104,38 @@ pub fn join_quoted(argv: &[OsString]) -> Vec<u8> {
 }
 
 /// The kind of failure a tool's message names (strerror's words, as GNU
-/// coreutils and busybox print them), for the transfer path's
-/// directories: `Other` when it names none of these.
+/// coreutils and busybox print them, last: `mkdir: … 'DIR': File exists`),
+/// for the transfer path's directories: `Other` when it names none of
+/// these. The words end the message: a path may hold them too.
 pub(crate) fn said_kind(said: &[u8]) -> std::io::ErrorKind {
     use std::io::ErrorKind as K;
     let said = String::from_utf8_lossy(said);
-    [
-        ("File exists", K::AlreadyExists),
-        ("No such file", K::NotFound),
-        ("Permission denied", K::PermissionDenied),
-    ]
-    .into_iter()
-    .find(|(w, _)| said.contains(w))
-    .map_or(K::Other, |(_, k)| k)
+    let last = said.trim_end().rsplit(": ").next().unwrap_or_default();
+    match last {
+        "File exists" => K::AlreadyExists,
+        "No such file or directory" => K::NotFound,
+        "Permission denied" => K::PermissionDenied,
+        _ => K::Other,
+    }
 }
 
-/// `realpath -- DIR`'s answer: the one line it prints.
+/// `realpath DIR`, quoted. No `--`: busybox's realpath takes it for a
+/// path (and exits 1); a relative DIR gets `./`, so `-e` is no option.
+pub(crate) fn realpath_command(dir: &std::path::Path) -> Vec<u8> {
+    let arg = match dir.is_absolute() {
+        true => dir.to_path_buf(),
+        false => std::path::Path::new(".").join(dir),
+    };
+    join_quoted(&["realpath".into(), arg.into()])
+}
+
+/// `realpath DIR`'s answer: the one line it prints.
 pub(crate) fn realpath_of(out: std::io::Result<super::ExecOutput>) -> std::io::Result<PathBuf> {
     use std::os::unix::ffi::OsStrExt;
     let out = out?;
     match (out.exit_code, out.output.strip_suffix(b"\n")) {
-        (Some(0), Some(p)) if !p.contains(&b'\n') => {
+        // One absolute path: an empty or relative answer is no key.
+        (Some(0), Some(p)) if p.starts_with(b"/") && !p.contains(&b'\n') => {
             Ok(PathBuf::from(std::ffi::OsStr::from_bytes(p)))
         }
         (Some(126 | 127), _) => Err(std::io::Error::new(
@@ -260,6 +271,43 @@ pub fn split_quoted(cmd: &[u8]) -> Option<Vec<OsString>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The kind is the message's last words, not words a path holds: a
+    /// directory named `File exists` whose parent is missing is NotFound
+    /// (it was AlreadyExists, so the transfer made no parent for it).
+    #[test]
+    fn a_tools_error_kind_is_its_last_words_not_its_paths() {
+        use std::io::ErrorKind as K;
+        let cases = [
+            (
+                "mkdir: cannot create directory '/w/a': File exists\n",
+                K::AlreadyExists,
+            ),
+            (
+                "mkdir: can't create directory '/w/n/x': No such file or directory",
+                K::NotFound,
+            ),
+            (
+                "mkdir: cannot create directory ‘/w/n/File exists’: No such file or directory\n",
+                K::NotFound,
+            ),
+            (
+                "mkdir: cannot create directory '/w/No such file or directory': File exists",
+                K::AlreadyExists,
+            ),
+            (
+                "rmdir: failed to remove '/w/Permission denied': Directory not empty\n",
+                K::Other,
+            ),
+            (
+                "chmod: changing permissions of '/w/f': Permission denied\n",
+                K::PermissionDenied,
+            ),
+        ];
+        for (said, kind) in cases {
+            assert_eq!(said_kind(said.as_bytes()), kind, "{said}");
+        }
+    }
 
     #[test]
     fn quotes_every_argument() {

@@ -123,8 +123,8 @@ impl Sandbox for LocalShell {
         }
         // The chroot's symlinks would resolve on this machine, where an
         // absolute one points elsewhere: the shell in the chroot says.
-        let q = super::command::sh_quote(dir.as_os_str().as_bytes());
-        super::command::realpath_of(self.exec(&[b"realpath -- ", &q[..]].concat(), None))
+        let cmd = super::command::realpath_command(dir);
+        super::command::realpath_of(self.exec(&cmd, None))
     }
 }
 

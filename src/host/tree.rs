@@ -4,7 +4,8 @@
 //! entry: the canonical path of its directory
 //! ([`Sandbox::resolve_dir`](super::Sandbox::resolve_dir), one call per
 //! directory) and its name, so `x`, `./x`, `d/../x` and `link-to-dir/x`
-//! are one file; without `resolve_dir` by the path without `.` and empty
+//! are one file (a directory a create makes: its parent's path and its
+//! name); without `resolve_dir` by the path without `.` and empty
 //! components (`..` kept: through a symlinked directory it is no lexical
 //! cut). A symlink as the last component is its own entry, as a delete
 //! sees it: an edit through it and one of its target are two files here.
@@ -85,18 +86,57 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
         } else {
             dir
         };
-        let real = match self.dirs.iter().find(|(d, _)| d == dir) {
-            Some((_, r)) => r.clone(),
-            None if !self.resolves => None,
-            None => {
-                let r = self.sb.resolve_dir(dir);
-                self.resolves =
-                    !matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::Unsupported);
-                self.dirs.push((dir.to_path_buf(), r.ok()));
-                self.dirs.last().and_then(|(_, r)| r.clone())
-            }
-        };
+        let real = self.real_dir(dir);
         real.map_or(lexical.clone(), |r| r.join(name))
+    }
+
+    /// `dir`'s canonical path; for one that does not exist (yet: a create
+    /// makes it), its parent's and its name, so that its spellings are one
+    /// too (`new/x`, `link-to-here/new/x`). None: unresolved.
+    fn real_dir(&mut self, dir: &std::path::Path) -> Option<std::path::PathBuf> {
+        use std::path::Path;
+        if let Some((_, r)) = self.dirs.iter().find(|(d, _)| d == dir) {
+            return r.clone();
+        }
+        if !self.resolves {
+            return None;
+        }
+        let r = match self.sb.resolve_dir(dir) {
+            Ok(r) => Some(r),
+            Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+                self.resolves = false;
+                None
+            }
+            // No name (`..`): no lexical step above a missing directory.
+            Err(_) => match (dir.parent(), dir.file_name()) {
+                (Some(p), Some(n)) => {
+                    let p = if p.as_os_str().is_empty() {
+                        Path::new(".")
+                    } else {
+                        p
+                    };
+                    self.real_dir(p).map(|r| r.join(n))
+                }
+                _ => None,
+            },
+        };
+        self.dirs.push((dir.to_path_buf(), r.clone()));
+        r
+    }
+
+    /// A `..` after a directory that is not there (`new/sub/../x`): the
+    /// helper walks the path and finds nothing, where making the missing
+    /// directories would reach another spelling's file.
+    fn through_missing(&mut self, path: &str) -> bool {
+        use std::path::{Component, Path, PathBuf};
+        let c: Vec<Component> = Path::new(path).components().collect();
+        let Some(n) = c.iter().rposition(|c| *c == Component::ParentDir) else {
+            return false;
+        };
+        let upto: PathBuf = c[..=n].iter().collect();
+        self.resolves
+            && (self.sb.resolve_dir(&upto))
+                .is_err_and(|e| e.kind() != std::io::ErrorKind::Unsupported)
     }
 
     /// `path` as its key spells it (resolved, with `resolve_dir`).
@@ -125,6 +165,12 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
                         file,
                         path,
                     ),
+                    // A file where a directory should be: the helper's token.
+                    _ if e.raw_os_error() == Some(libc::ENOTDIR) => self.refuse(
+                        Failure::new(ErrorKind::FileNotFound, format!("{path}: {e}")),
+                        file,
+                        path,
+                    ),
                     _ => self.refuse(
                         Failure::new(ErrorKind::ReadFailed, format!("downloading {path}: {e}")),
                         file,
@@ -133,6 +179,10 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
                 });
             }
         };
+        if bytes.is_none() && self.through_missing(path) {
+            let f = Failure::new(ErrorKind::FileNotFound, format!("{path} does not exist"));
+            return Err(self.refuse(f, file, path));
+        }
         self.entries.push(Entry {
             key,
             path: path.to_owned(),
@@ -173,12 +223,15 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
         self.entries[i].file = file;
     }
 
-    /// Every path whose content differs from what was downloaded, and how
-    /// many paths changed: those, and those a move replaced (the helper's
+    /// Every path whose content differs from what was downloaded (or
+    /// re-created: a new file, its mode), and how many paths changed:
+    /// those, and those a move replaced (the helper's
     /// `"files"`: the distinct paths whose entry changed).
     pub(crate) fn writes(self) -> (Vec<Write>, u64) {
         let changed = (self.entries.iter().enumerate())
-            .filter(|(i, e)| e.current != e.original || self.replaced.contains(i))
+            .filter(|(i, e)| {
+                e.current != e.original || e.mode.is_some() || self.replaced.contains(i)
+            })
             .count();
         let writes = self
             .entries

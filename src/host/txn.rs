@@ -125,9 +125,11 @@ fn octal<S: serde::Serializer>(mode: &Option<u32>, s: S) -> Result<S::Ok, S::Err
 
 fn from_octal<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
     let s = String::deserialize(d)?;
+    // Digits only, as the helper's parser: from_str_radix takes a sign.
+    let digits = (3..=4).contains(&s.len()) && s.bytes().all(|b| (b'0'..=b'7').contains(&b));
     u32::from_str_radix(&s, 8)
         .ok()
-        .filter(|m| *m <= 0o7777 && (3..=4).contains(&s.len()))
+        .filter(|_| digits)
         .map(Some)
         .ok_or_else(|| {
             serde::de::Error::custom(format!("mode takes 3 or 4 octal digits, got {s:?}"))

@@ -179,6 +179,11 @@ pub(crate) fn write_all<S: Sandbox + ?Sized>(
     let mut undo_errors = Vec::new();
     for &j in done.iter().rev() {
         let w = &writes[j];
+        if w.original.is_some() {
+            // Downloaded first: docker's upload gives a file the mode and
+            // owner of its last download only when that was this file.
+            let _ = read(sb, &w.path);
+        }
         let back = put(
             sb,
             &w.path,

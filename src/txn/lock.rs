@@ -132,12 +132,20 @@ pub(super) fn recheck_all(plan: &Plan, locked: &[Option<Locked>]) -> Result<(), 
         use std::io::Read;
         let _ = std::fs::File::open(p).and_then(|mut f| f.read(&mut [0u8; 1]));
     }
-    // Each file at its first op: request order, with no sort.
+    // Each file at its first op: request order, with no sort. A move's
+    // target that no op names (replaced with "overwrite") is checked at
+    // that move: its commit re-checks it only after earlier steps.
     for (op, &f) in plan.file_of.iter().enumerate() {
-        if let (Some((t, _, _)), Some(l), true) =
-            (&plan.files[f].orig, &locked[f], first_op(plan, f) == op)
-        {
-            recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(op, e))?;
+        let to = plan.resolved[op].1.as_ref();
+        for (g, file) in plan.files.iter().enumerate() {
+            let named = match (g == f, &file.orig) {
+                (true, _) => first_op(plan, f) == op,
+                (false, Some((t, _, _))) => Some(&t.path) == to && !plan.file_of.contains(&g),
+                _ => false,
+            };
+            if let (true, Some((t, _, _)), Some(l)) = (named, &file.orig, &locked[g]) {
+                recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(op, e))?;
+            }
         }
     }
     Ok(())

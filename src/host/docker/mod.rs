@@ -332,8 +332,7 @@ impl Sandbox for Docker {
 
     /// As the configured user, in the workdir, as the helper would see it.
     fn resolve_dir(&mut self, dir: &Path) -> io::Result<PathBuf> {
-        let argv = [OsString::from("realpath"), "--".into(), dir.into()];
-        let cmd = super::command::join_quoted(&argv);
+        let cmd = super::command::realpath_command(dir);
         super::command::realpath_of(self.exec(&cmd, None))
     }
 
@@ -539,8 +538,44 @@ mod tests {
             std::fs::read_to_string(&log).unwrap(),
             "exec --user 0 c mkdir -- /w/a\nexec --user 0 c mkdir -- /w/n/x\n\
              exec --user 0 c mkdir -- /w/b\nexec --user 0 c rmdir -- /w/b\n\
-             exec --user 0 c chmod 4755 -- /w/f\nexec c sh -c 'realpath' '--' 'w'\n"
+             exec --user 0 c chmod 4755 -- /w/f\nexec c sh -c 'realpath' './w'\n"
         );
+    }
+
+    /// Busybox's realpath (Alpine's) takes `--` for a path and exits 1:
+    /// the command has none, and `./` keeps a directory named `-e` from
+    /// being an option. It ran `realpath -- DIR`, which failed there for
+    /// every directory; an empty answer was taken for a path.
+    #[test]
+    fn resolve_dir_runs_busybox_realpath_and_a_dash_name_is_no_option() {
+        let Some(bb) = ["/usr/bin/busybox", "/bin/busybox"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+        else {
+            return; // no busybox here: nothing to run
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let (bin, w) = (dir.path().join("bin"), dir.path().join("w"));
+        std::fs::create_dir(&bin).unwrap();
+        std::os::unix::fs::symlink(bb, bin.join("realpath")).unwrap();
+        for sub in ["-e", "a b'$c"] {
+            std::fs::create_dir_all(w.join(sub)).unwrap();
+        }
+        let exec = format!(
+            "shift 4; cd '{}' && PATH='{}':\"$PATH\" sh -c \"$1\"",
+            w.display(),
+            bin.display()
+        );
+        let cli = fake_cli(dir.path(), "echo running", &exec);
+        let mut d = Docker::new("c").program(cli).with_shell(true);
+        let real = w.canonicalize().unwrap();
+        for sub in ["-e", "a b'$c"] {
+            assert_eq!(d.resolve_dir(Path::new(sub)).unwrap(), real.join(sub));
+        }
+        assert_eq!(d.resolve_dir(&real.join("-e")).unwrap(), real.join("-e"));
+        let cli = fake_cli(dir.path(), "echo running", "echo");
+        let mut d = Docker::new("c").program(cli).with_shell(true);
+        assert!(d.resolve_dir(Path::new("w")).is_err());
     }
 
     #[test]
