@@ -230,6 +230,58 @@ fn a_symlink_and_a_hard_link_are_the_same_file() {
     assert_eq!(listing(d.path()), ["hard", "real.txt", "sym"]);
 }
 
+/// A file one op deletes, reached by a later op through another hard link:
+/// refused in the plan (it was a panic, internal_error "present"), nothing
+/// changed, both names kept.
+#[test]
+fn a_hard_link_of_a_deleted_file_is_refused_and_nothing_changes() {
+    let d = scratch();
+    write_file(d.path(), "a.txt", b"a\n", 0o644);
+    std::fs::hard_link(d.path().join("a.txt"), d.path().join("b.txt")).unwrap();
+    let dir = d.path().canonicalize().unwrap();
+    for later in [
+        r#"{"op":"edit","path":"b.txt","edits":[{"old":"a","new":"b"}]}"#,
+        r#"{"op":"delete","path":"b.txt"}"#,
+        r#"{"op":"create","path":"b.txt","content":"c\n","overwrite":true}"#,
+    ] {
+        let req = format!(r#"{{"files":[{{"op":"delete","path":"a.txt"}},{later}]}}"#);
+        let r = txn(d.path(), &[], &req, &[]);
+        assert_result(
+            &r,
+            &format!("{{\"error\":\"file_not_found\",\"detail\":\"file 2 of 2 (b.txt): {}/b.txt is a hard link of a file an earlier op removes; send this op in another call\",\"file\":2}}", dir.display()),
+            1,
+        );
+        assert_eq!(listing(d.path()), ["a.txt", "b.txt"]);
+        assert_eq!(std::fs::read(d.path().join("b.txt")).unwrap(), b"a\n");
+    }
+}
+
+/// A new path with a trailing slash names a directory: a create or a move
+/// there is refused (Path's components drop the slash: it made a file).
+#[test]
+fn a_trailing_slash_on_a_new_path_is_refused() {
+    let d = scratch();
+    write_file(d.path(), "a.txt", b"a\n", 0o644);
+    for (op, shown) in [
+        (
+            r#"{"op":"create","path":"new/","content":"x\n"}"#,
+            "file 1 of 1 (new/): new/",
+        ),
+        (
+            r#"{"op":"move","path":"a.txt","to":"d/"}"#,
+            "file 1 of 1 (a.txt): d/",
+        ),
+    ] {
+        let r = txn(d.path(), &[], &format!(r#"{{"files":[{op}]}}"#), &[]);
+        assert_result(
+            &r,
+            &format!("{{\"error\":\"file_not_found\",\"detail\":\"{shown} names a directory (a trailing /)\",\"file\":1}}"),
+            1,
+        );
+        assert_eq!(listing(d.path()), ["a.txt"]);
+    }
+}
+
 /// `mode` of a create, before the umask; a created file's parents 0755.
 #[test]
 fn create_sets_the_mode_and_parents() {

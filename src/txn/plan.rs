@@ -6,20 +6,21 @@
 //! included; ops see the effect of earlier ops (a path a move vacated is
 //! missing, a path a create made exists).
 
-use std::ffi::{CString, OsString};
+use std::ffi::CString;
 use std::os::fd::OwnedFd;
-use std::os::unix::ffi::OsStringExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use rustix::fs::{self as rfs, AtFlags, FileType};
 
 use crate::fs::resolve::{open_dir, open_root, outside_root, split};
 use crate::fs::{FileKind, FsError, NotFoundKind, Target};
-use crate::protocol::{ErrorKind, Failure};
 
 use super::op::{OpKind, Txn};
 use super::TxnError;
+
+mod new;
+use new::{exists, refused};
 
 /// Where a file ends up.
 pub(super) enum End {
@@ -363,11 +364,17 @@ impl Model<'_> {
             }));
         }
         let id = (st.st_dev, st.st_ino);
-        // The same inode by another name (a hard link): one file.
+        // The same inode by another name (a hard link): one file; refused
+        // once an earlier op removed it (the model would have to guess).
         if let Some(f) =
             (self.files.iter()).position(|f| f.orig.as_ref().is_some_and(|o| o.1 == id))
         {
-            return Ok(Named::File(f));
+            let said =
+                "is a hard link of a file an earlier op removes; send this op in another call";
+            return self.at[f]
+                .as_ref()
+                .map(|_| Named::File(f))
+                .ok_or_else(|| refused(&t.path, said));
         }
         let i = self.txn.ops.len();
         Ok(Named::File(self.add(
@@ -376,75 +383,4 @@ impl Model<'_> {
             i,
         )))
     }
-
-    /// A path that need not exist: the longest prefix that resolves, the
-    /// plain names after it (no `..` may follow a missing directory).
-    #[cold] // off the single-file path: LLVM optimizes it for size
-    #[cfg_attr(as_edit_small, optimize(size))]
-    fn locate_new(&mut self, path: &Path) -> Result<(Dest, PathBuf), TxnError> {
-        let err = |e| TxnError::of(0, e);
-        let missing = || {
-            err(FsError::NotFound {
-                path: path.to_owned(),
-                kind: NotFoundKind::Missing,
-            })
-        };
-        let comps: Vec<Component> = path.components().collect();
-        // The last component is the name (`.`, `..` or `/` name a directory).
-        let Some((Component::Normal(name), parents)) = comps.split_last() else {
-            return Err(exists(path));
-        };
-        let name = name.to_os_string();
-        let mut rest: Vec<OsString> = Vec::new();
-        let mut n = parents.len();
-        let base = loop {
-            if n == 0 {
-                break std::env::current_dir().map_err(|_| missing())?;
-            }
-            let prefix: PathBuf = parents[..n].iter().collect();
-            if let Ok(p) = std::fs::canonicalize(&prefix) {
-                break p;
-            }
-            match parents[n - 1] {
-                Component::Normal(c) => rest.push(c.to_owned()),
-                _ => return Err(missing()),
-            }
-            n -= 1;
-        };
-        rest.reverse();
-        if let Some((root, _)) = &self.root {
-            if !base.starts_with(root) {
-                return Err(err(outside_root(path, root)));
-            }
-        }
-        let dir = self.open_dir(&base)?;
-        let mut abs = base;
-        for c in &rest {
-            abs.push(c);
-        }
-        abs.push(&name);
-        let cstr = |o: OsString| CString::new(o.into_vec()).expect("no NUL in a path");
-        let dest = Dest {
-            t: Target {
-                dir,
-                name: cstr(name),
-                path: abs.clone(),
-            },
-            missing: rest.into_iter().map(cstr).collect(),
-            replaces: None,
-        };
-        Ok((dest, abs))
-    }
-}
-
-#[cfg_attr(as_edit_small, optimize(size))]
-fn exists(path: &Path) -> TxnError {
-    let p = crate::protocol::display_path(path);
-    TxnError::fail(
-        0,
-        Failure::new(
-            ErrorKind::FileExists,
-            format!("{p} exists; give \"overwrite\": true to replace it"),
-        ),
-    )
 }
