@@ -30,10 +30,6 @@ impl Model<'_> {
         let Some((Component::Normal(name), parents)) = comps.split_last() else {
             return Err(exists(path));
         };
-        // `new/` names a directory (open(2): EISDIR); Path drops the slash.
-        if path.as_os_str().as_bytes().ends_with(b"/") {
-            return Err(refused(path, "names a directory (a trailing /)"));
-        }
         let name = name.to_os_string();
         let mut rest: Vec<OsString> = Vec::new();
         let mut n = parents.len();
@@ -56,6 +52,12 @@ impl Model<'_> {
             if !base.starts_with(root) {
                 return Err(err(outside_root(path, root)));
             }
+        }
+        // `new/` and `new/.` name a directory (open(2): EISDIR); Path's
+        // components drop the slash and the dot.
+        let last = path.as_os_str().as_bytes().rsplit(|&b| b == b'/').next();
+        if matches!(last, Some(b"" | b".")) {
+            return Err(refused(path, "names a directory (a trailing / or /.)"));
         }
         let dir = self.open_dir(&base)?;
         let mut abs = base;
