@@ -365,8 +365,8 @@ fn a_symlink_to_a_deleted_file_is_missing() {
 /// A path ending in `/` or `/.` names a directory: a create or a move
 /// there is refused (Path's components drop the slash and the dot: it made
 /// a file), and so is every op on an existing file spelled so (it was
-/// file_exists, "give overwrite", even for an edit, or with overwrite);
-/// outside `--root` it is outside_root first.
+/// file_exists, "give overwrite", even for an edit, or with overwrite), and
+/// so is one ending in `/..`; outside `--root` it is outside_root first.
 #[test]
 fn a_trailing_slash_or_dot_names_a_directory() {
     let d = scratch();
@@ -407,11 +407,26 @@ fn a_trailing_slash_or_dot_names_a_directory() {
             "a.txt/.",
             "a.txt/.",
         ),
+        (
+            r#"{"op":"create","path":"a.txt/..","content":"x","overwrite":true}"#,
+            "a.txt/..",
+            "a.txt/..",
+        ),
+        (
+            r#"{"op":"edit","path":"missing/..","edits":[{"old":"a","new":"b"}]}"#,
+            "missing/..",
+            "missing/..",
+        ),
+        (
+            r#"{"op":"move","path":"a.txt","to":"missing/..","overwrite":true}"#,
+            "a.txt",
+            "missing/..",
+        ),
     ] {
         let r = txn(d.path(), &[], &format!(r#"{{"files":[{op}]}}"#), &[]);
         assert_result(
             &r,
-            &format!("{{\"error\":\"file_not_found\",\"detail\":\"file 1 of 1 ({first}): {path} names a directory (a trailing / or /.)\",\"file\":1}}"),
+            &format!("{{\"error\":\"file_not_found\",\"detail\":\"file 1 of 1 ({first}): {path} names a directory (it ends in /, /. or /..)\",\"file\":1}}"),
             1,
         );
         assert_eq!(tree(d.path()), before, "{op}");
@@ -448,11 +463,11 @@ fn patches_refuse_hard_links_trailing_slashes_and_nul() {
     let r = patch("*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** Delete File: b.txt\n*** End Patch\n");
     assert_result(&r, "{\"error\":\"file_not_found\",\"detail\":\"file 2 of 2 (b.txt): b.txt is a hard link of a file an earlier op names at another path; send its delete or move in another call\",\"file\":2}", 1);
     let r = patch("*** Begin Patch\n*** Add File: new/\n+x\n*** End Patch\n");
-    assert_result(&r, "{\"error\":\"file_not_found\",\"detail\":\"file 1 of 1 (new/): new/ names a directory (a trailing / or /.)\",\"file\":1}", 1);
+    assert_result(&r, "{\"error\":\"file_not_found\",\"detail\":\"file 1 of 1 (new/): new/ names a directory (it ends in /, /. or /..)\",\"file\":1}", 1);
     let r = patch(
         "*** Begin Patch\n*** Update File: a.txt\n*** Move to: d/.\n@@\n-a\n+b\n*** End Patch\n",
     );
-    assert_result(&r, "{\"error\":\"file_not_found\",\"detail\":\"file 1 of 1 (a.txt): d/. names a directory (a trailing / or /.)\",\"file\":1}", 1);
+    assert_result(&r, "{\"error\":\"file_not_found\",\"detail\":\"file 1 of 1 (a.txt): d/. names a directory (it ends in /, /. or /..)\",\"file\":1}", 1);
     let r = patch("*** Begin Patch\n*** Add File: n\0x\n+x\n*** End Patch\n");
     assert_result(
         &r,

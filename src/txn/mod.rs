@@ -31,10 +31,10 @@
 //! is refused (`file_not_found`: its other name still holds it on disk),
 //! and so is a delete or move through (or a move onto) another hard link of
 //! a file an earlier op names (it would remove or move the name that op
-//! used), and a path ending in `/` or `/.` (it names a directory). A `move`
-//! follows a final symlink (it moves the file); a `delete` does not. Moves that swap names (a→tmp, b→a,
-//! tmp→b) are not ordered for: the second rename finds its name taken and
-//! the transaction rolls back.
+//! used), and a path ending in `/`, `/.` or `/..` (it names a directory).
+//! A `move` follows a final symlink (it moves the file); a `delete` does
+//! not. Moves that swap names (a→tmp, b→a, tmp→b) are not ordered for:
+//! the second rename finds its name taken and the transaction rolls back.
 //!
 //! # Tokens and result keys
 //!

@@ -26,9 +26,10 @@ impl Model<'_> {
             })
         };
         let comps: Vec<Component> = path.components().collect();
-        // The last component is the name (`.`, `..` or `/` name a directory).
+        // The last component is the name (`.`, `..` or `/` name a directory:
+        // it was file_exists, "give overwrite", even with it, or for an edit).
         let Some((Component::Normal(name), parents)) = comps.split_last() else {
-            return Err(exists(path));
+            return Err(refused(path, DIR));
         };
         let name = name.to_os_string();
         let mut rest: Vec<OsString> = Vec::new();
@@ -57,7 +58,7 @@ impl Model<'_> {
         // components drop the slash and the dot.
         let last = path.as_os_str().as_bytes().rsplit(|&b| b == b'/').next();
         if matches!(last, Some(b"" | b".")) {
-            return Err(refused(path, "names a directory (a trailing / or /.)"));
+            return Err(refused(path, DIR));
         }
         let dir = self.open_dir(&base)?;
         let mut abs = base;
@@ -85,6 +86,8 @@ pub(super) fn exists(path: &Path) -> TxnError {
     let said = format!("{p} exists; give \"overwrite\": true to replace it");
     TxnError::fail(0, Failure::new(ErrorKind::FileExists, said))
 }
+
+const DIR: &str = "names a directory (it ends in /, /. or /..)";
 
 /// `file_not_found`: `path` cannot be the op's file, for the reason `said`.
 #[cold]
