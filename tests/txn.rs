@@ -230,56 +230,270 @@ fn a_symlink_and_a_hard_link_are_the_same_file() {
     assert_eq!(listing(d.path()), ["hard", "real.txt", "sym"]);
 }
 
-/// A file one op deletes, reached by a later op through another hard link:
-/// refused in the plan (it was a panic, internal_error "present"), nothing
-/// changed, both names kept.
+/// A file an earlier op removes (a delete, a move over it), reached by a
+/// later op of every kind through another hard link: refused in the plan
+/// (it was a panic, internal_error "present"), except that a create or
+/// move onto it without `overwrite` is `file_exists` (the name is there);
+/// nothing changed, no temp left.
 #[test]
-fn a_hard_link_of_a_deleted_file_is_refused_and_nothing_changes() {
-    let d = scratch();
-    write_file(d.path(), "a.txt", b"a\n", 0o644);
-    std::fs::hard_link(d.path().join("a.txt"), d.path().join("b.txt")).unwrap();
-    let dir = d.path().canonicalize().unwrap();
-    for later in [
-        r#"{"op":"edit","path":"b.txt","edits":[{"old":"a","new":"b"}]}"#,
-        r#"{"op":"delete","path":"b.txt"}"#,
-        r#"{"op":"create","path":"b.txt","content":"c\n","overwrite":true}"#,
+fn a_hard_link_of_a_removed_file_is_refused_and_nothing_changes() {
+    let removes = "is a hard link of a file an earlier op removes; send this op in another call";
+    for first in [
+        r#"{"op":"delete","path":"a.txt"}"#,
+        r#"{"op":"move","path":"c.txt","to":"a.txt","overwrite":true}"#,
     ] {
-        let req = format!(r#"{{"files":[{{"op":"delete","path":"a.txt"}},{later}]}}"#);
-        let r = txn(d.path(), &[], &req, &[]);
-        assert_result(
-            &r,
-            &format!("{{\"error\":\"file_not_found\",\"detail\":\"file 2 of 2 (b.txt): {}/b.txt is a hard link of a file an earlier op removes; send this op in another call\",\"file\":2}}", dir.display()),
-            1,
-        );
-        assert_eq!(listing(d.path()), ["a.txt", "b.txt"]);
-        assert_eq!(std::fs::read(d.path().join("b.txt")).unwrap(), b"a\n");
+        for (later, shown, said) in [
+            (
+                r#"{"op":"edit","path":"b.txt","edits":[{"old":"a","new":"b"}]}"#,
+                "b.txt",
+                removes,
+            ),
+            (
+                r#"{"op":"insert","path":"b.txt","line":0,"text":"x"}"#,
+                "b.txt",
+                removes,
+            ),
+            (r#"{"op":"delete","path":"b.txt"}"#, "b.txt", removes),
+            (
+                r#"{"op":"create","path":"b.txt","content":"c\n","overwrite":true}"#,
+                "b.txt",
+                removes,
+            ),
+            (
+                r#"{"op":"move","path":"b.txt","to":"e.txt"}"#,
+                "b.txt",
+                removes,
+            ),
+            (
+                r#"{"op":"move","path":"d.txt","to":"b.txt","overwrite":true}"#,
+                "d.txt",
+                removes,
+            ),
+            (
+                r#"{"op":"create","path":"b.txt","content":"c\n"}"#,
+                "b.txt",
+                "",
+            ),
+            (r#"{"op":"move","path":"d.txt","to":"b.txt"}"#, "d.txt", ""),
+        ] {
+            let d = scratch();
+            write_file(d.path(), "a.txt", b"a\n", 0o644);
+            std::fs::hard_link(d.path().join("a.txt"), d.path().join("b.txt")).unwrap();
+            write_file(d.path(), "c.txt", b"c\n", 0o644);
+            write_file(d.path(), "d.txt", b"d\n", 0o644);
+            let before = tree(d.path());
+            let req = format!(r#"{{"files":[{first},{later}]}}"#);
+            let r = txn(d.path(), &[], &req, &[]);
+            let line = if said.is_empty() {
+                "{\"error\":\"file_exists\",\"detail\":\"file 2 of 2 (SHOWN): b.txt exists; give \\\"overwrite\\\": true to replace it\",\"file\":2}".replace("SHOWN", shown)
+            } else {
+                format!("{{\"error\":\"file_not_found\",\"detail\":\"file 2 of 2 ({shown}): b.txt {said}\",\"file\":2}}")
+            };
+            assert_result(&r, &line, 1);
+            assert_eq!(tree(d.path()), before, "{req}");
+        }
     }
 }
 
-/// A new path with a trailing slash names a directory: a create or a move
-/// there is refused (Path's components drop the slash: it made a file).
+/// A delete or move through a hard link of a file an earlier op names at
+/// another path (edited in place, or moved): refused. The model is one
+/// file at its current name, so it removed or moved *that* name: `edit a;
+/// delete b` deleted a (with its edit) and kept b, `edit a; move c onto b`
+/// put c at a. Content ops through the link still chain (one file).
 #[test]
-fn a_trailing_slash_on_a_new_path_is_refused() {
+fn a_delete_or_move_through_another_hard_link_is_refused() {
+    let said = "is a hard link of a file an earlier op names at another path; send its delete or move in another call";
+    for first in [
+        r#"{"op":"edit","path":"a.txt","edits":[{"old":"a","new":"b"}]}"#,
+        r#"{"op":"move","path":"a.txt","to":"m.txt"}"#,
+    ] {
+        for (later, shown) in [
+            (r#"{"op":"delete","path":"b.txt"}"#, "b.txt"),
+            (r#"{"op":"move","path":"b.txt","to":"e.txt"}"#, "b.txt"),
+            (
+                r#"{"op":"move","path":"c.txt","to":"b.txt","overwrite":true}"#,
+                "c.txt",
+            ),
+        ] {
+            let d = scratch();
+            write_file(d.path(), "a.txt", b"a\n", 0o644);
+            std::fs::hard_link(d.path().join("a.txt"), d.path().join("b.txt")).unwrap();
+            write_file(d.path(), "c.txt", b"c\n", 0o644);
+            let before = tree(d.path());
+            let req = format!(r#"{{"files":[{first},{later}]}}"#);
+            let r = txn(d.path(), &[], &req, &[]);
+            let line = format!("{{\"error\":\"file_not_found\",\"detail\":\"file 2 of 2 ({shown}): b.txt {said}\",\"file\":2}}");
+            assert_result(&r, &line, 1);
+            assert_eq!(tree(d.path()), before, "{req}");
+        }
+    }
+    // A move onto its own hard link is rename(2)'s: nothing to do.
     let d = scratch();
     write_file(d.path(), "a.txt", b"a\n", 0o644);
-    for (op, shown) in [
+    std::fs::hard_link(d.path().join("a.txt"), d.path().join("b.txt")).unwrap();
+    let before = tree(d.path());
+    let r = txn(
+        d.path(),
+        &[],
+        r#"{"files":[{"op":"move","path":"a.txt","to":"b.txt"}]}"#,
+        &[],
+    );
+    assert_result(&r, "{\"count\":0,\"files\":0}", 0);
+    assert_eq!(tree(d.path()), before);
+}
+
+/// A symlink to a deleted file dangles: file_not_found, as before.
+#[test]
+fn a_symlink_to_a_deleted_file_is_missing() {
+    let d = scratch();
+    write_file(d.path(), "a.txt", b"a\n", 0o644);
+    std::os::unix::fs::symlink("a.txt", d.path().join("s")).unwrap();
+    let dir = d.path().canonicalize().unwrap();
+    let before = tree(d.path());
+    for later in [
+        r#"{"op":"edit","path":"s","edits":[{"old":"a","new":"b"}]}"#,
+        r#"{"op":"move","path":"s","to":"z"}"#,
+    ] {
+        let req = format!(r#"{{"files":[{{"op":"delete","path":"a.txt"}},{later}]}}"#);
+        let r = txn(d.path(), &[], &req, &[]);
+        let line = format!("{{\"error\":\"file_not_found\",\"detail\":\"file 2 of 2 (s): {}/a.txt does not exist\",\"file\":2}}", dir.display());
+        assert_result(&r, &line, 1);
+        assert_eq!(tree(d.path()), before);
+    }
+}
+
+/// A path ending in `/` or `/.` names a directory: a create or a move
+/// there is refused (Path's components drop the slash and the dot: it made
+/// a file), and so is every op on an existing file spelled so (it was
+/// file_exists, "give overwrite", even for an edit, or with overwrite), and
+/// so is one ending in `/..`; outside `--root` it is outside_root first.
+#[test]
+fn a_trailing_slash_or_dot_names_a_directory() {
+    let d = scratch();
+    write_file(d.path(), "a.txt", b"a\n", 0o644);
+    std::fs::create_dir(d.path().join("r")).unwrap();
+    let before = tree(d.path());
+    for (op, first, path) in [
         (
             r#"{"op":"create","path":"new/","content":"x\n"}"#,
-            "file 1 of 1 (new/): new/",
+            "new/",
+            "new/",
         ),
         (
-            r#"{"op":"move","path":"a.txt","to":"d/"}"#,
-            "file 1 of 1 (a.txt): d/",
+            r#"{"op":"create","path":"new/.","content":"x\n"}"#,
+            "new/.",
+            "new/.",
+        ),
+        (
+            r#"{"op":"create","path":"x/y/./","content":"x"}"#,
+            "x/y/./",
+            "x/y/./",
+        ),
+        (r#"{"op":"move","path":"a.txt","to":"d/"}"#, "a.txt", "d/"),
+        (r#"{"op":"move","path":"a.txt","to":"d/."}"#, "a.txt", "d/."),
+        (
+            r#"{"op":"edit","path":"a.txt/","edits":[{"old":"a","new":"b"}]}"#,
+            "a.txt/",
+            "a.txt/",
+        ),
+        (r#"{"op":"delete","path":"a.txt//"}"#, "a.txt//", "a.txt//"),
+        (
+            r#"{"op":"move","path":"./a.txt/","to":"z"}"#,
+            "./a.txt/",
+            "./a.txt/",
+        ),
+        (
+            r#"{"op":"create","path":"a.txt/.","content":"x","overwrite":true}"#,
+            "a.txt/.",
+            "a.txt/.",
+        ),
+        (
+            r#"{"op":"create","path":"a.txt/..","content":"x","overwrite":true}"#,
+            "a.txt/..",
+            "a.txt/..",
+        ),
+        (
+            r#"{"op":"edit","path":"missing/..","edits":[{"old":"a","new":"b"}]}"#,
+            "missing/..",
+            "missing/..",
+        ),
+        (
+            r#"{"op":"move","path":"a.txt","to":"missing/..","overwrite":true}"#,
+            "a.txt",
+            "missing/..",
         ),
     ] {
         let r = txn(d.path(), &[], &format!(r#"{{"files":[{op}]}}"#), &[]);
         assert_result(
             &r,
-            &format!("{{\"error\":\"file_not_found\",\"detail\":\"{shown} names a directory (a trailing /)\",\"file\":1}}"),
+            &format!("{{\"error\":\"file_not_found\",\"detail\":\"file 1 of 1 ({first}): {path} names a directory (it ends in /, /. or /..)\",\"file\":1}}"),
             1,
         );
-        assert_eq!(listing(d.path()), ["a.txt"]);
+        assert_eq!(tree(d.path()), before, "{op}");
     }
+    let root = d.path().join("r").canonicalize().unwrap();
+    let r = txn(
+        d.path(),
+        &["--root", "r"],
+        r#"{"files":[{"op":"create","path":"../n/","content":"x"}]}"#,
+        &[],
+    );
+    assert_result(
+        &r,
+        &format!("{{\"error\":\"outside_root\",\"detail\":\"file 1 of 1 (../n/): ../n/ resolves outside the root {}\",\"file\":1}}", root.display()),
+        1,
+    );
+    assert_eq!(tree(d.path()), before);
+}
+
+/// Patches reach the same plan: Delete File then Update File of its hard
+/// link, Add File of `new/`, Move to `d/.`; and a NUL in a patch's path
+/// (text or operations), which JSON ops refuse in parsing, was a panic
+/// (internal_error "no NUL in a path"); an empty operations path was
+/// `file_exists: " exists"`.
+#[test]
+fn patches_refuse_hard_links_trailing_slashes_and_nul() {
+    let d = scratch();
+    write_file(d.path(), "a.txt", b"a\n", 0o644);
+    std::fs::hard_link(d.path().join("a.txt"), d.path().join("b.txt")).unwrap();
+    let before = tree(d.path());
+    let patch = |p: &str| run_stdin(d.path(), &["--patch"], p.as_bytes());
+    let r = patch("*** Begin Patch\n*** Delete File: a.txt\n*** Update File: b.txt\n@@\n-a\n+b\n*** End Patch\n");
+    assert_result(&r, "{\"error\":\"file_not_found\",\"detail\":\"file 2 of 2 (b.txt): b.txt is a hard link of a file an earlier op removes; send this op in another call\",\"file\":2}", 1);
+    let r = patch("*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+b\n*** Delete File: b.txt\n*** End Patch\n");
+    assert_result(&r, "{\"error\":\"file_not_found\",\"detail\":\"file 2 of 2 (b.txt): b.txt is a hard link of a file an earlier op names at another path; send its delete or move in another call\",\"file\":2}", 1);
+    let r = patch("*** Begin Patch\n*** Add File: new/\n+x\n*** End Patch\n");
+    assert_result(&r, "{\"error\":\"file_not_found\",\"detail\":\"file 1 of 1 (new/): new/ names a directory (it ends in /, /. or /..)\",\"file\":1}", 1);
+    let r = patch(
+        "*** Begin Patch\n*** Update File: a.txt\n*** Move to: d/.\n@@\n-a\n+b\n*** End Patch\n",
+    );
+    assert_result(&r, "{\"error\":\"file_not_found\",\"detail\":\"file 1 of 1 (a.txt): d/. names a directory (it ends in /, /. or /..)\",\"file\":1}", 1);
+    let r = patch("*** Begin Patch\n*** Add File: n\0x\n+x\n*** End Patch\n");
+    assert_result(
+        &r,
+        "{\"error\":\"invalid_patch\",\"detail\":\"line 2: the path contains a NUL character\"}",
+        1,
+    );
+    let r = patch(
+        "*** Begin Patch\n*** Update File: a.txt\n*** Move to: m\0\n@@\n-a\n+b\n*** End Patch\n",
+    );
+    assert_result(
+        &r,
+        "{\"error\":\"invalid_patch\",\"detail\":\"line 3: the path contains a NUL character\"}",
+        1,
+    );
+    for ops in [
+        r#"{"type":"create_file","path":"n\u0000x","diff":"+x\n"}"#,
+        r#"{"type":"delete_file","path":"a\u0000"}"#,
+        r#"{"type":"update_file","path":"a.txt","move_to":"q\u0000","diff":"@@\n-a\n+b\n"}"#,
+        r#"{"type":"create_file","path":"","diff":"+x\n"}"#,
+        r#"{"type":"update_file","path":"a.txt","move_to":"","diff":"@@\n-a\n+b\n"}"#,
+    ] {
+        let req = format!(r#"{{"operations":[{ops}]}}"#);
+        let r = txn(d.path(), &[], &req, &[]);
+        assert_result(&r, "{\"error\":\"invalid_argument\",\"detail\":\"stdin request: operation 1 of 1: a path is empty or contains a NUL character\"}", 2);
+    }
+    assert_eq!(tree(d.path()), before);
 }
 
 /// `mode` of a create, before the umask; a created file's parents 0755.

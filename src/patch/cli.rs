@@ -205,6 +205,15 @@ fn operations(ops: Vec<Operation>) -> Result<Patch, Result<String, String>> {
         let at =
             |e: super::ParseError| Ok(format!("operation {} of {n} ({}): {e}", i + 1, op.path));
         let diff = op.diff.as_deref().unwrap_or("");
+        // A NUL was a panic making the C string; "" named nothing (it
+        // was "file_exists:  exists").
+        let bad = |p: &str| p.is_empty() || p.contains('\0');
+        if bad(&op.path) || op.move_to.as_deref().is_some_and(bad) {
+            return Err(Err(format!(
+                "operation {} of {n}: a path is empty or contains a NUL character",
+                i + 1
+            )));
+        }
         hunks.push(match (op.kind.as_str(), &op.move_to) {
             ("create_file", None) => Hunk::Add {
                 content: parse_create_diff(diff).map_err(at)?,

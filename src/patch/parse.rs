@@ -273,6 +273,8 @@ impl Lines<'_, '_> {
     fn path(&self, rest: &str) -> Result<String, ParseError> {
         match rest {
             "" => Err(err(self.i, "expected a path after the marker".into())),
+            // No file name holds one (it was a panic making the C string).
+            p if p.contains('\0') => Err(err(self.i, "the path contains a NUL character".into())),
             p => Ok(p.to_owned()),
         }
     }

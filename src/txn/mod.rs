@@ -28,11 +28,13 @@
 //! replaced file's other hard links keep the old inode, as with a
 //! single-file edit). A path an earlier op vacated is missing, a path an
 //! earlier create made exists; a hard link of a file an earlier op deleted
-//! is refused (`file_not_found`: its other name still holds it on disk), as
-//! is a new path ending in `/` (it names a directory). A `move` follows a final symlink (it moves
-//! the file); a `delete` does not. Moves that swap names (a→tmp, b→a,
-//! tmp→b) are not ordered for: the second rename finds its name taken and
-//! the transaction rolls back.
+//! is refused (`file_not_found`: its other name still holds it on disk),
+//! and so is a delete or move through (or a move onto) another hard link of
+//! a file an earlier op names (it would remove or move the name that op
+//! used), and a path ending in `/`, `/.` or `/..` (it names a directory).
+//! A `move` follows a final symlink (it moves the file); a `delete` does
+//! not. Moves that swap names (a→tmp, b→a, tmp→b) are not ordered for:
+//! the second rename finds its name taken and the transaction rolls back.
 //!
 //! # Tokens and result keys
 //!

@@ -75,6 +75,9 @@ pub(super) struct Plan {
 enum Named {
     /// A file of the model.
     File(usize),
+    /// A file of the model through another hard link than the one it is
+    /// at: one file for content ops, not for a delete or move (the name).
+    Link(usize),
     /// Nothing (never there, or vacated by an earlier op).
     Nothing(Dest),
 }
@@ -135,6 +138,7 @@ impl Model<'_> {
     fn apply(&mut self, i: usize) -> Result<(usize, PathBuf), TxnError> {
         let op = &self.txn.ops[i];
         let follow = !matches!(op.kind, OpKind::Delete { .. });
+        let entry = matches!(op.kind, OpKind::Delete { .. } | OpKind::Move { .. });
         let f = match (&op.kind, self.locate(&op.path, follow)?) {
             (OpKind::Create { mode, .. }, Named::Nothing(dest)) => {
                 let path = dest.t.path.clone();
@@ -143,13 +147,13 @@ impl Model<'_> {
                 self.files[f].steps.push(i);
                 return Ok((f, path));
             }
-            (OpKind::Create { overwrite, .. }, Named::File(f)) => {
-                if !overwrite {
-                    return Err(exists(&op.path));
-                }
-                f
+            (OpKind::Create { overwrite, .. }, _) if !overwrite => return Err(exists(&op.path)),
+            // Removed: the model would have to guess; `edit a; delete b`
+            // would remove a and keep b.
+            (_, Named::Link(f)) if entry || self.at[f].is_none() => {
+                return Err(self.link(f, &op.path))
             }
-            (_, Named::File(f)) => f,
+            (_, Named::File(f) | Named::Link(f)) => f,
             (_, Named::Nothing(d)) => {
                 return Err(TxnError::of(
                     i,
@@ -181,11 +185,12 @@ impl Model<'_> {
                 }
                 let dest = match self.locate(to, true)? {
                     Named::Nothing(d) => d,
-                    Named::File(g) if g == f => return Ok((f, from)), // onto itself
+                    // Onto itself (a hard link of it too: rename(2) leaves both).
+                    Named::File(g) | Named::Link(g) if g == f => return Ok((f, from)),
+                    _ if !overwrite => return Err(exists(to)),
+                    // It would land at g's other name.
+                    Named::Link(g) => return Err(self.link(g, to)),
                     Named::File(g) => {
-                        if !overwrite {
-                            return Err(exists(to));
-                        }
                         let mut d = self.dest_of(g)?;
                         // What is on disk at that name: g itself if it is
                         // still in place, else what g replaced there (a
@@ -286,6 +291,16 @@ impl Model<'_> {
         Ok(fd)
     }
 
+    /// The refusal of `path`, a hard link of file `g` (`Named::Link`).
+    #[cold]
+    fn link(&self, g: usize, path: &Path) -> TxnError {
+        let said = match self.at[g] {
+            None => "is a hard link of a file an earlier op removes; send this op in another call",
+            Some(_) => "is a hard link of a file an earlier op names at another path; send its delete or move in another call",
+        };
+        refused(path, said)
+    }
+
     /// The destination a file's current path makes (to move another file
     /// over it): its directory and name as they are.
     fn dest_of(&mut self, g: usize) -> Result<Dest, TxnError> {
@@ -364,17 +379,11 @@ impl Model<'_> {
             }));
         }
         let id = (st.st_dev, st.st_ino);
-        // The same inode by another name (a hard link): one file; refused
-        // once an earlier op removed it (the model would have to guess).
+        // The same inode by another name (a hard link): one file.
         if let Some(f) =
             (self.files.iter()).position(|f| f.orig.as_ref().is_some_and(|o| o.1 == id))
         {
-            let said =
-                "is a hard link of a file an earlier op removes; send this op in another call";
-            return self.at[f]
-                .as_ref()
-                .map(|_| Named::File(f))
-                .ok_or_else(|| refused(&t.path, said));
+            return Ok(Named::Link(f));
         }
         let i = self.txn.ops.len();
         Ok(Named::File(self.add(

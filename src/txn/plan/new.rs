@@ -26,14 +26,11 @@ impl Model<'_> {
             })
         };
         let comps: Vec<Component> = path.components().collect();
-        // The last component is the name (`.`, `..` or `/` name a directory).
+        // The last component is the name (`.`, `..` or `/` name a directory:
+        // it was file_exists, "give overwrite", even with it, or for an edit).
         let Some((Component::Normal(name), parents)) = comps.split_last() else {
-            return Err(exists(path));
+            return Err(refused(path, DIR));
         };
-        // `new/` names a directory (open(2): EISDIR); Path drops the slash.
-        if path.as_os_str().as_bytes().ends_with(b"/") {
-            return Err(refused(path, "names a directory (a trailing /)"));
-        }
         let name = name.to_os_string();
         let mut rest: Vec<OsString> = Vec::new();
         let mut n = parents.len();
@@ -56,6 +53,12 @@ impl Model<'_> {
             if !base.starts_with(root) {
                 return Err(err(outside_root(path, root)));
             }
+        }
+        // `new/` and `new/.` name a directory (open(2): EISDIR); Path's
+        // components drop the slash and the dot.
+        let last = path.as_os_str().as_bytes().rsplit(|&b| b == b'/').next();
+        if matches!(last, Some(b"" | b".")) {
+            return Err(refused(path, DIR));
         }
         let dir = self.open_dir(&base)?;
         let mut abs = base;
@@ -83,6 +86,8 @@ pub(super) fn exists(path: &Path) -> TxnError {
     let said = format!("{p} exists; give \"overwrite\": true to replace it");
     TxnError::fail(0, Failure::new(ErrorKind::FileExists, said))
 }
+
+const DIR: &str = "names a directory (it ends in /, /. or /..)";
 
 /// `file_not_found`: `path` cannot be the op's file, for the reason `said`.
 #[cold]
