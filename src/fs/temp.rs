@@ -72,6 +72,7 @@ fn register(dir: BorrowedFd<'_>, name: Option<&CString>) {
 }
 
 /// A fresh hidden name: `.as-edit-<16 hex>.tmp` (what a crash may leave).
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn temp_name() -> CString {
     CString::new(format!(".as-edit-{}.tmp", crate::hex::random())).expect("hex has no NUL")
 }
@@ -269,6 +270,7 @@ impl<'d> Temp<'d> {
 
     /// The temp's hidden name in its directory, linked now if it had none
     /// (just before the rename). `fsync`: a copy made instead is flushed.
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub(crate) fn named(&mut self, fsync: bool) -> Result<&CString, Errno> {
         if self.name.is_none() {
             self.link(fsync)?;
