@@ -35,6 +35,7 @@ fn trim_sp_end(s: &str) -> &str {
     s.trim_end_matches([' ', '\t'])
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn trailing_ws_eq(o: &str, t: &str, p: Part) -> bool {
     let (ot, tt) = (trim_sp_end(o), trim_sp_end(t));
     match p {
@@ -151,6 +152,7 @@ pub(super) fn ascii_form(c: char) -> Option<&'static str> {
     })
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn fold(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -182,6 +184,7 @@ pub(in crate::hints) fn skeleton_chars(s: &str) -> impl Iterator<Item = char> + 
     })
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn skeleton_into(s: &str, out: &mut String) {
     out.clear();
     if s.is_ascii() {
