@@ -23,6 +23,7 @@ struct OomToResultLine;
 const OOM_LINE: &[u8] = b"__RESULT__{\"error\":\"write_failed\",\"detail\":\"out of memory (an allocation failed); the file is unchanged, retry\"}\n";
 
 #[cold]
+#[cfg_attr(as_edit_small, optimize(size))]
 fn out_of_memory() -> ! {
     // Removes a named temp without allocating (a lock try, unlinkat on a
     // C string already held; dropping it only frees).

@@ -72,7 +72,6 @@ fn register(dir: BorrowedFd<'_>, name: Option<&CString>) {
 }
 
 /// A fresh hidden name: `.as-edit-<16 hex>.tmp` (what a crash may leave).
-#[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn temp_name() -> CString {
     CString::new(format!(".as-edit-{}.tmp", crate::hex::random())).expect("hex has no NUL")
 }

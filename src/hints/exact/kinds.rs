@@ -46,6 +46,7 @@ fn trailing_ws_eq(o: &str, t: &str, p: Part) -> bool {
     }
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn split_lead(s: &str) -> (&str, &str) {
     let body = s.trim_start_matches([' ', '\t']);
     (&s[..s.len() - body.len()], body)
@@ -127,6 +128,7 @@ fn is_blank(c: char) -> bool {
 }
 
 /// Runs of spaces/tabs collapsed to one space; the edges trimmed.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn collapse(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for w in s.split(is_blank).filter(|w| !w.is_empty()) {
