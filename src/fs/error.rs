@@ -230,11 +230,8 @@ pub(super) fn cause(e: Errno) -> String {
     io::Error::from(e).to_string()
 }
 
-/// `1.5 s`: a duration to a tenth of a second, without f64's formatting
-/// (12 KiB of the static binary for this one message), nor u128's (1 KiB:
-/// `as_millis`): whole seconds plus the rounded tenths, which may carry. A
-/// deadline of `now + d` was computed before this, so the seconds plus one
-/// cannot overflow.
+/// `1.5 s`: to the nearest tenth of a second, without f64 (12 KiB) or u128
+/// (1 KiB) formatting; `now + d` was computed first, so `+ 1` cannot overflow.
 fn tenths(d: Duration) -> String {
     let r = (d.subsec_millis() + 50) / 100;
     format!("{}.{} s", d.as_secs() + u64::from(r / 10), r % 10)
