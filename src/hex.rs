@@ -45,10 +45,8 @@ pub fn random() -> String {
         match rustix::rand::getrandom(&mut r[filled..], rustix::rand::GetRandomFlags::empty()) {
             Ok(n) => filled += n,
             Err(_) => {
-                let t = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos() as u64)
-                    .unwrap_or(0);
+                // The wall clock through libc (fs::lock::now says why).
+                let t = crate::fs::lock::clock(libc::CLOCK_REALTIME).as_nanos() as u64;
                 r = (t ^ ((std::process::id() as u64) << 32)).to_le_bytes();
                 break;
             }

@@ -1,5 +1,8 @@
 //! Thin entry point: parse, run, print the one result line, exit with the
 //! contract's code.
+// As in src/lib.rs: scripts/build-static.sh's --cfg as_edit_small builds
+// the once-per-process code for size.
+#![cfg_attr(as_edit_small, feature(optimize_attribute))]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
@@ -20,6 +23,7 @@ struct OomToResultLine;
 const OOM_LINE: &[u8] = b"__RESULT__{\"error\":\"write_failed\",\"detail\":\"out of memory (an allocation failed); the file is unchanged, retry\"}\n";
 
 #[cold]
+#[cfg_attr(as_edit_small, optimize(size))]
 fn out_of_memory() -> ! {
     // Removes a named temp without allocating (a lock try, unlinkat on a
     // C string already held; dropping it only frees).
@@ -116,6 +120,7 @@ unsafe impl GlobalAlloc for OomToResultLine {
 #[global_allocator]
 static ALLOCATOR: OomToResultLine = OomToResultLine;
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn main() {
     // A file size limit (`ulimit -f`, a container's `--ulimit fsize`) under
     // the new content makes the kernel send SIGXFSZ, whose default action

@@ -289,6 +289,7 @@ pub fn failure_line(f: &Failure, report: Option<&Report>) -> String {
     })
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn render(line: &Line) -> String {
     render_json(line)
 }

@@ -49,8 +49,15 @@ fn wrap<V>(v: V) -> Wrap<V> {
     }
 }
 
-/// Forwards `deserialize_*` methods that take only a visitor.
+/// Forwards `deserialize_*` methods that take only a visitor, each with
+/// the attributes given first.
 macro_rules! forward {
+    (#[$a:meta] $($name:ident)*) => {$(
+        #[$a]
+        fn $name<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+            self.0.$name(wrap(v))
+        }
+    )*};
     ($($name:ident)*) => {$(
         fn $name<V: Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
             self.0.$name(wrap(v))
@@ -61,11 +68,17 @@ macro_rules! forward {
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
     type Error = D::Error;
 
+    // A request's long strings (an edit's OLD and NEW) are scanned and
+    // LF-normalized below these: at the crate's opt-level.
     forward! {
+        deserialize_str deserialize_string deserialize_bytes deserialize_byte_buf
+    }
+    // The rest reads a request's few numbers, flags, keys and its structure.
+    forward! {
+        #[cfg_attr(as_edit_small, optimize(size))]
         deserialize_any deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32
         deserialize_i64 deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64
-        deserialize_f32 deserialize_f64 deserialize_char deserialize_str deserialize_string
-        deserialize_bytes deserialize_byte_buf deserialize_option deserialize_unit
+        deserialize_f32 deserialize_f64 deserialize_char deserialize_option deserialize_unit
         deserialize_seq deserialize_map deserialize_identifier deserialize_ignored_any
     }
 

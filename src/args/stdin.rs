@@ -50,6 +50,7 @@ struct StdinEdit {
 pub(crate) struct LineNo(pub(crate) u64);
 
 impl<'de> Deserialize<'de> for LineNo {
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<LineNo, D::Error> {
         struct V;
         impl Visitor<'_> for V {
@@ -106,6 +107,7 @@ pub(crate) struct EditList {
 }
 
 impl<'de> Deserialize<'de> for EditList {
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<EditList, D::Error> {
         d.deserialize_seq(EditListVisitor)
     }

@@ -230,11 +230,11 @@ pub(super) fn cause(e: Errno) -> String {
     io::Error::from(e).to_string()
 }
 
-/// `1.5 s`: a duration to a tenth of a second, without f64's formatting
-/// (12 KiB of the static binary for this one message).
+/// `1.5 s`: to the nearest tenth of a second, without f64 (12 KiB) or u128
+/// (1 KiB) formatting; `now + d` was computed first, so `+ 1` cannot overflow.
 fn tenths(d: Duration) -> String {
-    let t = (d.as_millis() + 50) / 100;
-    format!("{}.{} s", t / 10, t % 10)
+    let r = (d.subsec_millis() + 50) / 100;
+    format!("{}.{} s", d.as_secs() + u64::from(r / 10), r % 10)
 }
 
 pub(super) fn shown(p: &Path) -> String {
@@ -455,6 +455,17 @@ mod tests {
     fn detail(e: FsError) -> (ErrorKind, String) {
         let f = Failure::from(e);
         (f.kind, f.detail.unwrap_or_default())
+    }
+
+    #[test]
+    fn tenths_round_as_the_millisecond_count_does() {
+        for ms in [
+            0, 49, 50, 949, 950, 999, 1_049, 1_050, 9_950, 86_400_949, 86_400_999,
+        ] {
+            let d = Duration::from_millis(ms) + Duration::from_nanos(999_999);
+            let t = (d.as_millis() + 50) / 100;
+            assert_eq!(tenths(d), format!("{}.{} s", t / 10, t % 10), "{ms}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::os::fd::OwnedFd;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rustix::fs::{self as rfs, AtFlags, FileType, FlockOperation, Mode, OFlags, Stat};
 use rustix::io::Errno;
@@ -12,6 +12,27 @@ use rustix::io::Errno;
 use super::error::{ConflictWhat, FileKind, FsError, NotFoundKind, WriteStep};
 use super::resource::is_resource;
 use super::Target;
+
+/// The time since an arbitrary fixed point (CLOCK_MONOTONIC): a lock
+/// deadline's clock. Not `Instant::now`, whose unwrap of a clock error
+/// that cannot happen links io::Error's Debug formatting (3 KiB of the
+/// static binary, scripts/bench/README.md's size table).
+pub(crate) fn now() -> Duration {
+    clock(libc::CLOCK_MONOTONIC)
+}
+
+/// `id`'s time (zero should the call ever fail: a deadline then counts
+/// from the first working call; a random name's fallback seed is then the
+/// pid alone).
+pub(crate) fn clock(id: libc::clockid_t) -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes the one timespec on the stack.
+    unsafe { libc::clock_gettime(id, &mut t) };
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
 
 /// The type of what `st` describes: `Ok` for a regular file, else the
 /// `file_not_found` naming what is there instead.
@@ -38,7 +59,7 @@ fn require_regular(st: &Stat, path: &Path) -> Result<(), FsError> {
 /// the path names a new inode: reopen and lock that one instead.
 #[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn open_locked(t: &Target, timeout: Duration) -> Result<(OwnedFd, Stat), FsError> {
-    let deadline = Instant::now() + timeout;
+    let deadline = now() + timeout;
     for _ in 0..1000 {
         if let Some(locked) = try_open_locked(t, deadline, timeout, None)? {
             return Ok(locked);
@@ -56,7 +77,7 @@ pub(crate) fn open_locked(t: &Target, timeout: Duration) -> Result<(OwnedFd, Sta
 #[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn try_open_locked(
     t: &Target,
-    deadline: Instant,
+    deadline: Duration,
     timeout: Duration,
     want: Option<(u64, u64)>,
 ) -> Result<Option<(OwnedFd, Stat)>, FsError> {
@@ -109,21 +130,21 @@ pub(crate) fn try_open_locked(
 }
 
 #[cfg_attr(as_edit_small, optimize(size))]
-fn lock(fd: &OwnedFd, deadline: Instant, timeout: Duration, path: &Path) -> Result<(), FsError> {
+fn lock(fd: &OwnedFd, deadline: Duration, timeout: Duration, path: &Path) -> Result<(), FsError> {
     let mut pause = Duration::from_micros(500);
     loop {
         match rfs::flock(fd, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => return Ok(()),
             Err(Errno::INTR) => {}
             Err(Errno::WOULDBLOCK) => {
-                let now = Instant::now();
-                if now >= deadline {
+                let t = now();
+                if t >= deadline {
                     return Err(FsError::Busy {
                         path: path.to_owned(),
                         waited: timeout,
                     });
                 }
-                std::thread::sleep(pause.min(deadline - now));
+                std::thread::sleep(pause.min(deadline - t));
                 pause = (pause * 2).min(Duration::from_millis(20));
             }
             // No memory for the lock: a resource, not a reason to go unlocked.

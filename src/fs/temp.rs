@@ -269,6 +269,7 @@ impl<'d> Temp<'d> {
 
     /// The temp's hidden name in its directory, linked now if it had none
     /// (just before the rename). `fsync`: a copy made instead is flushed.
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub(crate) fn named(&mut self, fsync: bool) -> Result<&CString, Errno> {
         if self.name.is_none() {
             self.link(fsync)?;

@@ -258,6 +258,7 @@ fn is_ascii_skel_space(b: u8) -> bool {
 /// ASCII line unless `p` is `Inner` (then `inner` is `skel`'s finder): the
 /// comparison stops at the first difference. Byte comparisons of valid
 /// UTF-8 answer as the `str` ones do.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn skel_rel(
     line: &str,
     skel: &str,

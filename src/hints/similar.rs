@@ -33,6 +33,7 @@ pub(super) fn similar(
 
 /// [`similar`]; `prune` skips the alignments that cannot win, trying the
 /// likeliest first (a test holds the answers equal to the plain loop's).
+#[cfg_attr(as_edit_small, optimize(size))]
 fn similar_pruned(
     text: &str,
     pieces: &[&str],

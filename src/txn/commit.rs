@@ -170,6 +170,7 @@ impl Commit<'_> {
 
     /// Renames file `f`'s original name away to a hidden one (`gone`:
     /// removed once all is committed, else the commit moves it on).
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn hide(&mut self, f: usize, gone: bool) -> Result<CString, Errno> {
         let name = orig(self.plan, f).name.clone();
         let (h, d) = (temp_name(), self.raw(D::Orig(f)));

@@ -22,11 +22,10 @@
 //! symlink a delete removes is not locked either (the link is not the file).
 
 use std::os::fd::OwnedFd;
-use std::time::Instant;
 
 use rustix::fs::{self as rfs, AtFlags, Stat};
 
-use crate::fs::lock::{recheck, try_open_locked};
+use crate::fs::lock::{now, recheck, try_open_locked};
 use crate::fs::meta::{self, DirFacts};
 use crate::fs::{ConflictWhat, FsError, Target};
 
@@ -48,7 +47,7 @@ pub(super) struct Locked {
 #[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, TxnError> {
     let timeout = txn.options.lock_timeout;
-    let deadline = Instant::now() + timeout;
+    let deadline = now() + timeout;
     'round: for _ in 0..1000 {
         let mut order: Vec<((u64, u64), usize)> = Vec::new();
         for (f, file) in plan.files.iter().enumerate() {

@@ -172,6 +172,7 @@ impl TxnError {
             partial: None,
         }
     }
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub(crate) fn of(op: usize, e: FsError) -> TxnError {
         let f = crate::fs::resource::out_of_descriptors(&e, nofile::bound);
         TxnError::fail(op, f.unwrap_or_else(|| Failure::from(e)))

@@ -31,7 +31,10 @@ pub(super) fn raise() {
 #[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn bound() -> String {
     let l = getrlimit(Resource::Nofile);
-    let n = |v: Option<u64>| v.map_or("unlimited".into(), |v| v.to_string());
+    #[cfg_attr(as_edit_small, optimize(size))]
+    fn n(v: Option<u64>) -> String {
+        v.map_or("unlimited".into(), |v| v.to_string())
+    }
     format!(
         "a transaction holds, until its commit, a descriptor per file it locks, one per new content, \
          one per directory and per directory it creates, and RLIMIT_NOFILE allows {} (hard limit {}); \

@@ -247,6 +247,7 @@ impl Model<'_> {
 
     /// Removes file `f`; a file the transaction created keeps the place
     /// its temp is made in.
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn gone(&mut self, f: usize) {
         let file = &mut self.files[f];
         if let End::At(d) = std::mem::replace(&mut file.end, End::Gone) {
@@ -261,6 +262,7 @@ impl Model<'_> {
         self.at[f] = Some(key);
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn set(&mut self, key: PathBuf, f: Option<usize>) {
         match self.names.iter_mut().find(|n| n.0 == key) {
             Some(n) => n.1 = f,

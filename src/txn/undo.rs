@@ -91,6 +91,7 @@ pub(super) fn end() {
 /// could not be (or the journal was mid-update), and the hidden names
 /// stay: the caller must then not remove its registered temp either (after
 /// an exchange that name holds an original). Allocates nothing.
+#[cfg_attr(as_edit_small, optimize(size))]
 pub fn undo_on_exit() -> Option<bool> {
     JOURNAL.try_with(undo_all).ok().flatten()
 }

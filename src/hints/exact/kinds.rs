@@ -35,6 +35,7 @@ fn trim_sp_end(s: &str) -> &str {
     s.trim_end_matches([' ', '\t'])
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn trailing_ws_eq(o: &str, t: &str, p: Part) -> bool {
     let (ot, tt) = (trim_sp_end(o), trim_sp_end(t));
     match p {
@@ -45,6 +46,7 @@ fn trailing_ws_eq(o: &str, t: &str, p: Part) -> bool {
     }
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn split_lead(s: &str) -> (&str, &str) {
     let body = s.trim_start_matches([' ', '\t']);
     (&s[..s.len() - body.len()], body)
@@ -126,6 +128,7 @@ fn is_blank(c: char) -> bool {
 }
 
 /// Runs of spaces/tabs collapsed to one space; the edges trimmed.
+#[cfg_attr(as_edit_small, optimize(size))]
 fn collapse(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for w in s.split(is_blank).filter(|w| !w.is_empty()) {
@@ -151,6 +154,7 @@ pub(super) fn ascii_form(c: char) -> Option<&'static str> {
     })
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 fn fold(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -182,6 +186,7 @@ pub(in crate::hints) fn skeleton_chars(s: &str) -> impl Iterator<Item = char> + 
     })
 }
 
+#[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn skeleton_into(s: &str, out: &mut String) {
     out.clear();
     if s.is_ascii() {
