@@ -234,7 +234,11 @@ pub(crate) fn prepare<'a>(
     }
     loop {
         let (dst, direct) = match engine.spare() {
-            Some(s) => (s, true),
+            // A chunk at a time: validated and normalized while in cache.
+            Some(s) => {
+                let n = CHUNK.min(s.len());
+                (&mut s[..n], true)
+            }
             None => (&mut buf[..], false),
         };
         // From the descriptor's position (the start: a transaction seeks a
