@@ -20,7 +20,10 @@
 //! re-scanning the whole tail on every chunk made a 48 MiB OLD over a
 //! 256 MiB file 4.9 s instead of 0.06 s.
 //! The search itself is `needle.rs` (for an OLD of 4 KiB or more, a rare
-//! piece of it first, Two-Way only when that proves too common).
+//! piece of it first, Two-Way only when that proves too common). A single
+//! edit with an OLD of [`DIRECT`] bytes or more is read into its slot by
+//! the caller (`Engine::spare`): the text is not copied into the slot,
+//! only the `keep` bytes carried to its front once per `keep` bytes read.
 
 use super::needle::Needle;
 use super::{Edit, EditStats, Refusal, AT_LINE_STARTS_MAX, LINES_MAX};

@@ -15,12 +15,13 @@
 //!   work (at most 4 MiB of `similar` line keys, tens of KiB for source
 //!   code) and the helper's baseline of about 1 MiB.
 //! - `multiple_occurrences`: the occurrences are found as the text streams
-//!   by, holding at most `2 * (len(OLD) - 1)` bytes and one piece (a search
+//!   by, holding at most `2 * (len(OLD) - 1)` bytes and one piece (reserved
+//!   at once, in huge pages from 1 MiB of OLD; a search
 //!   runs once that much is held and carries `len(OLD) - 1` bytes on, so
 //!   each byte is searched about twice at most: linear for any OLD; a
 //!   long OLD takes the engine's piece search, `engine/needle.rs`); the
 //!   lines are complete for any file size, and reading stops once
-//!   [`OCCURRENCE_LINES_MAX`] lines are known.
+//!   [`OCCURRENCE_LINES_MAX`] lines, or all the edit counted, are known.
 
 use std::os::fd::BorrowedFd;
 
@@ -49,7 +50,9 @@ pub fn hint_keys(
             not_found_keys(&text, whole && fully_read, edits.get(edit)?)
         }
         Refusal::Multiple { edit, count } => {
-            let mut scan = OccurrenceScan::new(edits.get(edit)?.old_text(), OCCURRENCE_LINES_MAX);
+            // The edit counted them all: reading stops at the last one.
+            let limit = OCCURRENCE_LINES_MAX.min(count as usize);
+            let mut scan = OccurrenceScan::new(edits.get(edit)?.old_text(), limit);
             stream(file, &edits[..edit], &mut |b| scan.feed(b));
             scan.finish();
             Some(multiple_keys(scan.lines, count))
