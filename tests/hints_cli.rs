@@ -454,3 +454,69 @@ fn crlf_files_are_cut_after_normalizing() {
         }
     }
 }
+
+/// Numbered CRLF lines `from..to`, each 13 bytes.
+fn crlf_lines(from: usize, to: usize) -> String {
+    (from..to).map(|i| format!("line {i:06}\r\n")).collect()
+}
+
+/// Issue 23 item 5: a long OLD (over 256 KiB, read straight into the
+/// edit's tail slot) in a CRLF file, straddling the slot's first window:
+/// the exact bytes (with `--eol preserve`, CRLF kept, NEW's line end too)
+/// and result line.
+#[test]
+fn a_long_old_in_a_crlf_file() {
+    let d = scratch();
+    let file = crlf_lines(0, 120_000);
+    let p = write_file(d.path(), "f", file.as_bytes(), 0o644);
+    let old = crlf_lines(30_000, 55_000).replace("\r\n", "\n");
+    assert!(old.len() > 256 << 10);
+    let req = serde_json::json!({"path": "f", "edits": [{"old": old, "new": "X\n"}]});
+    let r = run_stdin(d.path(), &["--stdin"], req.to_string().as_bytes());
+    assert_result(&r, "{\"count\":1}", 0);
+    // Written with LF (the default `--eol lf`); `--eol preserve` keeps CRLF.
+    let want = format!(
+        "{}X\r\n{}",
+        crlf_lines(0, 30_000),
+        crlf_lines(55_000, 120_000)
+    );
+    assert!(std::fs::read(&p).unwrap() == want.replace("\r\n", "\n").as_bytes());
+    write_file(d.path(), "f", file.as_bytes(), 0o644);
+    let r = run_stdin(
+        d.path(),
+        &["--eol", "preserve", "--stdin"],
+        req.to_string().as_bytes(),
+    );
+    assert_result(&r, "{\"count\":1}", 0);
+    assert!(std::fs::read(&p).unwrap() == want.as_bytes());
+}
+
+/// Issue 23 item 5: `--hints` on a long OLD's `multiple_occurrences`, in
+/// CRLF text and LF text: every occurrence's line, one straddling the
+/// re-read's 64 KiB pieces and two back to back; the file unchanged.
+#[test]
+fn hints_on_a_long_old() {
+    let d = scratch();
+    let old = crlf_lines(0, 25_000);
+    let file = format!(
+        "{}{old}{}{old}{old}{}",
+        crlf_lines(0, 7),
+        crlf_lines(7, 5_041),
+        crlf_lines(9, 10)
+    );
+    for text in [file.clone(), file.replace("\r\n", "\n")] {
+        let p = write_file(d.path(), "f", text.as_bytes(), 0o644);
+        let old = old.replace("\r\n", "\n");
+        let req = serde_json::json!({"path": "f", "edits": [{"old": old, "new": "x"}]});
+        let r = run_stdin(
+            d.path(),
+            &["--hints", "--stdin"],
+            req.to_string().as_bytes(),
+        );
+        let lines = [8, 8 + 25_000 + 5_034, 8 + 50_000 + 5_034];
+        let line =
+            format!("{{\"error\":\"multiple_occurrences\",\"count\":3,\"lines\":{lines:?}}}");
+        assert_result(&r, &line.replace(' ', ""), 1);
+        assert!(std::fs::read(&p).unwrap() == text.as_bytes());
+    }
+}

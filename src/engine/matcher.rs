@@ -20,7 +20,10 @@
 //! re-scanning the whole tail on every chunk made a 48 MiB OLD over a
 //! 256 MiB file 4.9 s instead of 0.06 s.
 //! The search itself is `needle.rs` (for an OLD of 4 KiB or more, a rare
-//! piece of it first, Two-Way only when that proves too common).
+//! piece of it first, Two-Way only when that proves too common). A single
+//! edit with an OLD of [`DIRECT`] bytes or more is read into its slot by
+//! the caller (`Engine::spare`): the text is not copied into the slot,
+//! only the `keep` bytes carried to its front once per `keep` bytes read.
 
 use super::needle::Needle;
 use super::{Edit, EditStats, Refusal, AT_LINE_STARTS_MAX, LINES_MAX};
@@ -41,6 +44,11 @@ thread_local! {
 /// this length a rebuild costs a few microseconds against a chunk's search,
 /// and a kept finder (304 bytes with its index) would weigh a third of OLD.
 pub(super) const KEEP_FINDER: usize = 1024;
+
+/// A single edit whose OLD is at least this long is fed in place: the
+/// caller reads into its slot (`Engine::spare`). Below it a chunk is
+/// searched where it was read, and the slot's reads would be short.
+pub(super) const DIRECT: usize = 256 * 1024;
 
 /// What one edit keeps between its turns.
 #[derive(Default)]
@@ -183,6 +191,30 @@ impl<'a> Stages<'a> {
         self.turn(k, off, out, |t, slot, out| t.feed(slot, data, out))
     }
 
+    /// A single edit with an OLD of [`DIRECT`] bytes or more: the room in
+    /// its slot after the carried tail, for the caller to fill (see
+    /// `Engine::spare`).
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn spare(&mut self) -> Option<&mut [u8]> {
+        let k = keep(self.edits.first()?);
+        if self.edits.len() > 1 || k < DIRECT {
+            return None;
+        }
+        Some(&mut self.tails[self.states[0].tail_len as usize..2 * k])
+    }
+
+    /// The first `n` bytes of [`Stages::spare`] are the single edit's next input.
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn filled<F: FnMut(&[u8])>(&mut self, n: usize, out: &mut F) {
+        let st = &mut self.states[0];
+        let t = st.tail_len as usize + n;
+        let edit = &self.edits[0];
+        let slot = &mut self.tails[..2 * keep(edit)];
+        // A single edit keeps its finder.
+        let finder = &mut self.finders[0].1;
+        Turn { finder, edit, st }.hold(slot, t, out);
+    }
+
     /// Ends edit `k`'s input: its tail is scanned a last time and emitted.
     pub(super) fn finish<F: FnMut(&[u8])>(&mut self, k: usize, off: usize, out: &mut F) -> usize {
         if self.states[k].tail_len == 0 {
@@ -308,14 +340,21 @@ impl Turn<'_, '_> {
             let take = data.len().min(2 * keep - t);
             slot[t..t + take].copy_from_slice(&data[..take]);
             data = &data[take..];
-            if t + take < 2 * keep {
-                self.st.tail_len = (t + take) as u32;
-                return;
-            }
-            let pos = self.scan(slot, keep, out);
-            slot.copy_within(pos.., 0);
-            self.st.tail_len = (2 * keep - pos) as u32;
+            self.hold(slot, t + take, out);
         }
+    }
+
+    /// The tail is `t` bytes of the slot: once it fills the slot, its first
+    /// `keep` starts are resolved and the rest is carried to the front.
+    fn hold<F: FnMut(&[u8])>(&mut self, slot: &mut [u8], t: usize, out: &mut F) {
+        let keep = slot.len() / 2;
+        if t < 2 * keep {
+            self.st.tail_len = t as u32;
+            return;
+        }
+        let pos = self.scan(slot, keep, out);
+        slot.copy_within(pos.., 0);
+        self.st.tail_len = (2 * keep - pos) as u32;
     }
 
     /// Handles every match in `buf` that starts before `limit`, emitting

@@ -236,6 +236,8 @@ impl<'a> Engine<'a> {
     /// NEW; here or in [`Engine::finish`]): a caller that defers writing
     /// counts the output before it instead of keeping it. Callers that
     /// append slices need not care (an empty slice appends nothing).
+    // Not inlined: a copy in each of its callers was 5 KiB of the binary.
+    #[inline(never)]
     pub fn feed(&mut self, chunk: &[u8], out: &mut dyn FnMut(&[u8])) {
         if self.utf8.failed() {
             return;
@@ -263,6 +265,40 @@ impl<'a> Engine<'a> {
                 })
             }),
         }
+    }
+
+    /// With one edit whose OLD is long (256 KiB or more), the room after
+    /// its carried tail (its slot is twice OLD): the caller may read the
+    /// next raw bytes straight into it and call [`Engine::filled`] instead
+    /// of `feed`, so the text is never copied into the slot. None otherwise.
+    pub fn spare(&mut self) -> Option<&mut [u8]> {
+        self.stages.spare()
+    }
+
+    /// As [`Engine::feed`] of the first `n` bytes of [`Engine::spare`], just
+    /// written by the caller (validated, then normalized where they lie).
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub fn filled(&mut self, n: usize, out: &mut dyn FnMut(&[u8])) {
+        let Engine {
+            utf8,
+            norm,
+            stages,
+            gather,
+            input_len,
+            ..
+        } = self;
+        let raw = match stages.spare() {
+            Some(raw) if !utf8.failed() => &mut raw[..n],
+            _ => return,
+        };
+        *input_len += n as u64;
+        utf8.feed(raw);
+        if utf8.failed() {
+            return;
+        }
+        let n = norm.squeeze(raw);
+        stages.filled(n, &mut gathered(gather, out));
+        gather.flush(out);
     }
 
     /// Ends the input: flushes the held-back output to `out` and returns the
@@ -813,6 +849,116 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Feeds `content` as a caller reading into [`Engine::spare`] does, `p`
+    /// bytes a read at most (or whole chunks of `p` through `feed` when the
+    /// engine has no spare room); the summary's count and the first edit's
+    /// lines.
+    fn direct(
+        content: &[u8],
+        edits: &[Edit],
+        p: usize,
+    ) -> Result<(Vec<u8>, u64, Vec<u64>), Refusal> {
+        let mut out = Vec::new();
+        let mut engine = Engine::new(edits, true);
+        let mut rest = content;
+        while !rest.is_empty() {
+            let n = match engine.spare() {
+                Some(s) => {
+                    let n = p.min(s.len()).min(rest.len());
+                    s[..n].copy_from_slice(&rest[..n]);
+                    engine.filled(n, &mut |b| out.extend_from_slice(b));
+                    n
+                }
+                None => {
+                    let n = p.min(rest.len());
+                    engine.feed(&rest[..n], &mut |b| out.extend_from_slice(b));
+                    n
+                }
+            };
+            rest = &rest[n..];
+        }
+        let s = engine.finish(&mut |b| out.extend_from_slice(b))?;
+        Ok((out, s.count, s.edits[0].lines.clone()))
+    }
+
+    /// A long OLD's text read straight into its tail slot (issue 23 item
+    /// 5): occurrences at the start, straddling the slot's windows and the
+    /// carried tail, back to back and at the end, in LF and in CRLF text
+    /// (a CRLF split between two reads, a lone CR, a final CR), in reads of
+    /// any size: the oracle's exact bytes (`str::replace` of the normalized
+    /// text), count and lines; `--at-line`, a refusal's count and invalid
+    /// UTF-8's offset as the chunked path has them.
+    #[test]
+    fn a_long_old_read_into_its_slot() {
+        let len = matcher::DIRECT + 300;
+        let line = |i: usize| format!("line {i:07} of the long old\n");
+        let mut old = String::new();
+        for i in 0.. {
+            if old.len() >= len {
+                break;
+            }
+            old.push_str(&line(i));
+        }
+        let keep = old.len() - 1;
+        let filler = |n: usize| "f".repeat(n - 1) + "\n";
+        // Starts at 0, then at the end of the first window (straddling it),
+        // just inside the carried tail, back to back, and at the very end.
+        let text = format!(
+            "{old}{}{old}{}{old}{old}{}{old}",
+            filler(keep - 5),
+            filler(keep + 3),
+            filler(2 * keep + 7)
+        );
+        let crlf = text.replace('\n', "\r\n") + "\r";
+        let lone = text.replacen("ff", "f\rf", 3);
+        let all = [e(&old, "NEW\n", true)];
+        for content in [&text, &crlf, &lone] {
+            let norm = content.replace("\r\n", "\n").replace('\r', "\n");
+            let want = norm.replace(old.as_str(), "NEW\n").into_bytes();
+            let lines: Vec<u64> = norm
+                .match_indices(old.as_str())
+                .scan(0, |shift, (i, _)| {
+                    let l = norm[..i].matches('\n').count() as u64 + 1 - *shift;
+                    *shift += old.matches('\n').count() as u64 - 1;
+                    Some(l)
+                })
+                .collect();
+            assert_eq!(lines.len(), 5);
+            let starts: Vec<u64> = norm
+                .match_indices(old.as_str())
+                .map(|(i, _)| norm[..i].matches('\n').count() as u64 + 1)
+                .collect();
+            for p in [1, 4093, keep, keep + 1, 2 * keep, usize::MAX] {
+                let got = direct(content.as_bytes(), &all, p);
+                // Not assert_eq: a failure would print MiBs.
+                assert!(got == Ok((want.clone(), 5, lines.clone())), "read {p}");
+                let one = [e(&old, "NEW\n", false)];
+                let got = direct(content.as_bytes(), &one, p);
+                assert_eq!(got, Err(Refusal::Multiple { edit: 0, count: 5 }));
+                let on = [at(&old, "X", starts[2])];
+                let want = norm.replacen(old.as_str(), "X", 3);
+                let want = want.replacen("X", &old, 2).into_bytes();
+                let got = direct(content.as_bytes(), &on, p).map(|r| (r.0, r.1));
+                assert!(got == Ok((want, 1)), "read {p}");
+            }
+        }
+        let mut bad = text.clone().into_bytes();
+        let at_byte = 2 * old.len() + 10;
+        bad[at_byte] = 0xff;
+        for p in [1, 4093, usize::MAX] {
+            let got = direct(&bad, &all, p);
+            let offset = at_byte as u64;
+            let reason = "invalid start byte";
+            assert_eq!(got, Err(Refusal::InvalidUtf8 { offset, reason }));
+        }
+        // Only a single long OLD has spare room; short OLDs and batches
+        // are fed chunks.
+        assert!(Engine::new(&all, false).spare().is_some());
+        assert!(Engine::new(&[e("ab", "x", false)], false).spare().is_none());
+        let two = [e(&old, "x", false), e("ab", "x", false)];
+        assert!(Engine::new(&two, false).spare().is_none());
     }
 
     /// Search work is linear in the input for any OLD (issue 23 item 5): a

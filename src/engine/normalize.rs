@@ -21,6 +21,9 @@ pub(super) struct Normalizer {
     scratch: Vec<u8>,
     /// A CR was seen: the output is no longer the input byte for byte.
     pub(super) saw_cr: bool,
+    /// [`Normalizer::squeeze`]: the last chunk ended in CR, already written
+    /// as LF; an LF starting the next one is its pair.
+    skip_lf: bool,
 }
 
 impl Normalizer {
@@ -67,6 +70,35 @@ impl Normalizer {
             }
         }
         out(&buf[..w]);
+    }
+
+    /// Normalizes `buf` in place (the output is never longer), returning
+    /// its new length: the engine's [`super::Engine::filled`], where the
+    /// text lies in the tail slot and must not be copied out. A final CR
+    /// is written as LF at once, so there is nothing for `finish` to add.
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn squeeze(&mut self, buf: &mut [u8]) -> usize {
+        let mut i = (std::mem::take(&mut self.skip_lf) && buf.first() == Some(&b'\n')) as usize;
+        let mut w = 0;
+        loop {
+            let j = memchr::memchr(b'\r', &buf[i..]).map_or(buf.len(), |j| i + j);
+            if w != i {
+                buf.copy_within(i..j, w);
+            }
+            w += j - i;
+            if j == buf.len() {
+                return w;
+            }
+            self.saw_cr = true;
+            buf[w] = b'\n';
+            w += 1;
+            i = j + 1;
+            match buf.get(i) {
+                None => self.skip_lf = true,
+                Some(b'\n') => i += 1,
+                _ => {}
+            }
+        }
     }
 
     pub(super) fn finish(&mut self, out: &mut dyn FnMut(&[u8])) {

@@ -15,12 +15,13 @@
 //!   work (at most 4 MiB of `similar` line keys, tens of KiB for source
 //!   code) and the helper's baseline of about 1 MiB.
 //! - `multiple_occurrences`: the occurrences are found as the text streams
-//!   by, holding at most `2 * (len(OLD) - 1)` bytes and one piece (a search
+//!   by, holding at most `2 * (len(OLD) - 1)` bytes and one piece (reserved
+//!   at once, in huge pages from 1 MiB of OLD; a search
 //!   runs once that much is held and carries `len(OLD) - 1` bytes on, so
 //!   each byte is searched about twice at most: linear for any OLD; a
 //!   long OLD takes the engine's piece search, `engine/needle.rs`); the
 //!   lines are complete for any file size, and reading stops once
-//!   [`OCCURRENCE_LINES_MAX`] lines are known.
+//!   [`OCCURRENCE_LINES_MAX`] lines, or all the edit counted, are known.
 
 use std::os::fd::BorrowedFd;
 
@@ -49,7 +50,9 @@ pub fn hint_keys(
             not_found_keys(&text, whole && fully_read, edits.get(edit)?)
         }
         Refusal::Multiple { edit, count } => {
-            let mut scan = OccurrenceScan::new(edits.get(edit)?.old_text(), OCCURRENCE_LINES_MAX);
+            // The edit counted them all: reading stops at the last one.
+            let limit = OCCURRENCE_LINES_MAX.min(count as usize);
+            let mut scan = OccurrenceScan::new(edits.get(edit)?.old_text(), limit);
             stream(file, &edits[..edit], &mut |b| scan.feed(b));
             scan.finish();
             Some(multiple_keys(scan.lines, count))
@@ -147,29 +150,15 @@ fn read_without_cr(file: BorrowedFd<'_>) -> Option<(String, bool)> {
 /// Asks the kernel to provide the pages of `buf`'s spare capacity now, in
 /// one call, rather than one page fault per 4 KiB as the read fills them:
 /// about a third of the time of re-reading a 1 MiB file into a fresh
-/// buffer. Only whole 4 KiB pages inside the allocation are named; where
-/// the call fails (kernels before 5.14 have no MADV_POPULATE_WRITE; larger
-/// pages make the range misaligned) the pages fault in as before.
-#[cfg_attr(as_edit_small, optimize(size))]
+/// buffer (kernels before 5.14 have no MADV_POPULATE_WRITE: the pages then
+/// fault in as before).
 fn prefault(buf: &mut Vec<u8>) {
-    const PAGE: usize = 4096;
     let spare = buf.spare_capacity_mut();
-    let start = spare.as_mut_ptr() as usize;
-    let first = start.next_multiple_of(PAGE);
-    let end = (start + spare.len()) / PAGE * PAGE;
-    if end > first {
-        // SAFETY: [first, end) lies inside `buf`'s allocation, which `buf`
-        // owns; MADV_POPULATE_WRITE only maps its pages (zero-filled where
-        // none were yet) and changes no byte the Vec relies on: the spare
-        // capacity is uninitialized memory.
-        let _ = unsafe {
-            rustix::mm::madvise(
-                first as *mut std::ffi::c_void,
-                end - first,
-                rustix::mm::Advice::LinuxPopulateWrite,
-            )
-        };
-    }
+    crate::spare::advise(
+        spare.as_mut_ptr() as usize,
+        spare.len(),
+        rustix::mm::Advice::LinuxPopulateWrite,
+    );
 }
 
 /// Streams the file from offset 0 through an engine holding `before`,
@@ -223,9 +212,17 @@ pub struct OccurrenceScan<'o> {
 impl<'o> OccurrenceScan<'o> {
     #[cfg_attr(as_edit_small, optimize(size))]
     pub fn new(old: &'o [u8], limit: usize) -> OccurrenceScan<'o> {
+        // All it will hold, at once: no copy as it grows; for a long OLD in
+        // huge pages (2 MiB a fault), as the edit's own tail slot.
+        let mut buf = Vec::with_capacity(2 * old.len() + CHUNK);
+        if old.len() >= 1 << 20 {
+            let spare = buf.spare_capacity_mut();
+            let (at, len) = (spare.as_mut_ptr() as usize, spare.len());
+            crate::spare::advise(at, len, rustix::mm::Advice::LinuxHugepage);
+        }
         OccurrenceScan {
             finder: Needle::new(old),
-            buf: Vec::new(),
+            buf,
             line: 1,
             limit,
             lines: Vec::new(),

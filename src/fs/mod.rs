@@ -221,12 +221,31 @@ pub(crate) fn prepare<'a>(
         marked,
     );
     let mut buf = crate::spare::chunk();
+    // A long OLD's tail slot (twice OLD) is read into directly: no copy
+    // into it, and huge pages, 2 MiB a fault where 4 KiB ones cost a third
+    // of a 48 MiB OLD's search (`scripts/bench/README.md`). The advice is
+    // taken before the slot's first page is touched.
+    if let Some(s) = engine.spare() {
+        crate::spare::advise(
+            s.as_mut_ptr() as usize,
+            s.len(),
+            rustix::mm::Advice::LinuxHugepage,
+        );
+    }
     loop {
+        let (dst, direct) = match engine.spare() {
+            // A chunk at a time: validated and normalized while in cache.
+            Some(s) => {
+                let n = CHUNK.min(s.len());
+                (&mut s[..n], true)
+            }
+            None => (&mut buf[..], false),
+        };
         // From the descriptor's position (the start: a transaction seeks a
         // chained temp back first).
-        let chunk = match rustix::io::read(source, &mut buf[..]) {
+        let n = match rustix::io::read(source, &mut *dst) {
             Ok(0) => break,
-            Ok(n) => &buf[..n],
+            Ok(n) => n,
             Err(Errno::INTR) => continue,
             Err(errno) => {
                 let path = Some(target.path.clone());
@@ -234,9 +253,13 @@ pub(crate) fn prepare<'a>(
             }
         };
         if let Some(h) = in_hash.as_mut() {
-            h.update(chunk);
+            h.update(&dst[..n]);
         }
-        engine.feed(chunk, &mut |b| sink.push(b));
+        let push = &mut |b: &[u8]| sink.push(b);
+        match direct {
+            true => engine.filled(n, push),
+            false => engine.feed(&buf[..n], push),
+        }
         sink.fed(&engine);
         // Invalid UTF-8 settles the outcome, but a hash must still see the
         // whole file (--expect-sha256 compares it, --report shows it).
