@@ -4,10 +4,15 @@
 // the once-per-process code for size.
 #![cfg_attr(as_edit_small, feature(optimize_attribute))]
 
+mod arena;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
 
-/// The system allocator, except that an allocation that fails ends the
+use arena::ARENA;
+
+/// The system allocator behind `arena`'s small blocks, except that an
+/// allocation that fails ends the
 /// process with the one result line the contract promises, instead of std's
 /// message on stderr and an abort (exit 134, no result line). A single-file
 /// edit commits nothing before its final rename, so the target is
@@ -79,42 +84,84 @@ fn injected_oom() -> bool {
     false
 }
 
-// SAFETY: every call is forwarded to `System` unchanged; only a null result
-// is turned into the exit above.
+// SAFETY: a block is the arena's (disjoint, aligned, `arena` docs) or
+// `System`'s, told apart by its address; each goes back where it came from,
+// and a null result is turned into the exit above.
 unsafe impl GlobalAlloc for OomToResultLine {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if injected_oom() {
-            out_of_memory();
-        }
-        let p = System.alloc(layout);
-        if p.is_null() {
-            out_of_memory();
-        }
-        p
+        allocate(layout, false)
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if injected_oom() {
-            out_of_memory();
-        }
-        let p = System.alloc_zeroed(layout);
-        if p.is_null() {
-            out_of_memory();
-        }
-        p
+        allocate(layout, true)
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if injected_oom() {
-            out_of_memory();
-        }
-        let p = System.realloc(ptr, layout, new_size);
-        if p.is_null() {
-            out_of_memory();
-        }
-        p
+        reallocate(ptr, layout, new_size)
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
+        deallocate(ptr, layout)
     }
+}
+
+// Not inlined, these three: every allocation site would carry the arena's
+// code (30 KiB of text with LTO).
+#[inline(never)]
+unsafe fn allocate(layout: Layout, zeroed: bool) -> *mut u8 {
+    if injected_oom() {
+        out_of_memory();
+    }
+    grab(layout, zeroed)
+}
+
+unsafe fn grab(layout: Layout, zeroed: bool) -> *mut u8 {
+    let p = ARENA.alloc(layout);
+    if !p.is_null() {
+        if zeroed {
+            // A block taken back and handed out again holds old bytes.
+            p.write_bytes(0, layout.size());
+        }
+        return p;
+    }
+    let p = match zeroed {
+        true => System.alloc_zeroed(layout),
+        false => System.alloc(layout),
+    };
+    if p.is_null() {
+        out_of_memory();
+    }
+    p
+}
+
+#[inline(never)]
+unsafe fn reallocate(ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+    if injected_oom() {
+        out_of_memory();
+    }
+    if ARENA.owns(ptr) {
+        if ARENA.resize(ptr, layout.size(), new_size) {
+            return ptr;
+        }
+        // Moved (to a newer block or to `System`): copy, then free.
+        let q = grab(
+            Layout::from_size_align_unchecked(new_size, layout.align()),
+            false,
+        );
+        q.copy_from_nonoverlapping(ptr, layout.size().min(new_size));
+        ARENA.free(ptr, layout.size());
+        return q;
+    }
+    let p = System.realloc(ptr, layout, new_size);
+    if p.is_null() {
+        out_of_memory();
+    }
+    p
+}
+
+#[inline(never)]
+unsafe fn deallocate(ptr: *mut u8, layout: Layout) {
+    if ARENA.owns(ptr) {
+        return ARENA.free(ptr, layout.size());
+    }
+    System.dealloc(ptr, layout)
 }
 
 #[global_allocator]
