@@ -75,19 +75,25 @@ pub fn compile(patch: Patch, options: EditOptions, strict: bool, overwrite: bool
 
 fn transform(chunks: Vec<Chunk>, strict: bool, hints: bool) -> Change {
     Change::Transform(Transform {
-        apply: Box::new(move |old: &str| apply(old, &chunks, strict, hints)),
+        apply: Box::new(move |old: &str, out: &mut dyn FnMut(&str)| {
+            apply(old, &chunks, strict, hints, out)
+        }),
     })
 }
 
 #[cfg_attr(as_edit_small, optimize(size))]
-fn apply(old: &str, chunks: &[Chunk], strict: bool, hints: bool) -> Result<Transformed, OpRefusal> {
+fn apply(
+    old: &str,
+    chunks: &[Chunk],
+    strict: bool,
+    hints: bool,
+    out: &mut dyn FnMut(&str),
+) -> Result<Transformed, OpRefusal> {
     let lines = locate::lines(old);
     let plan =
         locate::locate(&lines, chunks, strict).map_err(|r| refusal(old, chunks, r, hints))?;
-    let mut text = String::with_capacity(old.len() + 64);
-    let starts = locate::write(&lines, chunks, &plan, &mut |t| text.push_str(t));
+    let starts = locate::write(&lines, chunks, &plan, out);
     Ok(Transformed {
-        text,
         count: chunks.len() as u64,
         lines: starts.into_iter().map(|l| l as u64).collect(),
         notes: plan

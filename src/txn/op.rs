@@ -12,7 +12,7 @@
 //! A content change ([`Change`]) is either today's old/new edits, streamed
 //! through the engine exactly as a single-file edit is, or a [`Transform`]:
 //! a pure function of the whole old text (strict UTF-8, LF-normalized)
-//! that returns the new text or a refusal. `insert` is one, and a V4A
+//! that streams the new text to a sink or returns a refusal. `insert` is one, and a V4A
 //! `Update File` compiles to one (its chunk locator), so a patch refusal
 //! can carry its own keys (`"chunk"`) beside the transaction's `"file"`.
 
@@ -111,15 +111,17 @@ pub enum Change {
 
 /// A content change computed from the whole old text (strict UTF-8,
 /// CRLF/CR already LF). Pure: no I/O, so the host's transfer fallback runs
-/// the same function on downloaded bytes. Holds the one file's text in
-/// memory (the edits of [`Change::Edits`] stream instead).
+/// the same function on downloaded bytes. Holds the one file's old text in
+/// memory (the edits of [`Change::Edits`] stream instead); the new text
+/// goes to the sink piece by piece, into the temp, never whole.
 pub struct Transform {
-    /// Returns the new text, or why the op is refused.
+    /// Writes the new text to the sink, or says why the op is refused
+    /// (before writing anything, so a refusal never needs a temp).
     pub apply: Box<TransformFn>,
 }
 
-/// The function a [`Transform`] holds.
-pub type TransformFn = dyn Fn(&str) -> Result<Transformed, OpRefusal>;
+/// The function a [`Transform`] holds: old text, sink for the new one.
+pub type TransformFn = dyn Fn(&str, &mut dyn FnMut(&str)) -> Result<Transformed, OpRefusal>;
 
 impl std::fmt::Debug for Transform {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -130,8 +132,6 @@ impl std::fmt::Debug for Transform {
 /// What a [`Transform`] made of the old text.
 #[derive(Debug, Default)]
 pub struct Transformed {
-    /// The new text (written as LF, or CRLF under `--eol preserve`).
-    pub text: String,
     /// Replacements counted into the result's `count` (a patch: chunks).
     pub count: u64,
     /// 1-based lines of the new text where the changes start (`--report`).
