@@ -293,7 +293,7 @@ fn run_change<S: Sandbox + ?Sized>(
         Change::Transform(t) => {
             let old = text(files, bytes, file, path)?;
             let mut out = String::new();
-            let done = (t.apply)(&old, &mut |s| out.push_str(s)).map_err(|r| {
+            let done = t.apply.apply(&old, &mut |s| out.push_str(s)).map_err(|r| {
                 let mut e = files.refuse(r.failure, file, path);
                 if let EditError::Failed { at: Some(at), .. } = &mut e {
                     at.chunk = r.chunk;

@@ -132,6 +132,7 @@ mod parse;
 mod plan;
 mod prepare;
 mod undo;
+mod writer;
 
 pub use undo::undo_on_exit;
 
@@ -139,7 +140,9 @@ pub use insert::insert;
 
 use serde::Serialize;
 
-pub use op::{Change, Op, OpKind, OpRefusal, Transform, TransformFn, Transformed, Txn, MAX_OPS};
+pub use op::{
+    Change, Op, OpKind, OpRefusal, Source, Transform, TransformFn, Transformed, Txn, MAX_OPS,
+};
 pub use parse::{parse, parse_request, Parsed};
 
 use crate::fs::FsError;

@@ -115,13 +115,36 @@ pub enum Change {
 /// memory (the edits of [`Change::Edits`] stream instead); the new text
 /// goes to the sink piece by piece, into the temp, never whole.
 pub struct Transform {
-    /// Writes the new text to the sink, or says why the op is refused
-    /// (before writing anything, so a refusal never needs a temp).
-    pub apply: Box<TransformFn>,
+    /// The change.
+    pub apply: Box<dyn TransformFn>,
 }
 
-/// The function a [`Transform`] holds: old text, sink for the new one.
-pub type TransformFn = dyn Fn(&str, &mut dyn FnMut(&str)) -> Result<Transformed, OpRefusal>;
+/// What a [`Transform`] computes; any `Fn(old, sink)` is one.
+pub trait TransformFn {
+    /// Writes the new text to the sink, or says why the op is refused
+    /// (before writing anything, so a refusal never needs a temp).
+    fn apply(&self, old: &str, out: &mut dyn FnMut(&str)) -> Result<Transformed, OpRefusal>;
+
+    /// The same change in one pass over the file, when the transform has
+    /// one (a patch's chunks: `patch::stream`): `source` feeds it the old
+    /// text (strict UTF-8, LF) piece by piece (false: it could not, the
+    /// caller tells why), the new text goes to the sink as it is made.
+    /// `None` when the pass cannot prove its answer is [`Self::apply`]'s
+    /// (the caller discards the output and runs `apply`).
+    fn stream(&self, _source: &mut Source<'_>, _out: &mut dyn FnMut(&[u8])) -> Option<Transformed> {
+        None
+    }
+}
+
+/// What feeds a [`TransformFn::stream`] the old text: it calls its
+/// argument with each piece; false when it could not read it all.
+pub type Source<'a> = dyn FnMut(&mut dyn FnMut(&[u8])) -> bool + 'a;
+
+impl<F: Fn(&str, &mut dyn FnMut(&str)) -> Result<Transformed, OpRefusal>> TransformFn for F {
+    fn apply(&self, old: &str, out: &mut dyn FnMut(&str)) -> Result<Transformed, OpRefusal> {
+        self(old, out)
+    }
+}
 
 impl std::fmt::Debug for Transform {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
