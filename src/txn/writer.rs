@@ -22,13 +22,19 @@ pub(super) fn write_temp<'a>(
     w.finish(report)
 }
 
+/// Bytes gathered before a write: a transform's output comes a line and
+/// its newline at a time (a write each was 32,769 for a 1 MiB file).
+const BUF: usize = 64 * 1024;
+
 /// A new temp beside a target, written piece by piece: made at the first
-/// piece (a refusal found before any makes none), LF written as CRLF with
-/// `crlf`, hashed for `--report` only (a patch's CPU was half this hash),
-/// the first error kept for [`TempWriter::finish`].
+/// write (a refusal found before any makes none), LF written as CRLF with
+/// `crlf`, gathered into writes of [`BUF`], hashed for `--report` only (a
+/// patch's CPU was half this hash), the first error kept for
+/// [`TempWriter::finish`].
 pub(super) struct TempWriter<'a> {
     temp: Option<Temp<'a>>,
     at: &'a Target,
+    buf: Vec<u8>,
     hash: Option<Sha256>,
     size: u64,
     crlf: bool,
@@ -40,6 +46,7 @@ impl<'a> TempWriter<'a> {
         TempWriter {
             temp: None,
             at,
+            buf: Vec::new(),
             hash: hash.then(Sha256::new),
             size: 0,
             crlf,
@@ -47,7 +54,47 @@ impl<'a> TempWriter<'a> {
         }
     }
 
-    #[inline(never)] // put and finish share it
+    pub(super) fn put(&mut self, b: &[u8]) {
+        match self.crlf {
+            true => crate::eol::expand_crlf(b, &mut |p| self.gather(p)),
+            false => self.gather(b),
+        }
+    }
+
+    fn gather(&mut self, b: &[u8]) {
+        if self.buf.len() + b.len() > BUF {
+            self.flush();
+        }
+        match b.len() >= BUF {
+            true => self.write(b),
+            false => self.buf.extend_from_slice(b),
+        }
+    }
+
+    #[inline(never)]
+    #[cfg_attr(as_edit_small, optimize(size))]
+    fn flush(&mut self) {
+        let buf = std::mem::take(&mut self.buf);
+        self.write(&buf);
+        self.buf = buf;
+        self.buf.clear();
+    }
+
+    #[inline(never)]
+    #[cfg_attr(as_edit_small, optimize(size))]
+    fn write(&mut self, b: &[u8]) {
+        if b.is_empty() || self.made().is_none() {
+            return;
+        }
+        if let Some(h) = self.hash.as_mut() {
+            h.update(b);
+        }
+        self.size += b.len() as u64;
+        let temp = self.temp.as_ref().expect("made");
+        self.r = write_all(temp.file(), b).map_err(|e| (WriteStep::WriteTemp, e));
+    }
+
+    #[inline(never)] // write and finish share it
     #[cfg_attr(as_edit_small, optimize(size))]
     fn made(&mut self) -> Option<&Temp<'a>> {
         if self.temp.is_none() && self.r.is_ok() {
@@ -59,37 +106,10 @@ impl<'a> TempWriter<'a> {
         self.temp.as_ref().filter(|_| self.r.is_ok())
     }
 
-    pub(super) fn put(&mut self, b: &[u8]) {
-        if b.is_empty() || self.made().is_none() {
-            return;
-        }
-        let TempWriter {
-            temp,
-            hash,
-            size,
-            crlf,
-            r,
-            ..
-        } = self;
-        let temp = temp.as_ref().expect("made");
-        let mut raw = |b: &[u8]| {
-            if r.is_ok() && !b.is_empty() {
-                if let Some(h) = hash.as_mut() {
-                    h.update(b);
-                }
-                *size += b.len() as u64;
-                *r = write_all(temp.file(), b).map_err(|e| (WriteStep::WriteTemp, e));
-            }
-        };
-        match crlf {
-            true => crate::eol::expand_crlf(b, &mut raw),
-            false => raw(b),
-        }
-    }
-
     /// The temp, its size and hash in `report`; or the first error.
     #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn finish(mut self, report: &mut Option<Report>) -> Result<Temp<'a>, FsError> {
+        self.flush();
         self.made();
         let temp = self.temp.take();
         self.r.map_err(|(step, errno)| FsError::Write {
