@@ -1091,7 +1091,7 @@ fn a_streamed_insert_equals_the_whole_text_insert() {
                             );
                             assert_eq!(
                                 got,
-                                t.text.as_bytes(),
+                                t.as_bytes(),
                                 "{content:?} line {line} {text:?} {extra:?}"
                             );
                             if !extra.is_empty() {

@@ -209,7 +209,6 @@ fn apply_op<S: Sandbox + ?Sized>(
             // The helper's own pure function.
             let out = crate::txn::insert(&old, *line, t, Path::new(path))
                 .map_err(|r| files.refuse(r.failure, file, path))?
-                .text
                 .into_bytes();
             let c = change("insert", path, Some(&out), 0, vec![line + 1]);
             files.set(i, Some(out), file);
@@ -293,14 +292,15 @@ fn run_change<S: Sandbox + ?Sized>(
         Change::Edits(e) => e,
         Change::Transform(t) => {
             let old = text(files, bytes, file, path)?;
-            let done = (t.apply)(&old).map_err(|r| {
+            let mut out = String::new();
+            let done = t.apply.apply(&old, &mut |s| out.push_str(s)).map_err(|r| {
                 let mut e = files.refuse(r.failure, file, path);
                 if let EditError::Failed { at: Some(at), .. } = &mut e {
                     at.chunk = r.chunk;
                 }
                 e
             })?;
-            let out = done.text.into_bytes();
+            let out = out.into_bytes();
             let mut c = change("", path, Some(&out), done.count, done.lines);
             c.grades = done.notes.into_iter().map(|(_, g)| g).collect();
             return Ok((out, c));

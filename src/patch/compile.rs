@@ -2,6 +2,9 @@
 //! Delete File → delete, Update File → an edit by a [`Transform`] (the
 //! chunk locator), with Move to → a move carrying it. Pure: the transform
 //! is a function of the old text, so the host fallback can run it too.
+//! Its one-pass form (`stream.rs`, exact matches) is what the binary tries
+//! first: when it proves its answer the file is never held; otherwise the
+//! whole text is, and this locator answers (module docs of `locate`).
 //!
 //! Refusals: a chunk not found is `string_not_found` (with `--hints`, the
 //! hint finder's candidates for its old lines, or for the `@@` line that
@@ -19,7 +22,7 @@ use crate::request::EditOptions;
 /// The candidate lines a refusal's detail names (`lines` holds up to
 /// [`crate::hints::OCCURRENCE_LINES_MAX`]).
 const DETAIL_LINES: usize = 10;
-use crate::txn::{Change, Op, OpKind, OpRefusal, Transform, Transformed, Txn};
+use crate::txn::{Change, Op, OpKind, OpRefusal, Transform, TransformFn, Transformed, Txn};
 
 /// The transaction of `patch`. `strict`: exact matches only
 /// (`--patch-strict`); `overwrite`: Add File and Move to replace existing
@@ -74,20 +77,66 @@ pub fn compile(patch: Patch, options: EditOptions, strict: bool, overwrite: bool
 }
 
 fn transform(chunks: Vec<Chunk>, strict: bool, hints: bool) -> Change {
-    Change::Transform(Transform {
-        apply: Box::new(move |old: &str| apply(old, &chunks, strict, hints)),
+    let apply = Box::new(Chunks {
+        chunks,
+        strict,
+        hints,
+    });
+    Change::Transform(Transform { apply })
+}
+
+/// An Update's chunks as a transform.
+struct Chunks {
+    chunks: Vec<Chunk>,
+    strict: bool,
+    hints: bool,
+}
+
+impl TransformFn for Chunks {
+    fn apply(&self, old: &str, out: &mut dyn FnMut(&str)) -> Result<Transformed, OpRefusal> {
+        apply(old, &self.chunks, self.strict, self.hints, out)
+    }
+
+    // Exact matches only, so `strict` changes nothing in the pass.
+    fn stream(
+        &self,
+        source: &mut crate::txn::Source<'_>,
+        out: &mut dyn FnMut(&[u8]),
+    ) -> Option<Transformed> {
+        streamed(&self.chunks, source, out)
+    }
+}
+
+/// The one pass's answer as the transform's (every match exact).
+#[inline(never)]
+#[cfg_attr(as_edit_small, optimize(size))]
+fn streamed(
+    chunks: &[Chunk],
+    source: &mut crate::txn::Source<'_>,
+    out: &mut dyn FnMut(&[u8]),
+) -> Option<Transformed> {
+    let lines = super::stream::run(chunks, source, out)?;
+    Some(Transformed {
+        count: chunks.len() as u64,
+        notes: lines.iter().map(|_| ("match", "exact".into())).collect(),
+        lines,
     })
 }
 
+#[inline(never)] // not into the closure, which is compiled for speed
 #[cfg_attr(as_edit_small, optimize(size))]
-fn apply(old: &str, chunks: &[Chunk], strict: bool, hints: bool) -> Result<Transformed, OpRefusal> {
+fn apply(
+    old: &str,
+    chunks: &[Chunk],
+    strict: bool,
+    hints: bool,
+    out: &mut dyn FnMut(&str),
+) -> Result<Transformed, OpRefusal> {
     let lines = locate::lines(old);
     let plan =
         locate::locate(&lines, chunks, strict).map_err(|r| refusal(old, chunks, r, hints))?;
-    let mut text = String::with_capacity(old.len() + 64);
-    let starts = locate::write(&lines, chunks, &plan, &mut |t| text.push_str(t));
+    let starts = locate::write(&lines, chunks, &plan, out);
     Ok(Transformed {
-        text,
         count: chunks.len() as u64,
         lines: starts.into_iter().map(|l| l as u64).collect(),
         notes: plan

@@ -10,13 +10,12 @@
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
-use crate::engine::{Engine, Refusal};
 use crate::fs::temp::Temp;
-use crate::fs::{FsError, Target};
+use crate::fs::Target;
 use crate::protocol::{display_path, ErrorKind, Failure, Report};
 
-use super::op::{OpRefusal, Transformed};
-use super::prepare::{read_each, TempWriter};
+use super::op::OpRefusal;
+use super::prepare::TempWriter;
 
 /// `text` with LF line ends and a final newline.
 fn lines_of(text: &str) -> Vec<u8> {
@@ -47,8 +46,7 @@ pub(super) fn stream<'a>(
     report: &mut Option<Report>,
 ) -> Result<Temp<'a>, OpRefusal> {
     let t = lines_of(text);
-    let mut w = TempWriter::new(at, crlf, report.is_some()).map_err(Failure::from)?;
-    let mut engine = Engine::new(&[], false);
+    let mut w = TempWriter::new(at, crlf, report.is_some());
     // Newlines passed so far, the last byte out, and whether `t` is in.
     let (mut seen, mut last, mut done) = (0u64, None, line == 0);
     if done {
@@ -76,17 +74,7 @@ pub(super) fn stream<'a>(
             }
         }
     };
-    let read = read_each(src, &mut |chunk| engine.feed(chunk, &mut on));
-    read.map_err(|errno| {
-        Failure::from(FsError::Read {
-            path: Some(path.to_owned()),
-            errno,
-        })
-    })?;
-    match engine.finish(&mut on) {
-        Ok(_) | Err(Refusal::Empty) => {}
-        Err(r) => return Err(crate::protocol::refusal_failure(r, 1, &display_path(path)).into()),
-    }
+    super::prepare::read_norm(src, path, &mut on)?;
     if !done {
         // After the last line: one without a final newline gets it first.
         let lines = seen + u64::from(last.is_some_and(|b| b != b'\n'));
@@ -108,7 +96,7 @@ pub fn insert(
     line: u64,
     text: &str,
     path: &std::path::Path,
-) -> Result<Transformed, OpRefusal> {
+) -> Result<String, OpRefusal> {
     let lines =
         old.matches('\n').count() as u64 + u64::from(!old.is_empty() && !old.ends_with('\n'));
     if line > lines {
@@ -129,10 +117,5 @@ pub fn insert(
     }
     out.push_str(&t);
     out.push_str(&old[at..]);
-    Ok(Transformed {
-        text: out,
-        count: 0,
-        lines: vec![line + 1],
-        notes: Vec::new(),
-    })
+    Ok(out)
 }

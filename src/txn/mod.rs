@@ -132,6 +132,7 @@ mod parse;
 mod plan;
 mod prepare;
 mod undo;
+mod writer;
 
 pub use undo::undo_on_exit;
 
@@ -139,7 +140,9 @@ pub use insert::insert;
 
 use serde::Serialize;
 
-pub use op::{Change, Op, OpKind, OpRefusal, Transform, TransformFn, Transformed, Txn, MAX_OPS};
+pub use op::{
+    Change, Op, OpKind, OpRefusal, Source, Transform, TransformFn, Transformed, Txn, MAX_OPS,
+};
 pub use parse::{parse, parse_request, Parsed};
 
 use crate::fs::FsError;
@@ -444,8 +447,17 @@ mod tests {
     use super::*;
     use crate::protocol::ErrorKind;
 
-    fn transform(f: impl Fn(&str) -> Result<Transformed, OpRefusal> + 'static) -> Change {
-        Change::Transform(Transform { apply: Box::new(f) })
+    /// A transform from a function returning the new text whole.
+    fn transform(f: impl Fn(&str) -> Result<(String, Transformed), OpRefusal> + 'static) -> Change {
+        let apply = move |old: &str, out: &mut dyn FnMut(&str)| {
+            f(old).map(|(text, t)| {
+                out(&text);
+                t
+            })
+        };
+        Change::Transform(Transform {
+            apply: Box::new(apply),
+        })
     }
 
     /// The patch compiler's entry point: a Transform on an edit and on a
@@ -457,12 +469,12 @@ mod tests {
         std::fs::write(&a, "one\r\ntwo\n").unwrap();
         let upper = transform(|old| {
             assert_eq!(old, "one\ntwo\n", "the text is LF-normalized");
-            Ok(Transformed {
-                text: old.to_uppercase(),
+            let t = Transformed {
                 count: 2,
                 lines: vec![1],
                 notes: vec![],
-            })
+            };
+            Ok((old.to_uppercase(), t))
         });
         let moved = d.path().join("sub/b.txt");
         let txn = Txn {
@@ -480,11 +492,11 @@ mod tests {
                         to: moved.clone(),
                         overwrite: false,
                         change: Some(transform(|old| {
-                            Ok(Transformed {
-                                text: format!("{old}THREE\n"),
+                            let t = Transformed {
                                 count: 1,
                                 ..Default::default()
-                            })
+                            };
+                            Ok((format!("{old}THREE\n"), t))
                         })),
                         expect_sha256: None,
                     },

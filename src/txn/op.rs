@@ -12,7 +12,7 @@
 //! A content change ([`Change`]) is either today's old/new edits, streamed
 //! through the engine exactly as a single-file edit is, or a [`Transform`]:
 //! a pure function of the whole old text (strict UTF-8, LF-normalized)
-//! that returns the new text or a refusal. `insert` is one, and a V4A
+//! that streams the new text to a sink or returns a refusal. `insert` is one, and a V4A
 //! `Update File` compiles to one (its chunk locator), so a patch refusal
 //! can carry its own keys (`"chunk"`) beside the transaction's `"file"`.
 
@@ -111,15 +111,40 @@ pub enum Change {
 
 /// A content change computed from the whole old text (strict UTF-8,
 /// CRLF/CR already LF). Pure: no I/O, so the host's transfer fallback runs
-/// the same function on downloaded bytes. Holds the one file's text in
-/// memory (the edits of [`Change::Edits`] stream instead).
+/// the same function on downloaded bytes. Holds the one file's old text in
+/// memory (the edits of [`Change::Edits`] stream instead); the new text
+/// goes to the sink piece by piece, into the temp, never whole.
 pub struct Transform {
-    /// Returns the new text, or why the op is refused.
-    pub apply: Box<TransformFn>,
+    /// The change.
+    pub apply: Box<dyn TransformFn>,
 }
 
-/// The function a [`Transform`] holds.
-pub type TransformFn = dyn Fn(&str) -> Result<Transformed, OpRefusal>;
+/// What a [`Transform`] computes; any `Fn(old, sink)` is one.
+pub trait TransformFn {
+    /// Writes the new text to the sink, or says why the op is refused
+    /// (before writing anything, so a refusal never needs a temp).
+    fn apply(&self, old: &str, out: &mut dyn FnMut(&str)) -> Result<Transformed, OpRefusal>;
+
+    /// The same change in one pass over the file, when the transform has
+    /// one (a patch's chunks: `patch::stream`): `source` feeds it the old
+    /// text (strict UTF-8, LF) piece by piece (false: it could not, the
+    /// caller tells why), the new text goes to the sink as it is made.
+    /// `None` when the pass cannot prove its answer is [`Self::apply`]'s
+    /// (the caller discards the output and runs `apply`).
+    fn stream(&self, _source: &mut Source<'_>, _out: &mut dyn FnMut(&[u8])) -> Option<Transformed> {
+        None
+    }
+}
+
+/// What feeds a [`TransformFn::stream`] the old text: it calls its
+/// argument with each piece; false when it could not read it all.
+pub type Source<'a> = dyn FnMut(&mut dyn FnMut(&[u8])) -> bool + 'a;
+
+impl<F: Fn(&str, &mut dyn FnMut(&str)) -> Result<Transformed, OpRefusal>> TransformFn for F {
+    fn apply(&self, old: &str, out: &mut dyn FnMut(&str)) -> Result<Transformed, OpRefusal> {
+        self(old, out)
+    }
+}
 
 impl std::fmt::Debug for Transform {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -130,8 +155,6 @@ impl std::fmt::Debug for Transform {
 /// What a [`Transform`] made of the old text.
 #[derive(Debug, Default)]
 pub struct Transformed {
-    /// The new text (written as LF, or CRLF under `--eol preserve`).
-    pub text: String,
     /// Replacements counted into the result's `count` (a patch: chunks).
     pub count: u64,
     /// 1-based lines of the new text where the changes start (`--report`).

@@ -3,7 +3,7 @@
 //! (each reads the previous one's temp). Any refusal or error here changes
 //! nothing: the temps are unnamed and vanish with their descriptors.
 
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::OwnedFd;
 
 use rustix::fs::{self as rfs, Mode};
 use rustix::io::Errno;
@@ -17,6 +17,8 @@ use crate::request::Eol;
 use super::lock::Locked;
 use super::op::{Change, OpKind, Txn};
 use super::plan::{End, File, Plan};
+pub(super) use super::writer::TempWriter;
+use super::writer::{write_all, write_temp};
 use super::TxnError;
 
 /// The first op naming file `f`, for messages.
@@ -168,33 +170,13 @@ pub(super) fn stage<'a>(
                     cur = Some(t.map_err(fail)?);
                     continue;
                 }
-                let old = read_text(src, &op.path).map_err(|fl| TxnError::fail(i, fl))?;
-                let out = match (kind, change) {
-                    (OpKind::Insert { line, text }, _) => {
-                        super::insert::insert(&old, *line, text, &op.path)
-                    }
-                    (_, Some(Change::Transform(t))) => (t.apply)(&old),
-                    _ => unreachable!("steps change content"),
-                }
-                .map_err(|r| TxnError {
-                    chunk: r.chunk,
-                    ..TxnError::fail(i, r.failure)
-                })?;
-                counts[i] = out.count;
-                if let Some(r) = reports[i].as_mut() {
-                    r.lines = Some(out.lines);
-                    let grades = out.notes.into_iter().filter(|n| n.0 == "match");
-                    r.grades =
-                        Some(grades.map(|n| n.1).collect()).filter(|g: &Vec<_>| !g.is_empty());
-                    if opts.diff {
-                        let name = crate::diff::quote_name(at_name(at));
-                        let (d, cut) =
-                            crate::diff::unified(&old, &out.text, &name, 3, crate::diff::CAP);
-                        r.diff = Some(d);
-                        r.diff_truncated = cut.then_some(true);
-                    }
-                }
-                Some(write_temp(at, out.text.as_bytes(), crlf, &mut reports[i]).map_err(err)?)
+                let (t, count) = transformed(at, src, op, change, opts, crlf, &mut reports[i])
+                    .map_err(|r| TxnError {
+                        chunk: r.chunk,
+                        ..TxnError::fail(i, r.failure)
+                    })?;
+                counts[i] = count;
+                Some(t)
             }
         };
         cur = next;
@@ -211,6 +193,69 @@ pub(super) fn stage<'a>(
         }
     }
     Ok(cur)
+}
+
+/// An insert (with `--diff`) or a transform of `src` into a new temp
+/// beside `at`, and its count; its `--report` keys into `report`. A
+/// transform with a one-pass form streams and holds nothing proportional
+/// to the file when the pass proves its answer; otherwise (and for
+/// `--diff`, which needs both texts) the old text is held whole and the
+/// new one still goes to the temp as it is made.
+#[allow(clippy::too_many_arguments)]
+#[cfg_attr(as_edit_small, optimize(size))]
+fn transformed<'a>(
+    at: &'a Target,
+    src: &OwnedFd,
+    op: &super::op::Op,
+    change: Option<&Change>,
+    opts: &crate::request::EditOptions,
+    crlf: bool,
+    report: &mut Option<Report>,
+) -> Result<(Temp<'a>, u64), super::op::OpRefusal> {
+    let hash = report.is_some();
+    let mut w = TempWriter::new(at, crlf, hash);
+    let mut out = match (change, opts.diff) {
+        (Some(Change::Transform(t)), false) => {
+            let source = &mut |each: &mut dyn FnMut(&[u8])| fed(src, &op.path, each);
+            t.apply.stream(source, &mut |b| w.put(b))
+        }
+        _ => None,
+    };
+    if out.is_none() {
+        // Not proved: what was written is dropped with its temp.
+        w = TempWriter::new(at, crlf, hash);
+        let old = read_text(src, &op.path)?;
+        let mut new = String::new();
+        // One body, called through `dyn` only.
+        let sink: &mut dyn FnMut(&str) =
+            &mut |s| put_text(&mut w, opts.diff.then_some(&mut new), s);
+        let t = match (&op.kind, change) {
+            (OpKind::Insert { line, text }, _) => {
+                let t = super::insert::insert(&old, *line, text, &op.path)?;
+                sink(&t);
+                super::op::Transformed {
+                    lines: vec![line + 1],
+                    ..Default::default()
+                }
+            }
+            (_, Some(Change::Transform(t))) => t.apply.apply(&old, sink)?,
+            _ => unreachable!("steps change content"),
+        };
+        if let (Some(r), true) = (report.as_mut(), opts.diff) {
+            let name = crate::diff::quote_name(at_name(at));
+            let (d, cut) = crate::diff::unified(&old, &new, &name, 3, crate::diff::CAP);
+            r.diff = Some(d);
+            r.diff_truncated = cut.then_some(true);
+        }
+        out = Some(t);
+    }
+    let out = out.expect("transformed");
+    if let Some(r) = report.as_mut() {
+        r.lines = Some(out.lines);
+        let grades = out.notes.into_iter().filter(|n| n.0 == "match");
+        r.grades = Some(grades.map(|n| n.1).collect()).filter(|g: &Vec<_>| !g.is_empty());
+    }
+    Ok((w.finish(report).map_err(Failure::from)?, out.count))
 }
 
 fn at_name(t: &Target) -> &[u8] {
@@ -256,106 +301,52 @@ pub(super) fn read_each(fd: &OwnedFd, each: &mut dyn FnMut(&[u8])) -> Result<(),
     }
 }
 
-/// The whole text, strict UTF-8 with CRLF/CR as LF (an empty file is an
-/// empty text: an insert or a transform may start from nothing).
+/// The text of `fd` through the engine (strict UTF-8, CRLF/CR as LF) to
+/// `each`; or why not (an empty file is an empty text).
 #[cfg_attr(as_edit_small, optimize(size))]
-fn read_text(fd: &OwnedFd, path: &std::path::Path) -> Result<String, Failure> {
-    let mut raw = Vec::new();
-    read_each(fd, &mut |b| raw.extend_from_slice(b)).map_err(|e| {
+pub(super) fn read_norm(
+    fd: &OwnedFd,
+    path: &std::path::Path,
+    each: &mut dyn FnMut(&[u8]),
+) -> Result<(), Failure> {
+    let mut engine = crate::engine::Engine::new(&[], false);
+    read_each(fd, &mut |b| engine.feed(b, each)).map_err(|errno| {
         Failure::from(FsError::Read {
             path: Some(path.to_owned()),
-            errno: e,
+            errno,
         })
     })?;
-    match crate::engine::replace(&raw, &[]) {
-        Ok((out, _)) => Ok(String::from_utf8(out).expect("validated")),
-        Err(crate::engine::Refusal::Empty) => Ok(String::new()),
+    match engine.finish(each) {
+        Ok(_) | Err(crate::engine::Refusal::Empty) => Ok(()),
         Err(r) => Err(crate::protocol::refusal_failure(r, 1, &display_path(path))),
     }
 }
 
-/// A new temp beside `at` holding `bytes` (LF written as CRLF with `crlf`).
+/// Whether [`read_norm`] fed the whole text (out of the closures that
+/// call it, each of which has two bodies).
+#[inline(never)]
 #[cfg_attr(as_edit_small, optimize(size))]
-fn write_temp<'a>(
-    at: &'a Target,
-    bytes: &[u8],
-    crlf: bool,
-    report: &mut Option<Report>,
-) -> Result<Temp<'a>, FsError> {
-    let mut w = TempWriter::new(at, crlf, report.is_some())?;
-    w.put(bytes);
-    w.finish(report)
+fn fed(fd: &OwnedFd, path: &std::path::Path, each: &mut dyn FnMut(&[u8])) -> bool {
+    read_norm(fd, path, each).is_ok()
 }
 
-/// A new temp beside a target, written piece by piece: LF written as CRLF
-/// with `crlf`, hashed for `--report` only (a patch's CPU was half this
-/// hash), the first write error kept for [`TempWriter::finish`].
-pub(super) struct TempWriter<'a> {
-    temp: Temp<'a>,
-    at: &'a Target,
-    hash: Option<Sha256>,
-    size: u64,
-    crlf: bool,
-    r: Result<(), Errno>,
+/// `s` into the temp, and into `keep` (`--diff`).
+#[inline(never)]
+#[cfg_attr(as_edit_small, optimize(size))]
+fn put_text(w: &mut TempWriter<'_>, keep: Option<&mut String>, s: &str) {
+    if let Some(k) = keep {
+        k.push_str(s);
+    }
+    w.put(s.as_bytes());
 }
 
-impl<'a> TempWriter<'a> {
-    #[cfg_attr(as_edit_small, optimize(size))]
-    pub(super) fn new(at: &'a Target, crlf: bool, hash: bool) -> Result<Self, FsError> {
-        let temp = Temp::create(at).map_err(|errno| FsError::Write {
-            path: at.path.clone(),
-            step: WriteStep::CreateTemp,
-            errno,
-        })?;
-        let hash = hash.then(Sha256::new);
-        Ok(TempWriter {
-            temp,
-            at,
-            hash,
-            size: 0,
-            crlf,
-            r: Ok(()),
-        })
-    }
-
-    pub(super) fn put(&mut self, b: &[u8]) {
-        let TempWriter {
-            temp,
-            hash,
-            size,
-            crlf,
-            r,
-            ..
-        } = self;
-        let mut raw = |b: &[u8]| {
-            if r.is_ok() && !b.is_empty() {
-                if let Some(h) = hash.as_mut() {
-                    h.update(b);
-                }
-                *size += b.len() as u64;
-                *r = write_all(temp.file(), b);
-            }
-        };
-        match crlf {
-            true => crate::eol::expand_crlf(b, &mut raw),
-            false => raw(b),
-        }
-    }
-
-    /// The temp, its size and hash in `report`; or the first write error.
-    #[cfg_attr(as_edit_small, optimize(size))]
-    pub(super) fn finish(self, report: &mut Option<Report>) -> Result<Temp<'a>, FsError> {
-        self.r.map_err(|errno| FsError::Write {
-            path: self.at.path.clone(),
-            step: WriteStep::WriteTemp,
-            errno,
-        })?;
-        if let (Some(rep), Some(h)) = (report.as_mut(), self.hash) {
-            rep.size = Some(self.size);
-            rep.sha256 = Some(crate::hex::encode(&h.finalize()));
-        }
-        Ok(self.temp)
-    }
+/// The whole text, as [`read_norm`] gives it, in one buffer of the file's
+/// size (the raw bytes and a normalized copy were both held at once).
+#[cfg_attr(as_edit_small, optimize(size))]
+fn read_text(fd: &OwnedFd, path: &std::path::Path) -> Result<String, Failure> {
+    let mut text = Vec::with_capacity(rfs::fstat(fd).map_or(0, |s| s.st_size as usize));
+    read_norm(fd, path, &mut |o| text.extend_from_slice(o))?;
+    Ok(String::from_utf8(text).expect("validated"))
 }
 
 /// The file copied as it is into a temp beside `at` (a move across file
@@ -378,17 +369,4 @@ fn copy_temp<'a>(at: &'a Target, fd: &OwnedFd) -> Result<Temp<'a>, FsError> {
     r.map_err(|e| failed(WriteStep::WriteTemp, e))?;
     let _ = rfs::fchmod(temp.file(), Mode::from_raw_mode(0o600));
     Ok(temp)
-}
-
-#[cfg_attr(as_edit_small, optimize(size))]
-fn write_all(fd: impl AsFd, mut b: &[u8]) -> Result<(), Errno> {
-    while !b.is_empty() {
-        match rustix::io::write(fd.as_fd(), b) {
-            Ok(0) => return Err(Errno::IO),
-            Ok(n) => b = &b[n..],
-            Err(Errno::INTR) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }

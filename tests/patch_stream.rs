@@ -1,0 +1,155 @@
+//! An Update File applied in one pass (src/patch/stream.rs): the result
+//! lines and bytes are the in-memory locator's, and whatever the pass
+//! cannot prove (a loose match, a second occurrence, `--diff`) is answered
+//! by the locator on the whole text, with its refusal and no temp left.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+/// Runs `patch` with `args` in `dir`; the result line with the directory
+/// written as `D`.
+fn patch(dir: &Path, args: &[&str], patch: &str) -> (String, i32) {
+    let mut a = vec!["--patch"];
+    a.extend_from_slice(args);
+    let r = run_stdin(dir, &a, patch.as_bytes());
+    assert_eq!(r.stderr, "");
+    let d = std::fs::canonicalize(dir).unwrap();
+    (r.stdout.replace(d.to_str().unwrap(), "D"), r.code)
+}
+
+fn update(body: &str) -> String {
+    format!("*** Begin Patch\n*** Update File: f\n{body}*** End Patch\n")
+}
+
+fn sha(b: &[u8]) -> String {
+    use sha2::Digest;
+    as_edit::hex::encode(&sha2::Sha256::digest(b))
+}
+
+fn changed(op: &str, count: u64, bytes: &[u8], lines: &str, matches: &str) -> String {
+    format!(
+        "__RESULT__{{\"count\":{count},\"files\":1,\"changes\":[{{\"path\":\"D/f\",\"op\":\"{op}\",\"count\":{count},\"size\":{},\"sha256\":\"{}\",\"lines\":[{lines}],\"match\":[{matches}]}}]}}\n",
+        bytes.len(),
+        sha(bytes)
+    )
+}
+
+#[test]
+fn a_crlf_file_without_final_newline_moves_with_its_change() {
+    let d = scratch();
+    write_file(d.path(), "f", b"a\r\nb\r\nc", 0o644);
+    let p = "*** Begin Patch\n*** Update File: f\n*** Move to: g\n@@\n-a\n+A\n b\n*** End Patch\n";
+    let (out, code) = patch(d.path(), &["--report", "--eol", "preserve"], p);
+    let want = b"A\r\nb\r\nc\r\n";
+    assert_eq!((out, code), (format!("__RESULT__{{\"count\":1,\"files\":2,\"changes\":[{{\"path\":\"D/f\",\"op\":\"move\",\"to\":\"D/g\",\"count\":1,\"size\":9,\"sha256\":\"{}\",\"lines\":[1],\"match\":[\"exact\"]}}]}}\n", sha(want)), 0));
+    assert_eq!(std::fs::read(d.path().join("g")).unwrap(), want);
+    assert_eq!(listing(d.path()), ["g"]);
+}
+
+#[test]
+fn an_empty_file_takes_an_addition_and_refuses_a_chunk() {
+    let d = scratch();
+    write_file(d.path(), "f", b"", 0o644);
+    let (out, code) = patch(d.path(), &["--report", "--hints"], &update("@@\n-x\n+y\n"));
+    assert_eq!((out.as_str(), code), ("__RESULT__{\"error\":\"string_not_found\",\"detail\":\"file 1 of 1 (f): chunk 1 (patch line 3): its context and '-' lines are not in the file\",\"hints\":[],\"file\":1,\"chunk\":1}\n", 1));
+    assert_eq!(listing(d.path()), ["f"]);
+    let (out, code) = patch(d.path(), &["--report"], &update("@@\n+x\n"));
+    assert_eq!(
+        (out, code),
+        (changed("edit", 1, b"x\n", "1", "\"exact\""), 0)
+    );
+    assert_eq!(std::fs::read(d.path().join("f")).unwrap(), b"x\n");
+}
+
+#[test]
+fn chunks_at_the_first_and_the_last_line() {
+    let d = scratch();
+    write_file(d.path(), "f", b"1\n2\n3\n4", 0o644);
+    let p = update("@@\n-1\n+one\n 2\n@@\n 3\n-4\n+four\n*** End of File\n");
+    let want = b"one\n2\n3\nfour\n";
+    assert_eq!(
+        patch(d.path(), &["--report"], &p),
+        (changed("edit", 2, want, "1,3", "\"exact\",\"exact\""), 0)
+    );
+    assert_eq!(std::fs::read(d.path().join("f")).unwrap(), want);
+}
+
+#[test]
+fn a_header_places_an_addition_before_a_chunk() {
+    let d = scratch();
+    write_file(d.path(), "f", b"fn a\nx\nfn b\nx\n", 0o644);
+    let p = update("@@ fn b\n+  new\n@@\n-x\n+X\n");
+    let want = b"fn a\nx\nfn b\n  new\nX\n";
+    assert_eq!(
+        patch(d.path(), &["--report"], &p),
+        (changed("edit", 2, want, "4,5", "\"exact\",\"exact\""), 0)
+    );
+    assert_eq!(std::fs::read(d.path().join("f")).unwrap(), want);
+}
+
+#[test]
+fn a_line_longer_than_any_chunk_line_streams_through() {
+    let d = scratch();
+    let long = "y".repeat(300_000);
+    write_file(d.path(), "f", format!("a\n{long}\nb\nc").as_bytes(), 0o644);
+    let want = format!("a\n{long}\nB\nc\n");
+    assert_eq!(
+        patch(d.path(), &["--report"], &update("@@\n-b\n+B\n")),
+        (changed("edit", 1, want.as_bytes(), "3", "\"exact\""), 0)
+    );
+    assert_eq!(std::fs::read(d.path().join("f")).unwrap(), want.as_bytes());
+}
+
+/// A loose match, a second occurrence found after the pass wrote most of
+/// the file, and `--diff`: the locator's answers, no temp left.
+#[test]
+fn what_the_pass_cannot_prove_is_the_locators() {
+    let d = scratch();
+    write_file(d.path(), "f", b"a\nb  \nc\n", 0o644);
+    let want = b"a\nB\nc\n";
+    assert_eq!(
+        patch(d.path(), &["--report"], &update("@@\n a\n-b\n+B\n")),
+        (changed("edit", 1, want, "1", "\"trailing_whitespace\""), 0)
+    );
+    let before = b"a\nb\nc\nd\ne\nb\n";
+    write_file(d.path(), "f", before, 0o644);
+    let (out, code) = patch(d.path(), &["--report"], &update("@@\n-b\n+B\n"));
+    assert_eq!((out.as_str(), code), ("__RESULT__{\"error\":\"multiple_occurrences\",\"count\":2,\"detail\":\"file 1 of 1 (f): chunk 1 (patch line 3): its context occurs at lines 2, 6; add an @@ line naming the enclosing function or class, or more context\",\"lines\":[2,6],\"file\":1,\"chunk\":1}\n", 1));
+    assert_eq!(std::fs::read(d.path().join("f")).unwrap(), before);
+    assert_eq!(listing(d.path()), ["f"]);
+    write_file(d.path(), "f", b"a\nb\n", 0o644);
+    let (out, code) = patch(d.path(), &["--report", "--diff"], &update("@@\n-b\n+B\n"));
+    let want = b"a\nB\n";
+    assert_eq!((out, code), (format!("__RESULT__{{\"count\":1,\"files\":1,\"changes\":[{{\"path\":\"D/f\",\"op\":\"edit\",\"count\":1,\"size\":4,\"sha256\":\"{}\",\"lines\":[2],\"match\":[\"exact\"],\"diff\":\"--- D/f\\n+++ D/f\\n@@ -1,2 +1,2 @@\\n a\\n-b\\n+B\\n\"}}]}}\n", sha(want)), 0));
+}
+
+/// A CRLF file over several read chunks, chunks across their boundaries
+/// and at the end, kept CRLF.
+#[test]
+fn a_large_crlf_file_across_read_chunks() {
+    let d = scratch();
+    let text: String = (0..70_000).map(|i| format!("line {i}\r\n")).collect();
+    write_file(d.path(), "f", text.as_bytes(), 0o644);
+    // Line 26,000 or so ends near 262,144 bytes, a chunk boundary.
+    let at = text[..262_144].matches('\n').count();
+    let p = update(&format!(
+        "@@\n line {}\n-line {at}\n+LINE\n line {}\n@@\n-line 69999\n+end\n*** End of File\n",
+        at - 1,
+        at + 1
+    ));
+    let want = text
+        .replace(&format!("\r\nline {at}\r\n"), "\r\nLINE\r\n")
+        .replace("line 69999\r\n", "end\r\n");
+    let lines = format!("{},70000", at);
+    assert_eq!(
+        patch(d.path(), &["--report", "--eol", "preserve"], &p),
+        (
+            changed("edit", 2, want.as_bytes(), &lines, "\"exact\",\"exact\""),
+            0
+        )
+    );
+    assert_eq!(std::fs::read(d.path().join("f")).unwrap(), want.as_bytes());
+}
