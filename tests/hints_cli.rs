@@ -520,3 +520,25 @@ fn hints_on_a_long_old() {
         assert!(std::fs::read(&p).unwrap() == text.as_bytes());
     }
 }
+
+/// The `multiple_occurrences` re-read of a single edit reads a file without
+/// CR straight into its scan; a CR found late (past several reads: a lone
+/// CR, itself a line break) sends it back to the normalizing path, whose
+/// lines count the CR: the answer is the same either way.
+#[test]
+fn hints_reread_falls_back_at_a_late_cr() {
+    let d = scratch();
+    let filler = "let x = 1;\n".repeat(40_000);
+    for (tail, last) in [
+        ("z\rneedle\n", 80_004),
+        ("z\nneedle\n", 80_004),
+        ("needle\r\n", 80_003),
+    ] {
+        let text = format!("needle\n{filler}needle\n{filler}{tail}");
+        let p = write_file(d.path(), "f", text.as_bytes(), 0o644);
+        let r = result(d.path(), &["--hints", "--", "f", "bmVlZGxl", "eA=="]);
+        let want = serde_json::json!({"error": "multiple_occurrences", "count": 3, "lines": [1, 40_002, last]});
+        assert_eq!((r.0, r.1), (want, 1), "{tail:?}");
+        assert!(std::fs::read(&p).unwrap() == text.as_bytes());
+    }
+}

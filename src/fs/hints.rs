@@ -52,8 +52,13 @@ pub fn hint_keys(
         Refusal::Multiple { edit, count } => {
             // The edit counted them all: reading stops at the last one.
             let limit = OCCURRENCE_LINES_MAX.min(count as usize);
-            let mut scan = OccurrenceScan::new(edits.get(edit)?.old_text(), limit);
-            stream(file, &edits[..edit], &mut |b| scan.feed(b));
+            let old = edits.get(edit)?.old_text();
+            let mut scan = OccurrenceScan::new(old, limit);
+            if edit > 0 || !scan.read_without_cr(file) {
+                // Earlier edits, or a CR: the text differs from the bytes.
+                scan = OccurrenceScan::new(old, limit);
+                stream(file, &edits[..edit], &mut |b| scan.feed(b));
+            }
             scan.finish();
             Some(multiple_keys(scan.lines, count))
         }
@@ -245,6 +250,32 @@ impl<'o> OccurrenceScan<'o> {
             return true;
         }
         self.search(false)
+    }
+
+    /// A single edit's text is the file's bytes when it holds no CR: read
+    /// them straight into the held text (no bounce buffer, no engine, no
+    /// second copy), as much as there is room for at once. False on a CR
+    /// or a failed read: the scan is then spoiled and made anew.
+    #[cfg_attr(as_edit_small, optimize(size))]
+    fn read_without_cr(&mut self, file: BorrowedFd<'_>) -> bool {
+        let n = self.finder.len();
+        let mut offset = 0u64;
+        while n > 0 && self.lines.len() < self.limit {
+            let at = self.buf.len();
+            match rustix::io::pread(file, rustix::buffer::spare_capacity(&mut self.buf), offset) {
+                Ok(0) => return true,
+                Ok(got) if memchr::memchr(b'\r', &self.buf[at..]).is_none() => {
+                    offset += got as u64;
+                }
+                Err(rustix::io::Errno::INTR) => {}
+                _ => return false,
+            }
+            // As feed: search once twice the carry is held.
+            if self.buf.len() >= 2 * (n - 1) && !self.search(false) {
+                break;
+            }
+        }
+        true
     }
 
     /// The text has ended: what is held is searched to its end.
