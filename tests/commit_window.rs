@@ -225,3 +225,51 @@ fn the_child_killed_alone_after_its_link_is_finished_by_as_edit() {
     assert_eq!(listing(dir), ["f"]);
     assert_eq!(std::fs::read_to_string(dir.join("f")).unwrap(), "bye\n");
 }
+
+/// The originals are closed here while closes are quick, and by workers
+/// from the first slow one (src/fs/release.rs). `AS_EDIT_TEST_SLOW_CLOSE`
+/// takes every close for slow: workers are made (strace sees their
+/// `clone`), and the transaction's answer and files are as without them.
+#[test]
+fn slow_closes_hand_the_rest_to_workers() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: strace is not installed (scripts/test.sh installs it)");
+        return;
+    }
+    let d = common::scratch();
+    let mut ops = Vec::new();
+    for i in 0..20 {
+        std::fs::write(d.path().join(format!("f{i:02}")), "hello\n").unwrap();
+        ops.push(format!(
+            r#"{{"op":"edit","path":"f{i:02}","edits":[{{"old":"hello","new":"bye"}}]}}"#
+        ));
+    }
+    let req = format!(r#"{{"files":[{}]}}"#, ops.join(","));
+    let trace = tempfile::NamedTempFile::new().unwrap();
+    let mut p = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=clone", "-o"])
+        .arg(trace.path())
+        .args([BIN, "--stdin"])
+        .env("AS_EDIT_TEST_SLOW_CLOSE", "1")
+        .current_dir(d.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    p.stdin.take().unwrap().write_all(req.as_bytes()).unwrap();
+    let out = p.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "__RESULT__{\"count\":20,\"files\":20}\n"
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let names: Vec<String> = (0..20).map(|i| format!("f{i:02}")).collect();
+    assert_eq!(listing(d.path()), names);
+    for n in &names {
+        assert_eq!(std::fs::read_to_string(d.path().join(n)).unwrap(), "bye\n");
+    }
+    let trace = std::fs::read_to_string(trace.path()).unwrap();
+    let workers = trace.lines().filter(|l| l.contains("CLONE_FILES")).count();
+    // 19 left after the first close, two a worker (16 at most).
+    assert_eq!(workers, 10, "{trace}");
+}

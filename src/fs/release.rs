@@ -6,8 +6,10 @@
 //! disk is: `ext4_free_blocks` -> `blkdev_issue_discard` ->
 //! `submit_bio_wait`, seen in tracefs stacks) each close waits for the
 //! device: ten files closed one after another took 34 ms there, and ten at
-//! once 13 ms. So the descriptors are closed by up to [`WORKERS`] workers
-//! at once: `clone(CLONE_VM | CLONE_FILES)` children on small stacks that
+//! once 13 ms. So after the first close slower than [`QUICK`] the rest are
+//! closed by up to [`WORKERS`] workers at once (until then they are closed
+//! here: a worker costs about 0.1 ms, more than a close that frees its
+//! blocks at once, as on tmpfs, or small files here): `clone(CLONE_VM | CLONE_FILES)` children on small stacks that
 //! share our memory and descriptor table and make only the `close` calls,
 //! then reaped. (std's threads cost 37 KiB of binary, 7% of the budget;
 //! musl's `clone` refuses `CLONE_THREAD`.) A worker that cannot be made (a
@@ -28,6 +30,8 @@ use std::os::fd::{IntoRawFd, OwnedFd, RawFd};
 
 const WORKERS: usize = 16;
 const STACK: usize = 16 * 1024;
+/// A close slower than this waited on the device.
+const QUICK: std::time::Duration = std::time::Duration::from_micros(200);
 
 struct Job<'a> {
     fds: &'a [RawFd],
@@ -38,7 +42,20 @@ pub(crate) fn close_all(fds: Vec<OwnedFd>) {
     if fds.len() < 2 || under_valgrind() {
         return;
     }
-    let raw: Vec<RawFd> = fds.into_iter().map(IntoRawFd::into_raw_fd).collect();
+    let mut raw: Vec<RawFd> = fds.into_iter().map(IntoRawFd::into_raw_fd).collect();
+    // Close here while closes are quick (a fresh worker costs more than a
+    // close that frees nothing slowly: tmpfs, ext4 without discard): the
+    // workers take over at the first slow one.
+    while raw.len() > 1 {
+        let start = crate::fs::lock::now();
+        raw.pop().into_iter().for_each(close);
+        if crate::fs::lock::now().saturating_sub(start) > QUICK || slow_for_tests() {
+            break;
+        }
+    }
+    if raw.len() < 2 {
+        return raw.into_iter().for_each(close);
+    }
     let per = raw.len().div_ceil(WORKERS);
     let jobs: Vec<Job> = raw.chunks(per).map(|fds| Job { fds }).collect();
     let inline = |j: &Job| j.fds.iter().for_each(|&fd| close(fd));
@@ -83,6 +100,16 @@ pub(crate) fn close_all(fds: Vec<OwnedFd>) {
         }
         libc::munmap(stacks, len);
     }
+}
+
+/// Test builds only: `AS_EDIT_TEST_SLOW_CLOSE` takes every close for a slow
+/// one, so the workers run on any disk.
+fn slow_for_tests() -> bool {
+    #[cfg(any(debug_assertions, feature = "fault-injection"))]
+    if std::env::var_os("AS_EDIT_TEST_SLOW_CLOSE").is_some() {
+        return true;
+    }
+    false
 }
 
 fn close(fd: RawFd) {
