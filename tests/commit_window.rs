@@ -129,24 +129,10 @@ fn a_transaction_under_valgrind_prints_its_result() {
         return;
     }
     let d = common::scratch();
-    let mut ops = Vec::new();
-    for i in 0..3 {
-        std::fs::write(d.path().join(format!("f{i}")), "hello\n").unwrap();
-        ops.push(format!(
-            r#"{{"op":"edit","path":"f{i}","edits":[{{"old":"hello","new":"bye"}}]}}"#
-        ));
-    }
-    let req = format!(r#"{{"files":[{}]}}"#, ops.join(","));
-    let mut p = Command::new("valgrind")
-        .args(["-q", "--child-silent-after-fork=yes", BIN, "--stdin"])
-        .current_dir(d.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    p.stdin.take().unwrap().write_all(req.as_bytes()).unwrap();
-    let out = p.wait_with_output().unwrap();
+    let req = hello_files(d.path(), 3);
+    let mut c = Command::new("valgrind");
+    c.args(["-q", "--child-silent-after-fork=yes", BIN, "--stdin"]);
+    let out = fed(c, d.path(), &req);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "__RESULT__{\"count\":3,\"files\":3}\n",
@@ -159,11 +145,7 @@ fn a_transaction_under_valgrind_prints_its_result() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(listing(d.path()), ["f0", "f1", "f2"]);
-    for i in 0..3 {
-        let f = d.path().join(format!("f{i}"));
-        assert_eq!(std::fs::read_to_string(f).unwrap(), "bye\n");
-    }
+    assert_all_bye(d.path(), 3);
 }
 
 /// The child killed on its own between its link and its rename (its own
@@ -237,39 +219,53 @@ fn slow_closes_hand_the_rest_to_workers() {
         return;
     }
     let d = common::scratch();
-    let mut ops = Vec::new();
-    for i in 0..20 {
-        std::fs::write(d.path().join(format!("f{i:02}")), "hello\n").unwrap();
-        ops.push(format!(
-            r#"{{"op":"edit","path":"f{i:02}","edits":[{{"old":"hello","new":"bye"}}]}}"#
-        ));
-    }
-    let req = format!(r#"{{"files":[{}]}}"#, ops.join(","));
+    let req = hello_files(d.path(), 20);
     let trace = tempfile::NamedTempFile::new().unwrap();
-    let mut p = Command::new("strace")
-        .args(["-f", "-qq", "-e", "trace=clone", "-o"])
-        .arg(trace.path())
-        .args([BIN, "--stdin"])
-        .env("AS_EDIT_TEST_SLOW_CLOSE", "1")
-        .current_dir(d.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    p.stdin.take().unwrap().write_all(req.as_bytes()).unwrap();
-    let out = p.wait_with_output().unwrap();
+    let mut c = Command::new("strace");
+    c.args(["-f", "-qq", "-e", "trace=clone", "-o"])
+        .arg(trace.path());
+    c.args([BIN, "--stdin"]).env("AS_EDIT_TEST_SLOW_CLOSE", "1");
+    let out = fed(c, d.path(), &req);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         "__RESULT__{\"count\":20,\"files\":20}\n"
     );
     assert_eq!(out.status.code(), Some(0));
-    let names: Vec<String> = (0..20).map(|i| format!("f{i:02}")).collect();
-    assert_eq!(listing(d.path()), names);
-    for n in &names {
-        assert_eq!(std::fs::read_to_string(d.path().join(n)).unwrap(), "bye\n");
-    }
+    assert_all_bye(d.path(), 20);
     let trace = std::fs::read_to_string(trace.path()).unwrap();
     let workers = trace.lines().filter(|l| l.contains("CLONE_FILES")).count();
     // 19 left after the first close, two a worker (16 at most).
     assert_eq!(workers, 10, "{trace}");
+}
+
+/// `n` files `f00`.. holding `hello\n`, and the transaction editing each
+/// to `bye`.
+fn hello_files(dir: &Path, n: usize) -> String {
+    let ops: Vec<String> = (0..n)
+        .map(|i| {
+            std::fs::write(dir.join(format!("f{i:02}")), "hello\n").unwrap();
+            format!(r#"{{"op":"edit","path":"f{i:02}","edits":[{{"old":"hello","new":"bye"}}]}}"#)
+        })
+        .collect();
+    format!(r#"{{"files":[{}]}}"#, ops.join(","))
+}
+
+/// The directory holds just `f00`.. `n` files, each `bye\n`.
+fn assert_all_bye(dir: &Path, n: usize) {
+    let names: Vec<String> = (0..n).map(|i| format!("f{i:02}")).collect();
+    assert_eq!(listing(dir), names);
+    for f in &names {
+        assert_eq!(std::fs::read_to_string(dir.join(f)).unwrap(), "bye\n");
+    }
+}
+
+/// Runs `c` in `dir` with `req` on its stdin.
+fn fed(mut c: Command, dir: &Path, req: &str) -> std::process::Output {
+    c.current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut p = c.spawn().unwrap();
+    p.stdin.take().unwrap().write_all(req.as_bytes()).unwrap();
+    p.wait_with_output().unwrap()
 }

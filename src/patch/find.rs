@@ -162,11 +162,12 @@ fn ascii(c: char) -> char {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    /// xorshift: the tests' own small generator (no seed file to keep).
-    fn rng(seed: u64) -> impl FnMut(usize) -> usize {
+    /// xorshift: the tests' own small generator (no seed file to keep;
+    /// `stream`'s tests take it too).
+    pub(in crate::patch) fn rng(seed: u64) -> impl FnMut(usize) -> usize {
         let mut x = seed | 1;
         move |n| {
             x ^= x << 13;

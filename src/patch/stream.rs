@@ -326,18 +326,8 @@ impl Pass<'_, '_> {
 mod tests {
     use super::*;
     use crate::patch::find::same as matches_at;
+    use crate::patch::find::tests::rng;
     use crate::patch::locate::{self, Grade};
-
-    /// xorshift, as `find`'s tests.
-    fn rng(seed: u64) -> impl FnMut(usize) -> usize {
-        let mut x = seed | 1;
-        move |n| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        }
-    }
 
     /// The pass on `text` fed in pieces of at most `piece` bytes.
     fn pass(text: &str, chunks: &[Chunk], piece: usize) -> Option<(String, Lines)> {
