@@ -141,4 +141,50 @@ mod tests {
         assert!(!owns(std::ptr::null_mut()));
         assert_eq!(m.base() % 4096, 0);
     }
+    /// The arena's edges, on a small one: a block ending exactly at the end
+    /// is served and owned, one byte more is not (null, for musl); the end
+    /// itself and the byte before the start are not owned; alignment up to
+    /// 4096 comes from the offset, beyond it musl's; a growth in place stops
+    /// exactly at the end; freeing the newest takes back only its own bytes
+    /// (not the padding an alignment put before it).
+    #[test]
+    fn the_edges_of_a_small_arena() {
+        let l = |s, a| Layout::from_size_align(s, a).unwrap();
+        let m: Box<Bump<8192>> = Box::new(Bump::new());
+        let base = m.base() as *mut u8;
+        // Exactly full, then nothing more.
+        let a = m.alloc(l(8192, 1));
+        assert_eq!(a, base);
+        assert!(m.alloc(l(1, 1)).is_null());
+        m.free(a, 8192);
+        assert_eq!(m.top.load(Relaxed), 0);
+        // One byte over: null, and nothing taken.
+        assert!(m.alloc(l(8193, 1)).is_null());
+        assert_eq!(m.top.load(Relaxed), 0);
+        assert!(m.owns(base) && m.owns(base.wrapping_add(8191)));
+        assert!(!m.owns(base.wrapping_add(8192)) && !m.owns(base.wrapping_sub(1)));
+        // Alignment: 4096 from the offset; 8192 is musl's.
+        let b = m.alloc(l(1, 1));
+        let c = m.alloc(l(10, 4096));
+        assert_eq!((b, c), (base, base.wrapping_add(4096)));
+        assert!(m.alloc(l(1, 8192)).is_null());
+        // The newest grows up to the end exactly, not a byte past it.
+        assert!(!m.resize(c, 10, 4097));
+        assert!(m.resize(c, 10, 4096));
+        assert_eq!(m.top.load(Relaxed), 8192);
+        assert!(m.alloc(l(1, 1)).is_null());
+        // Shrunk, the bytes come back; freed, the padding before it stays.
+        assert!(m.resize(c, 4096, 16));
+        assert_eq!(m.top.load(Relaxed), 4096 + 16);
+        m.free(c, 16);
+        assert_eq!(m.top.load(Relaxed), 4096);
+        // An older block (b) freed after a newer one is not taken back.
+        let d = m.alloc(l(8, 8));
+        assert_eq!(d, base.wrapping_add(4096));
+        m.free(b, 1);
+        assert_eq!(m.top.load(Relaxed), 4096 + 8);
+        // A shrink of an older block keeps everything where it is.
+        assert!(m.resize(b, 1, 1));
+        assert_eq!(m.top.load(Relaxed), 4096 + 8);
+    }
 }
