@@ -14,7 +14,8 @@
 
 use std::alloc::Layout;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
 /// The binary's arena: zero-initialized, so it costs no file bytes, and only
 /// the pages used are ever faulted in.
@@ -32,7 +33,11 @@ pub struct Bump<const N: usize> {
 }
 
 // SAFETY: every byte range is handed out by one successful compare-exchange
-// of `top` and belongs to its allocation alone until freed.
+// of `top` and belongs to its allocation alone until freed. Bytes taken
+// back (a free, a shrink: Release) and handed out again (Acquire) are so
+// ordered: the old owner's writes happen before the new owner's, on any
+// thread (with Relaxed they raced where stores may be reordered, aarch64;
+// the binary has one thread, but its unit tests run several on it).
 unsafe impl<const N: usize> Sync for Bump<N> {}
 
 impl<const N: usize> Bump<N> {
@@ -66,7 +71,7 @@ impl<const N: usize> Bump<N> {
             if end > N {
                 return std::ptr::null_mut();
             }
-            match self.top.compare_exchange_weak(top, end, Relaxed, Relaxed) {
+            match self.top.compare_exchange_weak(top, end, Acquire, Relaxed) {
                 Ok(_) => return (self.base() + start) as *mut u8,
                 Err(now) => top = now,
             }
@@ -79,7 +84,7 @@ impl<const N: usize> Bump<N> {
         let start = p as usize - self.base();
         let _ = self
             .top
-            .compare_exchange(start + size, start, Relaxed, Relaxed);
+            .compare_exchange(start + size, start, Release, Relaxed);
     }
 
     /// Resizes the block at `p` (owned here) in place: a shrink always, a
@@ -90,14 +95,14 @@ impl<const N: usize> Bump<N> {
         if new <= old {
             let _ = self
                 .top
-                .compare_exchange(start + old, start + new, Relaxed, Relaxed);
+                .compare_exchange(start + old, start + new, Release, Relaxed);
             return true;
         }
         new <= SMALL
             && start + new <= N
             && self
                 .top
-                .compare_exchange(start + old, start + new, Relaxed, Relaxed)
+                .compare_exchange(start + old, start + new, AcqRel, Relaxed)
                 .is_ok()
     }
 }
