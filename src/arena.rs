@@ -14,7 +14,8 @@
 
 use std::alloc::Layout;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering::{AcqRel, Acquire, Relaxed, Release};
 
 /// The binary's arena: zero-initialized, so it costs no file bytes, and only
 /// the pages used are ever faulted in.
@@ -32,7 +33,11 @@ pub struct Bump<const N: usize> {
 }
 
 // SAFETY: every byte range is handed out by one successful compare-exchange
-// of `top` and belongs to its allocation alone until freed.
+// of `top` and belongs to its allocation alone until freed. Bytes taken
+// back (a free, a shrink: Release) and handed out again (Acquire) are so
+// ordered: the old owner's writes happen before the new owner's, on any
+// thread (with Relaxed they raced where stores may be reordered, aarch64;
+// the binary has one thread, but its unit tests run several on it).
 unsafe impl<const N: usize> Sync for Bump<N> {}
 
 impl<const N: usize> Bump<N> {
@@ -66,7 +71,7 @@ impl<const N: usize> Bump<N> {
             if end > N {
                 return std::ptr::null_mut();
             }
-            match self.top.compare_exchange_weak(top, end, Relaxed, Relaxed) {
+            match self.top.compare_exchange_weak(top, end, Acquire, Relaxed) {
                 Ok(_) => return (self.base() + start) as *mut u8,
                 Err(now) => top = now,
             }
@@ -79,7 +84,7 @@ impl<const N: usize> Bump<N> {
         let start = p as usize - self.base();
         let _ = self
             .top
-            .compare_exchange(start + size, start, Relaxed, Relaxed);
+            .compare_exchange(start + size, start, Release, Relaxed);
     }
 
     /// Resizes the block at `p` (owned here) in place: a shrink always, a
@@ -90,14 +95,14 @@ impl<const N: usize> Bump<N> {
         if new <= old {
             let _ = self
                 .top
-                .compare_exchange(start + old, start + new, Relaxed, Relaxed);
+                .compare_exchange(start + old, start + new, Release, Relaxed);
             return true;
         }
         new <= SMALL
             && start + new <= N
             && self
                 .top
-                .compare_exchange(start + old, start + new, Relaxed, Relaxed)
+                .compare_exchange(start + old, start + new, AcqRel, Relaxed)
                 .is_ok()
     }
 }
@@ -140,5 +145,51 @@ mod tests {
         assert!(alloc(l(SMALL, 1)).is_null());
         assert!(!owns(std::ptr::null_mut()));
         assert_eq!(m.base() % 4096, 0);
+    }
+    /// The arena's edges, on a small one: a block ending exactly at the end
+    /// is served and owned, one byte more is not (null, for musl); the end
+    /// itself and the byte before the start are not owned; alignment up to
+    /// 4096 comes from the offset, beyond it musl's; a growth in place stops
+    /// exactly at the end; freeing the newest takes back only its own bytes
+    /// (not the padding an alignment put before it).
+    #[test]
+    fn the_edges_of_a_small_arena() {
+        let l = |s, a| Layout::from_size_align(s, a).unwrap();
+        let m: Box<Bump<8192>> = Box::new(Bump::new());
+        let base = m.base() as *mut u8;
+        // Exactly full, then nothing more.
+        let a = m.alloc(l(8192, 1));
+        assert_eq!(a, base);
+        assert!(m.alloc(l(1, 1)).is_null());
+        m.free(a, 8192);
+        assert_eq!(m.top.load(Relaxed), 0);
+        // One byte over: null, and nothing taken.
+        assert!(m.alloc(l(8193, 1)).is_null());
+        assert_eq!(m.top.load(Relaxed), 0);
+        assert!(m.owns(base) && m.owns(base.wrapping_add(8191)));
+        assert!(!m.owns(base.wrapping_add(8192)) && !m.owns(base.wrapping_sub(1)));
+        // Alignment: 4096 from the offset; 8192 is musl's.
+        let b = m.alloc(l(1, 1));
+        let c = m.alloc(l(10, 4096));
+        assert_eq!((b, c), (base, base.wrapping_add(4096)));
+        assert!(m.alloc(l(1, 8192)).is_null());
+        // The newest grows up to the end exactly, not a byte past it.
+        assert!(!m.resize(c, 10, 4097));
+        assert!(m.resize(c, 10, 4096));
+        assert_eq!(m.top.load(Relaxed), 8192);
+        assert!(m.alloc(l(1, 1)).is_null());
+        // Shrunk, the bytes come back; freed, the padding before it stays.
+        assert!(m.resize(c, 4096, 16));
+        assert_eq!(m.top.load(Relaxed), 4096 + 16);
+        m.free(c, 16);
+        assert_eq!(m.top.load(Relaxed), 4096);
+        // An older block (b) freed after a newer one is not taken back.
+        let d = m.alloc(l(8, 8));
+        assert_eq!(d, base.wrapping_add(4096));
+        m.free(b, 1);
+        assert_eq!(m.top.load(Relaxed), 4096 + 8);
+        // A shrink of an older block keeps everything where it is.
+        assert!(m.resize(b, 1, 1));
+        assert_eq!(m.top.load(Relaxed), 4096 + 8);
     }
 }
