@@ -65,10 +65,15 @@ struct Pass<'c, 'o> {
     #[cfg(test)]
     old_lines: Vec<usize>,
     failed: bool,
+    /// The output differed from the text: `out(&[])` said so (module docs).
+    changed: bool,
 }
 
 /// Runs the pass: `source` feeds the whole text to its argument (false:
-/// it could not), `out` takes the new text. `None`: not proved (module
+/// it could not), `out` takes the new text, and an empty piece once just
+/// before the first that is not the text's own (until then the output is
+/// the text, byte for byte: the caller need not write it before then, so
+/// a refusal met before writes nothing). `None`: not proved (module
 /// docs), the output is to be discarded.
 #[inline(never)] // not into a caller's closure, compiled for speed
 #[cfg_attr(as_edit_small, optimize(size))]
@@ -104,6 +109,7 @@ pub fn run(
         #[cfg(test)]
         old_lines: vec![0; chunks.len()],
         failed: false,
+        changed: false,
     };
     p.start(0, false);
     let fed = source(&mut |b| p.feed(b));
@@ -122,9 +128,24 @@ thread_local! {
 impl Pass<'_, '_> {
     #[cfg_attr(as_edit_small, optimize(size))]
     fn emit(&mut self, l: &[u8]) {
-        (self.out)(l);
+        self.put(l);
         (self.out)(b"\n");
         self.written += 1;
+    }
+
+    /// Output, never empty: an empty piece is the change mark.
+    fn put(&mut self, b: &[u8]) {
+        if !b.is_empty() {
+            (self.out)(b);
+        }
+    }
+
+    /// What follows is not the text's own.
+    fn mark(&mut self) {
+        if !self.changed {
+            self.changed = true;
+            (self.out)(&[]);
+        }
     }
 
     #[inline(never)] // not into run's closure
@@ -137,14 +158,14 @@ impl Pass<'_, '_> {
             };
             b = &b[seg.len() + usize::from(nl)..];
             if self.long {
-                (self.out)(seg);
+                self.put(seg);
             } else {
                 self.line.extend_from_slice(seg);
                 if self.line.len() > self.bound {
                     // Too long to match: it passes through as it comes.
                     self.on_line(None);
                     self.long = true;
-                    (self.out)(&self.line);
+                    (self.out)(&self.line); // longer than `bound`: not empty
                 }
             }
             if nl {
@@ -214,7 +235,8 @@ impl Pass<'_, '_> {
     fn release(&mut self, to: usize) {
         let old = &self.chunks[self.k].old;
         for i in self.hold_at..to {
-            (self.out)(old[i - self.hold_at].as_bytes());
+            let l = old[i - self.hold_at].as_bytes();
+            self.put(l);
             (self.out)(b"\n");
         }
         self.written += to.saturating_sub(self.hold_at);
@@ -224,6 +246,7 @@ impl Pass<'_, '_> {
     /// Chunk `k` replaces its old lines from line `at` (or is added there).
     #[cfg_attr(as_edit_small, optimize(size))]
     fn splice(&mut self, k: usize, at: usize) {
+        self.mark();
         let c = &self.chunks[k];
         #[cfg(test)]
         {
@@ -302,6 +325,8 @@ impl Pass<'_, '_> {
     #[cfg_attr(as_edit_small, optimize(size))]
     fn finish(&mut self) {
         if self.long || !self.line.is_empty() {
+            // Its newline is the pass's, not the text's.
+            self.mark();
             self.end_line();
         }
         let (k, n) = (self.k, self.n);
