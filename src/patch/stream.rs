@@ -67,6 +67,10 @@ struct Pass<'c, 'o> {
     failed: bool,
     /// The output differed from the text: `out(&[])` said so (module docs).
     changed: bool,
+    /// At the end: the newline of an unterminated last line is the pass's,
+    /// held (`nl`) until the mark, which a refusal never makes.
+    end: bool,
+    nl: bool,
 }
 
 /// Runs the pass: `source` feeds the whole text to its argument (false:
@@ -110,6 +114,8 @@ pub fn run(
         old_lines: vec![0; chunks.len()],
         failed: false,
         changed: false,
+        end: false,
+        nl: false,
     };
     p.start(0, false);
     let fed = source(&mut |b| p.feed(b));
@@ -129,8 +135,15 @@ impl Pass<'_, '_> {
     #[cfg_attr(as_edit_small, optimize(size))]
     fn emit(&mut self, l: &[u8]) {
         self.put(l);
-        (self.out)(b"\n");
+        self.newline();
         self.written += 1;
+    }
+
+    fn newline(&mut self) {
+        match self.end && !self.changed {
+            true => self.nl = true,
+            false => (self.out)(b"\n"),
+        }
     }
 
     /// Output, never empty: an empty piece is the change mark.
@@ -145,6 +158,9 @@ impl Pass<'_, '_> {
         if !self.changed {
             self.changed = true;
             (self.out)(&[]);
+            if self.nl {
+                (self.out)(b"\n");
+            }
         }
     }
 
@@ -177,7 +193,7 @@ impl Pass<'_, '_> {
     #[cfg_attr(as_edit_small, optimize(size))]
     fn end_line(&mut self) {
         match self.long {
-            true => (self.out)(b"\n"),
+            true => self.newline(),
             false => {
                 let l = std::mem::take(&mut self.line);
                 self.on_line(Some(&l));
@@ -324,9 +340,8 @@ impl Pass<'_, '_> {
 
     #[cfg_attr(as_edit_small, optimize(size))]
     fn finish(&mut self) {
+        self.end = true;
         if self.long || !self.line.is_empty() {
-            // Its newline is the pass's, not the text's.
-            self.mark();
             self.end_line();
         }
         let (k, n) = (self.k, self.n);
@@ -344,6 +359,9 @@ impl Pass<'_, '_> {
         }
         self.additions(true);
         self.failed |= self.k < self.chunks.len();
+        if !self.failed {
+            self.mark(); // a held final newline
+        }
     }
 }
 
