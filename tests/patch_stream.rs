@@ -153,3 +153,48 @@ fn a_large_crlf_file_across_read_chunks() {
     );
     assert_eq!(std::fs::read(d.path().join("f")).unwrap(), want.as_bytes());
 }
+
+/// A refusal the pass meets before its first change writes nothing: no
+/// temp, not even one made and dropped (pre-change, a refused patch made
+/// none). The named temp (no `O_TMPFILE`) shows it in the directory's
+/// mtime; a file of 1 MiB outgrows the 64 KiB write buffer.
+#[test]
+fn a_refusal_before_any_change_makes_no_temp() {
+    let d = scratch();
+    let mut text: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+    let past = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    let cases = [
+        (
+            "@@\n-absent\n+x\n",
+            "its context and '-' lines are not in the file",
+        ),
+        (
+            "@@ absent\n-line 5\n+x\n",
+            "the line '@@ absent' names is not in the file",
+        ),
+    ];
+    // Also without a final newline: the pass adds it, after the mark.
+    for (body, why) in cases.iter().chain(&cases) {
+        if text.ends_with('\n') {
+            text.pop();
+        } else {
+            text.push('\n');
+        }
+        write_file(d.path(), "f", text.as_bytes(), 0o644);
+        std::fs::File::open(d.path())
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
+        let mut c = std::process::Command::new(BIN);
+        c.args(["--patch"]).env("AS_EDIT_TEST_NO_TMPFILE", "1");
+        let r = run_with_stdin(c, d.path(), update(body).as_bytes());
+        assert_eq!(
+            (r.stdout, r.code),
+            (format!("__RESULT__{{\"error\":\"string_not_found\",\"detail\":\"file 1 of 1 (f): chunk 1 (patch line 3): {why}\",\"file\":1,\"chunk\":1}}\n"), 1)
+        );
+        let m = std::fs::metadata(d.path()).unwrap().modified().unwrap();
+        assert_eq!(m, past, "a temp was made and removed: {body}");
+        assert_eq!(std::fs::read(d.path().join("f")).unwrap(), text.as_bytes());
+        assert_eq!(listing(d.path()), ["f"]);
+    }
+}

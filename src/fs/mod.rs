@@ -28,7 +28,7 @@ mod hints;
 pub(crate) mod lock;
 pub(crate) mod meta;
 pub(crate) mod release;
-mod replay;
+pub(crate) mod replay;
 mod report;
 pub(crate) mod resolve;
 pub(crate) mod resource;

@@ -17,7 +17,7 @@ use crate::eol::expand_crlf;
 const REPLAY_PIECE: usize = 64 * 1024;
 
 /// Why the prefix could not be brought over.
-pub(super) enum Short {
+pub(crate) enum Short {
     Write(Errno),
     Read(Errno),
     Changed,
@@ -142,7 +142,7 @@ fn copy_buffered(
 /// The prefix when normalizing changed it (a CR was seen) or CRLF is
 /// written: re-read the raw input, normalize it again (the core with no
 /// edits), re-expand for CRLF output, and write exactly `len` output bytes.
-pub(super) fn replay(
+pub(crate) fn replay(
     src: BorrowedFd<'_>,
     dst: BorrowedFd<'_>,
     len: u64,

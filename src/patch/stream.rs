@@ -65,10 +65,19 @@ struct Pass<'c, 'o> {
     #[cfg(test)]
     old_lines: Vec<usize>,
     failed: bool,
+    /// The output differed from the text: `out(&[])` said so (module docs).
+    changed: bool,
+    /// At the end: the newline of an unterminated last line is the pass's,
+    /// held (`nl`) until the mark, which a refusal never makes.
+    end: bool,
+    nl: bool,
 }
 
 /// Runs the pass: `source` feeds the whole text to its argument (false:
-/// it could not), `out` takes the new text. `None`: not proved (module
+/// it could not), `out` takes the new text, and an empty piece once just
+/// before the first that is not the text's own (until then the output is
+/// the text, byte for byte: the caller need not write it before then, so
+/// a refusal met before writes nothing). `None`: not proved (module
 /// docs), the output is to be discarded.
 #[inline(never)] // not into a caller's closure, compiled for speed
 #[cfg_attr(as_edit_small, optimize(size))]
@@ -104,6 +113,9 @@ pub fn run(
         #[cfg(test)]
         old_lines: vec![0; chunks.len()],
         failed: false,
+        changed: false,
+        end: false,
+        nl: false,
     };
     p.start(0, false);
     let fed = source(&mut |b| p.feed(b));
@@ -122,9 +134,34 @@ thread_local! {
 impl Pass<'_, '_> {
     #[cfg_attr(as_edit_small, optimize(size))]
     fn emit(&mut self, l: &[u8]) {
-        (self.out)(l);
-        (self.out)(b"\n");
+        self.put(l);
+        self.newline();
         self.written += 1;
+    }
+
+    fn newline(&mut self) {
+        match self.end && !self.changed {
+            true => self.nl = true,
+            false => (self.out)(b"\n"),
+        }
+    }
+
+    /// Output, never empty: an empty piece is the change mark.
+    fn put(&mut self, b: &[u8]) {
+        if !b.is_empty() {
+            (self.out)(b);
+        }
+    }
+
+    /// What follows is not the text's own.
+    fn mark(&mut self) {
+        if !self.changed {
+            self.changed = true;
+            (self.out)(&[]);
+            if self.nl {
+                (self.out)(b"\n");
+            }
+        }
     }
 
     #[inline(never)] // not into run's closure
@@ -137,14 +174,14 @@ impl Pass<'_, '_> {
             };
             b = &b[seg.len() + usize::from(nl)..];
             if self.long {
-                (self.out)(seg);
+                self.put(seg);
             } else {
                 self.line.extend_from_slice(seg);
                 if self.line.len() > self.bound {
                     // Too long to match: it passes through as it comes.
                     self.on_line(None);
                     self.long = true;
-                    (self.out)(&self.line);
+                    (self.out)(&self.line); // longer than `bound`: not empty
                 }
             }
             if nl {
@@ -156,7 +193,7 @@ impl Pass<'_, '_> {
     #[cfg_attr(as_edit_small, optimize(size))]
     fn end_line(&mut self) {
         match self.long {
-            true => (self.out)(b"\n"),
+            true => self.newline(),
             false => {
                 let l = std::mem::take(&mut self.line);
                 self.on_line(Some(&l));
@@ -214,7 +251,8 @@ impl Pass<'_, '_> {
     fn release(&mut self, to: usize) {
         let old = &self.chunks[self.k].old;
         for i in self.hold_at..to {
-            (self.out)(old[i - self.hold_at].as_bytes());
+            let l = old[i - self.hold_at].as_bytes();
+            self.put(l);
             (self.out)(b"\n");
         }
         self.written += to.saturating_sub(self.hold_at);
@@ -224,6 +262,7 @@ impl Pass<'_, '_> {
     /// Chunk `k` replaces its old lines from line `at` (or is added there).
     #[cfg_attr(as_edit_small, optimize(size))]
     fn splice(&mut self, k: usize, at: usize) {
+        self.mark();
         let c = &self.chunks[k];
         #[cfg(test)]
         {
@@ -301,6 +340,7 @@ impl Pass<'_, '_> {
 
     #[cfg_attr(as_edit_small, optimize(size))]
     fn finish(&mut self) {
+        self.end = true;
         if self.long || !self.line.is_empty() {
             self.end_line();
         }
@@ -319,6 +359,9 @@ impl Pass<'_, '_> {
         }
         self.additions(true);
         self.failed |= self.k < self.chunks.len();
+        if !self.failed {
+            self.mark(); // a held final newline
+        }
     }
 }
 

@@ -213,11 +213,20 @@ fn transformed<'a>(
     report: &mut Option<Report>,
 ) -> Result<(Temp<'a>, u64), super::op::OpRefusal> {
     let hash = report.is_some();
-    let mut w = TempWriter::new(at, crlf, hash);
+    // Nothing is written before the pass's first change (its mark).
+    let mut w = TempWriter::deferred(at, crlf, hash);
     let mut out = match (change, opts.diff) {
         (Some(Change::Transform(t)), false) => {
             let source = &mut |each: &mut dyn FnMut(&[u8])| fed(src, &op.path, each);
-            t.apply.stream(source, &mut |b| w.put(b))
+            let out = &mut |b: &[u8]| match b.is_empty() {
+                true => w.change(src),
+                false => w.put(b),
+            };
+            let r = t.apply.stream(source, out);
+            if r.is_some() {
+                w.change(src); // proved, and never changed: the text itself
+            }
+            r
         }
         _ => None,
     };

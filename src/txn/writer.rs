@@ -1,12 +1,13 @@
 //! The temps of the prepare phase (`prepare`), written piece by piece.
 
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 
 use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
+use crate::fs::replay::Short;
 use crate::fs::temp::Temp;
-use crate::fs::{FsError, Target, WriteStep};
+use crate::fs::{ConflictWhat, FsError, Target, WriteStep};
 use crate::protocol::Report;
 
 /// A new temp beside `at` holding `bytes` (LF written as CRLF with `crlf`).
@@ -39,6 +40,11 @@ pub(super) struct TempWriter<'a> {
     size: u64,
     crlf: bool,
     r: Result<(), (WriteStep, Errno)>,
+    /// Deferred (a patch's pass): the bytes put so far, not written, that
+    /// are the source's normalized prefix; `None`: writing through.
+    skipped: Option<u64>,
+    /// Bringing the prefix over failed other than by a write.
+    read: Option<FsError>,
 }
 
 impl<'a> TempWriter<'a> {
@@ -51,6 +57,47 @@ impl<'a> TempWriter<'a> {
             size: 0,
             crlf,
             r: Ok(()),
+            skipped: None,
+            read: None,
+        }
+    }
+
+    /// A writer that writes nothing until [`TempWriter::change`]: what is
+    /// put before is the source's text (a refusal then writes nothing).
+    pub(super) fn deferred(at: &'a Target, crlf: bool, hash: bool) -> Self {
+        TempWriter {
+            skipped: Some(0),
+            ..TempWriter::new(at, crlf, hash)
+        }
+    }
+
+    /// The output now differs from the source's text: the temp is made,
+    /// the prefix put so far is brought over from `src`, re-read and
+    /// normalized again, and from now on written through.
+    #[cold]
+    #[inline(never)]
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn change(&mut self, src: &OwnedFd) {
+        let Some(len) = self.skipped.take() else {
+            return;
+        };
+        let (crlf, path) = (self.crlf, &self.at.path);
+        let Some(temp) = self.made() else { return };
+        match crate::fs::replay::replay(src.as_fd(), temp.fd(), len, crlf) {
+            Ok(()) => {}
+            Err(Short::Write(e)) => self.r = Err((WriteStep::WriteTemp, e)),
+            Err(Short::Read(errno)) => {
+                let path = Some(path.clone());
+                self.read = Some(FsError::Read { path, errno })
+            }
+            Err(Short::Changed) => {
+                let what = ConflictWhat::ChangedWhileEditing;
+                let path = path.clone();
+                self.read = Some(FsError::Conflict { path, what })
+            }
+        }
+        if self.read.is_some() {
+            self.r = Err((WriteStep::WriteTemp, Errno::IO)); // stops writing
         }
     }
 
@@ -62,6 +109,15 @@ impl<'a> TempWriter<'a> {
     }
 
     fn gather(&mut self, b: &[u8]) {
+        if let Some(n) = self.skipped.as_mut() {
+            // Counted and hashed as written; brought over at the change.
+            *n += b.len() as u64;
+            self.size += b.len() as u64;
+            if let Some(h) = self.hash.as_mut() {
+                h.update(b);
+            }
+            return;
+        }
         if self.buf.len() + b.len() > BUF {
             self.flush();
         }
@@ -110,6 +166,9 @@ impl<'a> TempWriter<'a> {
     #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn finish(mut self, report: &mut Option<Report>) -> Result<Temp<'a>, FsError> {
         self.flush();
+        if let Some(e) = self.read.take() {
+            return Err(e);
+        }
         self.made();
         let temp = self.temp.take();
         self.r.map_err(|(step, errno)| FsError::Write {
