@@ -269,3 +269,82 @@ fn fed(mut c: Command, dir: &Path, req: &str) -> std::process::Output {
     p.stdin.take().unwrap().write_all(req.as_bytes()).unwrap();
     p.wait_with_output().unwrap()
 }
+
+/// Every replaced original is closed exactly once, by us or by a worker,
+/// and no close fails: transactions of 2, 3, 17 and 40 files, every close
+/// taken for slow (`AS_EDIT_TEST_SLOW_CLOSE`) and not (strace's own cost
+/// may make some slow), as `strace -f -y` sees the `openat` and `close`
+/// calls (the workers share the descriptor table: numbers are global).
+#[test]
+fn every_original_is_closed_once() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("SKIPPED: strace is not installed (scripts/test.sh installs it)");
+        return;
+    }
+    for n in [2, 3, 17, 40] {
+        for slow in [false, true] {
+            let d = common::scratch();
+            let names: Vec<String> = (0..n).map(|i| format!("f{i:02}")).collect();
+            let mut ops = Vec::new();
+            for name in &names {
+                std::fs::write(d.path().join(name), "hello\n").unwrap();
+                ops.push(format!(
+                    r#"{{"op":"edit","path":"{name}","edits":[{{"old":"hello","new":"bye"}}]}}"#
+                ));
+            }
+            let req = format!(r#"{{"files":[{}]}}"#, ops.join(","));
+            let trace = tempfile::NamedTempFile::new().unwrap();
+            let mut cmd = Command::new("strace");
+            cmd.args(["-f", "-qq", "-y", "-e", "trace=openat,close", "-o"])
+                .arg(trace.path())
+                .args([BIN, "--stdin"])
+                .current_dir(d.path())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped());
+            if slow {
+                cmd.env("AS_EDIT_TEST_SLOW_CLOSE", "1");
+            }
+            let mut p = cmd.spawn().unwrap();
+            p.stdin.take().unwrap().write_all(req.as_bytes()).unwrap();
+            let out = p.wait_with_output().unwrap();
+            let want = format!("__RESULT__{{\"count\":{n},\"files\":{n}}}\n");
+            assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+            assert_eq!(listing(d.path()), names);
+            for name in &names {
+                assert_eq!(
+                    std::fs::read_to_string(d.path().join(name)).unwrap(),
+                    "bye\n"
+                );
+            }
+            let trace = std::fs::read_to_string(trace.path()).unwrap();
+            let mut open = std::collections::HashMap::new();
+            let mut closed = std::collections::BTreeMap::new();
+            for l in trace.lines() {
+                let call = l.split_once(' ').map_or("", |(_, c)| c);
+                if let Some(rest) = call.strip_prefix("openat(") {
+                    let name = rest.split('"').nth(1).unwrap_or("");
+                    let fd = rest.rsplit_once(") = ").map(|(_, r)| r.split('<').next());
+                    if let (true, Some(Some(fd))) = (names.iter().any(|x| x == name), fd) {
+                        assert!(
+                            open.insert(fd.to_owned(), name.to_owned()).is_none(),
+                            "{trace}"
+                        );
+                    }
+                } else if let Some(rest) = call.strip_prefix("close(") {
+                    let fd = rest.split(['<', ')']).next().unwrap();
+                    if let Some(name) = open.remove(fd) {
+                        *closed.entry(name).or_insert(0) += 1;
+                    }
+                }
+            }
+            assert!(!trace.contains("EBADF"), "{trace}");
+            assert!(open.is_empty(), "left open {open:?} (n {n}, slow {slow})");
+            let once: Vec<(String, i32)> = names.iter().map(|x| (x.clone(), 1)).collect();
+            assert_eq!(
+                closed.into_iter().collect::<Vec<_>>(),
+                once,
+                "n {n}, slow {slow}"
+            );
+        }
+    }
+}

@@ -542,3 +542,74 @@ fn hints_reread_falls_back_at_a_late_cr() {
         assert!(std::fs::read(&p).unwrap() == text.as_bytes());
     }
 }
+
+/// The lines `--hints` gives for `old` in `text` as the edit saw it: CRLF,
+/// then lone CR, become LF; occurrences non-overlapping, left to right; the
+/// first 1000.
+fn model_lines(text: &[u8], old: &str) -> (u64, Vec<u64>) {
+    let t = String::from_utf8(text.to_vec()).unwrap();
+    let t = t.replace("\r\n", "\n").replace('\r', "\n");
+    let starts: Vec<usize> = t.match_indices(old).map(|(i, _)| i).collect();
+    let lines = starts.iter().take(1000);
+    let lines = lines.map(|&i| 1 + t[..i].matches('\n').count() as u64);
+    (starts.len() as u64, lines.collect())
+}
+
+/// The re-read straight into the scan (a single edit, no CR) and its
+/// fallback give the lines of the normalizing path at the scan's edges: a
+/// CR (lone, CRLF, LF CR) just before, at and after the end of the scan's
+/// first and second read (`2 * len(OLD) + 64 KiB` bytes, less the carry),
+/// 1000 and 1001 occurrences (the cap) overlapping ones among them, an OLD
+/// holding a newline, and a batch whose second edit is refused (the engine
+/// path: the first edit's newlines count). Checked against a model here,
+/// and differentially against the path before it on generated files.
+#[test]
+fn hints_reread_straight_and_fallback_edges() {
+    let d = scratch();
+    let mut cases: Vec<(Vec<u8>, &str)> = Vec::new();
+    for old in ["q", "qq"] {
+        let cap = 2 * old.len() + 65_536;
+        for pos in [cap - 1, cap, cap + 1, 2 * cap - 2, 2 * cap] {
+            for cr in ["\r", "\r\n", "\n\r"] {
+                let mut body = "xxxxxxxxx\n".repeat(14_000).into_bytes();
+                for at in [130_000, 40_000, 100] {
+                    body.splice(at..at, old.bytes());
+                }
+                body.splice(pos..pos, cr.bytes());
+                cases.push((body, old));
+            }
+        }
+    }
+    for k in [1000, 1001] {
+        for tail in ["", "\r"] {
+            cases.push((format!("{}{tail}", "aaaaa\n".repeat(k)).into_bytes(), "aa"));
+            cases.push((format!("{}{tail}", "a\nb\n".repeat(k)).into_bytes(), "a\nb"));
+        }
+    }
+    for (text, old) in &cases {
+        let p = write_file(d.path(), "f", text, 0o644);
+        let r = result(d.path(), &["--hints", "--", "f", &b64(old), "WA=="]);
+        let (count, lines) = model_lines(text, old);
+        assert_eq!(r.0["error"], "multiple_occurrences", "{old:?} {}", r.2);
+        assert_eq!(r.0["count"], count, "{old:?}");
+        assert_eq!(
+            r.0["lines"],
+            serde_json::json!(lines),
+            "{old:?} {}",
+            text.len()
+        );
+        assert!(std::fs::read(&p).unwrap() == *text);
+    }
+    // A batch: the second edit sees the first's newline.
+    let text = "x\nq\nq\n".repeat(30_000);
+    write_file(d.path(), "f", text.as_bytes(), 0o644);
+    let req = r#"{"path":"f","edits":[{"old":"x\n","new":"x\n\n","replace_all":true},{"old":"q","new":"Z"}]}"#;
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.args(["--hints", "--stdin"]);
+    let r = run_with_stdin(cmd, d.path(), req.as_bytes());
+    let (_, lines) = model_lines(text.replace("x\n", "x\n\n").as_bytes(), "q");
+    let want = serde_json::json!({"error": "multiple_occurrences", "count": 60_000,
+        "detail": "edit 2 of 2: OLD occurs 60000 times", "lines": lines, "lines_truncated": true});
+    let got: Value = serde_json::from_str(r.stdout.trim_start_matches("__RESULT__")).unwrap();
+    assert_eq!(got, want);
+}
