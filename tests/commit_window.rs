@@ -320,7 +320,8 @@ fn every_original_is_closed_once() {
             let mut open = std::collections::HashMap::new();
             let mut closed = std::collections::BTreeMap::new();
             for l in trace.lines() {
-                let call = l.split_once(' ').map_or("", |(_, c)| c);
+                // strace pads the pid to five columns: "123  openat(".
+                let call = l.split_once(' ').map_or("", |(_, c)| c.trim_start());
                 if let Some(rest) = call.strip_prefix("openat(") {
                     let name = rest.split('"').nth(1).unwrap_or("");
                     let fd = rest.rsplit_once(") = ").map(|(_, r)| r.split('<').next());
