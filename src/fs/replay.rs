@@ -67,10 +67,10 @@ fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> Result<usize, Short> {
     }
 }
 
-/// Copies the first `len` bytes of `src` to `dst` at its position, in the
-/// kernel where it can (`copy_file_range` with an explicit source offset, so
-/// the source's read position is untouched; a reflink on XFS and btrfs),
-/// else through a buffer.
+/// Copies the first `len` bytes of `src` to the first `len` of `dst`, in
+/// the kernel where it can (`copy_file_range` with explicit offsets, so
+/// neither file's position moves; a reflink on XFS and btrfs), else through
+/// a buffer.
 pub(super) fn copy_raw(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64) -> Result<(), Short> {
     let mut off = 0u64;
     // Test builds only: answer as a kernel, file system or seccomp filter
@@ -98,7 +98,10 @@ pub(super) fn copy_raw(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64) -> Re
         let want = piece.map_or(want, |p| want.min(p.max(1)));
         let r = match refused {
             Some(e) => Err(e),
-            None => rustix::fs::copy_file_range(src, Some(&mut off), dst, None, want),
+            None => {
+                let mut at = off;
+                rustix::fs::copy_file_range(src, Some(&mut off), dst, Some(&mut at), want)
+            }
         };
         match r {
             Ok(0) => return Err(Short::Changed),
@@ -133,7 +136,15 @@ fn copy_buffered(
         if n == 0 {
             return Err(Short::Changed);
         }
-        write_all(dst, &buf[..n]).map_err(Short::Write)?;
+        let mut done = 0;
+        while done < n {
+            match rustix::io::pwrite(dst, &buf[done..n], off + done as u64) {
+                Ok(0) => return Err(Short::Write(Errno::NOSPC)),
+                Ok(w) => done += w,
+                Err(Errno::INTR) => {}
+                Err(e) => return Err(Short::Write(e)),
+            }
+        }
         off += n as u64;
     }
     Ok(())

@@ -10,10 +10,12 @@
 //! feed's output is kept until the feed ends, and dropped and counted while
 //! nothing changed. On the first change it
 //! *materializes*: creates the temp, brings the prefix over from the source
-//! (in the kernel by `copy_file_range` when the prefix is the raw input byte
-//! for byte, else by re-reading and re-normalizing it), writes the retained
+//! (re-reading and re-normalizing it; or, when it is the raw input byte for
+//! byte, leaving a hole of its length that `complete` fills in the kernel
+//! by `copy_file_range` once the edit has succeeded), writes the retained
 //! output and from then on writes through. A refusal (`string_not_found`,
-//! say) therefore writes nothing, and no temp ever exists.
+//! say) therefore writes nothing, and no temp ever exists; one found after
+//! the first change (`multiple_occurrences`) leaves a raw prefix uncopied.
 
 use std::os::fd::{AsFd, OwnedFd};
 
@@ -73,6 +75,8 @@ pub(super) struct Sink<'a, 's> {
     /// Pending: output bytes of earlier feeds known equal to the input's
     /// (normalized and, for CRLF output, re-expanded) prefix, and not kept.
     identical: u64,
+    /// The raw prefix still to be copied in (`materialize`, `complete`).
+    deferred: u64,
     /// Pending: this feed's output counted, not kept, before `keep` (it
     /// extends `identical`; whether it holds a CR is known only once the
     /// feed ends).
@@ -112,6 +116,7 @@ impl<'a, 's> Sink<'a, 's> {
             wbuf: Vec::new(),
             fill: 0,
             identical: 0,
+            deferred: 0,
             identical_now: 0,
             keep: !marked,
             raw_prefix: !crlf,
@@ -172,6 +177,11 @@ impl<'a, 's> Sink<'a, 's> {
             self.materialize();
         }
         self.flush();
+        let prefix = std::mem::take(&mut self.deferred);
+        if let (Mode::Writing, Some(temp), true) = (&self.mode, &self.temp, prefix > 0) {
+            let copied = copy_raw(self.source.as_fd(), temp.fd(), prefix);
+            self.copied(copied);
+        }
     }
 
     /// The digest of all output, once it is complete.
@@ -290,29 +300,20 @@ impl<'a, 's> Sink<'a, 's> {
             Err(e) => return self.fail(WriteStep::CreateTemp, e),
         };
         let fd = temp.fd();
+        // A raw prefix is copied once the edit has succeeded (`complete`):
+        // the rest is written after a hole of its length, so a refusal met
+        // later (a second occurrence near the end) copies nothing.
         let copied = if self.raw_prefix {
-            copy_raw(self.source.as_fd(), fd, self.identical)
+            self.deferred = self.identical;
+            rustix::fs::seek(fd, rustix::fs::SeekFrom::Start(self.identical))
+                .map(drop)
+                .map_err(Short::Write)
         } else {
             replay(self.source.as_fd(), fd, self.identical, self.crlf)
         };
         self.temp = Some(temp);
-        match copied {
-            Ok(()) => {}
-            Err(Short::Write(e)) => return self.fail(WriteStep::WriteTemp, e),
-            Err(Short::Read(errno)) => {
-                return self.fail_with(FsError::Read {
-                    path: Some(self.target.path.clone()),
-                    errno,
-                })
-            }
-            // The source no longer has the prefix it had: a writer that
-            // ignores the lock truncated or rewrote it meanwhile.
-            Err(Short::Changed) => {
-                return self.fail_with(FsError::Conflict {
-                    path: self.target.path.clone(),
-                    what: ConflictWhat::ChangedWhileEditing,
-                })
-            }
+        if !self.copied(copied) {
+            return;
         }
         self.mode = Mode::Writing;
         let retained = std::mem::take(&mut self.buf);
@@ -321,6 +322,34 @@ impl<'a, 's> Sink<'a, 's> {
             self.write(&[], &retained);
         }
         crate::spare::give_small(crate::spare::Small::Pending, retained);
+    }
+}
+
+impl Sink<'_, '_> {
+    /// Takes the outcome of bringing the prefix over: false (and the sink
+    /// failed) when it fell short.
+    #[cold]
+    fn copied(&mut self, r: Result<(), Short>) -> bool {
+        let e = match r {
+            Ok(()) => return true,
+            Err(Short::Write(e)) => FsError::Write {
+                path: self.target.path.clone(),
+                step: WriteStep::WriteTemp,
+                errno: e,
+            },
+            Err(Short::Read(errno)) => FsError::Read {
+                path: Some(self.target.path.clone()),
+                errno,
+            },
+            // The source no longer has the prefix it had: a writer that
+            // ignores the lock truncated or rewrote it meanwhile.
+            Err(Short::Changed) => FsError::Conflict {
+                path: self.target.path.clone(),
+                what: ConflictWhat::ChangedWhileEditing,
+            },
+        };
+        self.fail_with(e);
+        false
     }
 }
 
