@@ -285,14 +285,7 @@ fn every_original_is_closed_once() {
         for slow in [false, true] {
             let d = common::scratch();
             let names: Vec<String> = (0..n).map(|i| format!("f{i:02}")).collect();
-            let mut ops = Vec::new();
-            for name in &names {
-                std::fs::write(d.path().join(name), "hello\n").unwrap();
-                ops.push(format!(
-                    r#"{{"op":"edit","path":"{name}","edits":[{{"old":"hello","new":"bye"}}]}}"#
-                ));
-            }
-            let req = format!(r#"{{"files":[{}]}}"#, ops.join(","));
+            let req = hello_files(d.path(), n);
             let trace = tempfile::NamedTempFile::new().unwrap();
             let mut cmd = Command::new("strace");
             cmd.args(["-f", "-qq", "-y", "-e", "trace=openat,close", "-o"])
@@ -309,13 +302,7 @@ fn every_original_is_closed_once() {
             let out = p.wait_with_output().unwrap();
             let want = format!("__RESULT__{{\"count\":{n},\"files\":{n}}}\n");
             assert_eq!(String::from_utf8_lossy(&out.stdout), want);
-            assert_eq!(listing(d.path()), names);
-            for name in &names {
-                assert_eq!(
-                    std::fs::read_to_string(d.path().join(name)).unwrap(),
-                    "bye\n"
-                );
-            }
+            assert_all_bye(d.path(), n);
             let trace = std::fs::read_to_string(trace.path()).unwrap();
             let mut open = std::collections::HashMap::new();
             let mut closed = std::collections::BTreeMap::new();
