@@ -9,7 +9,8 @@
 //! once 13 ms. So after the first close slower than [`QUICK`] the rest are
 //! closed by up to [`WORKERS`] workers at once (until then they are closed
 //! here: a worker costs about 0.1 ms, more than a close that frees its
-//! blocks at once, as on tmpfs, or small files here): `clone(CLONE_VM | CLONE_FILES)` children on small stacks that
+//! blocks at once, as on tmpfs, or small files here):
+//! `clone(CLONE_VM | CLONE_FILES)` children on small stacks that
 //! share our memory and descriptor table and make only the `close` calls,
 //! then reaped. (std's threads cost 37 KiB of binary, 7% of the budget;
 //! musl's `clone` refuses `CLONE_THREAD`.) A worker that cannot be made (a
