@@ -25,7 +25,7 @@ use crate::protocol::{ErrorKind, Failure};
 use crate::request::{EditOptions, Eol, Request};
 pub use positional::decode_b64;
 use positional::positional_request;
-pub use stdin::parse_stdin_request;
+pub use stdin::{parse_single, parse_stdin_request};
 pub(crate) use stdin::{stdin_edits, EditList, LineNo};
 
 /// The bound on a `--stdin` request when `--max-request-bytes` is not given.

@@ -88,17 +88,17 @@ pub fn run(
                 Ok(b) if source.is_some() => {
                     return done(patch::cli::run_text(&b, options, strict))
                 }
-                Ok(b) => match patch::cli::run_json(&b, &options, strict) {
-                    Some(r) => return done(r),
-                    None => txn::parse_request(&b, options),
+                Ok(b) => match json_request(&b, options, strict) {
+                    Ok(r) => r,
+                    Err(r) => return done(r),
                 },
                 Err(f) => Err(f),
             }
         }
         Ok(Invocation::RequestB64 { options, json }) => {
-            match patch::cli::run_json(&json, &options, strict) {
-                Some(r) => return done(r),
-                None => txn::parse_request(&json, options),
+            match json_request(&json, options, strict) {
+                Ok(r) => r,
+                Err(r) => return done(r),
             }
         }
         Err(f) => Err(f),
@@ -137,6 +137,24 @@ pub fn run(
     }
 }
 
+/// A JSON request: a single file (one scan of the text when it is a
+/// well-formed one, the common case), a patch or operations (answered
+/// here: `Err`), or a transaction.
+#[cfg_attr(as_edit_small, optimize(size))]
+fn json_request(
+    json: &[u8],
+    options: request::EditOptions,
+    strict: bool,
+) -> Result<Result<txn::Parsed, Failure>, (String, i32)> {
+    if let Some(r) = args::parse_single(json, &options) {
+        return Ok(r.map(txn::Parsed::One));
+    }
+    match patch::cli::run_json(json, &options, strict) {
+        Some(r) => Err(r),
+        None => Ok(txn::parse_request(json, options)),
+    }
+}
+
 fn failed(f: &Failure) -> Response {
     Response {
         stdout: protocol::failure_line(f, None),
@@ -172,4 +190,62 @@ fn read_stdin(stdin: &mut dyn Read, max: u64) -> Result<Vec<u8>, Failure> {
         ));
     }
     Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a JSON request was before the single-file request skipped the
+    /// probes: the patch probe, then the files probe, then the request.
+    fn probed(json: &[u8], options: request::EditOptions) -> String {
+        match patch::cli::run_json(json, &options, false) {
+            Some(r) => format!("{r:?}"),
+            None => format!("{:?}", Ok::<_, ()>(txn::parse_request(json, options))),
+        }
+    }
+
+    fn direct(json: &[u8], options: request::EditOptions) -> String {
+        match json_request(json, options, false) {
+            Ok(r) => format!("{:?}", Ok::<_, ()>(r)),
+            Err(r) => format!("{r:?}"),
+        }
+    }
+
+    #[test]
+    fn a_single_file_request_parses_as_the_probes_would_have_sent_it() {
+        let cases: &[&[u8]] = &[
+            br#"{"path":"f","edits":[{"old":"a\r\nb","new":"c","replace_all":true,"at_line":3}]}"#,
+            br#"{"edits":[{"old":"a","new":""}],"path":"f","expect_sha256":null}"#,
+            br#"{"path":"f","edits":[{"old":"a","new":"b"}],"expect_sha256":"00"}"#,
+            br#"{"path":"f","edits":[{"old":"a","new":"b"}],"path":"g"}"#,
+            br#"{"path":"f","edits":[{"old":"a","new":"b"}],"files":[]}"#,
+            br#"{"files":[{"op":"delete","path":"f"}],"path":"f","edits":[]}"#,
+            br#"{"path":"f","edits":[{"old":"a","new":"b"}],"patch":"x"}"#,
+            br#"{"patch":"*** Begin Patch\n*** End Patch"}"#,
+            br#"{"operations":[]}"#,
+            br#"{"path":"f","edits":[{"old":"a","new":"b"}]} x"#,
+            br#"["f",[["a","b"]]]"#,
+            br#"{"path":"f","edits":[]}"#,
+            br#"{"path":"f","edits":[{"old":"","new":"b"},{"old":"a","new":"b"}]}"#,
+            br#"{"path":"f\u0000","edits":[{"old":"a","new":"b"}]}"#,
+            br#"{"path":"","edits":[{"old":"a","new":"b"}]}"#,
+            br#"{"path":"f","edits":[{"old":"a","new":"b","at_line":-1}]}"#,
+            b"{\"path\":\"f\xff\",\"edits\":[]}",
+            b" \t\n{ \"path\" : \"f\" , \"edits\" : [ { \"old\" : \"a\" , \"new\" : \"b\" } ] } \n",
+        ];
+        let flagged = request::EditOptions {
+            expect_sha256: Some([7; 32]),
+            ..Default::default()
+        };
+        for json in cases {
+            // Every prefix too: requests cut anywhere, valid or not.
+            for end in 0..=json.len() {
+                for o in [request::EditOptions::default(), flagged.clone()] {
+                    let j = &json[..end];
+                    assert_eq!(direct(j, o.clone()), probed(j, o), "{}", j.escape_ascii());
+                }
+            }
+        }
+    }
 }

@@ -175,7 +175,7 @@ pub(crate) fn stdin_edits(list: EditList, what: &str) -> Result<Vec<Edit>, Failu
 
 /// Builds a request from `--stdin` JSON (already bounded by the caller).
 #[cfg_attr(as_edit_small, optimize(size))]
-pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Request, Failure> {
+pub fn parse_stdin_request(json: &[u8], options: EditOptions) -> Result<Request, Failure> {
     let text = std::str::from_utf8(json).map_err(|e| {
         invalid(format!(
             "stdin request is not UTF-8 (bad byte at offset {})",
@@ -184,6 +184,25 @@ pub fn parse_stdin_request(json: &[u8], mut options: EditOptions) -> Result<Requ
     })?;
     let req: StdinRequest =
         crate::strict_json::from_str(text).map_err(|e| invalid(format!("stdin request: {e}")))?;
+    build(req, options)
+}
+
+/// The request, if `json` is a well-formed single-file request; `None`
+/// for anything else (not UTF-8, not JSON, another request's keys), which
+/// the caller then tells apart as before. One scan of the text: an object
+/// read as `{"path","edits","expect_sha256"}` with unknown keys refused
+/// holds no `files`, `patch` or `operations`, so the probes that look for
+/// those (each a whole scan, with a 48 MiB OLD about 40 ms) would all
+/// answer "not mine" and end here anyway.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn parse_single(json: &[u8], options: &EditOptions) -> Option<Result<Request, Failure>> {
+    let text = std::str::from_utf8(json).ok()?;
+    let req: StdinRequest = crate::strict_json::from_str(text).ok()?;
+    Some(build(req, options.clone()))
+}
+
+#[cfg_attr(as_edit_small, optimize(size))]
+fn build(req: StdinRequest, mut options: EditOptions) -> Result<Request, Failure> {
     if req.path.is_empty() {
         return Err(invalid("stdin request: path is empty"));
     }
