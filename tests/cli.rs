@@ -293,3 +293,48 @@ fn an_unwritable_result_line_keeps_the_outcomes_exit_code() {
         }
     }
 }
+
+#[test]
+fn a_long_request_grows_in_place_on_huge_pages() {
+    // A 12 MiB request (a long OLD) read from a pipe: its buffer and the
+    // OLD's copies are blocks of 4 MiB or more, advised to take 2 MiB pages
+    // (src/main.rs), the advice over each block's whole mapping, so that
+    // growing it stays one mremap: advice over part of the mapping split
+    // it, every growth past 4 MiB failed (EFAULT) and was copied instead.
+    if Command::new("strace").arg("-V").output().is_err() {
+        return skip("strace is not installed (scripts/test.sh installs it as root)");
+    }
+    let d = scratch();
+    write_file(d.path(), "f", b"hello\n", 0o644);
+    let old = "the line a model sent back, long\n".repeat(12 << 20 >> 5);
+    let req = serde_json::json!({"path": "f", "edits": [{"old": old, "new": "x"}]});
+    let trace = d.path().join("trace");
+    let mut bins = vec![BIN.to_owned()];
+    bins.extend(std::env::var("AS_EDIT_STATIC_BIN").ok());
+    for bin in bins {
+        let mut c = Command::new("strace");
+        c.args(["-qq", "-e", "trace=madvise,mremap", "-o"]);
+        c.arg(&trace).arg(&bin).arg("--stdin");
+        let r = run_with_stdin(c, d.path(), req.to_string().as_bytes());
+        assert_result(&r, r#"{"error":"string_not_found"}"#, 1);
+        let text = std::fs::read_to_string(&trace).unwrap();
+        let calls = |name: &'static str| text.lines().filter(move |l| l.starts_with(name));
+        assert!(calls("mremap(").count() >= 3, "{bin}: {text}");
+        assert!(
+            calls("mremap(").all(|l| !l.contains("= -1")),
+            "{bin}: {text}"
+        );
+        // The advice starts where a growing block's mapping starts.
+        let grown: Vec<&str> = calls("mremap(")
+            .filter_map(|l| l.strip_prefix("mremap(")?.split(',').next())
+            .collect();
+        let advised = calls("madvise(")
+            .filter(|l| l.contains("MADV_HUGEPAGE") && l.ends_with("= 0"))
+            .filter_map(|l| l.strip_prefix("madvise(")?.split(',').next());
+        assert!(
+            advised.into_iter().any(|a| grown.contains(&a)),
+            "{bin}: {text}"
+        );
+        assert_eq!(std::fs::read(d.path().join("f")).unwrap(), b"hello\n");
+    }
+}
