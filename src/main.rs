@@ -136,18 +136,36 @@ unsafe fn grab(layout: Layout, zeroed: bool) -> *mut u8 {
 /// file's text held) is advised to fault in 2 MiB pages: 4 KiB faults were
 /// a third of parsing a 48 MiB request. musl maps such a block alone, its
 /// header in the first page: the advice covers those whole pages, the
-/// mapping exactly, since advice over part of it splits it and musl's
-/// `mremap` growth then fails and copies instead. It follows the mapping
-/// through `mremap`; refused, it is simply not taken.
+/// mapping exactly ([`advised`]), since advice over part of it splits it
+/// and musl's `mremap` growth then fails and copies instead. It follows the
+/// mapping through `mremap`; refused, it is simply not taken.
 fn huge_pages(p: *mut u8, size: usize) {
     if size >= 4 << 20 {
-        let first = p as usize / 4096 * 4096;
-        let end = (p as usize + size).next_multiple_of(4096);
+        let (first, end) = advised(p as usize, size);
         let advice = rustix::mm::Advice::LinuxHugepage;
         // SAFETY: the pages of musl's own mapping of this block; the advice
         // changes no byte of them.
         let _ = unsafe { rustix::mm::madvise(first as *mut std::ffi::c_void, end - first, advice) };
     }
+}
+
+/// The pages of musl's own mapping of a block at `p` of `size` bytes,
+/// exactly: from the page of `p - 16` to the page end after `p + size + 4`.
+/// musl maps `size + 20` bytes (a 16-byte header before the block, 4 bytes
+/// after it) and cycles where in the slack of its last page the block
+/// starts, in 16-byte steps up to 255. So the block may start a whole page
+/// in (at `base + 4096`, step 255), and its end may lie 4 bytes before a
+/// page that is still the mapping's (step 0): for sizes 4,077 to 4,092
+/// past a multiple of 4 KiB, two individually mapped blocks in 256. The
+/// page of `p` to the page end after `p + size` left out the header page
+/// or the last one, which split the mapping (the mremap growth the advice
+/// keeps then failed and copied). glibc's mapped chunks (16 bytes before
+/// the block, at least 8 after) are never overshot either.
+fn advised(p: usize, size: usize) -> (usize, usize) {
+    (
+        (p - 16) / 4096 * 4096,
+        (p + size + 4).next_multiple_of(4096),
+    )
 }
 
 #[inline(never)]
@@ -269,4 +287,39 @@ fn main() {
         .lock()
         .write_all(response.stdout.as_bytes());
     std::process::exit(response.exit_code);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::advised;
+
+    /// musl's individually mapped block of n bytes: `n + 20` bytes mapped
+    /// in whole pages, the block at 16 bytes plus 0 to `slack` (at most
+    /// 255) steps of 16. Every start is advised over that mapping exactly,
+    /// for the sizes around a page multiple, where the block starts a page
+    /// in (step 255) or ends 4 bytes before the mapping's last page (step
+    /// 0), and for some others.
+    #[test]
+    fn the_advice_covers_musls_mapping_exactly_at_every_offset() {
+        let base = 0x7f00_0000_0000usize;
+        let near = (4040..4096).chain(0..40);
+        for n in near
+            .chain((40..4040).step_by(37))
+            .map(|r: usize| (5 << 20) + r)
+        {
+            let mapped = (n + 20).next_multiple_of(4096);
+            let slack = ((mapped - 16 - 4 - n) / 16).min(255);
+            for step in 0..=slack {
+                let p = base + 16 + 16 * step;
+                assert_eq!(advised(p, n), (base, base + mapped), "{n} {step}");
+            }
+        }
+        // glibc's mapped chunk: the block 16 bytes past the mapping's start,
+        // the mapping `n + 8` rounded to 16, plus 8, in whole pages.
+        for n in (4usize << 20)..(4 << 20) + 8192 {
+            let mapped = (((n + 8 + 15) & !15) + 8).next_multiple_of(4096);
+            let (first, end) = advised(base + 16, n);
+            assert!(first == base && end <= base + mapped, "{n}");
+        }
+    }
 }
