@@ -138,9 +138,11 @@ unsafe fn grab(layout: Layout, zeroed: bool) -> *mut u8 {
 /// header in the first page: the advice covers those whole pages, the
 /// mapping exactly ([`advised`]), since advice over part of it splits it
 /// and musl's `mremap` growth then fails and copies instead. It follows the
-/// mapping through `mremap`; refused, it is simply not taken.
+/// mapping through `mremap`; refused, it is simply not taken. musl only:
+/// glibc serves such blocks from its heap too once it has freed one, where
+/// the advice would land on pages other blocks share.
 fn huge_pages(p: *mut u8, size: usize) {
-    if size >= 4 << 20 {
+    if cfg!(target_env = "musl") && size >= 4 << 20 {
         let (first, end) = advised(p as usize, size);
         let advice = rustix::mm::Advice::LinuxHugepage;
         // SAFETY: the pages of musl's own mapping of this block; the advice

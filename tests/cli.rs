@@ -309,9 +309,14 @@ fn a_long_request_grows_in_place_on_huge_pages() {
     let old = "the line a model sent back, long\n".repeat(12 << 20 >> 5);
     let req = serde_json::json!({"path": "f", "edits": [{"old": old, "new": "x"}]});
     let trace = d.path().join("trace");
-    let mut bins = vec![BIN.to_owned()];
-    bins.extend(std::env::var("AS_EDIT_STATIC_BIN").ok());
-    for bin in bins {
+    // The advice is musl's (src/main.rs): the test binary's when this is a
+    // musl build, the static release binary's when scripts/test.sh names it.
+    let mut bins = vec![(BIN.to_owned(), cfg!(target_env = "musl"))];
+    bins.extend(std::env::var("AS_EDIT_STATIC_BIN").ok().map(|b| (b, true)));
+    if !bins.iter().any(|b| b.1) {
+        skip("no musl binary: AS_EDIT_STATIC_BIN is not set (scripts/test.sh sets it); only the growth is checked");
+    }
+    for (bin, musl) in bins {
         let mut c = Command::new("strace");
         c.args(["-qq", "-e", "trace=madvise,mremap", "-o"]);
         c.arg(&trace).arg(&bin).arg("--stdin");
@@ -331,10 +336,9 @@ fn a_long_request_grows_in_place_on_huge_pages() {
         let advised = calls("madvise(")
             .filter(|l| l.contains("MADV_HUGEPAGE") && l.ends_with("= 0"))
             .filter_map(|l| l.strip_prefix("madvise(")?.split(',').next());
-        assert!(
-            advised.into_iter().any(|a| grown.contains(&a)),
-            "{bin}: {text}"
-        );
+        // (The engine's own advice of a long OLD's slot is another block.)
+        let on_grown = advised.filter(|a| grown.contains(a)).count();
+        assert_eq!(on_grown > 0, musl, "{bin}: {text}");
         assert_eq!(std::fs::read(d.path().join("f")).unwrap(), b"hello\n");
     }
 }
