@@ -1,7 +1,9 @@
 //! An Update File applied in one pass (src/patch/stream.rs): the result
-//! lines and bytes are the in-memory locator's, and whatever the pass
-//! cannot prove (a loose match, a second occurrence, `--diff`) is answered
-//! by the locator on the whole text, with its refusal and no temp left.
+//! lines and bytes are the in-memory locator's, at every grade, in memory
+//! bounded by the patch; whatever the pass cannot prove (a second
+//! occurrence, a loose match a stricter one later overrules, `--diff`) is
+//! answered by the locator on the whole text, with its refusal and no temp
+//! left.
 
 mod common;
 
@@ -103,8 +105,9 @@ fn a_line_longer_than_any_chunk_line_streams_through() {
     assert_eq!(std::fs::read(d.path().join("f")).unwrap(), want.as_bytes());
 }
 
-/// A loose match, a second occurrence found after the pass wrote most of
-/// the file, and `--diff`: the locator's answers, no temp left.
+/// A loose match (the pass's too), a second occurrence found after the
+/// pass wrote most of the file, and `--diff` (the locator's): their
+/// answers, no temp left.
 #[test]
 fn what_the_pass_cannot_prove_is_the_locators() {
     let d = scratch();
@@ -197,4 +200,64 @@ fn a_refusal_before_any_change_makes_no_temp() {
         assert_eq!(std::fs::read(d.path().join("f")).unwrap(), text.as_bytes());
         assert_eq!(listing(d.path()), ["f"]);
     }
+}
+
+/// `patch` run under an address-space limit of `mib` MiB.
+fn patch_within(dir: &Path, mib: u64, patch: &str) -> (String, i32) {
+    let mut c = std::process::Command::new("sh");
+    let limit = format!("ulimit -v {}; exec \"$0\" --patch --report", mib << 10);
+    c.args(["-c", &limit, BIN]);
+    let r = run_with_stdin(c, dir, patch.as_bytes());
+    let d = std::fs::canonicalize(dir).unwrap();
+    (r.stdout.replace(d.to_str().unwrap(), "D"), r.code)
+}
+
+/// Chunks landing at every loose grade (a header too) apply to a 40 MiB
+/// file within a 32 MiB address space, which the whole-text locator (1.25
+/// times the file) cannot have: a loose match that an exact one later in
+/// the file overrules is the locator's, and runs out of memory there
+/// (file unchanged, no temp), then applies without the limit.
+#[test]
+fn loose_grades_stream_in_memory_bounded_by_the_patch() {
+    let d = scratch();
+    let line = |i: usize| format!("    let v{i} = f(\"{i}\") - 1;");
+    let n = 1_250_000;
+    let text: String = (0..n).map(|i| line(i) + "\n").collect();
+    assert!(text.len() > 40 << 20);
+    write_file(d.path(), "f", text.as_bytes(), 0o644);
+    let p = update(&format!(
+        "@@ {} \n-    let v1001 = f(\u{201C}1001\u{201D}) \u{2013} 1;\n+    let v1001 = 0;\n@@\n {}\t \n-{}\n+    let v600001 = 1;\n@@\n-{}\n+    done\n*** End of File\n",
+        line(1000),
+        line(600_000),
+        line(600_001),
+        line(n - 1).trim()
+    ));
+    let want = text
+        .replace(&line(1001), "    let v1001 = 0;")
+        .replace(&line(600_001), "    let v600001 = 1;")
+        .replace(&line(n - 1), "    done");
+    let grades = "\"punctuation\",\"trailing_whitespace\",\"whitespace\"";
+    let lines = format!("1002,600001,{n}");
+    assert_eq!(
+        patch_within(d.path(), 32, &p),
+        (changed("edit", 3, want.as_bytes(), &lines, grades), 0)
+    );
+    assert!(std::fs::read(d.path().join("f")).unwrap() == want.as_bytes());
+    // Loose at line 6, exact at the end: the locator's place.
+    let mut before = want;
+    before.push_str("let v5 = f(\"5\") - 1;\n");
+    write_file(d.path(), "f", before.as_bytes(), 0o644);
+    let p = update("@@\n-let v5 = f(\"5\") - 1;\n+end\n");
+    assert_eq!(
+        patch_within(d.path(), 32, &p),
+        ("__RESULT__{\"error\":\"write_failed\",\"detail\":\"out of memory (an allocation failed); the file is unchanged, retry\"}\n".into(), 1)
+    );
+    assert!(std::fs::read(d.path().join("f")).unwrap() == before.as_bytes());
+    assert_eq!(listing(d.path()), ["f"]);
+    let after = before.replace("\nlet v5 = f(\"5\") - 1;\n", "\nend\n");
+    let lines = format!("{}", n + 1);
+    assert_eq!(
+        patch(d.path(), &["--report"], &p),
+        (changed("edit", 1, after.as_bytes(), &lines, "\"exact\""), 0)
+    );
 }

@@ -137,6 +137,34 @@ pub(super) fn same(a: &str, b: &str, g: Grade) -> bool {
     order(a, b, g) == Ordering::Equal
 }
 
+/// The strictest grade, up to `max`, at which line `a` of the file is `b`
+/// of the patch (the grades nest: a match at one is a match at every
+/// looser one).
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(super) fn best(a: &str, b: &str, max: Grade) -> Option<Grade> {
+    if a == b {
+        return Some(Grade::Exact);
+    }
+    // Most lines match at no grade: one comparison at the loosest says so.
+    if max == Grade::Exact || !same(a, b, max) {
+        return None;
+    }
+    let looser = [Grade::TrailingWhitespace, Grade::Whitespace];
+    Some(looser.into_iter().find(|&g| same(a, b, g)).unwrap_or(max))
+}
+
+/// A lower bound of the characters left in line `b` (or a prefix of it)
+/// once trimmed: its characters that are not whitespace (a character cut
+/// at the end of the piece is not counted). A line whose count exceeds
+/// every patch line's length matches none at any grade, since the grades
+/// map characters one for one.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(super) fn core_chars(b: &[u8]) -> usize {
+    (b.utf8_chunks())
+        .map(|c| c.valid().chars().filter(|c| !c.is_whitespace()).count())
+        .sum()
+}
+
 /// The order of two lines' texts at grade `g` (equal: they match).
 #[cfg_attr(as_edit_small, optimize(size))]
 fn order(a: &str, b: &str, g: Grade) -> Ordering {
