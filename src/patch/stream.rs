@@ -272,20 +272,31 @@ impl Pass<'_, '_> {
     /// Advances chunk `c`'s partial matches by line `n`; whether one of
     /// them is now whole.
     #[cfg_attr(as_edit_small, optimize(size))]
-    fn advance(&mut self, c: usize, n: usize, l: Option<&str>) -> bool {
+    fn advance(&mut self, c: usize, n: usize, l: Option<&[u8]>) -> bool {
         let (old, cut) = (&self.chunks[c].old, self.grades[c]);
         let v = &mut self.starts[c];
-        let at = |j: usize| l.and_then(|l| best(l, &old[j], cut));
+        let Some(l) = l else {
+            v.clear();
+            return false;
+        };
+        if v.is_empty() {
+            // Most lines: no partial match to advance, nor a first line.
+            let Some(g) = best(l, &old[0], cut) else {
+                return false;
+            };
+            v.push((n, g));
+            return old.len() == 1;
+        }
         let mut kept = 0;
         for i in 0..v.len() {
             let (s, g) = v[i];
-            if let Some(lg) = (n - s < old.len()).then(|| at(n - s)).flatten() {
-                v[kept] = (s, g.max(lg));
+            if let Some(x) = old.get(n - s).and_then(|o| best(l, o, cut)) {
+                v[kept] = (s, g.max(x));
                 kept += 1;
             }
         }
         v.truncate(kept);
-        if let Some(g) = at(0) {
+        if let Some(g) = best(l, &old[0], cut) {
             v.push((n, g));
         }
         v.first().is_some_and(|&(s, _)| n + 1 - s == old.len())
@@ -353,10 +364,8 @@ impl Pass<'_, '_> {
         self.additions(false);
         let (k, n) = (self.k, self.n);
         self.n += 1;
-        // Whole lines of a UTF-8 text (were one not, it would match none).
-        let s = l.and_then(|l| std::str::from_utf8(l).ok());
         for c in 0..k {
-            if !self.chunks[c].old.is_empty() && self.advance(c, n, s) {
+            if !self.chunks[c].old.is_empty() && self.advance(c, n, l) {
                 // A second occurrence: the locator refuses, or places the
                 // chunk here (a stricter grade).
                 self.failed = true;
@@ -364,13 +373,13 @@ impl Pass<'_, '_> {
         }
         for &(h, g) in &self.loose {
             // The locator's header is this stricter one.
-            self.failed |= s.and_then(|s| best(s, h, g)).is_some_and(|b| b < g);
+            self.failed |= l.and_then(|l| best(l, h, g)).is_some_and(|b| b < g);
         }
         let mut held = false;
         if let Some(c) = self.chunks.get(k) {
             if self.h < c.headers.len() {
                 let h = &c.headers[self.h];
-                if let Some(g) = s.and_then(|s| best(s, h, self.max)) {
+                if let Some(g) = l.and_then(|l| best(l, h, self.max)) {
                     if g > Grade::Exact {
                         self.loose.push((h, g));
                     }
@@ -379,7 +388,7 @@ impl Pass<'_, '_> {
                         self.start(n + 1, true);
                     }
                 }
-            } else if self.advance(k, n, s) && !c.eof {
+            } else if self.advance(k, n, l) && !c.eof {
                 let (s, g) = self.starts[k].remove(0);
                 self.release(s);
                 self.held.push(l.unwrap_or_default().to_vec());
@@ -521,15 +530,16 @@ mod tests {
         }
         let at = |i: usize, old: &[String], g: Grade| {
             (old.iter().zip(&ls[i..]))
-                .map(|(o, l)| best(l, o, g))
+                .map(|(o, l)| best(l.as_bytes(), o, g))
                 .try_fold(Grade::Exact, |a, b| Some(a.max(b?)))
         };
         let mut cursor = 0;
         for c in chunks {
             for h in &c.headers {
-                let hit = (cursor..ls.len()).find_map(|i| Some((i, best(ls[i], h, max)?)));
+                let hit =
+                    (cursor..ls.len()).find_map(|i| Some((i, best(ls[i].as_bytes(), h, max)?)));
                 let Some((i, g)) = hit else { return false };
-                if (i + 1..ls.len()).any(|j| best(ls[j], h, g).is_some_and(|b| b < g)) {
+                if (i + 1..ls.len()).any(|j| best(ls[j].as_bytes(), h, g).is_some_and(|b| b < g)) {
                     return false;
                 }
                 cursor = i + 1;
