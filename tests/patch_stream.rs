@@ -261,3 +261,131 @@ fn loose_grades_stream_in_memory_bounded_by_the_patch() {
         (changed("edit", 1, after.as_bytes(), &lines, "\"exact\""), 0)
     );
 }
+
+/// Generated files and one-file patches whose context and headers carry
+/// loose damage (blanks at the ends, curly quotes, dashes, NBSP), through
+/// the binary (the pass, its deferred temp, CRLF kept with `--eol
+/// preserve`, no final newline): the pure applier's bytes and grades, or
+/// its refusal with the file unchanged and no temp.
+#[test]
+fn the_binary_answers_as_the_pure_applier_at_every_grade() {
+    let words = [
+        "}",
+        "",
+        "    return x - 1;",
+        "say(\"hi\")",
+        "    let a = 1;",
+    ];
+    let damage = |s: &str, how: usize| match how {
+        0 => format!("{s}  "),
+        1 => format!("\t{s}"),
+        2 => s.replace('"', "\u{201C}").replace('-', "\u{2014}"),
+        3 => s.replace(' ', "\u{a0}"),
+        _ => s.to_owned(),
+    };
+    let mut x = 0x10a5e_u64;
+    let mut r = move |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    let d = scratch();
+    let (mut applied, mut loose, mut refused) = (0, 0, 0);
+    for case in 0..400 {
+        let n = 1 + r(30);
+        let lines: Vec<String> = (0..n)
+            .map(|i| match r(3) {
+                0 => words[r(words.len())].to_owned(),
+                _ => format!("fn f{i}() {{"),
+            })
+            .collect();
+        let file: Vec<String> = (lines.iter())
+            .map(|l| damage(l, if r(6) == 0 { r(4) } else { 9 }))
+            .collect();
+        let mut text: String = file.iter().map(|l| format!("{l}\n")).collect();
+        if r(6) == 0 {
+            text.pop();
+        }
+        let mut body = String::new();
+        let mut at = 0;
+        for _ in 0..1 + r(3) {
+            if at >= n {
+                break;
+            }
+            let s = at + r((n - at).min(8));
+            let hurt = |l: &str, r: &mut dyn FnMut(usize) -> usize| match r(3) {
+                0 => damage(l, r(4)),
+                _ => l.to_owned(),
+            };
+            match s > at && r(3) == 0 {
+                true => body.push_str(&format!("@@ {}\n", hurt(&lines[s - 1], &mut r))),
+                false => body.push_str("@@\n"),
+            }
+            let e = (s + 1 + r(4)).min(n);
+            for (i, l) in lines.iter().enumerate().take(e).skip(s) {
+                let tag = if r(3) == 0 { '-' } else { ' ' };
+                body.push_str(&format!("{tag}{}\n", hurt(l, &mut r)));
+                if r(4) == 0 {
+                    body.push_str(&format!("+new {case} {i}\n"));
+                }
+            }
+            body.push_str("+added\n");
+            if e == n && r(3) == 0 {
+                body.push_str("*** End of File\n");
+            }
+            at = e;
+        }
+        let patch_text = update(&body);
+        let mut tree = std::collections::BTreeMap::from([("f".to_owned(), text.clone())]);
+        let want = as_edit::patch::apply_tree(
+            &mut tree,
+            &as_edit::patch::parse(&patch_text).unwrap(),
+            false,
+            false,
+        );
+        let crlf = r(4) == 0 && text.contains('\n');
+        let bytes = match crlf {
+            true => text.replace('\n', "\r\n"),
+            false => text.clone(),
+        };
+        write_file(d.path(), "f", bytes.as_bytes(), 0o644);
+        let args: &[&str] = match crlf {
+            true => &["--report", "--eol", "preserve"],
+            false => &["--report"],
+        };
+        let (out, code) = patch(d.path(), args, &patch_text);
+        let got = std::fs::read(d.path().join("f")).unwrap();
+        let why = format!("{text:?}\n{patch_text}\n{out}");
+        match want {
+            Ok(changes) => {
+                let Some(as_edit::patch::Change::Updated { placed, .. }) = changes.first() else {
+                    panic!("an update: {why}");
+                };
+                let grades: Vec<String> = (placed.iter())
+                    .map(|p| format!("\"{}\"", p.grade.name()))
+                    .collect();
+                let mut new = tree["f"].clone();
+                if crlf {
+                    new = new.replace('\n', "\r\n");
+                }
+                assert_eq!(code, 0, "{why}");
+                assert!(got == new.as_bytes(), "{why}");
+                let matches = format!("\"match\":[{}]", grades.join(","));
+                assert!(out.contains(&matches), "{matches} {why}");
+                applied += 1;
+                loose += usize::from(placed.iter().any(|p| p.grade.name() != "exact"));
+            }
+            Err(_) => {
+                assert_eq!((code, got), (1, bytes.into_bytes()), "{why}");
+                refused += 1;
+            }
+        }
+        assert_eq!(listing(d.path()), ["f"]);
+    }
+    eprintln!("{applied} applied ({loose} loose), {refused} refused");
+    assert!(
+        applied > 150 && loose > 60 && refused > 20,
+        "{applied} {loose} {refused}"
+    );
+}

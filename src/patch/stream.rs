@@ -10,18 +10,21 @@
 //! file: a header matched loosely, against a later line matching it at a
 //! stricter grade; a chunk, against a later occurrence in the part open to
 //! it at its grade or a stricter one. When none turns up, every place is
-//! the locator's: nothing before it matched at any grade, so its grade is
-//! the first that matches there, and it is the only one at that grade. A
-//! later one (the locator's refusal, or its better place that moves every
-//! later chunk), a miss, and the retry without a final empty line are
-//! `None`: the caller discards what was written and runs the locator on
-//! the whole text, which answers with its refusal and hints.
+//! the locator's: nothing in the open part before it matched at any grade
+//! and nothing after it at its grade or stricter, so its grade is the
+//! first with a match there and it is the only match at that grade. A
+//! later one (the locator's refusal, or its better place, which moves
+//! every later chunk), a miss, and the retry without a final empty line
+//! are `None`: the caller discards what was written and runs the locator
+//! on the whole text, which answers with its refusal and hints (they, and
+//! `--diff`, need the whole text).
 //!
 //! One pass, so no second read can disagree with the first: the output is
 //! written while the file is read, and only kept if the pass proves it. A
-//! placement the end of the file revises is not rewritten but left to the
-//! locator (a second pass would need the file to hold still between the
-//! two, and only serves a loose match beaten later, which is rare).
+//! placement the end of the file overrules is not rewritten but left to
+//! the locator: a second pass would need the file to hold still between
+//! the two (a check of both reads against each other) and would serve
+//! only a loose match beaten later in the file, which is rare.
 //! A fallback costs what the pass wrote (an unnamed temp, dropped) and a
 //! second read, and then holds the text as the locator does.
 //!
