@@ -242,7 +242,7 @@ pub(super) mod tests {
     fn best_is_the_first_grade_that_matches() {
         let parts = [
             "", " ", "\t", "\u{b}", "\u{a0}", "\u{3000}", "a", "b", "-", "\u{2013}", "\"",
-            "\u{201C}", "x y", "x\u{a0}y", "\r",
+            "\u{201C}", "x y", "x\u{a0}y", "\r", "\u{1c}", "\u{85}",
         ];
         let grades = [
             Grade::Exact,

@@ -28,7 +28,7 @@
 //! A fallback costs what the pass wrote (an unnamed temp, dropped) and a
 //! second read, and then holds the text as the locator does.
 //!
-//! Held: the patch; the current line up to [`hold`] bytes (a longer line
+//! Held: the patch; the current line up to `hold()` bytes (a longer line
 //! whose characters outnumber every patch line's matches none and streams
 //! through; one that might still match loosely is `None`); the searched
 //! chunk's partially matched lines, copied (a loose match writes the
