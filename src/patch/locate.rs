@@ -39,8 +39,9 @@
 //! when `stream.rs`'s one pass (memory bounded by the patch) cannot prove
 //! its answer: a refusal, a loose match of a chunk or header that a
 //! stricter one later in the file overrules, the retry, `--diff`, more
-//! than 64 chunks, a line too long to hold that might match loosely. The
-//! host's transfer fallback always runs this, on the text it downloaded.
+//! than 64 chunks placed loosely or partially matched at once, a line too
+//! long to hold that might match loosely. The host's transfer fallback
+//! always runs this, on the text it downloaded.
 
 use super::find::Finder;
 use super::parse::Chunk;

@@ -48,6 +48,7 @@ mod find;
 pub mod locate;
 pub mod parse;
 pub mod stream;
+mod watch;
 
 use std::collections::BTreeMap;
 

@@ -32,17 +32,16 @@
 //! whose characters outnumber every patch line's matches none and streams
 //! through; one that might still match loosely is `None`); the searched
 //! chunk's partially matched lines, copied (a loose match writes the
-//! file's text of its context lines); each chunk's partial-match starts.
-//! Each line is compared with every placed chunk's first old line until
-//! the end of the file, so more than 64 chunks are left to the locator.
+//! file's text of its context lines); each chunk's partial-match starts
+//! and the watch of the placed ones (`watch.rs`: a chunk placed exactly
+//! costs a line about a logarithm; those placed loosely or partially
+//! matched are compared with it one by one, and more than 64 of them at
+//! once leave the patch to the locator).
 
 use super::find::{best, core_chars};
 use super::locate::Grade;
 use super::parse::Chunk;
-
-/// More chunks than this are placed in memory: each line is compared with
-/// every placed chunk's first old line (a cost of lines times chunks).
-const MAX_CHUNKS: usize = 64;
+use super::watch::Watch;
 
 /// Per chunk, the 1-based line of the new text where it starts, as
 /// `write` reports it, and the grade it matched at.
@@ -63,13 +62,8 @@ struct Pass<'c, 'o> {
     out: &'o mut dyn FnMut(&[u8]),
     /// The loosest grade allowed (`--patch-strict`: exact).
     max: Grade,
-    /// Per chunk: the starts of its partial matches and their grades so
-    /// far (the loosest of their lines'), oldest first.
-    starts: Vec<Vec<(usize, Grade)>>,
-    /// Per chunk: the loosest grade a match of it counts at: `max` until
-    /// it is placed, then its grade (a later match at it or stricter
-    /// undoes the placement: module docs).
-    grades: Vec<Grade>,
+    /// Partial matches, and the placed chunks watched.
+    w: Watch<'c>,
     /// Headers found at a loose grade, with it.
     loose: Vec<(&'c str, Grade)>,
     /// The chunk searched (every one before it is placed), and how many
@@ -119,9 +113,6 @@ pub fn run(
     source: &mut crate::txn::Source<'_>,
     out: &mut dyn FnMut(&[u8]),
 ) -> Option<Placements> {
-    if chunks.len() > MAX_CHUNKS {
-        return None;
-    }
     let mut bound = 0;
     for c in chunks {
         c.old
@@ -137,8 +128,7 @@ pub fn run(
         chunks,
         out,
         max,
-        starts: vec![Vec::new(); chunks.len()],
-        grades: vec![max; chunks.len()],
+        w: Watch::new(chunks, max),
         loose: Vec::new(),
         k: 0,
         h: 0,
@@ -272,39 +262,6 @@ impl Pass<'_, '_> {
         }
     }
 
-    /// Advances chunk `c`'s partial matches by line `n`; whether one of
-    /// them is now whole.
-    #[cfg_attr(as_edit_small, optimize(size))]
-    fn advance(&mut self, c: usize, n: usize, l: Option<&[u8]>) -> bool {
-        let (old, cut) = (&self.chunks[c].old, self.grades[c]);
-        let v = &mut self.starts[c];
-        let Some(l) = l else {
-            v.clear();
-            return false;
-        };
-        if v.is_empty() {
-            // Most lines: no partial match to advance, nor a first line.
-            let Some(g) = best(l, &old[0], cut) else {
-                return false;
-            };
-            v.push((n, g));
-            return old.len() == 1;
-        }
-        let mut kept = 0;
-        for i in 0..v.len() {
-            let (s, g) = v[i];
-            if let Some(x) = old.get(n - s).and_then(|o| best(l, o, cut)) {
-                v[kept] = (s, g.max(x));
-                kept += 1;
-            }
-        }
-        v.truncate(kept);
-        if let Some(g) = best(l, &old[0], cut) {
-            v.push((n, g));
-        }
-        v.first().is_some_and(|&(s, _)| n + 1 - s == old.len())
-    }
-
     /// Writes the held lines before line `to` (at most the current one).
     #[cfg_attr(as_edit_small, optimize(size))]
     fn release(&mut self, to: usize) {
@@ -331,7 +288,7 @@ impl Pass<'_, '_> {
         }
         let _ = at; // the old line: the tests' only
         self.placed[k] = (self.written as u64 + 1, grade);
-        self.grades[k] = grade;
+        self.w.place(k, grade);
         let held = std::mem::take(&mut self.held);
         for (j, l) in c.new.iter().enumerate() {
             // A context line keeps the file's text (loose grades).
@@ -367,13 +324,9 @@ impl Pass<'_, '_> {
         self.additions(false);
         let (k, n) = (self.k, self.n);
         self.n += 1;
-        for c in 0..k {
-            if !self.chunks[c].old.is_empty() && self.advance(c, n, l) {
-                // A second occurrence: the locator refuses, or places the
-                // chunk here (a stricter grade).
-                self.failed = true;
-            }
-        }
+        // A second occurrence: the locator refuses, or places the chunk
+        // there (a stricter grade).
+        self.failed |= !self.w.line(n, l);
         for &(h, g) in &self.loose {
             // The locator's header is this stricter one.
             self.failed |= l.and_then(|l| best(l, h, g)).is_some_and(|b| b < g);
@@ -391,17 +344,16 @@ impl Pass<'_, '_> {
                         self.start(n + 1, true);
                     }
                 }
-            } else if self.advance(k, n, l) && !c.eof {
-                let (s, g) = self.starts[k].remove(0);
+            } else if self.w.advance(k, n, l) && !c.eof {
+                let (s, g) = self.w.starts[k].remove(0);
                 self.release(s);
                 self.held.push(l.unwrap_or_default().to_vec());
-                self.starts[k].retain(|o| o.1 <= g);
                 self.splice(k, s, g);
                 self.hold_at = n + 1;
                 self.k += 1;
                 return self.start(n + 1, false);
             } else {
-                let first = self.starts[k].first().map_or(n + 1, |s| s.0);
+                let first = self.w.starts[k].first().map_or(n + 1, |s| s.0);
                 self.release(first.min(n));
                 held = first <= n;
             }
@@ -428,7 +380,7 @@ impl Pass<'_, '_> {
         {
             // End of File: a match ending at the last line.
             let at = n.wrapping_sub(c.old.len());
-            if let Some(&(s, g)) = self.starts[k].first().filter(|s| s.0 == at) {
+            if let Some(&(s, g)) = self.w.starts[k].first().filter(|s| s.0 == at) {
                 self.splice(k, s, g);
                 self.k += 1;
                 self.start(n, false);
@@ -801,5 +753,58 @@ mod tests {
             vec![Grade::Exact],
         );
         assert_eq!(got, Some(want));
+    }
+
+    /// A thousand chunks, 60 of them matched loosely (trailing blanks, a
+    /// leading tab, curly quotes), each under an `@@` line, on a file of
+    /// 30,000 lines: the locator's answer in one pass. Chunks that all
+    /// begin with a line the file repeats keep more partial matches under
+    /// way than the pass follows and are left to the locator, as are more
+    /// than 64 placed loosely.
+    #[test]
+    fn many_chunks_in_one_pass() {
+        let n = 30_000;
+        let text: String = (0..n)
+            .map(|i| match i % 3 {
+                0 => format!("fn f{i}() {{\n"),
+                1 => format!("    say(\"v{i}\");\n"),
+                _ => "}\n".to_owned(),
+            })
+            .collect();
+        let ls = locate::lines(&text);
+        let chunks: Vec<Chunk> = (0..1000)
+            .map(|k| {
+                let a = 30 * k;
+                let old = match k % 50 {
+                    0 => format!("{} ", ls[a + 1]),
+                    10 => format!("\t{}", ls[a + 1].trim()),
+                    20 => ls[a + 1].replace('"', "\u{201C}"),
+                    _ => ls[a + 1].to_owned(),
+                };
+                let new = [&format!("    changed({k});"), "}"];
+                chunk(&[ls[a]], &[&old, "}"], &new, vec![None, Some(1)])
+            })
+            .collect();
+        let want = oracle(&text, &chunks, false).unwrap();
+        let got = pass_graded(&text, &chunks, 4096, false).expect("streamed");
+        assert_eq!(got, want);
+        let loose = want.2.iter().filter(|g| **g > Grade::Exact).count();
+        assert_eq!(loose, 60);
+        let mut more = chunks.clone();
+        more.iter_mut().take(70).for_each(|c| c.old[0].push(' '));
+        assert!(oracle(&text, &more, false).is_ok());
+        assert_eq!(pass_graded(&text, &more, 4096, false), None);
+        // Each begins with "}", which every third line is.
+        let chunks: Vec<Chunk> = (0..100)
+            .map(|k| {
+                let a = 300 * k;
+                chunk(&[], &["}", ls[a + 3], ls[a + 4]], &["x"], vec![None])
+            })
+            .collect();
+        let some = &chunks[..60];
+        let got = pass_graded(&text, some, 4096, false).expect("60 followed");
+        assert_eq!(Ok(got), oracle(&text, some, false));
+        assert!(oracle(&text, &chunks, false).is_ok());
+        assert_eq!(pass_graded(&text, &chunks, 4096, false), None);
     }
 }
