@@ -140,7 +140,7 @@ pub(super) fn same(a: &str, b: &str, g: Grade) -> bool {
 /// The strictest grade, up to `max`, at which line `a` of the file is `b`
 /// of the patch (the grades nest: a match at one is a match at every
 /// looser one).
-#[inline(always)] // the pass calls it per line and placed chunk
+#[inline(always)] // the pass calls it per line (and per busy chunk)
 pub(super) fn best(a: &[u8], b: &str, max: Grade) -> Option<Grade> {
     match (a == b.as_bytes(), max) {
         (true, _) => Some(Grade::Exact),
