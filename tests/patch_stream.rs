@@ -1,7 +1,9 @@
 //! An Update File applied in one pass (src/patch/stream.rs): the result
-//! lines and bytes are the in-memory locator's, and whatever the pass
-//! cannot prove (a loose match, a second occurrence, `--diff`) is answered
-//! by the locator on the whole text, with its refusal and no temp left.
+//! lines and bytes are the in-memory locator's, at every grade, in memory
+//! bounded by the patch; whatever the pass cannot prove (a second
+//! occurrence, a loose match a stricter one later overrules, `--diff`) is
+//! answered by the locator on the whole text, with its refusal and no temp
+//! left.
 
 mod common;
 
@@ -103,8 +105,9 @@ fn a_line_longer_than_any_chunk_line_streams_through() {
     assert_eq!(std::fs::read(d.path().join("f")).unwrap(), want.as_bytes());
 }
 
-/// A loose match, a second occurrence found after the pass wrote most of
-/// the file, and `--diff`: the locator's answers, no temp left.
+/// A loose match (the pass's too), a second occurrence found after the
+/// pass wrote most of the file, and `--diff` (the locator's): their
+/// answers, no temp left.
 #[test]
 fn what_the_pass_cannot_prove_is_the_locators() {
     let d = scratch();
@@ -197,4 +200,192 @@ fn a_refusal_before_any_change_makes_no_temp() {
         assert_eq!(std::fs::read(d.path().join("f")).unwrap(), text.as_bytes());
         assert_eq!(listing(d.path()), ["f"]);
     }
+}
+
+/// `patch` run under an address-space limit of `mib` MiB.
+fn patch_within(dir: &Path, mib: u64, patch: &str) -> (String, i32) {
+    let mut c = std::process::Command::new("sh");
+    let limit = format!("ulimit -v {}; exec \"$0\" --patch --report", mib << 10);
+    c.args(["-c", &limit, BIN]);
+    let r = run_with_stdin(c, dir, patch.as_bytes());
+    let d = std::fs::canonicalize(dir).unwrap();
+    (r.stdout.replace(d.to_str().unwrap(), "D"), r.code)
+}
+
+/// Chunks landing at every loose grade (a header too) apply to a 40 MiB
+/// file within a 32 MiB address space, which the whole-text locator (1.25
+/// times the file) cannot have: a loose match that an exact one later in
+/// the file overrules is the locator's, and runs out of memory there
+/// (file unchanged, no temp), then applies without the limit.
+#[test]
+fn loose_grades_stream_in_memory_bounded_by_the_patch() {
+    let d = scratch();
+    let line = |i: usize| format!("    let v{i} = f(\"{i}\") - 1;");
+    let n = 1_250_000;
+    let text: String = (0..n).map(|i| line(i) + "\n").collect();
+    assert!(text.len() > 40 << 20);
+    write_file(d.path(), "f", text.as_bytes(), 0o644);
+    let p = update(&format!(
+        "@@ {} \n-    let v1001 = f(\u{201C}1001\u{201D}) \u{2013} 1;\n+    let v1001 = 0;\n@@\n {}\t \n-{}\n+    let v600001 = 1;\n@@\n-{}\n+    done\n*** End of File\n",
+        line(1000),
+        line(600_000),
+        line(600_001),
+        line(n - 1).trim()
+    ));
+    let want = text
+        .replace(&line(1001), "    let v1001 = 0;")
+        .replace(&line(600_001), "    let v600001 = 1;")
+        .replace(&line(n - 1), "    done");
+    let grades = "\"punctuation\",\"trailing_whitespace\",\"whitespace\"";
+    let lines = format!("1002,600001,{n}");
+    assert_eq!(
+        patch_within(d.path(), 32, &p),
+        (changed("edit", 3, want.as_bytes(), &lines, grades), 0)
+    );
+    assert!(std::fs::read(d.path().join("f")).unwrap() == want.as_bytes());
+    // Loose at line 6, exact at the end: the locator's place.
+    let mut before = want;
+    before.push_str("let v5 = f(\"5\") - 1;\n");
+    write_file(d.path(), "f", before.as_bytes(), 0o644);
+    let p = update("@@\n-let v5 = f(\"5\") - 1;\n+end\n");
+    assert_eq!(
+        patch_within(d.path(), 32, &p),
+        ("__RESULT__{\"error\":\"write_failed\",\"detail\":\"out of memory (an allocation failed); the file is unchanged, retry\"}\n".into(), 1)
+    );
+    assert!(std::fs::read(d.path().join("f")).unwrap() == before.as_bytes());
+    assert_eq!(listing(d.path()), ["f"]);
+    let after = before.replace("\nlet v5 = f(\"5\") - 1;\n", "\nend\n");
+    let lines = format!("{}", n + 1);
+    assert_eq!(
+        patch(d.path(), &["--report"], &p),
+        (changed("edit", 1, after.as_bytes(), &lines, "\"exact\""), 0)
+    );
+}
+
+/// Generated files and one-file patches whose context and headers carry
+/// loose damage (blanks at the ends, curly quotes, dashes, NBSP), through
+/// the binary (the pass, its deferred temp, CRLF kept with `--eol
+/// preserve`, no final newline): the pure applier's bytes and grades, or
+/// its refusal with the file unchanged and no temp.
+#[test]
+fn the_binary_answers_as_the_pure_applier_at_every_grade() {
+    let words = [
+        "}",
+        "",
+        "    return x - 1;",
+        "say(\"hi\")",
+        "    let a = 1;",
+    ];
+    let damage = |s: &str, how: usize| match how {
+        0 => format!("{s}  "),
+        1 => format!("\t{s}"),
+        2 => s.replace('"', "\u{201C}").replace('-', "\u{2014}"),
+        3 => s.replace(' ', "\u{a0}"),
+        _ => s.to_owned(),
+    };
+    let mut x = 0x10a5e_u64;
+    let mut r = move |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    let d = scratch();
+    let (mut applied, mut loose, mut refused) = (0, 0, 0);
+    for case in 0..400 {
+        let n = 1 + r(30);
+        let lines: Vec<String> = (0..n)
+            .map(|i| match r(3) {
+                0 => words[r(words.len())].to_owned(),
+                _ => format!("fn f{i}() {{"),
+            })
+            .collect();
+        let file: Vec<String> = (lines.iter())
+            .map(|l| damage(l, if r(6) == 0 { r(4) } else { 9 }))
+            .collect();
+        let mut text: String = file.iter().map(|l| format!("{l}\n")).collect();
+        if r(6) == 0 {
+            text.pop();
+        }
+        let mut body = String::new();
+        let mut at = 0;
+        for _ in 0..1 + r(3) {
+            if at >= n {
+                break;
+            }
+            let s = at + r((n - at).min(8));
+            let hurt = |l: &str, r: &mut dyn FnMut(usize) -> usize| match r(3) {
+                0 => damage(l, r(4)),
+                _ => l.to_owned(),
+            };
+            match s > at && r(3) == 0 {
+                true => body.push_str(&format!("@@ {}\n", hurt(&lines[s - 1], &mut r))),
+                false => body.push_str("@@\n"),
+            }
+            let e = (s + 1 + r(4)).min(n);
+            for (i, l) in lines.iter().enumerate().take(e).skip(s) {
+                let tag = if r(3) == 0 { '-' } else { ' ' };
+                body.push_str(&format!("{tag}{}\n", hurt(l, &mut r)));
+                if r(4) == 0 {
+                    body.push_str(&format!("+new {case} {i}\n"));
+                }
+            }
+            body.push_str("+added\n");
+            if e == n && r(3) == 0 {
+                body.push_str("*** End of File\n");
+            }
+            at = e;
+        }
+        let patch_text = update(&body);
+        let mut tree = std::collections::BTreeMap::from([("f".to_owned(), text.clone())]);
+        let want = as_edit::patch::apply_tree(
+            &mut tree,
+            &as_edit::patch::parse(&patch_text).unwrap(),
+            false,
+            false,
+        );
+        let crlf = r(4) == 0 && text.contains('\n');
+        let bytes = match crlf {
+            true => text.replace('\n', "\r\n"),
+            false => text.clone(),
+        };
+        write_file(d.path(), "f", bytes.as_bytes(), 0o644);
+        let args: &[&str] = match crlf {
+            true => &["--report", "--eol", "preserve"],
+            false => &["--report"],
+        };
+        let (out, code) = patch(d.path(), args, &patch_text);
+        let got = std::fs::read(d.path().join("f")).unwrap();
+        let why = format!("{text:?}\n{patch_text}\n{out}");
+        match want {
+            Ok(changes) => {
+                let Some(as_edit::patch::Change::Updated { placed, .. }) = changes.first() else {
+                    panic!("an update: {why}");
+                };
+                let grades: Vec<String> = (placed.iter())
+                    .map(|p| format!("\"{}\"", p.grade.name()))
+                    .collect();
+                let mut new = tree["f"].clone();
+                if crlf {
+                    new = new.replace('\n', "\r\n");
+                }
+                assert_eq!(code, 0, "{why}");
+                assert!(got == new.as_bytes(), "{why}");
+                let matches = format!("\"match\":[{}]", grades.join(","));
+                assert!(out.contains(&matches), "{matches} {why}");
+                applied += 1;
+                loose += usize::from(placed.iter().any(|p| p.grade.name() != "exact"));
+            }
+            Err(_) => {
+                assert_eq!((code, got), (1, bytes.into_bytes()), "{why}");
+                refused += 1;
+            }
+        }
+        assert_eq!(listing(d.path()), ["f"]);
+    }
+    eprintln!("{applied} applied ({loose} loose), {refused} refused");
+    assert!(
+        applied > 150 && loose > 60 && refused > 20,
+        "{applied} {loose} {refused}"
+    );
 }

@@ -2,7 +2,7 @@
 //! Delete File → delete, Update File → an edit by a [`Transform`] (the
 //! chunk locator), with Move to → a move carrying it. Pure: the transform
 //! is a function of the old text, so the host fallback can run it too.
-//! Its one-pass form (`stream.rs`, exact matches) is what the binary tries
+//! Its one-pass form (`stream.rs`, every grade) is what the binary tries
 //! first: when it proves its answer the file is never held; otherwise the
 //! whole text is, and this locator answers (module docs of `locate`).
 //!
@@ -97,29 +97,31 @@ impl TransformFn for Chunks {
         apply(old, &self.chunks, self.strict, self.hints, out)
     }
 
-    // Exact matches only, so `strict` changes nothing in the pass.
     fn stream(
         &self,
         source: &mut crate::txn::Source<'_>,
         out: &mut dyn FnMut(&[u8]),
     ) -> Option<Transformed> {
-        streamed(&self.chunks, source, out)
+        streamed(&self.chunks, self.strict, source, out)
     }
 }
 
-/// The one pass's answer as the transform's (every match exact).
+/// The one pass's answer as the transform's.
 #[inline(never)]
 #[cfg_attr(as_edit_small, optimize(size))]
 fn streamed(
     chunks: &[Chunk],
+    strict: bool,
     source: &mut crate::txn::Source<'_>,
     out: &mut dyn FnMut(&[u8]),
 ) -> Option<Transformed> {
-    let lines = super::stream::run(chunks, source, out)?;
+    let placed = super::stream::run(chunks, strict, source, out)?;
     Some(Transformed {
         count: chunks.len() as u64,
-        notes: lines.iter().map(|_| ("match", "exact".into())).collect(),
-        lines,
+        notes: (placed.iter())
+            .map(|p| ("match", p.1.name().into()))
+            .collect(),
+        lines: placed.into_iter().map(|p| p.0).collect(),
     })
 }
 

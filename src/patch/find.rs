@@ -137,6 +137,64 @@ pub(super) fn same(a: &str, b: &str, g: Grade) -> bool {
     order(a, b, g) == Ordering::Equal
 }
 
+/// The strictest grade, up to `max`, at which line `a` of the file is `b`
+/// of the patch (the grades nest: a match at one is a match at every
+/// looser one).
+#[inline(always)] // the pass calls it per line (and per busy chunk)
+pub(super) fn best(a: &[u8], b: &str, max: Grade) -> Option<Grade> {
+    match (a == b.as_bytes(), max) {
+        (true, _) => Some(Grade::Exact),
+        (false, Grade::Exact) => None,
+        _ => loose(a, b, max),
+    }
+}
+
+#[inline(never)] // per line: compiled for speed, not size
+fn loose(a: &[u8], b: &str, max: Grade) -> Option<Grade> {
+    // Most lines match at no grade, and most say so at their first
+    // difference: cores (blanks trimmed as `trim` does) ending in ASCII
+    // are the trimmed texts, and two ASCII characters after equal bytes
+    // (or one text's end) differ at every grade, which maps no ASCII.
+    let (x, y) = (core(a), core(b.as_bytes()));
+    let ascii = |c: Option<&u8>| c.is_none_or(u8::is_ascii);
+    if [x.first(), x.last(), y.first(), y.last()]
+        .into_iter()
+        .all(ascii)
+    {
+        let i = x.iter().zip(y).take_while(|(p, q)| p == q).count();
+        if (x.len() != i || y.len() != i) && ascii(x.get(i)) && ascii(y.get(i)) {
+            return None;
+        }
+    }
+    let a = std::str::from_utf8(a).ok()?;
+    if !same(a, b, max) {
+        return None;
+    }
+    let looser = [Grade::TrailingWhitespace, Grade::Whitespace];
+    Some(looser.into_iter().find(|&g| same(a, b, g)).unwrap_or(max))
+}
+
+/// `b` without the ASCII whitespace `char::is_whitespace` trims at its
+/// ends (tab to carriage return, space).
+fn core(b: &[u8]) -> &[u8] {
+    let text = |c: &u8| !matches!(c, b'\t'..=b'\r' | b' ');
+    let i = b.iter().position(text).unwrap_or(b.len());
+    let j = b.iter().rposition(text).map_or(i, |j| j + 1);
+    &b[i..j]
+}
+
+/// A lower bound of the characters left in line `b` (or a prefix of it)
+/// once trimmed: its characters that are not whitespace (one cut at the
+/// end of the prefix is not counted). A line whose count exceeds
+/// every patch line's length matches none at any grade, since the grades
+/// map characters one for one.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(super) fn core_chars(b: &[u8]) -> usize {
+    (b.utf8_chunks())
+        .map(|c| c.valid().chars().filter(|c| !c.is_whitespace()).count())
+        .sum()
+}
+
 /// The order of two lines' texts at grade `g` (equal: they match).
 #[cfg_attr(as_edit_small, optimize(size))]
 fn order(a: &str, b: &str, g: Grade) -> Ordering {
@@ -175,6 +233,39 @@ pub(super) mod tests {
             x ^= x << 17;
             (x % n as u64) as usize
         }
+    }
+
+    /// `best` is the strictest grade at which `same` matches, on lines of
+    /// words with blanks (VT and NBSP too), quotes and dashes at the ends
+    /// and inside, ASCII or not.
+    #[test]
+    fn best_is_the_first_grade_that_matches() {
+        let parts = [
+            "", " ", "\t", "\u{b}", "\u{a0}", "\u{3000}", "a", "b", "-", "\u{2013}", "\"",
+            "\u{201C}", "x y", "x\u{a0}y", "\r", "\u{1c}", "\u{85}",
+        ];
+        let grades = [
+            Grade::Exact,
+            Grade::TrailingWhitespace,
+            Grade::Whitespace,
+            Grade::Punctuation,
+        ];
+        let mut r = rng(0xbe57);
+        let line = |r: &mut dyn FnMut(usize) -> usize| -> String {
+            (0..r(5)).map(|_| parts[r(parts.len())]).collect()
+        };
+        let mut loose = 0;
+        for _ in 0..200_000 {
+            let (a, b) = (line(&mut r), line(&mut r));
+            let max = grades[r(4)];
+            let want = grades[..=max as usize]
+                .iter()
+                .copied()
+                .find(|&g| same(&a, &b, g));
+            assert_eq!(best(a.as_bytes(), &b, max), want, "{a:?} {b:?} {max:?}");
+            loose += usize::from(want.is_some_and(|g| g > Grade::Exact));
+        }
+        assert!(loose > 5_000, "{loose}");
     }
 
     /// The index answers every search as the scan does, start for start,

@@ -37,8 +37,10 @@
 //! and [`write()`] streams the new content to a sink without building it:
 //! about 1.25 times the file for 64-byte lines. The binary runs this only
 //! when `stream.rs`'s one pass (memory bounded by the patch) cannot prove
-//! its answer: a refusal, a looser grade, a header matched loosely, the
-//! retry, `--diff`, more than 64 chunks. The host's transfer fallback
+//! its answer: a refusal, a loose match of a chunk or header that a
+//! stricter one later in the file overrules, the retry, `--diff`, more
+//! than 64 chunks placed loosely or partially matched at once, a line too
+//! long to hold that might match loosely. The host's transfer fallback
 //! always runs this, on the text it downloaded.
 
 use super::find::Finder;

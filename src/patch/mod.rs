@@ -4,8 +4,8 @@
 //! are in `parse.rs`'s docs); [`locate`] places an Update's chunks in a
 //! file's text and writes the new content (grades, uniqueness and where pure
 //! additions go are in its docs); [`stream`] gives the same answer in one
-//! pass over the file when every match is exact and unique, holding only
-//! the patch. [`compile`] makes a patch the
+//! pass over the file, at every grade, holding only the patch, when no
+//! later line overrules a match (its docs). [`compile`] makes a patch the
 //! transaction of `txn` (the binary's path, [`cli`] its inputs, [`codex`]
 //! the `apply_patch` mode); [`apply_tree`] runs a whole patch over an
 //! in-memory tree, all or nothing, with the same locator (the host's
@@ -48,6 +48,7 @@ mod find;
 pub mod locate;
 pub mod parse;
 pub mod stream;
+mod watch;
 
 use std::collections::BTreeMap;
 
