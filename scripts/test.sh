@@ -20,8 +20,12 @@ cargo fmt --all -- --check
 cargo clippy --quiet --all-targets --all-features -- -D warnings
 
 step "rooms: every file under src/ at most 450 lines before its tests"
+# Lines before the test module: a `#[cfg(test)]` whose next line opens an
+# inline `mod … {` (one on another item mid-file, a thread_local counter or
+# a `mod testing;`, is code and counts: stopping there hid matcher.rs's 461).
 rooms_over=$(for f in $(find src -name '*.rs' | sort); do
-  n=$(awk '/^#\[cfg\(test\)\]/{exit} {n++} END{print n+0}' "$f")
+  n=$(awk 'held { held = 0; if ($0 ~ /^(pub(\([a-z]+\))? )?mod .*\{$/) exit; n += 2; next }
+           /^#\[cfg\(test\)\]$/ { held = 1; next } { n++ } END { print n + held }' "$f")
   [ "$n" -le 450 ] || echo "$f: $n lines"
 done)
 [ -z "$rooms_over" ] || die "over the 450-line bound (split by concern): $rooms_over"

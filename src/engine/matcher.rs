@@ -13,29 +13,17 @@
 //!
 //! Time: linear in the input for any OLD. An edit carries the input that
 //! could still start an occurrence (at most `len(OLD) - 1` bytes, `keep`)
-//! and resolves those starts only on a window at least twice as long as
-//! what it re-scans: tail plus at least `2 * keep` new bytes, or, when the
-//! chunks are shorter than OLD, a tail topped up to `2 * keep` bytes (its
-//! arena slot). Each start is then scanned at most about twice, where
-//! re-scanning the whole tail on every chunk made a 48 MiB OLD over a
-//! 256 MiB file 4.9 s instead of 0.06 s.
-//! The search itself is `needle.rs` (for an OLD of 4 KiB or more, a rare
-//! piece of it first, Two-Way only when that proves too common). A single
-//! edit with an OLD of [`DIRECT`] bytes or more is read into its slot by
-//! the caller (`Engine::spare`): the text is not copied into the slot,
-//! only the `keep` bytes carried to its front once per `keep` bytes read.
+//! and resolves those starts only on a window at least twice what it
+//! re-scans: tail plus `2 * keep` new bytes, or with chunks shorter than
+//! OLD a tail topped up to `2 * keep` (its arena slot). Each start is then
+//! scanned about twice at most (re-scanning the whole tail per chunk made a
+//! 48 MiB OLD over 256 MiB 4.9 s, not 0.06 s). The search is `needle.rs`.
+//! A single edit with an OLD of [`DIRECT`] bytes or more is read into its
+//! slot by the caller (`Engine::spare`), not copied there: only the `keep`
+//! bytes are carried to its front once per `keep` bytes read.
 
 use super::needle::Needle;
 use super::{Edit, EditStats, Refusal, AT_LINE_STARTS_MAX, LINES_MAX};
-
-#[cfg(test)]
-thread_local! {
-    /// Bytes a finder had to see on this thread (up to the match it found,
-    /// or the whole haystack): the tests hold the search linear in the input.
-    pub(super) static SEARCHED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-    /// Bytes of OLD finders were built from on this thread.
-    pub(super) static BUILT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
 
 /// In a batch, an edit whose OLD is at least this long keeps its finder for
 /// the whole run. Building one costs about 4 ns a byte of OLD (memchr's
@@ -366,7 +354,7 @@ impl Turn<'_, '_> {
         while pos < limit {
             let found = self.finder.find(&buf[pos..]).map(|i| i + pos);
             #[cfg(test)]
-            SEARCHED.with(|c| {
+            super::needle::SEARCHED.with(|c| {
                 // What the search had to see: up to the match's end, or all.
                 let end = found.map_or(buf.len(), |i| (i + m).min(buf.len()));
                 c.set(c.get() + (end - pos) as u64)

@@ -977,7 +977,7 @@ mod tests {
             vec![e("qq", "qq", true), e(&old, "x", false)],
         ] {
             for size in [4096, 65536, 1 << 20] {
-                matcher::SEARCHED.with(|c| c.set(0));
+                needle::SEARCHED.with(|c| c.set(0));
                 let r = chunked(content.as_bytes(), &edits, size);
                 assert_eq!(
                     r,
@@ -985,7 +985,7 @@ mod tests {
                         edit: edits.len() - 1
                     })
                 );
-                let searched = matcher::SEARCHED.with(|c| c.get());
+                let searched = needle::SEARCHED.with(|c| c.get());
                 // The long OLD's share, plus the input once for an edit before it.
                 let n = content.len() as u64;
                 let bound = 2 * (n + old.len() as u64) + (edits.len() as u64 - 1) * n;
@@ -1004,10 +1004,10 @@ mod tests {
         let content = "q".repeat(1 << 20);
         let edits = [e("qq", "qq", true), e(&long, "x", false)];
         for size in [4096, 65536, 1 << 20] {
-            matcher::BUILT.with(|c| c.set(0));
+            needle::BUILT.with(|c| c.set(0));
             let r = chunked(content.as_bytes(), &edits, size);
             assert_eq!(r, Err(Refusal::NotFound { edit: 1 }));
-            let built = matcher::BUILT.with(|c| c.get());
+            let built = needle::BUILT.with(|c| c.get());
             let turns = (content.len() / size) as u64 + 1;
             // The long OLD once; "qq" per turn (each chunk, then the end).
             let want = long.len() as u64 + 2 * (turns + 1);
@@ -1022,10 +1022,10 @@ mod tests {
     fn a_long_old_with_a_rare_byte_builds_no_two_way_finder() {
         let old = format!("{}!", "q".repeat(64 << 10));
         let content = "q".repeat(1 << 20);
-        matcher::BUILT.with(|c| c.set(0));
+        needle::BUILT.with(|c| c.set(0));
         let r = chunked(content.as_bytes(), &[e(&old, "x", false)], 65536);
         assert_eq!(r, Err(Refusal::NotFound { edit: 0 }));
-        assert_eq!(matcher::BUILT.with(|c| c.get()), 32);
+        assert_eq!(needle::BUILT.with(|c| c.get()), 32);
     }
 
     /// Issue 23 item 7: what an edit keeps between its turns is 24 bytes

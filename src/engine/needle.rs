@@ -21,6 +21,15 @@
 use memchr::arch::all::packedpair::HeuristicFrequencyRank;
 use memchr::memmem::{Finder, FinderBuilder};
 
+#[cfg(test)]
+thread_local! {
+    /// Bytes a finder had to see on this thread (up to the match it found,
+    /// or the whole haystack): the tests hold the search linear in the input.
+    pub(super) static SEARCHED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// Bytes of OLD finders were built from on this thread.
+    pub(super) static BUILT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
 /// OLDs at least this long take the piece search.
 pub(super) const LONG: usize = 4096;
 
@@ -102,7 +111,7 @@ impl<'a> Needle<'a> {
         let i = memchr::memchr(rare.1, old).unwrap_or(0);
         let at = i.saturating_sub(PIECE / 2).min(old.len() - PIECE);
         #[cfg(test)]
-        super::matcher::BUILT.with(|c| c.set(c.get() + PIECE as u64));
+        BUILT.with(|c| c.set(c.get() + PIECE as u64));
         let piece =
             FinderBuilder::new().build_forward_with_ranker(Counts(rank), &old[at..at + PIECE]);
         Needle::with(old, piece, at)
@@ -189,7 +198,7 @@ impl<'a> Needle<'a> {
 
 fn build(old: &[u8]) -> Finder<'_> {
     #[cfg(test)]
-    super::matcher::BUILT.with(|c| c.set(c.get() + old.len() as u64));
+    BUILT.with(|c| c.set(c.get() + old.len() as u64));
     Finder::new(old)
 }
 
@@ -314,13 +323,13 @@ mod tests {
     fn the_two_way_finder_is_built_only_past_the_budget() {
         let old = [vec![b'q'; 64 << 10], b"!".to_vec()].concat();
         let built = |text: &[u8]| {
-            super::super::matcher::BUILT.with(|c| c.set(0));
+            super::BUILT.with(|c| c.set(0));
             let mut n = Needle::new(&old);
             let mut at = 0;
             while let Some(i) = n.find(&text[at..]) {
                 at += i + old.len();
             }
-            let b = super::super::matcher::BUILT.with(|c| c.get());
+            let b = super::BUILT.with(|c| c.get());
             (b, n.compared, n.full.is_some())
         };
         let rare = vec![b'q'; 1 << 20];
