@@ -202,6 +202,48 @@ fn a_refusal_before_any_change_makes_no_temp() {
     }
 }
 
+/// Nor one the pass knows of only at the end or on the line of a change:
+/// an addition at the end before a chunk not in the file, an End of File
+/// chunk before one, a header found loosely then exactly on the line that
+/// completes its chunk (the locator searches after that one). Each once
+/// copied the text into a temp (named here: the directory's mtime) and
+/// dropped it.
+#[test]
+fn a_refusal_the_pass_meets_at_its_first_change_makes_no_temp() {
+    let d = scratch();
+    let body: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
+    let past = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    let cases = [
+        (body.clone(), "@@\n+appended\n@@\n-absent\n+x\n"),
+        (
+            body.clone(),
+            "@@\n-line 99999\n+L\n*** End of File\n@@\n-absent\n+x\n",
+        ),
+        (format!(" x\n{body}a\nx\n"), "@@ x\n-a\n-x\n+y\n"),
+    ];
+    for (text, patch) in &cases {
+        write_file(d.path(), "f", text.as_bytes(), 0o644);
+        std::fs::File::open(d.path())
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
+        let mut c = std::process::Command::new(BIN);
+        c.args(["--patch"]).env("AS_EDIT_TEST_NO_TMPFILE", "1");
+        let r = run_with_stdin(c, d.path(), update(patch).as_bytes());
+        assert_eq!(r.code, 1, "{patch}");
+        assert!(
+            r.stdout
+                .starts_with("__RESULT__{\"error\":\"string_not_found\""),
+            "{}",
+            r.stdout
+        );
+        let m = std::fs::metadata(d.path()).unwrap().modified().unwrap();
+        assert_eq!(m, past, "a temp was made and removed: {patch}");
+        assert_eq!(std::fs::read(d.path().join("f")).unwrap(), text.as_bytes());
+        assert_eq!(listing(d.path()), ["f"]);
+    }
+}
+
 /// `patch` run under an address-space limit of `mib` MiB.
 fn patch_within(dir: &Path, mib: u64, patch: &str) -> (String, i32) {
     let mut c = std::process::Command::new("sh");

@@ -321,9 +321,7 @@ impl Pass<'_, '_> {
     /// writes it).
     #[cfg_attr(as_edit_small, optimize(size))]
     fn on_line(&mut self, l: Option<&[u8]>) {
-        self.additions(false);
         let (k, n) = (self.k, self.n);
-        self.n += 1;
         // A second occurrence: the locator refuses, or places the chunk
         // there (a stricter grade).
         self.failed |= !self.w.line(n, l);
@@ -331,6 +329,14 @@ impl Pass<'_, '_> {
             // The locator's header is this stricter one.
             self.failed |= l.and_then(|l| best(l, h, g)).is_some_and(|b| b < g);
         }
+        if self.failed {
+            // Nothing more is written: an addition due here, or a chunk
+            // this line completes, would make the temp (the mark) for a
+            // patch the locator answers, perhaps with a refusal.
+            return;
+        }
+        self.additions(false);
+        self.n += 1;
         let mut held = false;
         if let Some(c) = self.chunks.get(k) {
             if self.h < c.headers.len() {
@@ -369,28 +375,32 @@ impl Pass<'_, '_> {
     #[cfg_attr(as_edit_small, optimize(size))]
     fn finish(&mut self) {
         self.end = true;
-        if self.long || !self.line.is_empty() {
+        if !self.failed && (self.long || !self.line.is_empty()) {
             self.end_line();
         }
         let (k, n) = (self.k, self.n);
-        if let Some(c) = self
-            .chunks
-            .get(k)
-            .filter(|c| c.eof && self.h >= c.headers.len())
-        {
+        let mut eof = None;
+        if let Some(c) = (self.chunks.get(k)).filter(|c| c.eof && self.h >= c.headers.len()) {
             // End of File: a match ending at the last line.
             let at = n.wrapping_sub(c.old.len());
             if let Some(&(s, g)) = self.w.starts[k].first().filter(|s| s.0 == at) {
-                self.splice(k, s, g);
+                eof = Some((s, g));
                 self.k += 1;
                 self.start(n, false);
             }
         }
-        self.additions(true);
+        // Whether every chunk is placed is known before the End of File
+        // chunk and the additions at the end are written: a refusal makes
+        // no mark (no temp, no copy of the text).
         self.failed |= self.k < self.chunks.len();
-        if !self.failed {
-            self.mark(); // a held final newline
+        if self.failed {
+            return;
         }
+        if let Some((s, g)) = eof {
+            self.splice(k, s, g);
+        }
+        self.additions(true);
+        self.mark(); // a held final newline
     }
 }
 
@@ -698,6 +708,45 @@ mod tests {
         // A partial match that fails is written as it was.
         let got = pass("a\na\nb\nx\na\nb\nc\n", &[c(&["a", "b", "c"], &["d"])], 1);
         assert_eq!(got.unwrap(), ("a\na\nb\nx\nd\n".into(), (vec![5], vec![5])));
+    }
+
+    /// A pass that fails makes no mark (the temp) once it knows: not for
+    /// the additions due at the end before a chunk left unplaced, nor for
+    /// an End of File chunk before one, nor for a chunk or an addition
+    /// due on the line where a header's stricter match or a second
+    /// occurrence shows up. Each is the locator's refusal.
+    #[test]
+    fn a_failed_pass_makes_no_mark() {
+        let marked = |text: &str, chunks: &[Chunk]| {
+            let mut mark = false;
+            let mut source = |each: &mut dyn FnMut(&[u8])| {
+                text.as_bytes().chunks(3).for_each(&mut *each);
+                true
+            };
+            let r = run(chunks, false, &mut source, &mut |b| mark |= b.is_empty());
+            assert!(oracle(text, chunks, false).is_err(), "{text:?}");
+            (r, mark)
+        };
+        let c = |headers: &[&str], old: &[&str], new: &[&str]| {
+            chunk(headers, old, new, vec![None; new.len()])
+        };
+        let add = c(&[], &[], &["added"]);
+        let absent = c(&[], &["absent"], &["x"]);
+        let text = "a\nb\nc\n";
+        assert_eq!(marked(text, &[add.clone(), absent.clone()]), (None, false));
+        let mut eof = c(&[], &["c"], &["C"]);
+        eof.eof = true;
+        assert_eq!(marked(text, &[eof, absent]), (None, false));
+        // The header " x" is found loosely, then "x" exactly on the line
+        // that completes the chunk: the locator searches after that one.
+        let text = " x\na\nx\n";
+        assert_eq!(
+            marked(text, &[c(&["x"], &["a", "x"], &["y"])]),
+            (None, false)
+        );
+        // An addition due on that line (after the header "a").
+        let chunks = [c(&["x", "a"], &[], &["added"]), c(&[], &["q"], &[])];
+        assert_eq!(marked(text, &chunks), (None, false));
     }
 
     #[test]
