@@ -165,7 +165,6 @@ fn a_large_crlf_file_across_read_chunks() {
 fn a_refusal_before_any_change_makes_no_temp() {
     let d = scratch();
     let mut text: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
-    let past = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
     let cases = [
         (
             "@@\n-absent\n+x\n",
@@ -183,23 +182,31 @@ fn a_refusal_before_any_change_makes_no_temp() {
         } else {
             text.push('\n');
         }
-        write_file(d.path(), "f", text.as_bytes(), 0o644);
-        std::fs::File::open(d.path())
-            .unwrap()
-            .set_modified(past)
-            .unwrap();
-        let mut c = std::process::Command::new(BIN);
-        c.args(["--patch"]).env("AS_EDIT_TEST_NO_TMPFILE", "1");
-        let r = run_with_stdin(c, d.path(), update(body).as_bytes());
+        let r = refused_unnamed(d.path(), &text, body);
         assert_eq!(
             (r.stdout, r.code),
             (format!("__RESULT__{{\"error\":\"string_not_found\",\"detail\":\"file 1 of 1 (f): chunk 1 (patch line 3): {why}\",\"file\":1,\"chunk\":1}}\n"), 1)
         );
-        let m = std::fs::metadata(d.path()).unwrap().modified().unwrap();
-        assert_eq!(m, past, "a temp was made and removed: {body}");
-        assert_eq!(std::fs::read(d.path().join("f")).unwrap(), text.as_bytes());
-        assert_eq!(listing(d.path()), ["f"]);
     }
+}
+
+/// Runs `patch` on a file `f` of `text` with a named temp (no `O_TMPFILE`)
+/// and the directory's mtime set in the past, and checks that nothing was
+/// written: the mtime (a temp made and removed moves it), the bytes, the
+/// listing.
+fn refused_unnamed(dir: &Path, text: &str, patch: &str) -> Run {
+    let past = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    write_file(dir, "f", text.as_bytes(), 0o644);
+    let open = std::fs::File::open(dir).unwrap();
+    open.set_modified(past).unwrap();
+    let mut c = std::process::Command::new(BIN);
+    c.args(["--patch"]).env("AS_EDIT_TEST_NO_TMPFILE", "1");
+    let r = run_with_stdin(c, dir, update(patch).as_bytes());
+    let m = std::fs::metadata(dir).unwrap().modified().unwrap();
+    assert_eq!(m, past, "a temp was made and removed: {patch}");
+    assert_eq!(std::fs::read(dir.join("f")).unwrap(), text.as_bytes());
+    assert_eq!(listing(dir), ["f"]);
+    r
 }
 
 /// Nor one the pass knows of only at the end or on the line of a change:
@@ -212,7 +219,6 @@ fn a_refusal_before_any_change_makes_no_temp() {
 fn a_refusal_the_pass_meets_at_its_first_change_makes_no_temp() {
     let d = scratch();
     let body: String = (0..100_000).map(|i| format!("line {i}\n")).collect();
-    let past = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
     let cases = [
         (body.clone(), "@@\n+appended\n@@\n-absent\n+x\n"),
         (
@@ -222,14 +228,7 @@ fn a_refusal_the_pass_meets_at_its_first_change_makes_no_temp() {
         (format!(" x\n{body}a\nx\n"), "@@ x\n-a\n-x\n+y\n"),
     ];
     for (text, patch) in &cases {
-        write_file(d.path(), "f", text.as_bytes(), 0o644);
-        std::fs::File::open(d.path())
-            .unwrap()
-            .set_modified(past)
-            .unwrap();
-        let mut c = std::process::Command::new(BIN);
-        c.args(["--patch"]).env("AS_EDIT_TEST_NO_TMPFILE", "1");
-        let r = run_with_stdin(c, d.path(), update(patch).as_bytes());
+        let r = refused_unnamed(d.path(), text, patch);
         assert_eq!(r.code, 1, "{patch}");
         assert!(
             r.stdout
@@ -237,10 +236,6 @@ fn a_refusal_the_pass_meets_at_its_first_change_makes_no_temp() {
             "{}",
             r.stdout
         );
-        let m = std::fs::metadata(d.path()).unwrap().modified().unwrap();
-        assert_eq!(m, past, "a temp was made and removed: {patch}");
-        assert_eq!(std::fs::read(d.path().join("f")).unwrap(), text.as_bytes());
-        assert_eq!(listing(d.path()), ["f"]);
     }
 }
 
