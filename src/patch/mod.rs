@@ -47,6 +47,7 @@ mod compile;
 mod find;
 pub mod locate;
 pub mod parse;
+pub mod passes;
 pub mod stream;
 mod watch;
 
