@@ -3,8 +3,9 @@
 //! chunk locator), with Move to → a move carrying it. Pure: the transform
 //! is a function of the old text, so the host fallback can run it too.
 //! Its one-pass form (`stream.rs`, every grade) is what the binary tries
-//! first: when it proves its answer the file is never held; otherwise the
-//! whole text is, and this locator answers (module docs of `locate`).
+//! first: when it proves its answer the file is never held; otherwise its
+//! form in passes over the file (`passes.rs`) gives this locator's answer
+//! in memory bounded by the patch (`--hints`: 10 MiB of text).
 //!
 //! Refusals: a chunk not found is `string_not_found` (with `--hints`, the
 //! hint finder's candidates for its old lines, or for the `@@` line that
