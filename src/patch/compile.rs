@@ -3,8 +3,9 @@
 //! chunk locator), with Move to → a move carrying it. Pure: the transform
 //! is a function of the old text, so the host fallback can run it too.
 //! Its one-pass form (`stream.rs`, every grade) is what the binary tries
-//! first: when it proves its answer the file is never held; otherwise the
-//! whole text is, and this locator answers (module docs of `locate`).
+//! first: when it proves its answer the file is never held; otherwise its
+//! form in passes over the file (`passes.rs`) gives this locator's answer
+//! in memory bounded by the patch (`--hints`: 10 MiB of text).
 //!
 //! Refusals: a chunk not found is `string_not_found` (with `--hints`, the
 //! hint finder's candidates for its old lines, or for the `@@` line that
@@ -97,6 +98,15 @@ impl TransformFn for Chunks {
         apply(old, &self.chunks, self.strict, self.hints, out)
     }
 
+    fn passes(
+        &self,
+        source: &mut crate::txn::Source<'_>,
+        out: &mut dyn FnMut(&[u8]),
+        diff: Option<&mut crate::diff::Builder>,
+    ) -> Option<Result<Transformed, OpRefusal>> {
+        Some(passed(self, source, out, diff))
+    }
+
     fn stream(
         &self,
         source: &mut crate::txn::Source<'_>,
@@ -125,6 +135,51 @@ fn streamed(
     })
 }
 
+/// The passes' answer as the transform's: a source that fails is `Err`
+/// with no failure (the caller has it), a refusal's hints see at most
+/// [`crate::hints::TEXT_MAX`] bytes of the text (`hints_truncated`).
+#[inline(never)]
+#[cfg_attr(as_edit_small, optimize(size))]
+fn passed(
+    c: &Chunks,
+    source: &mut crate::txn::Source<'_>,
+    out: &mut dyn FnMut(&[u8]),
+    diff: Option<&mut crate::diff::Builder>,
+) -> Result<Transformed, OpRefusal> {
+    use super::passes::Failed;
+    match super::passes::resolve(&c.chunks, c.strict, source, out, diff) {
+        Ok(r) => Ok(Transformed {
+            count: c.chunks.len() as u64,
+            lines: r.starts.into_iter().map(|l| l as u64).collect(),
+            notes: (r.placed.iter())
+                .map(|p| ("match", p.grade.name().to_owned()))
+                .collect(),
+        }),
+        Err(Failed::Refused(r, count)) => {
+            let mut seen = || {
+                let mut text = Vec::new();
+                let mut over = false;
+                let fed = source(&mut |b| {
+                    let take = b.len().min(crate::hints::TEXT_MAX - text.len());
+                    text.extend_from_slice(&b[..take]);
+                    over |= take < b.len();
+                });
+                if over {
+                    let end = memchr::memrchr(b'\n', &text).map_or(0, |i| i + 1);
+                    text.truncate(end);
+                }
+                let text = String::from_utf8(text).unwrap_or_default();
+                (std::borrow::Cow::Owned(text), fed && !over)
+            };
+            Err(refusal(&mut seen, &c.chunks, r, count, c.hints))
+        }
+        Err(Failed::Source) => Err(OpRefusal {
+            failure: Failure::new(ErrorKind::ReadFailed, String::new()),
+            chunk: None,
+        }),
+    }
+}
+
 #[inline(never)] // not into the closure, which is compiled for speed
 #[cfg_attr(as_edit_small, optimize(size))]
 fn apply(
@@ -135,8 +190,13 @@ fn apply(
     out: &mut dyn FnMut(&str),
 ) -> Result<Transformed, OpRefusal> {
     let lines = locate::lines(old);
-    let plan =
-        locate::locate(&lines, chunks, strict).map_err(|r| refusal(old, chunks, r, hints))?;
+    let plan = locate::locate(&lines, chunks, strict).map_err(|r| {
+        let count = match &r.miss {
+            Miss::Multiple { lines, .. } => lines.len(),
+            _ => 0,
+        };
+        refusal(&mut || (old.into(), true), chunks, r, count, hints)
+    })?;
     let starts = locate::write(&lines, chunks, &plan, out);
     Ok(Transformed {
         count: chunks.len() as u64,
@@ -150,7 +210,13 @@ fn apply(
 }
 
 #[cfg_attr(as_edit_small, optimize(size))]
-fn refusal(text: &str, chunks: &[Chunk], r: locate::Refusal, hints: bool) -> OpRefusal {
+fn refusal<'t>(
+    seen: &mut dyn FnMut() -> (std::borrow::Cow<'t, str>, bool),
+    chunks: &[Chunk],
+    r: locate::Refusal,
+    count: usize,
+    hints: bool,
+) -> OpRefusal {
     let c = &chunks[r.chunk];
     let at = format!("chunk {} (patch line {})", r.chunk + 1, c.line);
     let after = if r.chunk > 0 {
@@ -158,8 +224,9 @@ fn refusal(text: &str, chunks: &[Chunk], r: locate::Refusal, hints: bool) -> OpR
     } else {
         ""
     };
-    let finder = |old: &str, new: &str| {
-        let found = crate::hints::find(text, old, new, true);
+    let mut finder = |old: &str, new: &str| {
+        let (text, whole) = seen();
+        let found = crate::hints::find(&text, old, new, whole);
         HintKeys {
             hints: Some(found.hints),
             hints_truncated: found.truncated.then_some(true),
@@ -189,18 +256,18 @@ fn refusal(text: &str, chunks: &[Chunk], r: locate::Refusal, hints: bool) -> OpR
                 .take(DETAIL_LINES)
                 .map(|l| l.to_string())
                 .collect();
-            if lines.len() > DETAIL_LINES {
-                list.push(format!("… ({} in all)", lines.len()));
+            if count > DETAIL_LINES {
+                list.push(format!("… ({count} in all)"));
             }
             let how = match grade {
                 locate::Grade::Exact => String::new(),
                 g => format!(" (matching {})", g.name().replace('_', " ")),
             };
             Failure {
-                count: Some(lines.len() as u64),
+                count: Some(count as u64),
                 hints: Some(crate::hints::multiple_keys(
                     lines.iter().take(crate::hints::OCCURRENCE_LINES_MAX).map(|&l| l as u64).collect(),
-                    lines.len() as u64,
+                    count as u64,
                 )),
                 ..Failure::new(
                     ErrorKind::MultipleOccurrences,

@@ -35,13 +35,12 @@
 //! Memory: [`locate`] holds the file's lines as slices of the caller's text
 //! (the text itself plus 16 bytes per line, and 4 more per grade indexed),
 //! and [`write()`] streams the new content to a sink without building it:
-//! about 1.25 times the file for 64-byte lines. The binary runs this only
-//! when `stream.rs`'s one pass (memory bounded by the patch) cannot prove
-//! its answer: a refusal, a loose match of a chunk or header that a
-//! stricter one later in the file overrules, the retry, `--diff`, more
-//! than 64 chunks placed loosely or partially matched at once, a line too
-//! long to hold that might match loosely. The host's transfer fallback
-//! always runs this, on the text it downloaded.
+//! about 1.25 times the file for 64-byte lines. The binary never runs it:
+//! `stream.rs`'s one pass, and when that cannot prove its answer (a
+//! refusal, a loose match overruled later, the retry, `--diff`, more than
+//! 64 loose chunks) `passes.rs`, give its answer in memory bounded by the
+//! patch. The host's transfer fallback runs this, on the text it
+//! downloaded; it is the oracle of both.
 
 use super::find::Finder;
 use super::parse::Chunk;

@@ -5,7 +5,8 @@
 //! file's text and writes the new content (grades, uniqueness and where pure
 //! additions go are in its docs); [`stream`] gives the same answer in one
 //! pass over the file, at every grade, holding only the patch, when no
-//! later line overrules a match (its docs). [`compile`] makes a patch the
+//! later line overrules a match (its docs), and [`passes`] in passes over
+//! the file otherwise, still bounded by the patch. [`compile`] makes a patch the
 //! transaction of `txn` (the binary's path, [`cli`] its inputs, [`codex`]
 //! the `apply_patch` mode); [`apply_tree`] runs a whole patch over an
 //! in-memory tree, all or nothing, with the same locator (the host's
@@ -47,6 +48,8 @@ mod compile;
 mod find;
 pub mod locate;
 pub mod parse;
+pub mod passes;
+mod rewrite;
 pub mod stream;
 mod watch;
 

@@ -16,8 +16,8 @@
 //! later one (the locator's refusal, or its better place, which moves
 //! every later chunk), a miss, and the retry without a final empty line
 //! are `None`: the caller discards what was written and runs the locator
-//! on the whole text, which answers with its refusal and hints (they, and
-//! `--diff`, need the whole text).
+//! in passes over the file (`passes.rs`), which answers with its refusal
+//! and hints (and `--diff`), still in memory bounded by the patch.
 //!
 //! One pass, so no second read can disagree with the first: the output is
 //! written while the file is read, and only kept if the pass proves it. A
@@ -26,7 +26,7 @@
 //! the two (a check of both reads against each other) and would serve
 //! only a loose match beaten later in the file, which is rare.
 //! A fallback costs what the pass wrote (an unnamed temp, dropped) and a
-//! second read, and then holds the text as the locator does.
+//! read per header and chunk, then one to write.
 //!
 //! Held: the patch; the current line up to `hold()` bytes (a longer line
 //! whose characters outnumber every patch line's matches none and streams

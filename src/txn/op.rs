@@ -134,6 +134,20 @@ pub trait TransformFn {
     fn stream(&self, _source: &mut Source<'_>, _out: &mut dyn FnMut(&[u8])) -> Option<Transformed> {
         None
     }
+
+    /// [`Self::apply`]'s answer in passes over the file (`source` may be
+    /// called again for each), in memory bounded independently of its
+    /// size (a patch's chunks: `patch::passes`), the diff into `diff`;
+    /// `None` when the transform has no such form (the caller then holds
+    /// the text and runs `apply`).
+    fn passes(
+        &self,
+        _source: &mut Source<'_>,
+        _out: &mut dyn FnMut(&[u8]),
+        _diff: Option<&mut crate::diff::Builder>,
+    ) -> Option<Result<Transformed, OpRefusal>> {
+        None
+    }
 }
 
 /// What feeds a [`TransformFn::stream`] the old text: it calls its

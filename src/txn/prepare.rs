@@ -233,6 +233,9 @@ fn transformed<'a>(
     if out.is_none() {
         // Not proved: what was written is dropped with its temp.
         w = TempWriter::new(at, crlf, hash);
+        out = passes(at, src, op, change, opts, &mut w, report)?;
+    }
+    if out.is_none() {
         let old = read_text(src, &op.path)?;
         let mut new = String::new();
         // One body, called through `dyn` only.
@@ -265,6 +268,47 @@ fn transformed<'a>(
         r.grades = Some(grades.map(|n| n.1).collect()).filter(|g: &Vec<_>| !g.is_empty());
     }
     Ok((w.finish(report).map_err(Failure::from)?, out.count))
+}
+
+/// A transform's passes over the file (`TransformFn::passes`), in memory
+/// bounded independently of its size, the diff (`--diff`) streamed;
+/// `None` when it has none.
+#[cfg_attr(as_edit_small, optimize(size))]
+fn passes(
+    at: &Target,
+    src: &OwnedFd,
+    op: &super::op::Op,
+    change: Option<&Change>,
+    opts: &crate::request::EditOptions,
+    w: &mut TempWriter<'_>,
+    report: &mut Option<Report>,
+) -> Result<Option<super::op::Transformed>, super::op::OpRefusal> {
+    let Some(Change::Transform(t)) = change else {
+        return Ok(None);
+    };
+    let mut failed = None;
+    let source = &mut |each: &mut dyn FnMut(&[u8])| match read_norm(src, &op.path, each) {
+        Ok(()) => true,
+        Err(f) => {
+            failed.get_or_insert(f);
+            false
+        }
+    };
+    let want = opts.diff && report.is_some();
+    let name = crate::diff::quote_name(at_name(at));
+    let mut diff = want.then(|| crate::diff::Builder::new(&name, crate::diff::CAP));
+    let r = t.apply.passes(source, &mut |b| w.put(b), diff.as_mut());
+    if let Some(f) = failed {
+        return Err(f.into());
+    }
+    let Some(r) = r else { return Ok(None) };
+    let r = r?;
+    if let (Some(rep), Some(d)) = (report.as_mut(), diff) {
+        let (d, cut) = d.finish();
+        rep.diff = Some(d);
+        rep.diff_truncated = cut.then_some(true);
+    }
+    Ok(Some(r))
 }
 
 fn at_name(t: &Target) -> &[u8] {

@@ -1,0 +1,601 @@
+//! [`locate`](super::locate) and [`write`](super::locate::write) in
+//! passes over the text, in memory bounded by the patch (issue 20): what
+//! the binary runs when `stream.rs`'s one pass cannot prove its answer.
+//! Pure: `source` feeds the whole text (strict UTF-8, LF-normalized) to its
+//! argument each time it is called (false: it could not), so each pass
+//! reads the file again.
+//!
+//! The locator is sequential: each `@@` header, then each chunk's old
+//! lines, is searched from where the previous one left the search. One
+//! pass per header and per chunk (none for a pure addition) runs from that
+//! point to the end and keeps, per grade, the first match, the count of
+//! matches and their first [`OCCURRENCE_LINES_MAX`] lines (the retry
+//! without a final empty old line is followed in the same pass); at the
+//! end the first grade with a match decides, exactly as the locator does:
+//! the same placements, grades, refusals and lines. A final pass writes
+//! the new text, as `write` does (loose context lines keep the file's
+//! text), and feeds the diff [`Builder`] when asked.
+//!
+//! Held: the patch; per chunk searched, the starts of its partial matches
+//! (at most its old lines) and 4 x [`OCCURRENCE_LINES_MAX`] lines; the
+//! current line up to `3 * hold` bytes, where a longer line is compacted:
+//! a blank run longer than `hold` becomes `hold + 1` spaces, and a line
+//! whose trimmed text has more characters than any patch line is dropped.
+//! Neither changes the grade at which it matches any patch line (module
+//! tests). A refusal's count is complete; its lines stop at the cap (as
+//! single edits'). The diff builder holds a chunk's old and new lines.
+//!
+//! The passes must see the same text: the caller holds the file's lock,
+//! and the commit checks the file again, so a writer that ignores the
+//! lock is a `conflict`; a text that changes anyway gives some output,
+//! never a panic.
+
+use super::find::best;
+use super::locate::{Grade, Miss, Placed, Refusal};
+use super::parse::Chunk;
+use crate::diff::Builder;
+use crate::hints::OCCURRENCE_LINES_MAX;
+
+/// Feeds the whole text to its argument; false: it could not.
+pub type Source<'a> = crate::txn::Source<'a>;
+
+/// Why no answer: the chunk refused (with the complete count of its
+/// occurrences, which `Miss::Multiple`'s lines stop short of), or the
+/// source failed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Failed {
+    /// The locator's refusal, and the count of occurrences.
+    Refused(Refusal, usize),
+    /// A pass could not read the text.
+    Source,
+}
+
+/// What the passes found: the locator's placements, and each chunk's
+/// 1-based start line in the new text (`write`'s answer).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Resolved {
+    /// Per chunk, in chunk order.
+    pub placed: Vec<Placed>,
+    /// Per chunk, in the new text.
+    pub starts: Vec<usize>,
+}
+
+const ALL: [Grade; 4] = [
+    Grade::Exact,
+    Grade::TrailingWhitespace,
+    Grade::Whitespace,
+    Grade::Punctuation,
+];
+
+/// A pure addition placed at the end of the file (its length unknown yet).
+const END: usize = usize::MAX;
+
+/// The lines of a text fed in pieces: each given whole to `each`, up to
+/// `3 * hold` bytes; a longer one compacted or dropped (`None`).
+struct Lines {
+    hold: usize,
+    /// The longest patch line in bytes.
+    bound: usize,
+    /// Only exact matches count: a line longer than `bound` matches none.
+    exact: bool,
+    line: Vec<u8>,
+    /// Bytes of the current line were seen.
+    open: bool,
+    dead: bool,
+    n: usize,
+}
+
+impl Lines {
+    fn new(bound: usize, exact: bool) -> Lines {
+        Lines {
+            hold: 4 * bound + 1024,
+            bound,
+            exact,
+            line: Vec::new(),
+            open: false,
+            dead: false,
+            n: 0,
+        }
+    }
+
+    #[cfg_attr(as_edit_small, optimize(size))]
+    fn feed(&mut self, mut b: &[u8], each: &mut dyn FnMut(usize, Option<&[u8]>)) {
+        while !b.is_empty() {
+            let (seg, nl) = match memchr::memchr(b'\n', b) {
+                Some(i) => (&b[..i], true),
+                None => (b, false),
+            };
+            b = &b[seg.len() + usize::from(nl)..];
+            self.open |= !seg.is_empty();
+            if !self.dead {
+                self.line.extend_from_slice(seg);
+                if self.exact && self.line.len() > self.bound {
+                    self.dead = true;
+                } else if self.line.len() > 3 * self.hold {
+                    self.compact();
+                }
+                if self.dead {
+                    self.line = Vec::new();
+                }
+            }
+            if nl {
+                self.end(each);
+            }
+        }
+    }
+
+    fn end(&mut self, each: &mut dyn FnMut(usize, Option<&[u8]>)) {
+        each(self.n, (!self.dead).then_some(&self.line[..]));
+        self.n += 1;
+        self.line.clear();
+        (self.open, self.dead) = (false, false);
+    }
+
+    /// The text has ended: its last line, if it had no newline.
+    fn finish(&mut self, each: &mut dyn FnMut(usize, Option<&[u8]>)) {
+        if self.open {
+            self.end(each);
+        }
+    }
+
+    /// Blank runs at the ends longer than `hold` become `hold + 1` spaces;
+    /// a trimmed text longer than `bound` characters matches nothing.
+    #[cold]
+    #[cfg_attr(as_edit_small, optimize(size))]
+    fn compact(&mut self) {
+        let l = std::mem::take(&mut self.line);
+        let valid = match std::str::from_utf8(&l) {
+            Ok(_) => l.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => return self.dead = true, // the file changed
+        };
+        let s = std::str::from_utf8(&l[..valid]).expect("valid");
+        let lead = s.len() - s.trim_start().len();
+        let core = s.trim().len();
+        if s[lead..lead + core].chars().count() > self.bound {
+            return self.dead = true;
+        }
+        let run = |r: &str, v: &mut Vec<u8>| match r.len() > self.hold {
+            true => v.resize(v.len() + self.hold + 1, b' '),
+            false => v.extend_from_slice(r.as_bytes()),
+        };
+        let mut v = Vec::with_capacity(3 * self.hold);
+        run(&s[..lead], &mut v);
+        v.extend_from_slice(&s.as_bytes()[lead..lead + core]);
+        if core > 0 {
+            run(&s[lead + core..], &mut v);
+        }
+        v.extend_from_slice(&l[valid..]);
+        self.line = v;
+    }
+}
+
+/// One pass: every line of the text, numbered; the line count, or `None`
+/// when the source failed.
+fn scan(
+    source: &mut Source<'_>,
+    bound: usize,
+    exact: bool,
+    each: &mut dyn FnMut(usize, Option<&[u8]>),
+) -> Option<usize> {
+    let mut lines = Lines::new(bound, exact);
+    let fed = source(&mut |b| lines.feed(b, each));
+    lines.finish(each);
+    fed.then_some(lines.n)
+}
+
+/// The matches of one pattern (a chunk's old lines, or a header) that
+/// start at or after `from`, per grade.
+struct Matches<'c> {
+    old: &'c [String],
+    max: Grade,
+    from: usize,
+    /// Partial matches: start and the loosest grade of their lines so far.
+    starts: Vec<(usize, Grade)>,
+    count: [usize; 4],
+    lines: [Vec<usize>; 4],
+    /// The last whole match: its end line, start and grade.
+    last: Option<(usize, usize, Grade)>,
+}
+
+impl<'c> Matches<'c> {
+    fn new(old: &'c [String], max: Grade, from: usize) -> Self {
+        Matches {
+            old,
+            max,
+            from,
+            starts: Vec::new(),
+            count: [0; 4],
+            lines: Default::default(),
+            last: None,
+        }
+    }
+
+    #[cfg_attr(as_edit_small, optimize(size))]
+    fn line(&mut self, n: usize, l: Option<&[u8]>) {
+        if n < self.from || self.old.is_empty() {
+            return;
+        }
+        let (old, max) = (self.old, self.max);
+        let at = |i: usize| l.and_then(|l| best(l, old.get(i)?, max));
+        let mut kept = 0;
+        for i in 0..self.starts.len() {
+            let (s, g) = self.starts[i];
+            if let Some(x) = at(n - s) {
+                self.starts[kept] = (s, g.max(x));
+                kept += 1;
+            }
+        }
+        self.starts.truncate(kept);
+        if let Some(g) = at(0) {
+            self.starts.push((n, g));
+        }
+        // Only the oldest can be whole.
+        if let Some(&(s, g)) = self.starts.first().filter(|s| n + 1 - s.0 == old.len()) {
+            self.starts.remove(0);
+            self.last = Some((n, s, g));
+            for gi in g as usize..4 {
+                self.count[gi] += 1;
+                if self.lines[gi].len() < OCCURRENCE_LINES_MAX {
+                    self.lines[gi].push(s);
+                }
+            }
+        }
+    }
+
+    /// The locator's answer for a text of `n` lines: the first grade with
+    /// a match, its count and first lines (`eof`: only a match ending the
+    /// text counts).
+    fn found(&self, n: usize, eof: bool) -> Option<(Grade, usize, Vec<usize>)> {
+        if eof {
+            let (end, s, g) = self.last.filter(|l| l.0 + 1 == n)?;
+            return Some((g, 1, vec![s])).filter(|_| end + 1 == n);
+        }
+        let gi = (0..4).find(|&g| self.count[g] > 0)?;
+        Some((ALL[gi], self.count[gi], self.lines[gi].clone()))
+    }
+}
+
+use super::rewrite::{Splice, Writer};
+
+/// Places every chunk as `locate` does, then writes the new text to `out`
+/// as `write` does (and its diff to `diff`): module docs.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn resolve(
+    chunks: &[Chunk],
+    strict: bool,
+    source: &mut Source<'_>,
+    out: &mut dyn FnMut(&[u8]),
+    diff: Option<&mut Builder>,
+) -> Result<Resolved, Failed> {
+    let max = if strict {
+        Grade::Exact
+    } else {
+        Grade::Punctuation
+    };
+    let bound = (chunks.iter())
+        .flat_map(|c| c.old.iter().chain(&c.headers))
+        .map(|l| l.len())
+        .max()
+        .unwrap_or(0);
+    let (mut splices, mut placed, mut cursor) = (Vec::new(), Vec::new(), 0);
+    for (ci, c) in chunks.iter().enumerate() {
+        let refuse = |miss| Failed::Refused(Refusal { chunk: ci, miss }, 0);
+        for h in &c.headers {
+            let mut m = Matches::new(std::slice::from_ref(h), max, cursor);
+            let n = scan(source, bound, strict, &mut |i, l| m.line(i, l)).ok_or(Failed::Source)?;
+            match m.found(n, false) {
+                Some((_, _, lines)) => cursor = lines[0] + 1,
+                None => return Err(refuse(Miss::HeaderNotFound { header: h.clone() })),
+            }
+        }
+        let (mut old, mut new) = (&c.old[..], c.new.len());
+        let mut hit = None;
+        if !old.is_empty() {
+            // The retry without a final empty line, in the same pass.
+            let again = old.last().is_some_and(|l| l.is_empty());
+            let retry = &old[..old.len() - usize::from(again)];
+            let (mut m, mut r) = (
+                Matches::new(old, max, cursor),
+                Matches::new(retry, max, cursor),
+            );
+            let each = &mut |i, l: Option<&[u8]>| {
+                m.line(i, l);
+                if again {
+                    r.line(i, l);
+                }
+            };
+            let n = scan(source, bound, strict, each).ok_or(Failed::Source)?;
+            hit = m.found(n, c.eof);
+            if hit.is_none() && again {
+                old = retry;
+                if c.new.last().is_some_and(|l| l.is_empty()) {
+                    new -= 1;
+                }
+                hit = r.found(n, c.eof);
+            }
+        }
+        let (grade, at) = if old.is_empty() {
+            let end = c.old.is_empty() && c.headers.is_empty() || c.eof;
+            (Grade::Exact, if end { END } else { cursor })
+        } else {
+            match hit {
+                None => {
+                    return Err(refuse(Miss::NotFound {
+                        old: c.old.join("\n"),
+                    }))
+                }
+                Some((grade, count, lines)) if count > 1 => {
+                    let lines = lines.iter().map(|i| i + 1).collect();
+                    let r = Refusal {
+                        chunk: ci,
+                        miss: Miss::Multiple { lines, grade },
+                    };
+                    return Err(Failed::Refused(r, count));
+                }
+                Some((grade, _, lines)) => {
+                    cursor = lines[0] + old.len();
+                    (grade, lines[0])
+                }
+            }
+        };
+        splices.push(Splice {
+            at,
+            old: old.len(),
+            chunk: ci,
+            new,
+        });
+        placed.push(Placed {
+            grade,
+            line: at.wrapping_add(1),
+        });
+    }
+    splices.sort_by_key(|s| s.at);
+    let mut w = Writer::new(chunks, &splices, out, diff);
+    let fed = source(&mut |b| w.feed(b));
+    w.finish();
+    if !fed {
+        return Err(Failed::Source);
+    }
+    let n = w.n;
+    for p in placed.iter_mut().filter(|p| p.line == 0) {
+        p.line = n + 1;
+    }
+    Ok(Resolved {
+        placed,
+        starts: w.starts,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patch::find::tests::rng;
+    use crate::patch::locate;
+
+    type Answer = (String, Vec<Placed>, Vec<usize>);
+
+    /// The passes on `text` fed in pieces of `piece` bytes.
+    fn passes(text: &str, chunks: &[Chunk], strict: bool, piece: usize) -> Result<Answer, Failed> {
+        let mut out = Vec::new();
+        let mut source = |each: &mut dyn FnMut(&[u8])| {
+            text.as_bytes().chunks(piece).for_each(&mut *each);
+            true
+        };
+        let r = resolve(
+            chunks,
+            strict,
+            &mut source,
+            &mut |b| out.extend_from_slice(b),
+            None,
+        )?;
+        Ok((String::from_utf8(out).unwrap(), r.placed, r.starts))
+    }
+
+    /// The locator's answer, its refusal's lines cut as the passes cut them.
+    fn oracle(text: &str, chunks: &[Chunk], strict: bool) -> Result<Answer, Failed> {
+        let lines = locate::lines(text);
+        match locate::locate(&lines, chunks, strict) {
+            Ok(plan) => {
+                let mut s = String::new();
+                let starts = locate::write(&lines, chunks, &plan, &mut |t| s.push_str(t));
+                Ok((s, plan.placed, starts))
+            }
+            Err(mut r) => {
+                let mut count = 0;
+                if let Miss::Multiple { lines, .. } = &mut r.miss {
+                    count = lines.len();
+                    lines.truncate(OCCURRENCE_LINES_MAX);
+                }
+                Err(Failed::Refused(r, count))
+            }
+        }
+    }
+
+    fn damage(s: &str, how: usize) -> String {
+        match how {
+            0 => format!("{s} "),
+            1 => format!("{s}\t "),
+            2 => format!("  {s}"),
+            3 => s.replace('"', "\u{201C}"),
+            4 => s.replace('-', "\u{2013}").replace('"', "\u{201D}"),
+            5 => s.replace(' ', "\u{a0}"),
+            6 => format!("\u{3000}{s}"),
+            _ => s.to_owned(),
+        }
+    }
+
+    /// Generated files and patches (repeated lines, loose damage in the
+    /// file and in the patch's context and headers, headers, End of File,
+    /// pure additions, final empty old lines, text without a final
+    /// newline, long blank-padded lines): the passes answer exactly as the
+    /// locator and `write` do, every placement, grade, line, refusal and
+    /// byte, strict or not, in any piece size.
+    #[test]
+    fn the_passes_answer_as_the_locator() {
+        let words = [
+            "a",
+            "b",
+            "x = 1",
+            "}",
+            "",
+            "say(\"hi\")",
+            "fn f() {",
+            "  ret 0;",
+            "a - b",
+        ];
+        let pad = format!("{}b{}", " ".repeat(5000), "\t".repeat(4000));
+        let mut r = rng(0x9a55e5);
+        let (mut ok, mut refused, mut loose, mut multiple) = (0, 0, 0, 0);
+        for case in 0..8000 {
+            let (n, shape) = (r(24), r(3));
+            let lines: Vec<String> = (0..n)
+                .map(|i| match r(3) {
+                    0 if shape == 0 => format!("v{i}"),
+                    0 => words[r(words.len())].to_owned(),
+                    _ if shape == 1 => words[r(3)].to_owned(),
+                    _ => format!("v{i}"),
+                })
+                .collect();
+            let mut file: Vec<String> = (lines.iter())
+                .map(|l| damage(l, if r(5) == 0 { r(7) } else { 9 }))
+                .collect();
+            if n > 0 && r(30) == 0 {
+                file[r(n)] = pad.clone();
+            }
+            let mut text: String = file.iter().map(|l| format!("{l}\n")).collect();
+            if r(5) == 0 {
+                text.pop();
+            }
+            let rate = [0, 2, 3, 6][r(4)];
+            let mut chunks = Vec::new();
+            let mut at = 0;
+            for _ in 0..1 + r(3) {
+                let hurt =
+                    |s: String, r: &mut dyn FnMut(usize) -> usize| match rate > 0 && r(rate) == 0 {
+                        true => damage(&s, r(7)),
+                        false => s,
+                    };
+                let pick = |r: &mut dyn FnMut(usize) -> usize| match lines.is_empty() || r(4) == 0 {
+                    true => words[r(words.len())].to_owned(),
+                    false => lines[r(lines.len())].clone(),
+                };
+                let s = at + r(n + 1 - at.min(n));
+                let headers: Vec<String> = (0..[0, 0, 1, 2][r(4)])
+                    .map(|_| {
+                        let h = match s > at && r(4) != 0 {
+                            true => lines[at + r(s - at)].clone(),
+                            false => pick(&mut r),
+                        };
+                        hurt(h, &mut r)
+                    })
+                    .filter(|h| !h.trim().is_empty())
+                    .collect();
+                let mut old: Vec<String> = Vec::new();
+                if r(6) != 0 {
+                    let len = 1 + r(4);
+                    if s < n && r(5) != 0 {
+                        old = lines[s..(s + len).min(n)].to_vec();
+                        at = s + old.len();
+                    } else {
+                        old = (0..len).map(|_| pick(&mut r)).collect();
+                    }
+                    old = old.into_iter().map(|o| hurt(o, &mut r)).collect();
+                    if r(6) == 0 {
+                        old.push(String::new());
+                    }
+                }
+                let (mut new, mut keep) = (Vec::new(), Vec::new());
+                for (j, o) in old.iter().enumerate() {
+                    match r(3) {
+                        0 => {}
+                        1 => {
+                            new.push(format!("new {case} {j}"));
+                            keep.push(None);
+                        }
+                        _ => {
+                            new.push(o.clone());
+                            keep.push(Some(j));
+                        }
+                    }
+                }
+                if old.is_empty() || r(4) == 0 {
+                    new.push("added".into());
+                    keep.push(None);
+                }
+                if old.last().is_some_and(|l| l.is_empty()) && r(2) == 0 {
+                    new.push(String::new());
+                    keep.push(None);
+                }
+                chunks.push(Chunk {
+                    headers,
+                    old,
+                    new,
+                    keep,
+                    eof: r(if at == n { 2 } else { 12 }) == 0,
+                    line: 1,
+                });
+            }
+            for strict in [false, true] {
+                let want = oracle(&text, &chunks, strict);
+                for piece in [1, 7, 1 << 16] {
+                    let got = passes(&text, &chunks, strict, piece);
+                    assert_eq!(got, want, "{strict} {piece} {text:?} {chunks:?}");
+                }
+                match &want {
+                    Ok(a) => {
+                        ok += 1;
+                        loose += usize::from(a.1.iter().any(|p| p.grade > Grade::Exact));
+                    }
+                    Err(Failed::Refused(r, _)) => {
+                        refused += 1;
+                        multiple += usize::from(matches!(r.miss, Miss::Multiple { .. }));
+                    }
+                    Err(Failed::Source) => unreachable!(),
+                }
+            }
+        }
+        eprintln!("{ok} applied ({loose} loose), {refused} refused ({multiple} multiple)");
+        assert!(ok > 3000 && loose > 700 && refused > 2000 && multiple > 500);
+    }
+
+    /// A line longer than `3 * hold` is compacted (long blank runs at its
+    /// ends cut to `hold + 1` spaces) or dropped: either way it matches
+    /// every patch line at the grade the whole line does, fed in any
+    /// pieces (characters split across them).
+    #[test]
+    fn compacted_lines_match_at_the_same_grade() {
+        let parts = [
+            " ", "\t", "\u{3000}", "\u{a0}", "a", "b", "\u{201C}", "-", "\u{2013}",
+        ];
+        let pats = ["a", "a b", " a", "a ", "\"a", "-b", "\u{3000}a", "ab", ""];
+        let bound = pats.iter().map(|p| p.len()).max().unwrap();
+        let mut r = rng(0xc0de);
+        let mut long = 0;
+        for _ in 0..400 {
+            let mut line = String::new();
+            for _ in 0..r(6) {
+                let p = parts[r(parts.len())];
+                let times = [1, 1, 2, 700, 3000][r(5)];
+                line.push_str(&p.repeat(times));
+            }
+            long += usize::from(line.len() > 3 * (4 * bound + 1024));
+            for exact in [false, true] {
+                let max = [Grade::Punctuation, Grade::Exact][usize::from(exact)];
+                let mut lines = Lines::new(bound, exact);
+                let mut got = Vec::new();
+                let text = format!("{line}\n");
+                for c in text.as_bytes().chunks(1 + r(5000)) {
+                    lines.feed(c, &mut |_, l| got.push(l.map(<[u8]>::to_vec)));
+                }
+                assert_eq!(got.len(), 1);
+                for p in pats {
+                    let want = best(line.as_bytes(), p, max);
+                    let have = got[0].as_deref().and_then(|l| best(l, p, max));
+                    assert_eq!(have, want, "{p:?} {exact} {line:?}");
+                }
+            }
+        }
+        assert!(long > 100, "{long}");
+    }
+}
