@@ -55,12 +55,19 @@ pub fn parse_fast(
     json: Vec<u8>,
     options: &EditOptions,
 ) -> Result<Result<Request, Failure>, Vec<u8>> {
-    if std::str::from_utf8(&json).is_err() {
-        return Err(json);
-    }
-    let Some((path, edits, sha)) = (Parser { b: &json, i: 0 }).request() else {
+    let mut p = Parser {
+        b: &json,
+        i: 0,
+        high: 0,
+    };
+    let Some((path, edits, sha)) = p.request() else {
         return Err(json);
     };
+    // Every byte past 0x7f lies in a string, and the scan saw it: an
+    // ASCII request (the usual one) is valid UTF-8 without another pass.
+    if p.high != 0 && std::str::from_utf8(&json).is_err() {
+        return Err(json);
+    }
     // Owned copies of every string but the longest, before the buffer is
     // written: the path first, the one that can still say no.
     let Ok(path) = String::from_utf8(decoded(&json, path)) else {
@@ -110,10 +117,12 @@ type Parsed = (Span, Vec<EditSpans>, Option<Span>);
 struct Parser<'a> {
     b: &'a [u8],
     i: usize,
+    /// Not 0 once a string held a byte past 0x7f (or may have).
+    high: u32,
 }
 
 impl Parser<'_> {
-    fn request(mut self) -> Option<Parsed> {
+    fn request(&mut self) -> Option<Parsed> {
         let (mut path, mut edits, mut sha) = (None, None, None);
         self.object(|p, key| match key {
             b"path" => once(&mut path, p.string()?),
@@ -236,7 +245,7 @@ impl Parser<'_> {
         let (b, start) = (self.b, self.i);
         let mut i = start;
         loop {
-            i += plain(&b[i..]);
+            i += plain(&b[i..], &mut self.high);
             match *b.get(i)? {
                 b'"' => {
                     self.i = i + 1;
@@ -249,9 +258,10 @@ impl Parser<'_> {
     }
 }
 
-/// Bit i is set when byte i is `"`, `\\` or a control byte.
+/// Bit i is set when byte i is `"`, `\\` or a control byte; and in the
+/// second mask, when it is past 0x7f.
 #[inline(always)]
-fn specials(c: &[u8; 16]) -> u32 {
+fn specials(c: &[u8; 16]) -> (u32, u32) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: SSE2 is part of x86_64; the load reads the 16 bytes of `c`.
     unsafe {
@@ -261,26 +271,30 @@ fn specials(c: &[u8; 16]) -> u32 {
         let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
         // Unsigned x <= 0x1f: min(x, 0x1f) == x.
         let ctl = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x);
-        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), ctl)) as u32
+        let m = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), ctl));
+        (m as u32, _mm_movemask_epi8(x) as u32)
     }
     #[cfg(not(target_arch = "x86_64"))]
-    c.iter().enumerate().fold(0, |m, (i, &b)| {
-        m | ((b == b'"' || b == b'\\' || b < 0x20) as u32) << i
+    c.iter().enumerate().fold((0, 0), |(m, h), (i, &b)| {
+        let s = b == b'"' || b == b'\\' || b < 0x20;
+        (m | (s as u32) << i, h | ((b >> 7) as u32) << i)
     })
 }
 
 /// How many bytes of `b` come before its first special byte (all of them
-/// if there is none): 16 at a time.
+/// if there is none): 16 at a time; `high` gets the bytes past 0x7f seen.
 #[inline(always)]
-fn plain(b: &[u8]) -> usize {
+fn plain(b: &[u8], high: &mut u32) -> usize {
     let mut k = 0;
     while let Some(c) = b.get(k..k + 16) {
-        let m = specials(c.try_into().unwrap_or(&[0; 16]));
+        let (m, h) = specials(c.try_into().unwrap_or(&[0; 16]));
+        *high |= h;
         if m != 0 {
             return k + m.trailing_zeros() as usize;
         }
         k += 16;
     }
+    *high |= b[k..].iter().any(|&c| c > 0x7f) as u32;
     let rest = b[k..]
         .iter()
         .position(|&c| c == b'"' || c == b'\\' || c < 0x20);
@@ -335,7 +349,7 @@ fn unescape(b: &mut [u8], mut r: usize, end: usize, mut w: usize) -> usize {
         // A checked string's only special byte is an escape's backslash.
         while let Some(c) = b[..end].get(r..r + 16) {
             let c: [u8; 16] = c.try_into().unwrap_or([0; 16]);
-            let m = specials(&c);
+            let (m, _) = specials(&c);
             if m != 0 {
                 // The bytes before the escape go one by one (below): a
                 // 16-byte store could overwrite bytes still to read.
