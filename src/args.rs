@@ -18,11 +18,13 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+mod fast_json;
 mod positional;
 mod stdin;
 
 use crate::protocol::{ErrorKind, Failure};
 use crate::request::{EditOptions, Eol, Request};
+pub use fast_json::parse_fast;
 pub use positional::decode_b64;
 use positional::positional_request;
 pub use stdin::{parse_single, parse_stdin_request};

@@ -88,19 +88,17 @@ pub fn run(
                 Ok(b) if source.is_some() => {
                     return done(patch::cli::run_text(&b, options, strict))
                 }
-                Ok(b) => match json_request(&b, options, strict) {
+                Ok(b) => match json_request(b, options, strict) {
                     Ok(r) => r,
                     Err(r) => return done(r),
                 },
                 Err(f) => Err(f),
             }
         }
-        Ok(Invocation::RequestB64 { options, json }) => {
-            match json_request(&json, options, strict) {
-                Ok(r) => r,
-                Err(r) => return done(r),
-            }
-        }
+        Ok(Invocation::RequestB64 { options, json }) => match json_request(json, options, strict) {
+            Ok(r) => r,
+            Err(r) => return done(r),
+        },
         Err(f) => Err(f),
     };
     if strict && request.is_ok() {
@@ -137,15 +135,20 @@ pub fn run(
     }
 }
 
-/// A JSON request: a single file (one scan of the text when it is a
-/// well-formed one, the common case), a patch or operations (answered
-/// here: `Err`), or a transaction.
+/// A JSON request: a single file (read in place when it has the plain
+/// shape, else one serde scan of the text when it is a well-formed one),
+/// a patch or operations (answered here: `Err`), or a transaction.
 #[cfg_attr(as_edit_small, optimize(size))]
 fn json_request(
-    json: &[u8],
+    json: Vec<u8>,
     options: request::EditOptions,
     strict: bool,
 ) -> Result<Result<txn::Parsed, Failure>, (String, i32)> {
+    let json = match args::parse_fast(json, &options) {
+        Ok(r) => return Ok(r.map(txn::Parsed::One)),
+        Err(json) => json,
+    };
+    let json = &json[..];
     if let Some(r) = args::parse_single(json, &options) {
         return Ok(r.map(txn::Parsed::One));
     }
@@ -206,7 +209,7 @@ mod tests {
     }
 
     fn direct(json: &[u8], options: request::EditOptions) -> String {
-        match json_request(json, options, false) {
+        match json_request(json.to_vec(), options, false) {
             Ok(r) => format!("{:?}", Ok::<_, ()>(r)),
             Err(r) => format!("{r:?}"),
         }

@@ -25,11 +25,11 @@ use crate::request::{EditOptions, Request};
     deny_unknown_fields,
     expecting = "an object {\"path\", \"edits\"} (or {\"files\"}, {\"patch\"}, {\"operations\"})"
 )]
-struct StdinRequest {
-    path: String,
-    edits: EditList,
+pub(super) struct StdinRequest {
+    pub(super) path: String,
+    pub(super) edits: EditList,
     #[serde(default)]
-    expect_sha256: Option<String>,
+    pub(super) expect_sha256: Option<String>,
 }
 
 /// One edit of a request (single-file or a transaction's op).
@@ -100,6 +100,7 @@ impl Visitor<'_> for LfVisitor {
 /// index and why): the detail names it "edit i of N", and N (`total`) is
 /// known only once the list has been read. A transaction's ops read theirs
 /// the same way.
+#[derive(Default)]
 pub(crate) struct EditList {
     edits: Vec<Edit>,
     total: usize,
@@ -124,27 +125,31 @@ impl<'de> Visitor<'de> for EditListVisitor {
 
     #[cfg_attr(as_edit_small, optimize(size))]
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<EditList, A::Error> {
-        let mut list = EditList {
-            edits: Vec::new(),
-            total: 0,
-            first_invalid: None,
-        };
+        let mut list = EditList::default();
         while let Some(e) = seq.next_element::<StdinEdit>()? {
-            list.total += 1;
-            if list.first_invalid.is_some() {
-                continue; // read on for the total, build nothing
-            }
-            let edit = Edit::from_lf(e.old.0, &e.new.0, e.replace_all);
-            let edit = match (edit, e.at_line) {
-                (Ok(edit), Some(line)) => edit.with_at_line(line.0),
-                (edit, _) => edit,
-            };
-            match edit {
-                Ok(edit) => list.edits.push(edit),
-                Err(why) => list.first_invalid = Some((list.edits.len(), why)),
-            }
+            list.push(e.old.0, &e.new.0, e.replace_all, e.at_line.map(|l| l.0));
         }
         Ok(list)
+    }
+}
+
+impl EditList {
+    /// Adds the next edit as read (OLD and NEW LF-normalized).
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn push(&mut self, old: Vec<u8>, new: &[u8], all: bool, at_line: Option<u64>) {
+        self.total += 1;
+        if self.first_invalid.is_some() {
+            return; // read on for the total, build nothing
+        }
+        let edit = Edit::from_lf(old, new, all);
+        let edit = match (edit, at_line) {
+            (Ok(edit), Some(line)) => edit.with_at_line(line),
+            (edit, _) => edit,
+        };
+        match edit {
+            Ok(edit) => self.edits.push(edit),
+            Err(why) => self.first_invalid = Some((self.edits.len(), why)),
+        }
     }
 }
 
@@ -202,7 +207,7 @@ pub fn parse_single(json: &[u8], options: &EditOptions) -> Option<Result<Request
 }
 
 #[cfg_attr(as_edit_small, optimize(size))]
-fn build(req: StdinRequest, mut options: EditOptions) -> Result<Request, Failure> {
+pub(super) fn build(req: StdinRequest, mut options: EditOptions) -> Result<Request, Failure> {
     if req.path.is_empty() {
         return Err(invalid("stdin request: path is empty"));
     }
