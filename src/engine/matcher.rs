@@ -22,6 +22,7 @@
 //! slot by the caller (`Engine::spare`), not copied there: only the `keep`
 //! bytes are carried to its front once per `keep` bytes read.
 
+use super::gather::Gather;
 use super::needle::Needle;
 use super::{Edit, EditStats, Refusal, AT_LINE_STARTS_MAX, LINES_MAX};
 
@@ -37,6 +38,25 @@ pub(super) const KEEP_FINDER: usize = 1024;
 /// caller reads into its slot (`Engine::spare`). Below it a chunk is
 /// searched where it was read, and the slot's reads would be short.
 pub(super) const DIRECT: usize = 256 * 1024;
+
+/// Where a stage's output goes: the next stage's input, or the last
+/// stage's gather. One type, so the matcher is compiled once (a generic
+/// sink built it twice: 3 KiB of the binary), and the gather's `put`
+/// stays inlined (no dynamic call per piece).
+pub(super) enum Out<'o> {
+    Append(&'o mut Vec<u8>),
+    Gather(&'o mut Gather, &'o mut dyn FnMut(&[u8])),
+}
+
+impl Out<'_> {
+    #[inline(always)]
+    fn put(&mut self, b: &[u8]) {
+        match self {
+            Out::Append(v) => v.extend_from_slice(b),
+            Out::Gather(g, out) => g.put(b, *out),
+        }
+    }
+}
 
 /// What one edit keeps between its turns.
 #[derive(Default)]
@@ -166,12 +186,12 @@ impl<'a> Stages<'a> {
 
     /// Feeds edit `k`, whose slot starts at `off`; returns the next edit's
     /// slot offset.
-    pub(super) fn feed<F: FnMut(&[u8])>(
+    pub(super) fn feed(
         &mut self,
         k: usize,
         off: usize,
         data: &[u8],
-        out: &mut F,
+        out: &mut Out<'_>,
     ) -> usize {
         if data.is_empty() {
             return off + 2 * keep(&self.edits[k]);
@@ -193,7 +213,7 @@ impl<'a> Stages<'a> {
 
     /// The first `n` bytes of [`Stages::spare`] are the single edit's next input.
     #[cfg_attr(as_edit_small, optimize(size))]
-    pub(super) fn filled<F: FnMut(&[u8])>(&mut self, n: usize, out: &mut F) {
+    pub(super) fn filled(&mut self, n: usize, out: &mut Out<'_>) {
         let st = &mut self.states[0];
         let t = st.tail_len as usize + n;
         let edit = &self.edits[0];
@@ -204,7 +224,7 @@ impl<'a> Stages<'a> {
     }
 
     /// Ends edit `k`'s input: its tail is scanned a last time and emitted.
-    pub(super) fn finish<F: FnMut(&[u8])>(&mut self, k: usize, off: usize, out: &mut F) -> usize {
+    pub(super) fn finish(&mut self, k: usize, off: usize, out: &mut Out<'_>) -> usize {
         if self.states[k].tail_len == 0 {
             return off + 2 * keep(&self.edits[k]);
         }
@@ -215,12 +235,12 @@ impl<'a> Stages<'a> {
         })
     }
 
-    fn turn<F: FnMut(&[u8])>(
+    fn turn(
         &mut self,
         k: usize,
         off: usize,
-        out: &mut F,
-        f: impl FnOnce(&mut Turn<'_, 'a>, &mut [u8], &mut F),
+        out: &mut Out<'_>,
+        f: impl FnOnce(&mut Turn<'_, 'a>, &mut [u8], &mut Out<'_>),
     ) -> usize {
         let edit = &self.edits[k];
         let end = off + 2 * keep(edit);
@@ -300,7 +320,7 @@ struct Turn<'t, 'a> {
 
 impl Turn<'_, '_> {
     /// Takes `data`; `slot` is the edit's tail slot (`2 * keep` bytes).
-    fn feed<F: FnMut(&[u8])>(&mut self, slot: &mut [u8], mut data: &[u8], out: &mut F) {
+    fn feed(&mut self, slot: &mut [u8], mut data: &[u8], out: &mut Out<'_>) {
         let keep = keep(self.edit);
         while !data.is_empty() {
             let t = self.st.tail_len as usize;
@@ -334,7 +354,7 @@ impl Turn<'_, '_> {
 
     /// The tail is `t` bytes of the slot: once it fills the slot, its first
     /// `keep` starts are resolved and the rest is carried to the front.
-    fn hold<F: FnMut(&[u8])>(&mut self, slot: &mut [u8], t: usize, out: &mut F) {
+    fn hold(&mut self, slot: &mut [u8], t: usize, out: &mut Out<'_>) {
         let keep = slot.len() / 2;
         if t < 2 * keep {
             self.st.tail_len = t as u32;
@@ -348,7 +368,7 @@ impl Turn<'_, '_> {
     /// Handles every match in `buf` that starts before `limit`, emitting
     /// everything before it and the replacement; emits unmatched bytes up to
     /// `limit`. Returns how far `buf` has been consumed (at least `limit`).
-    fn scan<F: FnMut(&[u8])>(&mut self, buf: &[u8], limit: usize, out: &mut F) -> usize {
+    fn scan(&mut self, buf: &[u8], limit: usize, out: &mut Out<'_>) -> usize {
         let m = self.edit.old_text().len();
         let mut pos = 0;
         while pos < limit {
@@ -371,7 +391,7 @@ impl Turn<'_, '_> {
                 if !self.st.replaced {
                     // The marker `Engine::feed` documents: the output
                     // differs from the input from here on.
-                    out(&[]);
+                    out.put(&[]);
                 }
                 self.st.replaced = true;
                 let new = self.edit.new_text();
@@ -428,14 +448,14 @@ impl Turn<'_, '_> {
     }
 
     /// Unchanged text.
-    fn same<F: FnMut(&[u8])>(&mut self, b: &[u8], out: &mut F) {
+    fn same(&mut self, b: &[u8], out: &mut Out<'_>) {
         if let Some(d) = self.st.extra.as_mut().and_then(|x| x.diff.as_mut()) {
             d.same(b);
         }
         self.emit(b, out);
     }
 
-    fn emit<F: FnMut(&[u8])>(&mut self, b: &[u8], out: &mut F) {
+    fn emit(&mut self, b: &[u8], out: &mut Out<'_>) {
         if b.is_empty() {
             return;
         }
@@ -444,6 +464,6 @@ impl Turn<'_, '_> {
                 x.newlines += memchr::memchr_iter(b'\n', b).count() as u64;
             }
         }
-        out(b);
+        out.put(b);
     }
 }

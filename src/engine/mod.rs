@@ -25,7 +25,7 @@ mod utf8;
 
 use batch_diff::BatchDiff;
 use gather::Gather;
-use matcher::Stages;
+use matcher::{Out, Stages};
 use normalize::Normalizer;
 use utf8::Utf8Validator;
 
@@ -433,16 +433,14 @@ fn finish_stages(
     gather.flush(out);
 }
 
-/// A stage's output appended to the next one's input (one closure type, so
-/// the matcher is compiled once for it).
-fn append(v: &mut Vec<u8>) -> impl FnMut(&[u8]) + '_ {
-    |b| v.extend_from_slice(b)
+/// A stage's output appended to the next one's input.
+fn append(v: &mut Vec<u8>) -> Out<'_> {
+    Out::Append(v)
 }
 
-/// The last stage's output, through the gather (inlined into the matcher's
-/// loop: no dynamic call per piece).
-fn gathered<'a>(gather: &'a mut Gather, out: &'a mut dyn FnMut(&[u8])) -> impl FnMut(&[u8]) + 'a {
-    |b| gather.put(b, out)
+/// The last stage's output, through the gather.
+fn gathered<'a>(gather: &'a mut Gather, out: &'a mut dyn FnMut(&[u8])) -> Out<'a> {
+    Out::Gather(gather, out)
 }
 
 #[cfg(test)]
