@@ -51,6 +51,7 @@ struct EditSpans {
 /// The request, or the buffer back, untouched, when it is not of the
 /// shape above.
 #[cfg_attr(as_edit_small, optimize(size))]
+#[inline(never)]
 pub fn parse_fast(
     json: Vec<u8>,
     options: &EditOptions,
@@ -77,19 +78,23 @@ pub fn parse_fast(
     let Ok(expect_sha256) = sha.transpose() else {
         return Err(json);
     };
-    let len = |s: Span| s.1 - s.0;
-    let texts = edits.iter().flat_map(|e| [e.old, e.new]);
-    let long = texts.clone().enumerate().max_by_key(|&(_, s)| len(s));
-    let long = long.map_or(usize::MAX, |(k, _)| k);
-    let mut texts: Vec<Vec<u8>> = texts
-        .enumerate()
-        .map(|(k, s)| match k == long {
+    // Every string but the longest decoded into its own buffer; the
+    // longest in place, into the front of the request's.
+    let spans: Vec<Span> = edits.iter().flat_map(|e| [e.old, e.new]).collect();
+    let mut long = 0;
+    for (k, s) in spans.iter().enumerate() {
+        if s.1 - s.0 > spans[long].1 - spans[long].0 {
+            long = k;
+        }
+    }
+    let mut texts = Vec::with_capacity(spans.len());
+    for (k, &s) in spans.iter().enumerate() {
+        texts.push(match k == long {
             true => Vec::new(),
             false => normalize_eol(&decoded(&json, s)),
-        })
-        .collect();
-    if long != usize::MAX {
-        let s = [edits[long / 2].old, edits[long / 2].new][long % 2];
+        });
+    }
+    if let Some(&s) = spans.get(long) {
         let mut json = json;
         let n = unescape(&mut json, s.0, s.1, 0);
         json.truncate(n);
@@ -122,6 +127,8 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
+    #[inline(never)]
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn request(&mut self) -> Option<Parsed> {
         let (mut path, mut edits, mut sha) = (None, None, None);
         self.object(|p, key| match key {
@@ -135,6 +142,8 @@ impl Parser<'_> {
         Some((path?, edits?, sha.flatten()))
     }
 
+    #[inline(never)]
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn edits(&mut self) -> Option<Vec<EditSpans>> {
         self.eat(b'[')?;
         let mut list = Vec::new();
@@ -151,6 +160,8 @@ impl Parser<'_> {
         }
     }
 
+    #[inline(never)]
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn edit(&mut self) -> Option<EditSpans> {
         let (mut old, mut new, mut all, mut line) = (None, None, None, None);
         self.object(|p, key| match key {
@@ -169,6 +180,7 @@ impl Parser<'_> {
     }
 
     /// `{ key : value, ... }`, each value read by `member`.
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn object(&mut self, mut member: impl FnMut(&mut Self, &[u8]) -> Option<()>) -> Option<()> {
         self.eat(b'{')?;
         loop {
@@ -204,6 +216,7 @@ impl Parser<'_> {
         hit
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn null_or<T>(&mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<Option<T>> {
         match self.word(b"null") {
             true => Some(None),
@@ -211,6 +224,7 @@ impl Parser<'_> {
         }
     }
 
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn flag(&mut self) -> Option<bool> {
         if self.word(b"true") {
             return Some(true);
@@ -220,6 +234,7 @@ impl Parser<'_> {
 
     /// A JSON integer that fits a u64 (a sign, a fraction or an exponent
     /// is serde's to refuse or read).
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn number(&mut self) -> Option<u64> {
         self.ws();
         let digits = self.b[self.i..].iter().take_while(|c| c.is_ascii_digit());

@@ -136,6 +136,7 @@ impl<'de> Visitor<'de> for EditListVisitor {
 impl EditList {
     /// Adds the next edit as read (OLD and NEW LF-normalized).
     #[cfg_attr(as_edit_small, optimize(size))]
+    #[inline(never)]
     pub(super) fn push(&mut self, old: Vec<u8>, new: &[u8], all: bool, at_line: Option<u64>) {
         self.total += 1;
         if self.first_invalid.is_some() {
