@@ -186,13 +186,7 @@ impl<'a> Stages<'a> {
 
     /// Feeds edit `k`, whose slot starts at `off`; returns the next edit's
     /// slot offset.
-    pub(super) fn feed(
-        &mut self,
-        k: usize,
-        off: usize,
-        data: &[u8],
-        out: &mut Out<'_>,
-    ) -> usize {
+    pub(super) fn feed(&mut self, k: usize, off: usize, data: &[u8], out: &mut Out<'_>) -> usize {
         if data.is_empty() {
             return off + 2 * keep(&self.edits[k]);
         }
