@@ -22,7 +22,7 @@
 //! slot by the caller (`Engine::spare`), not copied there: only the `keep`
 //! bytes are carried to its front once per `keep` bytes read.
 
-use super::gather::Gather;
+use super::gather::Out;
 use super::needle::Needle;
 use super::{Edit, EditStats, Refusal, AT_LINE_STARTS_MAX, LINES_MAX};
 
@@ -38,25 +38,6 @@ pub(super) const KEEP_FINDER: usize = 1024;
 /// caller reads into its slot (`Engine::spare`). Below it a chunk is
 /// searched where it was read, and the slot's reads would be short.
 pub(super) const DIRECT: usize = 256 * 1024;
-
-/// Where a stage's output goes: the next stage's input, or the last
-/// stage's gather. One type, so the matcher is compiled once (a generic
-/// sink built it twice: 3 KiB of the binary), and the gather's `put`
-/// stays inlined (no dynamic call per piece).
-pub(super) enum Out<'o> {
-    Append(&'o mut Vec<u8>),
-    Gather(&'o mut Gather, &'o mut dyn FnMut(&[u8])),
-}
-
-impl Out<'_> {
-    #[inline(always)]
-    fn put(&mut self, b: &[u8]) {
-        match self {
-            Out::Append(v) => v.extend_from_slice(b),
-            Out::Gather(g, out) => g.put(b, *out),
-        }
-    }
-}
 
 /// What one edit keeps between its turns.
 #[derive(Default)]

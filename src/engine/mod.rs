@@ -24,8 +24,8 @@ mod normalize;
 mod utf8;
 
 use batch_diff::BatchDiff;
-use gather::Gather;
-use matcher::{Out, Stages};
+use gather::{Gather, Out};
+use matcher::Stages;
 use normalize::Normalizer;
 use utf8::Utf8Validator;
 
