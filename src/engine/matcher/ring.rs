@@ -86,6 +86,7 @@ impl Stages<'_> {
     }
 
     /// The end of the input: every start left in the ring is resolved.
+    #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn ring_finish<F: FnMut(&[u8])>(&mut self, out: &mut F) {
         if let Some(r) = &self.ring {
             let len = r.len;
@@ -95,7 +96,9 @@ impl Stages<'_> {
 
     /// Handles the matches starting in the ring's first `limit` bytes and
     /// emits the text up to them (or to the end of a match past them).
-    fn resolve<F: FnMut(&[u8])>(&mut self, limit: usize, out: &mut F) {
+    /// Once per pass: one copy of it, whatever the caller's `out`.
+    #[inline(never)]
+    fn resolve(&mut self, limit: usize, mut out: &mut dyn FnMut(&[u8])) {
         let Stages {
             edits,
             states,
@@ -112,7 +115,7 @@ impl Stages<'_> {
             edit: &edits[0],
             st: &mut states[0],
         };
-        let (pos, whole) = t.scan_ring(tails, (r.size, r.head, r.len), limit, out);
+        let (pos, whole) = t.scan_ring(tails, (r.size, r.head, r.len), limit, &mut out);
         r.head = (r.head + pos) % r.size;
         r.len -= pos;
         if !whole {
