@@ -308,6 +308,27 @@ mod tests {
         }
     }
 
+    /// Matches starting on the first start of a pass and on the last one:
+    /// in reads of one byte a pass resolves the starts from one multiple
+    /// of half the room to the next (then `keep` bytes follow the last).
+    #[test]
+    fn matches_at_the_edges_of_a_pass() {
+        let m = DIRECT + 301;
+        let mut old = filler(m);
+        old[m / 3] = b'Z';
+        let (size, edit) = ring_of(&old);
+        let half = (size - (m - 1)) / 2;
+        let mut text = filler(16 * half + 2 * m);
+        for s in [half, 4 * half, 7 * half - 1, 11 * half, 15 * half - 1] {
+            text[s..s + m].copy_from_slice(&old);
+        }
+        let linear = run(&text, &edit, &mut || 1 << 16, false);
+        assert_eq!(linear.1.as_ref().map(|s| s.count), Ok(5));
+        for p in [1, 2, 7] {
+            assert!(run(&text, &edit, &mut || p, true) == linear, "reads of {p}");
+        }
+    }
+
     /// OLD exactly at the ring's threshold: an OLD of `DIRECT` bytes is
     /// fed in chunks (no ring), one byte longer takes the ring, and both
     /// answer as the linear path does with a match across the wrap.
