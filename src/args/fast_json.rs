@@ -679,9 +679,18 @@ mod tests {
     #[test]
     fn the_longest_string_is_decoded_in_place_as_serde_decodes_it() {
         let line = "    let value = compute(alpha, beta); // \\\"text\\\"\\r\\n\\u00e9\\t";
+        // Escapes 0 to 40 bytes apart, each kind in turn: the runs before
+        // them end at every place in a 16-byte block, with the text written
+        // 0 to hundreds of bytes behind.
+        let kinds = ["\\n", "\\r", "\\u00e9", "\\\\", "\\uD83D\\uDE00", "\\u000d"];
+        let spaced: String = (0..600)
+            .map(|i| "b".repeat(i * 7 % 41) + kinds[i % kinds.len()])
+            .collect();
         for (old, new) in [
             (line.repeat(500), "x".into()),
             ("y".into(), line.repeat(300)),
+            (spaced.clone(), "x".into()),
+            (format!("{}{spaced}", "c".repeat(40)), "x".into()),
         ] {
             let json = format!(
                 r#"{{"path":"f","edits":[{{"old":"a","new":"{new}"}},{{"old":"{old}","new":"{new}","at_line":2}}]}}"#
