@@ -16,7 +16,9 @@
 //! starts passed plus OLD's length twice, the piece is too common in this
 //! text, and the Two-Way finder is built and used from then on. The work
 //! before that is linear in what was searched, and after it Two-Way's is,
-//! so the search stays linear for any OLD and text.
+//! so the search stays linear for any OLD and text. [`Needle::find_ring`]
+//! is the same piece search over a ring's text (a single long OLD read
+//! into its slot, `matcher/ring.rs`), which Two-Way cannot search.
 
 use memchr::arch::all::packedpair::HeuristicFrequencyRank;
 use memchr::memmem::{Finder, FinderBuilder};
