@@ -110,7 +110,12 @@ impl<'a> Needle<'a> {
                 rare = (c, b as u8);
             }
         }
-        let i = memchr::memchr(rare.1, old).unwrap_or(0);
+        // Its first place in the sample, where it was counted: a search of
+        // all of OLD read up to 48 MiB for a byte near its end (7 ms).
+        let base = old.as_ptr() as usize;
+        let i = sample(old)
+            .find_map(|p| Some(p.as_ptr() as usize - base + memchr::memchr(rare.1, p)?))
+            .unwrap_or(0);
         let at = i.saturating_sub(PIECE / 2).min(old.len() - PIECE);
         #[cfg(test)]
         BUILT.with(|c| c.set(c.get() + PIECE as u64));
@@ -240,6 +245,9 @@ impl<'a> Needle<'a> {
     /// Whether `b` is OLD's bytes from `off`, counting what was compared: a
     /// first short block (most proposed starts differ early), then 4 KiB
     /// blocks, each an OR of differences the compiler vectorizes.
+    // Not inlined: the ring's pass, which calls it, is built for size; this
+    // loop must stay vectorized (a found 48 MiB OLD is compared in full).
+    #[inline(never)]
     fn same(&mut self, b: &[u8], off: usize) -> bool {
         let old = &self.old[off..off + b.len()];
         let mut at = 0;
@@ -308,6 +316,21 @@ mod tests {
             let last = parts[parts.len() - 1];
             assert_eq!(last.0 + last.1, len, "{len}");
             assert!(parts.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0));
+        }
+    }
+
+    /// The piece lies around the rarest byte's first place in the sample:
+    /// one near the end of a long OLD is found without reading the rest.
+    #[test]
+    fn the_piece_lies_around_the_rarest_byte_in_the_sample() {
+        let m = 3 * SAMPLE + 4099;
+        for zs in [&[m - 100][..], &[m - 1], &[5], &[0], &[m - 100, m - 1]] {
+            let mut old = vec![b'a'; m];
+            for &z in zs {
+                old[z] = b'Z';
+            }
+            let want = zs[0].saturating_sub(PIECE / 2).min(m - PIECE);
+            assert_eq!(Needle::new(&old).at, want, "{zs:?}");
         }
     }
 

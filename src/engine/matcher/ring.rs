@@ -98,6 +98,7 @@ impl Stages<'_> {
     /// emits the text up to them (or to the end of a match past them).
     /// Once per pass: one copy of it, whatever the caller's `out`.
     #[inline(never)]
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn resolve(&mut self, limit: usize, mut out: &mut dyn FnMut(&[u8])) {
         let Stages {
             edits,
