@@ -80,8 +80,8 @@ impl Turn<'_, '_> {
             if i >= limit {
                 break;
             }
-            self.skip(&buf[pos..i], out);
-            self.occurrence(out);
+            self.same(&buf[pos..i], out);
+            self.occurrence(&buf[pos..i], out);
             pos = i + m;
         }
         if pos < limit {
@@ -118,8 +118,8 @@ impl Turn<'_, '_> {
             };
             let (a, b) = cyclic(ring, size, at, i);
             self.skip(a, out);
-            self.skip(b, out);
-            self.occurrence(out);
+            self.same(b, out);
+            self.occurrence(b, out);
             pos += i + m;
         }
         if pos < limit {
@@ -140,12 +140,12 @@ impl Turn<'_, '_> {
         self.same(b, out);
     }
 
-    /// An occurrence of OLD where the input has been consumed to: counted,
-    /// then replaced, or emitted as it is (its bytes are OLD's).
-    fn occurrence<F: FnMut(&[u8])>(&mut self, out: &mut F) {
-        let old = self.edit.old_text();
+    /// An occurrence of OLD after `before`, the unmatched text just emitted
+    /// (line ends before it already counted for `--at-line`): counted, then
+    /// replaced, or emitted as it is (its bytes are OLD's).
+    fn occurrence<F: FnMut(&[u8])>(&mut self, before: &[u8], out: &mut F) {
         self.st.count += 1;
-        if self.take_occurrence() {
+        if self.take_occurrence(before) {
             if !self.st.replaced {
                 // The marker `Engine::feed` documents: the output
                 // differs from the input from here on.
@@ -158,31 +158,33 @@ impl Turn<'_, '_> {
                     x.lines.push(x.newlines + 1);
                 }
                 if let Some(d) = x.diff.as_mut() {
-                    d.change(old, new);
+                    d.change(self.edit.old_text(), new);
                 }
             }
             self.emit(new, out);
         } else if self.edit.at_line().is_some() {
             // With `at_line`, an occurrence on another line is kept
             // as it is: unchanged text for the diff too.
-            self.same(old, out);
+            let edit = self.edit;
+            self.same(edit.old_text(), out);
         } else {
             // A second match without replace-all: the edit is
             // refused, the output (and its diff) no longer matters.
             if let Some(x) = self.st.extra.as_mut() {
                 x.diff = None;
             }
-            self.emit(old, out);
+            let edit = self.edit;
+            self.emit(edit.old_text(), out);
         }
     }
 
     /// Whether the occurrence just counted (the `count`-th) is replaced.
-    /// Records its input line first when `at_line` is set (the line ends
-    /// before it are counted already).
-    fn take_occurrence(&mut self) -> bool {
+    /// Records its input line first when `at_line` is set.
+    fn take_occurrence(&mut self, before: &[u8]) -> bool {
         let (Some(target), Some(x)) = (self.edit.at_line(), self.st.extra.as_mut()) else {
             return self.edit.replace_all() || self.st.count == 1;
         };
+        x.in_newlines += memchr::memchr_iter(b'\n', before).count() as u64;
         let line = x.in_newlines + 1;
         x.in_newlines += x.old_newlines;
         if x.starts.len() < AT_LINE_STARTS_MAX {
