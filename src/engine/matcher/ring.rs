@@ -231,7 +231,8 @@ mod tests {
             o
         };
         // (distance of the start before a wrap, what is placed there)
-        let mut places: Vec<(usize, Vec<u8>)> = [
+        // (how far before a wrap the start lies, what is placed there)
+        let mut places: Vec<(isize, Vec<u8>)> = [
             0,
             1,
             2,
@@ -246,12 +247,15 @@ mod tests {
             m,
         ]
         .into_iter()
-        .map(|d| (d, old.clone()))
+        .map(|d| (d as isize, old.clone()))
         .collect();
-        places.extend([(1, near(0)), (at + 3, near(at + 5)), (5, near(m - 1))]);
+        let near_at = near(at + 5);
+        places.extend([(1, near(0)), (at as isize + 3, near_at), (5, near(m - 1))]);
+        // Starts just past a wrap: the text before them crosses it.
+        places.extend([-1, -7, -(PIECE as isize) - 3, -4099, -40000].map(|d| (d, old.clone())));
         let mut text = filler((places.len() + 3) * size);
         for (k, (d, o)) in places.iter().enumerate() {
-            let s = (k + 1) * size - d;
+            let s = (((k + 1) * size) as isize - d) as usize;
             text[s..s + o.len()].copy_from_slice(o);
         }
         // Back to back over the last wrap.
@@ -302,6 +306,8 @@ mod tests {
                 .unwrap()
                 .with_at_line(line)
                 .unwrap(),
+            // None on line 1: the refusal lists every start's line.
+            Edit::new(o, "X", false).unwrap().with_at_line(1).unwrap(),
             Edit::new(o, "X", false).unwrap(),
         ] {
             let linear = run(&text, &e, &mut || 1 << 16, false);
