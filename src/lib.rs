@@ -175,6 +175,14 @@ fn text(s: String) -> Response {
 #[cfg_attr(as_edit_small, optimize(size))]
 fn read_stdin(stdin: &mut dyn Read, max: u64) -> Result<Vec<u8>, Failure> {
     let mut buf = Vec::new();
+    // A request redirected from a regular file (fd 0, whatever `stdin`
+    // is: only the capacity depends on it) is read into one block of its
+    // size, not a block grown by doubling, each step remapped.
+    if let Ok(st) = rustix::fs::fstat(std::io::stdin()) {
+        if rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() {
+            let _ = buf.try_reserve_exact((st.st_size as u64).min(max) as usize + 1);
+        }
+    }
     // One byte past the bound tells "too long" from "exactly max"; at
     // u64::MAX there is no bound but memory, and `max + 1` must not wrap.
     stdin

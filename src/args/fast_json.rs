@@ -96,9 +96,13 @@ pub fn parse_fast(
     }
     if let Some(&s) = spans.get(long) {
         let mut json = json;
-        let n = unescape(&mut json, s.0, s.1, 0);
+        let (n, cr) = unescape(&mut json, s.0, s.1, 0);
         json.truncate(n);
-        squeeze_cr(&mut json);
+        // Raw control bytes are not JSON: a CR can only come from an
+        // escape, and with none the pass over the text is spared.
+        if cr {
+            squeeze_cr(&mut json);
+        }
         texts[long] = json;
     }
     let mut list = EditList::default();
@@ -347,19 +351,21 @@ fn hex4(b: &[u8]) -> Option<u32> {
 /// A checked string's text, decoded into a new buffer.
 fn decoded(json: &[u8], s: Span) -> Vec<u8> {
     let mut v = json[s.0..s.1].to_vec();
-    let n = unescape(&mut v, 0, s.1 - s.0, 0);
+    let (n, _) = unescape(&mut v, 0, s.1 - s.0, 0);
     v.truncate(n);
     v
 }
 
 /// Decodes the checked string `b[r..end]` to `b[w..]` (`w <= r`: every
 /// escape is longer than what it decodes to, so no byte is written before
-/// it has been read); returns where the text ends. The runs between
+/// it has been read); returns where the text ends, and whether an escape
+/// decoded to a CR (`\r`, `\u000d`). The runs between
 /// escapes are moved 16 bytes at a time as they are scanned: a line's
 /// `\n` comes every few dozen bytes, and a `memmove` per run (musl's,
 /// byte by byte when the copies overlap) cost more than the scan.
 #[inline(never)]
-fn unescape(b: &mut [u8], mut r: usize, end: usize, mut w: usize) -> usize {
+fn unescape(b: &mut [u8], mut r: usize, end: usize, mut w: usize) -> (usize, bool) {
+    let mut cr = false;
     loop {
         // A checked string's only special byte is an escape's backslash.
         while let Some(c) = b[..end].get(r..r + 16) {
@@ -378,10 +384,11 @@ fn unescape(b: &mut [u8], mut r: usize, end: usize, mut w: usize) -> usize {
             (r, w) = (r + 1, w + 1);
         }
         if r == end {
-            return w;
+            return (w, cr);
         }
         let e = b[r + 1];
         r += 2;
+        cr |= e == b'r';
         if e != b'u' {
             b[w] = match e {
                 b'b' => 0x08,
@@ -396,6 +403,7 @@ fn unescape(b: &mut [u8], mut r: usize, end: usize, mut w: usize) -> usize {
         }
         let mut c = hex4(&b[r..]).unwrap_or(0);
         r += 4;
+        cr |= c == 0x0d;
         if (0xD800..0xDC00).contains(&c) {
             let lo = hex4(&b[r + 2..]).unwrap_or(0xDC00);
             c = 0x10000 + ((c - 0xD800) << 10) + (lo - 0xDC00);
@@ -686,9 +694,18 @@ mod tests {
     #[test]
     fn the_longest_string_is_decoded_in_place_as_serde_decodes_it() {
         let line = "    let value = compute(alpha, beta); // \\\"text\\\"\\r\\n\\u00e9\\t";
+        // Escapes 0 to 40 bytes apart, each kind in turn: the runs before
+        // them end at every place in a 16-byte block, with the text written
+        // 0 to hundreds of bytes behind.
+        let kinds = ["\\n", "\\r", "\\u00e9", "\\\\", "\\uD83D\\uDE00", "\\u000d"];
+        let spaced: String = (0..600)
+            .map(|i| "b".repeat(i * 7 % 41) + kinds[i % kinds.len()])
+            .collect();
         for (old, new) in [
             (line.repeat(500), "x".into()),
             ("y".into(), line.repeat(300)),
+            (spaced.clone(), "x".into()),
+            (format!("{}{spaced}", "c".repeat(40)), "x".into()),
         ] {
             let json = format!(
                 r#"{{"path":"f","edits":[{{"old":"a","new":"{new}"}},{{"old":"{old}","new":"{new}","at_line":2}}]}}"#

@@ -19,12 +19,16 @@
 //! scanned about twice at most (re-scanning the whole tail per chunk made a
 //! 48 MiB OLD over 256 MiB 4.9 s, not 0.06 s). The search is `needle.rs`.
 //! A single edit with an OLD of [`DIRECT`] bytes or more is read into its
-//! slot by the caller (`Engine::spare`), not copied there: only the `keep`
-//! bytes are carried to its front once per `keep` bytes read.
+//! slot by the caller (`Engine::spare`), not copied there, and the slot is
+//! a ring (`ring.rs`): nothing is carried. The scans are `turn.rs`.
+
+mod ring;
+mod turn;
 
 use super::gather::Out;
 use super::needle::Needle;
-use super::{Edit, EditStats, Refusal, AT_LINE_STARTS_MAX, LINES_MAX};
+use super::{Edit, EditStats, Refusal, AT_LINE_STARTS_MAX};
+use turn::Turn;
 
 /// In a batch, an edit whose OLD is at least this long keeps its finder for
 /// the whole run. Building one costs about 4 ns a byte of OLD (memchr's
@@ -65,7 +69,7 @@ struct Extra {
     /// LF bytes emitted so far (when `track_lines`): the next emitted byte
     /// lands on line `newlines + 1`.
     newlines: u64,
-    /// The 1-based output lines where the first [`LINES_MAX`] replacements
+    /// The 1-based output lines where the first [`super::LINES_MAX`] replacements
     /// start (when `track_lines`).
     lines: Vec<u64>,
     /// `--diff` of a single edit: fed the unchanged text and each
@@ -96,6 +100,9 @@ pub(super) struct Stages<'a> {
     /// The finders kept for the whole run, by edit: a single edit's, and
     /// in a batch those of OLDs of [`KEEP_FINDER`] bytes or more.
     finders: Vec<(usize, Needle<'a>)>,
+    /// A single edit of [`DIRECT`] bytes or more read into its slot
+    /// (`Engine::spare`): the slot is this ring until fed otherwise.
+    ring: Option<ring::Ring>,
 }
 
 /// `len(OLD) - 1`: how much input an edit may have to carry.
@@ -136,6 +143,7 @@ impl<'a> Stages<'a> {
                 .filter(|(_, e)| edits.len() == 1 || e.old_text().len() >= KEEP_FINDER)
                 .map(|(k, e)| (k, Needle::new(e.old_text())))
                 .collect(),
+            ring: ring::Ring::new(edits),
         }
     }
 
@@ -171,6 +179,7 @@ impl<'a> Stages<'a> {
         if data.is_empty() {
             return off + 2 * keep(&self.edits[k]);
         }
+        self.linear();
         self.turn(k, off, out, |t, slot, out| t.feed(slot, data, out))
     }
 
@@ -183,12 +192,18 @@ impl<'a> Stages<'a> {
         if self.edits.len() > 1 || k < DIRECT {
             return None;
         }
+        if let Some(r) = &self.ring {
+            return Some(r.spare(&mut self.tails));
+        }
         Some(&mut self.tails[self.states[0].tail_len as usize..2 * k])
     }
 
     /// The first `n` bytes of [`Stages::spare`] are the single edit's next input.
     #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn filled(&mut self, n: usize, out: &mut Out<'_>) {
+        if self.ring.is_some() {
+            return self.ring_filled(n, out);
+        }
         let st = &mut self.states[0];
         let t = st.tail_len as usize + n;
         let edit = &self.edits[0];
@@ -200,6 +215,9 @@ impl<'a> Stages<'a> {
 
     /// Ends edit `k`'s input: its tail is scanned a last time and emitted.
     pub(super) fn finish(&mut self, k: usize, off: usize, out: &mut Out<'_>) -> usize {
+        if self.ring.is_some() {
+            self.ring_finish(out);
+        }
         if self.states[k].tail_len == 0 {
             return off + 2 * keep(&self.edits[k]);
         }
@@ -283,162 +301,5 @@ fn doomed(e: &Edit, s: &State) -> bool {
         // consumed input has passed the line without one starting there.
         (Some(l), Some(x)) => x.on_line > 1 || (x.on_line == 0 && x.in_newlines >= l),
         _ => !e.replace_all() && s.count > 1,
-    }
-}
-
-/// One edit during one turn: its finder, its OLD and NEW, its state.
-struct Turn<'t, 'a> {
-    finder: &'t mut Needle<'a>,
-    edit: &'t Edit,
-    st: &'t mut State,
-}
-
-impl Turn<'_, '_> {
-    /// Takes `data`; `slot` is the edit's tail slot (`2 * keep` bytes).
-    fn feed(&mut self, slot: &mut [u8], mut data: &[u8], out: &mut Out<'_>) {
-        let keep = keep(self.edit);
-        while !data.is_empty() {
-            let t = self.st.tail_len as usize;
-            if t == 0 {
-                // Search `data` in place; carry what could still start one.
-                let limit = data.len().saturating_sub(keep);
-                let pos = self.scan(data, limit, out);
-                let rest = &data[pos..];
-                slot[..rest.len()].copy_from_slice(rest);
-                self.st.tail_len = rest.len() as u32;
-                return;
-            }
-            if t <= keep && t + data.len() >= 3 * keep {
-                // The tail's starts on a small joined window (tail plus
-                // `keep` bytes, at most the slot), then `data` in place:
-                // the scans cover at most twice what they resolve.
-                slot[t..t + keep].copy_from_slice(&data[..keep]);
-                let pos = self.scan(&slot[..t + keep], t, out);
-                self.st.tail_len = 0;
-                data = &data[pos - t..];
-                continue;
-            }
-            // Too little new input to pay for re-scanning the tail: top it
-            // up to the slot, then resolve its first `keep` starts.
-            let take = data.len().min(2 * keep - t);
-            slot[t..t + take].copy_from_slice(&data[..take]);
-            data = &data[take..];
-            self.hold(slot, t + take, out);
-        }
-    }
-
-    /// The tail is `t` bytes of the slot: once it fills the slot, its first
-    /// `keep` starts are resolved and the rest is carried to the front.
-    fn hold(&mut self, slot: &mut [u8], t: usize, out: &mut Out<'_>) {
-        let keep = slot.len() / 2;
-        if t < 2 * keep {
-            self.st.tail_len = t as u32;
-            return;
-        }
-        let pos = self.scan(slot, keep, out);
-        slot.copy_within(pos.., 0);
-        self.st.tail_len = (2 * keep - pos) as u32;
-    }
-
-    /// Handles every match in `buf` that starts before `limit`, emitting
-    /// everything before it and the replacement; emits unmatched bytes up to
-    /// `limit`. Returns how far `buf` has been consumed (at least `limit`).
-    fn scan(&mut self, buf: &[u8], limit: usize, out: &mut Out<'_>) -> usize {
-        let m = self.edit.old_text().len();
-        let mut pos = 0;
-        while pos < limit {
-            let found = self.finder.find(&buf[pos..]).map(|i| i + pos);
-            #[cfg(test)]
-            super::needle::SEARCHED.with(|c| {
-                // What the search had to see: up to the match's end, or all.
-                let end = found.map_or(buf.len(), |i| (i + m).min(buf.len()));
-                c.set(c.get() + (end - pos) as u64)
-            });
-            let Some(i) = found else {
-                break;
-            };
-            if i >= limit {
-                break;
-            }
-            self.same(&buf[pos..i], out);
-            self.st.count += 1;
-            if self.take_occurrence(&buf[pos..i]) {
-                if !self.st.replaced {
-                    // The marker `Engine::feed` documents: the output
-                    // differs from the input from here on.
-                    out.put(&[]);
-                }
-                self.st.replaced = true;
-                let new = self.edit.new_text();
-                if let Some(x) = self.st.extra.as_mut() {
-                    if x.track_lines && x.lines.len() < LINES_MAX {
-                        x.lines.push(x.newlines + 1);
-                    }
-                    if let Some(d) = x.diff.as_mut() {
-                        d.change(&buf[i..i + m], new);
-                    }
-                }
-                self.emit(new, out);
-            } else if self.edit.at_line().is_some() {
-                // With `at_line`, an occurrence on another line is kept
-                // as it is: unchanged text for the diff too.
-                self.same(&buf[i..i + m], out);
-            } else {
-                // A second match without replace-all: the edit is
-                // refused, the output (and its diff) no longer matters.
-                if let Some(x) = self.st.extra.as_mut() {
-                    x.diff = None;
-                }
-                self.emit(&buf[i..i + m], out);
-            }
-            pos = i + m;
-        }
-        if pos < limit {
-            if let (Some(_), Some(x)) = (self.edit.at_line(), self.st.extra.as_mut()) {
-                x.in_newlines += memchr::memchr_iter(b'\n', &buf[pos..limit]).count() as u64;
-            }
-            self.same(&buf[pos..limit], out);
-            pos = limit;
-        }
-        pos
-    }
-
-    /// Whether the occurrence just counted (the `count`-th) is replaced.
-    /// Records its input line first when `at_line` is set.
-    fn take_occurrence(&mut self, before: &[u8]) -> bool {
-        let (Some(target), Some(x)) = (self.edit.at_line(), self.st.extra.as_mut()) else {
-            return self.edit.replace_all() || self.st.count == 1;
-        };
-        x.in_newlines += memchr::memchr_iter(b'\n', before).count() as u64;
-        let line = x.in_newlines + 1;
-        x.in_newlines += x.old_newlines;
-        if x.starts.len() < AT_LINE_STARTS_MAX {
-            x.starts.push(line);
-        }
-        if line != target {
-            return false;
-        }
-        x.on_line += 1;
-        x.on_line == 1
-    }
-
-    /// Unchanged text.
-    fn same(&mut self, b: &[u8], out: &mut Out<'_>) {
-        if let Some(d) = self.st.extra.as_mut().and_then(|x| x.diff.as_mut()) {
-            d.same(b);
-        }
-        self.emit(b, out);
-    }
-
-    fn emit(&mut self, b: &[u8], out: &mut Out<'_>) {
-        if b.is_empty() {
-            return;
-        }
-        if let Some(x) = self.st.extra.as_mut() {
-            if x.track_lines {
-                x.newlines += memchr::memchr_iter(b'\n', b).count() as u64;
-            }
-        }
-        out.put(b);
     }
 }

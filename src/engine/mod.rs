@@ -269,9 +269,10 @@ impl<'a> Engine<'a> {
 
     /// With one edit whose OLD is long (over 256 KiB: its carried tail,
     /// `len(OLD) - 1`, is at least 256 KiB), the room after that tail (its
-    /// slot is twice OLD): the caller may read the next raw bytes straight
-    /// into it and call [`Engine::filled`] instead of `feed`, so the text
-    /// is never copied into the slot. None otherwise.
+    /// slot is a ring of `len(OLD)` plus 1 MiB: the room runs to the ring's
+    /// end, then starts again at its front): the caller may read the next
+    /// raw bytes straight into it and call [`Engine::filled`] instead of
+    /// `feed`, so the text is never copied into the slot. None otherwise.
     pub fn spare(&mut self) -> Option<&mut [u8]> {
         self.stages.spare()
     }

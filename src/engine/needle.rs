@@ -16,7 +16,9 @@
 //! starts passed plus OLD's length twice, the piece is too common in this
 //! text, and the Two-Way finder is built and used from then on. The work
 //! before that is linear in what was searched, and after it Two-Way's is,
-//! so the search stays linear for any OLD and text.
+//! so the search stays linear for any OLD and text. [`Needle::find_ring`]
+//! is the same piece search over a ring's text (a single long OLD read
+//! into its slot, `matcher/ring.rs`), which Two-Way cannot search.
 
 use memchr::arch::all::packedpair::HeuristicFrequencyRank;
 use memchr::memmem::{Finder, FinderBuilder};
@@ -34,7 +36,7 @@ thread_local! {
 pub(super) const LONG: usize = 4096;
 
 /// The piece's length.
-const PIECE: usize = 32;
+pub(super) const PIECE: usize = 32;
 
 /// The search for one OLD.
 pub(crate) struct Needle<'a> {
@@ -108,7 +110,12 @@ impl<'a> Needle<'a> {
                 rare = (c, b as u8);
             }
         }
-        let i = memchr::memchr(rare.1, old).unwrap_or(0);
+        // Its first place in the sample, where it was counted: a search of
+        // all of OLD read up to 48 MiB for a byte near its end (7 ms).
+        let base = old.as_ptr() as usize;
+        let i = sample(old)
+            .find_map(|p| Some(p.as_ptr() as usize - base + memchr::memchr(rare.1, p)?))
+            .unwrap_or(0);
         let at = i.saturating_sub(PIECE / 2).min(old.len() - PIECE);
         #[cfg(test)]
         BUILT.with(|c| c.set(c.get() + PIECE as u64));
@@ -161,7 +168,7 @@ impl<'a> Needle<'a> {
             };
             let c = from + h;
             self.passed += (c - from) as u64;
-            if self.same(&hay[c..c + m]) {
+            if self.same(&hay[c..c + m], 0) {
                 return Some(c);
             }
             from = c + 1;
@@ -173,10 +180,76 @@ impl<'a> Needle<'a> {
         None
     }
 
-    /// Whether `b` is OLD, counting what was compared: a first short block
-    /// (most proposed starts differ early), then 4 KiB blocks, each an OR of
-    /// differences the compiler vectorizes.
-    fn same(&mut self, b: &[u8]) -> bool {
+    /// As [`Needle::find`] over a ring's text, for the piece search of a
+    /// long OLD (`matcher/ring.rs`): the text is the `avail` bytes at
+    /// `head` of a ring of `size` bytes, `ring` holding the ring and then
+    /// a copy of its first `PIECE - 1` bytes. The first start before
+    /// `starts` where OLD occurs; `Err` once the budget is spent (OLD's
+    /// Two-Way finder is then built, and the caller searches on in one
+    /// piece), before which every start passed is known not to match.
+    pub(crate) fn find_ring(
+        &mut self,
+        ring: &[u8],
+        size: usize,
+        head: usize,
+        avail: usize,
+        starts: usize,
+    ) -> Result<Option<usize>, ()> {
+        let m = self.old.len();
+        if self.full.is_some() || m < LONG {
+            return Err(());
+        }
+        let last = starts.min((avail + 1).saturating_sub(m));
+        let mut from = 0;
+        while from < last {
+            // The pieces of the starts from..last, from where they lie in the ring.
+            let p = (head + from + self.at) % size;
+            let Some(c) = self.piece(ring, size, p, last - from).map(|h| from + h) else {
+                self.passed += (last - from) as u64;
+                return Ok(None);
+            };
+            self.passed += (c - from) as u64;
+            let o = (head + c) % size;
+            let first = m.min(size - o);
+            if self.same(&ring[o..o + first], 0) && self.same(&ring[..m - first], first) {
+                return Ok(Some(c));
+            }
+            from = c + 1;
+            if self.compared > 2 * (self.passed + m as u64) {
+                self.full = Some(Box::new(build(self.old)));
+                return Err(());
+            }
+        }
+        Ok(None)
+    }
+
+    /// Where the piece first starts among the `n` ring offsets from `p`
+    /// (wrapping), as a distance from `p`.
+    fn piece(&self, ring: &[u8], size: usize, p: usize, n: usize) -> Option<usize> {
+        let first = n.min(size - p);
+        // Through the copy after the ring's end: a piece across the wrap.
+        let found = self.piece_in(&ring[p..p + first + PIECE - 1]);
+        if found.is_some() || first == n {
+            return found;
+        }
+        self.piece_in(&ring[..n - first + PIECE - 1])
+            .map(|h| first + h)
+    }
+
+    fn piece_in(&self, hay: &[u8]) -> Option<usize> {
+        #[cfg(test)]
+        SEARCHED.with(|c| c.set(c.get() + hay.len() as u64));
+        self.finder.find(hay)
+    }
+
+    /// Whether `b` is OLD's bytes from `off`, counting what was compared: a
+    /// first short block (most proposed starts differ early), then 4 KiB
+    /// blocks, each an OR of differences the compiler vectorizes.
+    // Not inlined: the ring's pass, which calls it, is built for size; this
+    // loop must stay vectorized (a found 48 MiB OLD is compared in full).
+    #[inline(never)]
+    fn same(&mut self, b: &[u8], off: usize) -> bool {
+        let old = &self.old[off..off + b.len()];
         let mut at = 0;
         let mut block = 64;
         while at < b.len() {
@@ -184,7 +257,7 @@ impl<'a> Needle<'a> {
             self.compared += (end - at) as u64;
             let diff = b[at..end]
                 .iter()
-                .zip(&self.old[at..end])
+                .zip(&old[at..end])
                 .fold(0u8, |d, (x, y)| d | (x ^ y));
             if diff != 0 {
                 return false;
@@ -243,6 +316,21 @@ mod tests {
             let last = parts[parts.len() - 1];
             assert_eq!(last.0 + last.1, len, "{len}");
             assert!(parts.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0));
+        }
+    }
+
+    /// The piece lies around the rarest byte's first place in the sample:
+    /// one near the end of a long OLD is found without reading the rest.
+    #[test]
+    fn the_piece_lies_around_the_rarest_byte_in_the_sample() {
+        let m = 3 * SAMPLE + 4099;
+        for zs in [&[m - 100][..], &[m - 1], &[5], &[0], &[m - 100, m - 1]] {
+            let mut old = vec![b'a'; m];
+            for &z in zs {
+                old[z] = b'Z';
+            }
+            let want = zs[0].saturating_sub(PIECE / 2).min(m - PIECE);
+            assert_eq!(Needle::new(&old).at, want, "{zs:?}");
         }
     }
 

@@ -221,10 +221,10 @@ pub(crate) fn prepare<'a>(
         marked,
     );
     let mut buf = crate::spare::chunk();
-    // A long OLD's tail slot (twice OLD) is read into directly: no copy
-    // into it, and huge pages, 2 MiB a fault where 4 KiB ones cost a third
-    // of a 48 MiB OLD's search (`scripts/bench/README.md`). The advice is
-    // taken before the slot's first page is touched.
+    // A long OLD's tail slot (a ring of OLD plus 1 MiB) is read into
+    // directly: no copy into it, and huge pages, 2 MiB a fault where 4 KiB
+    // ones cost a third of a 48 MiB OLD's search (`scripts/bench/README.md`).
+    // The advice is taken before the slot's first page is touched.
     if let Some(s) = engine.spare() {
         crate::spare::advise(
             s.as_mut_ptr() as usize,
