@@ -202,9 +202,20 @@ impl<'c> Stage<'c> {
         }
     }
 
+    /// Once an exact match decides, only what can still change the
+    /// answer is compared: a header's first is it; a chunk's looser
+    /// matches and its retry no longer count (at the end of the file
+    /// they still might: `*** End of File`).
     fn line(&mut self, n: usize, l: Option<&[u8]>) {
+        let exact = self.m.count[0] > 0;
+        if exact && self.header {
+            return;
+        }
+        if exact && !self.eof {
+            self.m.max = Grade::Exact;
+        }
         self.m.line(n, l);
-        if let Some(r) = self.r.as_mut() {
+        if let Some(r) = self.r.as_mut().filter(|_| self.eof || self.m.count[3] == 0) {
             r.line(n, l);
         }
     }
