@@ -45,6 +45,7 @@
 pub mod cli;
 pub mod codex;
 mod compile;
+mod feed;
 mod find;
 pub mod locate;
 pub mod parse;

@@ -6,18 +6,25 @@
 //! reads the file again.
 //!
 //! The locator is sequential: each `@@` header, then each chunk's old
-//! lines, is searched from where the previous one left the search. One
-//! pass per header and per chunk (none for a pure addition) runs from that
-//! point to the end and keeps, per grade, the first match, the count of
-//! matches and their first [`OCCURRENCE_LINES_MAX`] lines (the retry
+//! lines, is searched from where the previous one left the search. A
+//! search (none for a pure addition) runs from that point to the end and
+//! keeps, per grade, the first match and the count of matches, and at the
+//! best grade their first [`OCCURRENCE_LINES_MAX`] lines (the retry
 //! without a final empty old line is followed in the same pass); at the
 //! end the first grade with a match decides, exactly as the locator does:
-//! the same placements, grades, refusals and lines. A final pass writes
-//! the new text, as `write` does (loose context lines keep the file's
-//! text), and feeds the diff [`Builder`] when asked.
+//! the same placements, grades, refusals and lines. In the same pass the
+//! next search starts where the lines read so far would leave it (after
+//! the best match, while it is the only one at its grade; a header's
+//! first), and starts again when a stricter grade turns up, which happens
+//! on the line just read, so it misses none: a patch whose chunks each
+//! match once at their grade, in turn, takes one pass; a loose match
+//! overruled later, a retry or `*** End of File` one more each. A final
+//! pass writes the new text, as `write` does (loose context lines keep the
+//! file's text), and feeds the diff [`Builder`] when asked.
 //!
-//! Held: the patch; per chunk searched, the starts of its partial matches
-//! (at most its old lines) and 4 x [`OCCURRENCE_LINES_MAX`] lines; the
+//! Held: the patch; per search under way, the starts of its partial
+//! matches (at most its old lines) and at most [`OCCURRENCE_LINES_MAX`]
+//! lines (one for every search but the last); the
 //! current line up to `3 * hold` bytes, where a longer line is compacted:
 //! a blank run longer than `hold` becomes `hold + 1` spaces, and a line
 //! whose trimmed text has more characters than any patch line is dropped.
@@ -30,6 +37,7 @@
 //! lock is a `conflict`; a text that changes anyway gives some output,
 //! never a panic.
 
+use super::feed::scan;
 use super::find::best;
 use super::locate::{Grade, Miss, Placed, Refusal};
 use super::parse::Chunk;
@@ -69,120 +77,6 @@ const ALL: [Grade; 4] = [
 
 /// A pure addition placed at the end of the file (its length unknown yet).
 const END: usize = usize::MAX;
-
-/// The lines of a text fed in pieces: each given whole to `each`, up to
-/// `3 * hold` bytes; a longer one compacted or dropped (`None`).
-struct Lines {
-    hold: usize,
-    /// The longest patch line in bytes.
-    bound: usize,
-    /// Only exact matches count: a line longer than `bound` matches none.
-    exact: bool,
-    line: Vec<u8>,
-    /// Bytes of the current line were seen.
-    open: bool,
-    dead: bool,
-    n: usize,
-}
-
-impl Lines {
-    fn new(bound: usize, exact: bool) -> Lines {
-        Lines {
-            hold: 4 * bound + 1024,
-            bound,
-            exact,
-            line: Vec::new(),
-            open: false,
-            dead: false,
-            n: 0,
-        }
-    }
-
-    #[cfg_attr(as_edit_small, optimize(size))]
-    fn feed(&mut self, mut b: &[u8], each: &mut dyn FnMut(usize, Option<&[u8]>)) {
-        while !b.is_empty() {
-            let (seg, nl) = match memchr::memchr(b'\n', b) {
-                Some(i) => (&b[..i], true),
-                None => (b, false),
-            };
-            b = &b[seg.len() + usize::from(nl)..];
-            self.open |= !seg.is_empty();
-            if !self.dead {
-                self.line.extend_from_slice(seg);
-                if self.exact && self.line.len() > self.bound {
-                    self.dead = true;
-                } else if self.line.len() > 3 * self.hold {
-                    self.compact();
-                }
-                if self.dead {
-                    self.line = Vec::new();
-                }
-            }
-            if nl {
-                self.end(each);
-            }
-        }
-    }
-
-    fn end(&mut self, each: &mut dyn FnMut(usize, Option<&[u8]>)) {
-        each(self.n, (!self.dead).then_some(&self.line[..]));
-        self.n += 1;
-        self.line.clear();
-        (self.open, self.dead) = (false, false);
-    }
-
-    /// The text has ended: its last line, if it had no newline.
-    fn finish(&mut self, each: &mut dyn FnMut(usize, Option<&[u8]>)) {
-        if self.open {
-            self.end(each);
-        }
-    }
-
-    /// Blank runs at the ends longer than `hold` become `hold + 1` spaces;
-    /// a trimmed text longer than `bound` characters matches nothing.
-    #[cold]
-    #[cfg_attr(as_edit_small, optimize(size))]
-    fn compact(&mut self) {
-        let l = std::mem::take(&mut self.line);
-        let valid = match std::str::from_utf8(&l) {
-            Ok(_) => l.len(),
-            Err(e) if e.error_len().is_none() => e.valid_up_to(),
-            Err(_) => return self.dead = true, // the file changed
-        };
-        let s = std::str::from_utf8(&l[..valid]).expect("valid");
-        let lead = s.len() - s.trim_start().len();
-        let core = s.trim().len();
-        if s[lead..lead + core].chars().count() > self.bound {
-            return self.dead = true;
-        }
-        let run = |r: &str, v: &mut Vec<u8>| match r.len() > self.hold {
-            true => v.resize(v.len() + self.hold + 1, b' '),
-            false => v.extend_from_slice(r.as_bytes()),
-        };
-        let mut v = Vec::with_capacity(3 * self.hold);
-        run(&s[..lead], &mut v);
-        v.extend_from_slice(&s.as_bytes()[lead..lead + core]);
-        if core > 0 {
-            run(&s[lead + core..], &mut v);
-        }
-        v.extend_from_slice(&l[valid..]);
-        self.line = v;
-    }
-}
-
-/// One pass: every line of the text, numbered; the line count, or `None`
-/// when the source failed.
-fn scan(
-    source: &mut Source<'_>,
-    bound: usize,
-    exact: bool,
-    each: &mut dyn FnMut(usize, Option<&[u8]>),
-) -> Option<usize> {
-    let mut lines = Lines::new(bound, exact);
-    let fed = source(&mut |b| lines.feed(b, each));
-    lines.finish(each);
-    fed.then_some(lines.n)
-}
 
 /// The matches of one pattern (a chunk's old lines, or a header) that
 /// start at or after `from`, per grade.
@@ -234,11 +128,16 @@ impl<'c> Matches<'c> {
         if let Some(&(s, g)) = self.starts.first().filter(|s| n + 1 - s.0 == old.len()) {
             self.starts.remove(0);
             self.last = Some((n, s, g));
+            // Lines are kept at the best grade only (`found` reads no other).
+            let best = self.first().map_or(4, |f| f.0);
+            if (g as usize) < best {
+                self.lines = Default::default();
+            }
+            if g as usize <= best && self.lines[g as usize].len() < OCCURRENCE_LINES_MAX {
+                self.lines[g as usize].push(s);
+            }
             for gi in g as usize..4 {
                 self.count[gi] += 1;
-                if self.lines[gi].len() < OCCURRENCE_LINES_MAX {
-                    self.lines[gi].push(s);
-                }
             }
         }
     }
@@ -246,6 +145,12 @@ impl<'c> Matches<'c> {
     /// The locator's answer for a text of `n` lines: the first grade with
     /// a match, its count and first lines (`eof`: only a match ending the
     /// text counts).
+    /// The best grade with a match so far, its first match and count.
+    fn first(&self) -> Option<(usize, usize, usize)> {
+        let gi = (0..4).find(|&g| self.count[g] > 0)?;
+        Some((gi, self.lines[gi][0], self.count[gi]))
+    }
+
     fn found(&self, n: usize, eof: bool) -> Option<(Grade, usize, Vec<usize>)> {
         if eof {
             let (end, s, g) = self.last.filter(|l| l.0 + 1 == n)?;
@@ -257,6 +162,109 @@ impl<'c> Matches<'c> {
 }
 
 use super::rewrite::{Splice, Writer};
+
+/// One search of the locator from `from`: header `h` of chunk `ci`, or
+/// (`None`) its old lines, with the retry without a final empty line.
+struct Stage<'c> {
+    step: usize,
+    from: usize,
+    m: Matches<'c>,
+    r: Option<Matches<'c>>,
+    /// Old lines of an `*** End of File` chunk: what follows waits.
+    eof: bool,
+    /// A header: its first match decides, however many follow.
+    header: bool,
+}
+
+impl<'c> Stage<'c> {
+    fn new(
+        chunks: &'c [Chunk],
+        steps: &[(usize, Option<usize>)],
+        step: usize,
+        from: usize,
+        max: Grade,
+    ) -> Self {
+        let (ci, h) = steps[step];
+        let c = &chunks[ci];
+        let old = match h {
+            Some(h) => std::slice::from_ref(&c.headers[h]),
+            None => &c.old[..],
+        };
+        let again = h.is_none() && old.last().is_some_and(|l| l.is_empty());
+        let r = again.then(|| Matches::new(&old[..old.len() - 1], max, from));
+        Stage {
+            step,
+            from,
+            m: Matches::new(old, max, from),
+            r,
+            eof: h.is_none() && c.eof,
+            header: h.is_some(),
+        }
+    }
+
+    /// Once an exact match decides, only what can still change the
+    /// answer is compared: a header's first is it; a chunk's looser
+    /// matches and its retry no longer count (at the end of the file
+    /// they still might: `*** End of File`).
+    fn line(&mut self, n: usize, l: Option<&[u8]>) {
+        let exact = self.m.count[0] > 0;
+        if exact && self.header {
+            return;
+        }
+        if exact && !self.eof {
+            self.m.max = Grade::Exact;
+        }
+        self.m.line(n, l);
+        if let Some(r) = self.r.as_mut().filter(|_| self.eof || self.m.count[3] == 0) {
+            r.line(n, l);
+        }
+    }
+
+    /// Where the next search starts if the lines seen so far decide this
+    /// one: its best match, while it is the only one at its grade (a
+    /// header's first).
+    fn next(&self) -> Option<usize> {
+        let m = match self.m.first() {
+            Some(f) => (f, self.m.old.len()),
+            None => (self.r.as_ref()?.first()?, self.r.as_ref()?.old.len()),
+        };
+        (!self.eof && (m.0 .2 == 1 || self.header)).then_some(m.0 .1 + m.1)
+    }
+}
+
+/// One pass: the search `step` from `from`, and chained to it, each later
+/// search from where the one before would leave it, started again when
+/// that changes (a match ends on the line just read, so the next search
+/// misses no line it would see in its own pass). The searches and the
+/// line count.
+#[cfg_attr(as_edit_small, optimize(size))]
+fn chained<'c>(
+    chunks: &'c [Chunk],
+    steps: &[(usize, Option<usize>)],
+    (step, from): (usize, usize),
+    (max, bound, strict): (Grade, usize, bool),
+    source: &mut Source<'_>,
+) -> Result<(Vec<Stage<'c>>, usize), Failed> {
+    let mut chain = vec![Stage::new(chunks, steps, step, from, max)];
+    let each = &mut |i: usize, l: Option<&[u8]>| {
+        let mut j = 0;
+        while j < chain.len() {
+            chain[j].line(i, l);
+            let next = chain[j].next();
+            if chain.get(j + 1).is_some_and(|s| Some(s.from) != next) {
+                chain.truncate(j + 1);
+            }
+            let k = chain[j].step + 1;
+            if chain.len() == j + 1 && next == Some(i + 1) && k < steps.len() {
+                chain.push(Stage::new(chunks, steps, k, i + 1, max));
+            }
+            j += 1;
+        }
+    };
+    let n = scan(source, bound, strict, each).ok_or(Failed::Source)?;
+    chain.reverse();
+    Ok((chain, n))
+}
 
 /// Places every chunk as `locate` does, then writes the new text to `out`
 /// as `write` does (and its diff to `diff`): module docs.
@@ -278,13 +286,31 @@ pub fn resolve(
         .map(|l| l.len())
         .max()
         .unwrap_or(0);
+    let steps: Vec<(usize, Option<usize>)> = (chunks.iter().enumerate())
+        .flat_map(|(ci, c)| {
+            let old = (!c.old.is_empty()).then_some((ci, None));
+            (0..c.headers.len()).map(move |h| (ci, Some(h))).chain(old)
+        })
+        .collect();
     let (mut splices, mut placed, mut cursor) = (Vec::new(), Vec::new(), 0);
+    // The searches of the last pass still to take, last first.
+    let (mut ready, mut n, mut step) = (Vec::new(), 0, 0);
+    let mut search = |cursor: usize, step: &mut usize| -> Result<(Stage<'_>, usize), Failed> {
+        if !ready
+            .last()
+            .is_some_and(|s: &Stage| s.step == *step && s.from == cursor)
+        {
+            let how = (max, bound, strict);
+            (ready, n) = chained(chunks, &steps, (*step, cursor), how, source)?;
+        }
+        *step += 1;
+        Ok((ready.pop().expect("a search"), n))
+    };
     for (ci, c) in chunks.iter().enumerate() {
         let refuse = |miss| Failed::Refused(Refusal { chunk: ci, miss }, 0);
         for h in &c.headers {
-            let mut m = Matches::new(std::slice::from_ref(h), max, cursor);
-            let n = scan(source, bound, strict, &mut |i, l| m.line(i, l)).ok_or(Failed::Source)?;
-            match m.found(n, false) {
+            let (s, n) = search(cursor, &mut step)?;
+            match s.m.found(n, false) {
                 Some((_, _, lines)) => cursor = lines[0] + 1,
                 None => return Err(refuse(Miss::HeaderNotFound { header: h.clone() })),
             }
@@ -292,23 +318,10 @@ pub fn resolve(
         let (mut old, mut new) = (&c.old[..], c.new.len());
         let mut hit = None;
         if !old.is_empty() {
-            // The retry without a final empty line, in the same pass.
-            let again = old.last().is_some_and(|l| l.is_empty());
-            let retry = &old[..old.len() - usize::from(again)];
-            let (mut m, mut r) = (
-                Matches::new(old, max, cursor),
-                Matches::new(retry, max, cursor),
-            );
-            let each = &mut |i, l: Option<&[u8]>| {
-                m.line(i, l);
-                if again {
-                    r.line(i, l);
-                }
-            };
-            let n = scan(source, bound, strict, each).ok_or(Failed::Source)?;
-            hit = m.found(n, c.eof);
-            if hit.is_none() && again {
-                old = retry;
+            let (s, n) = search(cursor, &mut step)?;
+            hit = s.m.found(n, c.eof);
+            if let (None, Some(r)) = (&hit, &s.r) {
+                old = r.old;
                 if c.new.last().is_some_and(|l| l.is_empty()) {
                     new -= 1;
                 }
@@ -559,43 +572,33 @@ mod tests {
         assert!(ok > 3000 && loose > 700 && refused > 2000 && multiple > 500);
     }
 
-    /// A line longer than `3 * hold` is compacted (long blank runs at its
-    /// ends cut to `hold + 1` spaces) or dropped: either way it matches
-    /// every patch line at the grade the whole line does, fed in any
-    /// pieces (characters split across them).
+    /// Chunks found exactly, each once, and their headers take one pass
+    /// in all, not one each (issue 20: `--diff` runs every patch in
+    /// passes), then one to write; the answer is the locator's.
     #[test]
-    fn compacted_lines_match_at_the_same_grade() {
-        let parts = [
-            " ", "\t", "\u{3000}", "\u{a0}", "a", "b", "\u{201C}", "-", "\u{2013}",
-        ];
-        let pats = ["a", "a b", " a", "a ", "\"a", "-b", "\u{3000}a", "ab", ""];
-        let bound = pats.iter().map(|p| p.len()).max().unwrap();
-        let mut r = rng(0xc0de);
-        let mut long = 0;
-        for _ in 0..400 {
-            let mut line = String::new();
-            for _ in 0..r(6) {
-                let p = parts[r(parts.len())];
-                let times = [1, 1, 2, 700, 3000][r(5)];
-                line.push_str(&p.repeat(times));
-            }
-            long += usize::from(line.len() > 3 * (4 * bound + 1024));
-            for exact in [false, true] {
-                let max = [Grade::Punctuation, Grade::Exact][usize::from(exact)];
-                let mut lines = Lines::new(bound, exact);
-                let mut got = Vec::new();
-                let text = format!("{line}\n");
-                for c in text.as_bytes().chunks(1 + r(5000)) {
-                    lines.feed(c, &mut |_, l| got.push(l.map(<[u8]>::to_vec)));
-                }
-                assert_eq!(got.len(), 1);
-                for p in pats {
-                    let want = best(line.as_bytes(), p, max);
-                    let have = got[0].as_deref().and_then(|l| best(l, p, max));
-                    assert_eq!(have, want, "{p:?} {exact} {line:?}");
-                }
-            }
-        }
-        assert!(long > 100, "{long}");
+    fn one_pass_finds_every_chunk_placed_in_turn() {
+        let text: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let chunk = |k: usize| Chunk {
+            headers: (k % 3 == 0)
+                .then(|| format!("line {}", 20 * k))
+                .into_iter()
+                .collect(),
+            old: vec![format!("line {}", 20 * k + 7)],
+            new: vec!["new".into()],
+            keep: vec![None],
+            eof: false,
+            line: 1,
+        };
+        let chunks: Vec<Chunk> = (0..100).map(chunk).collect();
+        let (mut reads, mut out) = (0, Vec::new());
+        let mut source = |each: &mut dyn FnMut(&[u8])| {
+            reads += 1;
+            text.as_bytes().chunks(999).for_each(&mut *each);
+            true
+        };
+        let put = &mut |b: &[u8]| out.extend_from_slice(b);
+        let r = resolve(&chunks, false, &mut source, put, None).map(|r| r.starts);
+        assert_eq!(r, oracle(&text, &chunks, false).map(|a| a.2));
+        assert_eq!(reads, 2);
     }
 }

@@ -16,6 +16,15 @@ pub(super) struct Splice {
     pub(super) new: usize,
 }
 
+/// With `--diff`, a chunk's changed region goes to the diff [`Builder`]
+/// in parts, ended at a context line it keeps once the part holds this
+/// many changed lines or bytes: the builder compares a region line by line
+/// only up to 256 edit steps and 128 KiB a side (past them it shows every
+/// line of the region as removed and added again), and a context line
+/// is the same in both texts, so a part may end there.
+const PART_EDITS: usize = 64;
+const PART_BYTES: usize = 16 << 10;
+
 /// The last pass: the new text, as `write` writes it.
 pub(super) struct Writer<'c, 'o, 'd> {
     chunks: &'c [Chunk],
@@ -33,6 +42,8 @@ pub(super) struct Writer<'c, 'o, 'd> {
     /// With `diff`: the splice's old and new text.
     old: Vec<u8>,
     new: Vec<u8>,
+    /// Lines removed and added in `old` and `new`.
+    edits: usize,
     /// A line is begun; `n`: lines begun.
     open: bool,
     pub(super) n: usize,
@@ -57,6 +68,7 @@ impl<'c, 'o, 'd> Writer<'c, 'o, 'd> {
             diff,
             old: Vec::new(),
             new: Vec::new(),
+            edits: 0,
             open: false,
             n: 0,
         }
@@ -107,6 +119,7 @@ impl<'c, 'o, 'd> Writer<'c, 'o, 'd> {
             self.new.extend_from_slice(l);
             self.new.push(b'\n');
         }
+        self.edits += 1;
         self.written += 1;
     }
 
@@ -127,6 +140,11 @@ impl<'c, 'o, 'd> Writer<'c, 'o, 'd> {
                         j += 1;
                     }
                     let kept = j < s.new && c.keep.get(j) == Some(&Some(i));
+                    if !kept {
+                        self.edits += 1;
+                    } else if self.edits >= PART_EDITS || self.old.len() > PART_BYTES {
+                        self.part();
+                    }
                     self.skip = !kept;
                     self.active = Some((si, i + 1, j + usize::from(kept)));
                     self.n += 1;
@@ -154,6 +172,12 @@ impl<'c, 'o, 'd> Writer<'c, 'o, 'd> {
     fn close(&mut self, s: Splice, j: usize) {
         (j..s.new).for_each(|j| self.literal(s.chunk, j));
         self.active = None;
+        self.part();
+    }
+
+    /// The changed region so far to the diff (both sides end a line, or
+    /// the text).
+    fn part(&mut self) {
         if let Some(d) = self.diff.as_mut() {
             if !self.old.is_empty() || !self.new.is_empty() {
                 d.change(&self.old, &self.new);
@@ -161,6 +185,7 @@ impl<'c, 'o, 'd> Writer<'c, 'o, 'd> {
         }
         self.old.clear();
         self.new.clear();
+        self.edits = 0;
     }
 
     /// The text has ended: a last line gets its newline, and the splices
@@ -188,5 +213,65 @@ impl<'c, 'o, 'd> Writer<'c, 'o, 'd> {
             self.open_splice();
             self.close(self.splices[i], 0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diff::{unified, Builder, CAP};
+    use crate::patch::{parse, passes::resolve, Hunk};
+
+    /// The `--diff` of `body` applied to `text` by the passes, and
+    /// `unified`'s over both whole texts.
+    fn diffs(text: &str, body: &str) -> (String, String) {
+        let p = parse(&format!(
+            "*** Begin Patch\n*** Update File: f\n{body}*** End Patch"
+        ))
+        .unwrap();
+        let Hunk::Update { chunks, .. } = &p.hunks[0] else {
+            panic!("an update")
+        };
+        let (mut out, mut b) = (Vec::new(), Builder::new("f", CAP));
+        let mut source = |each: &mut dyn FnMut(&[u8])| {
+            text.as_bytes().chunks(1000).for_each(&mut *each);
+            true
+        };
+        let put = &mut |x: &[u8]| out.extend_from_slice(x);
+        resolve(chunks, false, &mut source, put, Some(&mut b)).unwrap();
+        let new = String::from_utf8(out).unwrap();
+        (b.finish().0, unified(text, &new, "f", 3, CAP).0)
+    }
+
+    /// A chunk larger than the diff builder keeps of a changed region
+    /// (128 KiB), or with more changes than its Myers step bound (256),
+    /// still shows only its changed lines, as over the whole texts: not
+    /// every line of the chunk removed and added again.
+    #[test]
+    fn a_large_chunk_shows_only_its_changes() {
+        let lines: Vec<String> = (0..10_000).map(|i| format!("line number {i:05}")).collect();
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let ctx = |r: std::ops::Range<usize>| -> String {
+            lines[r].iter().map(|l| format!(" {l}\n")).collect()
+        };
+        // 4,000 lines of context, one change, 3,899 more (160 KiB).
+        let body = format!(
+            "@@\n{}-{}\n+CHANGED\n{}",
+            ctx(100..4100),
+            lines[4100],
+            ctx(4101..8000)
+        );
+        let (got, want) = diffs(&text, &body);
+        assert!(want.contains("@@ -4098,7 +4098,7 @@\n"), "{want}");
+        assert!(got == want, "{}", &got[..got.len().min(300)]);
+        // 400 lines, every other one changed (400 edits).
+        let body: String = (100..500)
+            .map(|i| match i % 2 {
+                1 => format!("-{}\n+changed {i}\n", lines[i]),
+                _ => format!(" {}\n", lines[i]),
+            })
+            .collect();
+        let (got, want) = diffs(&text, &format!("@@\n{body}"));
+        assert_eq!(got.matches("\n-").count(), 200, "{}", &got[..300]);
+        assert!(got == want);
     }
 }

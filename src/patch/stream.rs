@@ -26,7 +26,7 @@
 //! the two (a check of both reads against each other) and would serve
 //! only a loose match beaten later in the file, which is rare.
 //! A fallback costs what the pass wrote (an unnamed temp, dropped) and a
-//! read per header and chunk, then one to write.
+//! read (one more per match a later line overrules), then one to write.
 //!
 //! Held: the patch; the current line up to `hold()` bytes (a longer line
 //! whose characters outnumber every patch line's matches none and streams
