@@ -12,12 +12,12 @@
 //! positional triples, the help text and the `--stdin` request are ours.
 #![doc = include_str!("args/args.md")]
 
-use base64::Engine as _;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub(crate) mod b64;
 mod fast_json;
 mod positional;
 mod stdin;
@@ -163,8 +163,7 @@ pub fn parse(
             }
             "--request-b64" => {
                 let v = p.value().map_err(|_| invalid("--request-b64 needs B64"))?;
-                let json = base64::engine::general_purpose::STANDARD
-                    .decode(v.as_bytes())
+                let json = b64::decode(v.as_bytes())
                     .map_err(|e| invalid(format!("--request-b64 is not valid base64 ({e})")))?;
                 request_b64 = Some(json);
             }

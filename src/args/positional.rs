@@ -6,8 +6,6 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use base64::Engine as _;
-
 use super::invalid;
 use crate::engine::Edit;
 use crate::protocol::{edit_prefix, Failure};
@@ -107,9 +105,8 @@ fn decode_edit(
 /// Standard base64 with canonical padding, decoding to UTF-8 text.
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn decode_b64(s: &OsStr) -> Result<String, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(s.as_bytes())
-        .map_err(|e| format!("is not valid base64 ({e})"))?;
+    let bytes =
+        super::b64::decode(s.as_bytes()).map_err(|e| format!("is not valid base64 ({e})"))?;
     String::from_utf8(bytes).map_err(|e| {
         format!(
             "does not decode to UTF-8 (bad byte at offset {})",

@@ -170,6 +170,7 @@ pub struct Engine<'a> {
 impl<'a> Engine<'a> {
     /// `track_lines` records the line of every replacement (for `--report`)
     /// of the edits a [`Summary`] reports: the first [`EDITS_MAX`] and the last.
+    #[cfg_attr(as_edit_small, optimize(size))] // once a run
     pub fn new(edits: &'a [Edit], track_lines: bool) -> Engine<'a> {
         let n = edits.len();
         Engine {
@@ -307,6 +308,7 @@ impl<'a> Engine<'a> {
     /// summary, or the refusal (invalid UTF-8, then an empty file, then the
     /// first edit refused, in order). After a refusal the output must be
     /// discarded.
+    #[cfg_attr(as_edit_small, optimize(size))] // once a run
     pub fn finish(mut self, out: &mut dyn FnMut(&[u8])) -> Result<Summary, Refusal> {
         if let Some((offset, reason)) = self.utf8.finish() {
             return Err(Refusal::InvalidUtf8 { offset, reason });

@@ -68,9 +68,8 @@ pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>),
             // Which one would win is a guess; the caller meant one patch.
             return Err(twice(&src, "--patch-b64"));
         }
-        use base64::Engine;
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(b64.ok_or_else(|| invalid("--patch-b64 needs B64".into()))?)
+        let b64 = b64.ok_or_else(|| invalid("--patch-b64 needs B64".into()))?;
+        let bytes = crate::args::b64::decode(b64.as_bytes())
             .map_err(|e| invalid(format!("--patch-b64 is not valid base64 ({e})")))?;
         src = Some(Source::Bytes(bytes));
     }

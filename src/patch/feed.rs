@@ -34,6 +34,7 @@ impl Lines {
     }
 
     #[cfg_attr(as_edit_small, optimize(size))]
+    #[inline(never)] // inlined into a closure it would be built at opt-level 3
     fn feed(&mut self, mut b: &[u8], each: &mut dyn FnMut(usize, Option<&[u8]>)) {
         while !b.is_empty() {
             let (seg, nl) = match memchr::memchr(b'\n', b) {

@@ -44,6 +44,7 @@
 
 use super::find::Finder;
 use super::parse::Chunk;
+use super::rewrite::Splice;
 
 /// How loosely a chunk's old lines matched, strictest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -119,14 +120,6 @@ pub struct Refusal {
     pub chunk: usize,
     /// Why.
     pub miss: Miss,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Splice {
-    at: usize,
-    old: usize,
-    chunk: usize,
-    new: usize,
 }
 
 /// Every chunk placed: what [`write()`] needs, and what to report.
@@ -213,7 +206,7 @@ fn locate_with(f: &mut Finder<'_>, chunks: &[Chunk], strict: bool) -> Result<Pla
         });
     }
     // Pure additions at the end of the file may precede later chunks.
-    splices.sort_by_key(|s| s.at);
+    Splice::sort(&mut splices);
     Ok(Plan { splices, placed })
 }
 

@@ -106,6 +106,7 @@ impl<'c> Matches<'c> {
     }
 
     #[cfg_attr(as_edit_small, optimize(size))]
+    #[inline(never)] // inlined into a closure it would be built at opt-level 3
     fn line(&mut self, n: usize, l: Option<&[u8]>) {
         if n < self.from || self.old.is_empty() {
             return;
@@ -206,6 +207,8 @@ impl<'c> Stage<'c> {
     /// answer is compared: a header's first is it; a chunk's looser
     /// matches and its retry no longer count (at the end of the file
     /// they still might: `*** End of File`).
+    #[inline(never)]
+    #[cfg_attr(as_edit_small, optimize(size))]
     fn line(&mut self, n: usize, l: Option<&[u8]>) {
         let exact = self.m.count[0] > 0;
         if exact && self.header {
@@ -238,6 +241,7 @@ impl<'c> Stage<'c> {
 /// misses no line it would see in its own pass). The searches and the
 /// line count.
 #[cfg_attr(as_edit_small, optimize(size))]
+#[inline(never)]
 fn chained<'c>(
     chunks: &'c [Chunk],
     steps: &[(usize, Option<usize>)],
@@ -246,24 +250,39 @@ fn chained<'c>(
     source: &mut Source<'_>,
 ) -> Result<(Vec<Stage<'c>>, usize), Failed> {
     let mut chain = vec![Stage::new(chunks, steps, step, from, max)];
-    let each = &mut |i: usize, l: Option<&[u8]>| {
-        let mut j = 0;
-        while j < chain.len() {
-            chain[j].line(i, l);
-            let next = chain[j].next();
-            if chain.get(j + 1).is_some_and(|s| Some(s.from) != next) {
-                chain.truncate(j + 1);
-            }
-            let k = chain[j].step + 1;
-            if chain.len() == j + 1 && next == Some(i + 1) && k < steps.len() {
-                chain.push(Stage::new(chunks, steps, k, i + 1, max));
-            }
-            j += 1;
-        }
-    };
+    let each = &mut |i: usize, l: Option<&[u8]>| advance(&mut chain, chunks, steps, max, i, l);
     let n = scan(source, bound, strict, each).ok_or(Failed::Source)?;
     chain.reverse();
     Ok((chain, n))
+}
+
+/// Line `i` (`l`, None past the end) to every search of the chain, which
+/// is cut where a search would start elsewhere and grown where the last
+/// one's next search can start. Not inlined into its closure, so built for
+/// size as the rest of the passes.
+#[cfg_attr(as_edit_small, optimize(size))]
+#[inline(never)]
+fn advance<'c>(
+    chain: &mut Vec<Stage<'c>>,
+    chunks: &'c [Chunk],
+    steps: &[(usize, Option<usize>)],
+    max: Grade,
+    i: usize,
+    l: Option<&[u8]>,
+) {
+    let mut j = 0;
+    while j < chain.len() {
+        chain[j].line(i, l);
+        let next = chain[j].next();
+        if chain.get(j + 1).is_some_and(|s| Some(s.from) != next) {
+            chain.truncate(j + 1);
+        }
+        let k = chain[j].step + 1;
+        if chain.len() == j + 1 && next == Some(i + 1) && k < steps.len() {
+            chain.push(Stage::new(chunks, steps, k, i + 1, max));
+        }
+        j += 1;
+    }
 }
 
 /// Places every chunk as `locate` does, then writes the new text to `out`
@@ -363,7 +382,7 @@ pub fn resolve(
             line: at.wrapping_add(1),
         });
     }
-    splices.sort_by_key(|s| s.at);
+    Splice::sort(&mut splices);
     let mut w = Writer::new(chunks, &splices, out, diff);
     let fed = source(&mut |b| w.feed(b));
     w.finish();

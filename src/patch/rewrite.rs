@@ -16,6 +16,13 @@ pub(super) struct Splice {
     pub(super) new: usize,
 }
 
+impl Splice {
+    /// In file order (one sort for `locate` and the passes).
+    pub(super) fn sort(v: &mut [Splice]) {
+        v.sort_by_key(|s| s.at);
+    }
+}
+
 /// With `--diff`, a chunk's changed region goes to the diff [`Builder`]
 /// in parts, ended at a context line it keeps once the part holds this
 /// many changed lines or bytes: the builder compares a region line by line
@@ -75,6 +82,7 @@ impl<'c, 'o, 'd> Writer<'c, 'o, 'd> {
     }
 
     #[cfg_attr(as_edit_small, optimize(size))]
+    #[inline(never)] // inlined into a closure it would be built at opt-level 3
     pub(super) fn feed(&mut self, mut b: &[u8]) {
         while !b.is_empty() {
             let (seg, nl) = match memchr::memchr(b'\n', b) {
