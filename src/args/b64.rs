@@ -135,4 +135,41 @@ mod tests {
         }
         assert!(cases > 390_000, "{cases}");
     }
+
+    /// What the test above leaves out: lengths 6 to 9 (one whole quad,
+    /// then every suffix and padding) over every class of symbol (a last
+    /// symbol with and without stray bits, `=`, the URL-safe alphabet, a
+    /// space), and every byte value at every offset of encodings of 1 to
+    /// 12 bytes: the same answer as the crate's decoder.
+    #[test]
+    fn decodes_longer_inputs_and_every_byte_as_the_base64_crate() {
+        let edge = b"Aw/=-\n";
+        let mut cases = 0u64;
+        for len in 6..=9u32 {
+            for k in 0..(edge.len() as u64).pow(len) {
+                let (mut k, mut s) = (k, Vec::with_capacity(9));
+                for _ in 0..len {
+                    s.push(edge[(k % edge.len() as u64) as usize]);
+                    k /= edge.len() as u64;
+                }
+                assert_eq!(decode(&s), crate_decode(&s), "{s:?}");
+                cases += 1;
+            }
+        }
+        for n in 1..=12usize {
+            let raw: Vec<u8> = (0..n as u8).map(|i| i.wrapping_mul(37) ^ 0xa5).collect();
+            let good = base64::engine::general_purpose::STANDARD
+                .encode(&raw)
+                .into_bytes();
+            for at in 0..good.len() {
+                for b in 0..=255u8 {
+                    let mut s = good.clone();
+                    s[at] = b;
+                    assert_eq!(decode(&s), crate_decode(&s), "{s:?}");
+                    cases += 1;
+                }
+            }
+        }
+        assert!(cases > 12_000_000, "{cases}");
+    }
 }

@@ -144,6 +144,11 @@ impl Turn<'_, '_> {
     /// An occurrence of OLD after `before`, the unmatched text just emitted
     /// (line ends before it already counted for `--at-line`): counted, then
     /// replaced, or emitted as it is (its bytes are OLD's).
+    // Inlined: with two callers (`scan`, `scan_ring`) it was left out of
+    // line, a call and its spills per occurrence of a dense replace-all
+    // (callgrind's `many` 3,824,522 -> 4,068,104 a MiB); inlined into both
+    // the binary's size is unchanged (522,736) and `many` is 3,824,582.
+    #[inline(always)]
     fn occurrence(&mut self, before: &[u8], out: &mut Out<'_>) {
         self.st.count += 1;
         if self.take_occurrence(before) {
