@@ -39,7 +39,7 @@
 
 use super::feed::scan;
 use super::find::best;
-use super::locate::{Grade, Miss, Placed, Refusal};
+use super::locate::{noop, Grade, Miss, Placed, Refusal};
 use super::parse::Chunk;
 use crate::diff::Builder;
 use crate::hints::OCCURRENCE_LINES_MAX;
@@ -199,7 +199,9 @@ impl<'c> Stage<'c> {
             m: Matches::new(old, max, from),
             r,
             eof: h.is_none() && c.eof,
-            header: h.is_some(),
+            // A chunk that changes nothing takes its first match, as a
+            // header (`locate::noop`; End of File has one place).
+            header: h.is_some() || !c.eof && noop(c),
         }
     }
 
@@ -348,7 +350,7 @@ pub fn resolve(
             }
         }
         let (grade, at) = if old.is_empty() {
-            let end = c.old.is_empty() && c.headers.is_empty() || c.eof;
+            let end = c.old.is_empty() && (c.headers.is_empty() || c.eof);
             (Grade::Exact, if end { END } else { cursor })
         } else {
             match hit {
@@ -357,7 +359,7 @@ pub fn resolve(
                         old: c.old.join("\n"),
                     }))
                 }
-                Some((grade, count, lines)) if count > 1 => {
+                Some((grade, count, lines)) if count > 1 && !noop(c) => {
                     let lines = lines.iter().map(|i| i + 1).collect();
                     let r = Refusal {
                         chunk: ci,
@@ -376,13 +378,14 @@ pub fn resolve(
             old: old.len(),
             chunk: ci,
             new,
+            from: 0,
         });
         placed.push(Placed {
             grade,
             line: at.wrapping_add(1),
         });
     }
-    Splice::sort(&mut splices);
+    Splice::sort(&mut splices, chunks, n);
     let mut w = Writer::new(chunks, &splices, out, diff);
     let fed = source(&mut |b| w.feed(b));
     w.finish();
@@ -537,6 +540,9 @@ mod tests {
                         old.push(String::new());
                     }
                 }
+                if r(10) == 0 {
+                    old = vec![String::new(); 1 + r(2)]; // empty lines alone
+                }
                 let (mut new, mut keep) = (Vec::new(), Vec::new());
                 for (j, o) in old.iter().enumerate() {
                     match r(3) {
@@ -554,6 +560,15 @@ mod tests {
                 if old.is_empty() || r(4) == 0 {
                     new.push("added".into());
                     keep.push(None);
+                }
+                if !old.is_empty() && r(8) == 0 {
+                    // Context alone: a chunk that changes nothing.
+                    (new, keep) = (old.clone(), (0..old.len()).map(Some).collect());
+                }
+                if !old.is_empty() && r(6) == 0 {
+                    // A '+' line first (`+X`, then context).
+                    new.insert(0, "first".into());
+                    keep.insert(0, None);
                 }
                 if old.last().is_some_and(|l| l.is_empty()) && r(2) == 0 {
                     new.push(String::new());
