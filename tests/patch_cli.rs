@@ -218,7 +218,11 @@ fn codex_placements_of_issue_33() {
         ("a\nb\n", "+X\n\n*** End of File", "X\na\nb\n"),
         ("a\nb\n", "@@\n-a\n+A\n@@\n", "A\nb\n"),
         ("b\n\nb\n\nc\n", "@@\n\n@@\n-b\n+B", "b\n\nB\n\nc\n"),
-        ("a\nb\nc\n", "@@\n+END\n@@\n c\n+after-c", "a\nb\nc\nEND\nafter-c\n"),
+        (
+            "a\nb\nc\n",
+            "@@\n+END\n@@\n c\n+after-c",
+            "a\nb\nc\nEND\nafter-c\n",
+        ),
     ];
     for (before, body, after) in cases {
         let d = setup(&[("f.txt", before)]);

@@ -12,21 +12,27 @@
 //! match there must be exactly one: several refuse with [`Miss::Multiple`]
 //! and their lines (the reference appliers take the first; a model fixes
 //! the refusal by adding an `@@` header or context), none at any grade is
-//! [`Miss::NotFound`]. `*** End of File` allows only a match that ends the
-//! file. When a chunk is not found and its old lines end in an empty line,
-//! it is retried without that line (and without a final empty new line), as
-//! Codex does: an empty context line written for the final newline.
+//! [`Miss::NotFound`]; a chunk that changes nothing (context alone, as a
+//! chunk of empty lines is) takes its first match instead, as a header
+//! does: it only moves the search. `*** End of File` allows only a match
+//! that ends the file. When a chunk is not found and its old lines end in
+//! an empty line, it is retried without that line (and without a final
+//! empty new line), as Codex does: an empty context line written for the
+//! final newline.
 //!
 //! A pure addition (no old lines) goes right after its last `@@` header, or,
 //! with no header (or with `*** End of File`), at the end of the file; one
 //! whose only old line was that final empty line goes where the search
-//! stands (Codex's place).
+//! stands, `*** End of File` or not (Codex's place).
 //! Codex puts it at the end of the file even after a header, the Agents SDK
 //! at the current position (the start of the file for a first chunk).
+//! Where several meet, they go in chunk order; the lines a chunk adds after
+//! its last old line, when that is a context line ending the file, go after
+//! the additions of earlier chunks at the end (Codex writes a chunk's lines
+//! between its context lines, so they meet there).
 //!
 //! The new content is every line followed by `\n`: an updated file always
-//! ends with a newline, as with Codex (which, unlike this, also drops the
-//! last line when it is empty: `a\n\n` becomes `a\n`).
+//! ends with a newline, as with Codex (a last empty line stays, as there).
 //!
 //! Searching is `find.rs`'s: a scan while that is cheap, then an index of
 //! the lines per grade, so that many chunks cost about the file's size, not
