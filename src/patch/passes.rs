@@ -606,6 +606,57 @@ mod tests {
         assert!(ok > 3000 && loose > 700 && refused > 2000 && multiple > 500);
     }
 
+    /// Issue 33's placements by hand, in passes as the locator: an End of
+    /// File addition retried stays where the search stands (item 4), a
+    /// chunk of an empty line alone takes the first and moves the search
+    /// (6), lines after a final context line follow an earlier addition
+    /// at the end (12), also with the text's last line unterminated.
+    #[test]
+    fn issue_33_placements_as_the_locator() {
+        let k = |old: &[&str], new: &[&str], keep: &[Option<usize>], eof: bool| Chunk {
+            old: old.iter().map(|x| x.to_string()).collect(),
+            new: new.iter().map(|x| x.to_string()).collect(),
+            keep: keep.to_vec(),
+            eof,
+            ..Chunk::default()
+        };
+        let end = k(&[], &["END"], &[None], false);
+        let after = k(&["c"], &["c", "after-c"], &[Some(0), None], false);
+        let cases = [
+            (
+                "a\nb\n",
+                vec![k(&[""], &["X", ""], &[None, Some(0)], true)],
+                "X\na\nb\n",
+            ),
+            (
+                "b\n\nb\n\nc\n",
+                vec![
+                    k(&[""], &[""], &[Some(0)], false),
+                    k(&["b"], &["B"], &[None], false),
+                ],
+                "b\n\nB\n\nc\n",
+            ),
+            (
+                "a\nc\n",
+                vec![end.clone(), after.clone()],
+                "a\nc\nEND\nafter-c\n",
+            ),
+            (
+                "a\nc",
+                vec![end.clone(), after.clone()],
+                "a\nc\nEND\nafter-c\n",
+            ),
+            ("c\nd\n", vec![end, after], "c\nafter-c\nd\nEND\n"),
+        ];
+        for (text, chunks, want) in cases {
+            let o = oracle(text, &chunks, false);
+            assert_eq!(o.as_ref().map(|a| a.0.as_str()), Ok(want), "{text:?}");
+            for piece in [1, 7] {
+                assert_eq!(passes(text, &chunks, false, piece), o, "{text:?}");
+            }
+        }
+    }
+
     /// Chunks found exactly, each once, and their headers take one pass
     /// in all, not one each (issue 20: `--diff` runs every patch in
     /// passes), then one to write; the answer is the locator's.

@@ -746,6 +746,27 @@ mod tests {
         assert_eq!(got.unwrap(), ("a\na\nb\nx\nd\n".into(), (vec![5], vec![5])));
     }
 
+    /// Issue 33, item 12: lines a chunk adds after a final context line,
+    /// while an addition waits for the end, are left to the passes (their
+    /// place depends on whether that line ends the file), with no mark;
+    /// without the waiting addition, or with its lines first, streamed.
+    #[test]
+    fn lines_after_a_final_context_line_wait_for_no_addition() {
+        let end = chunk(&[], &[], &["END"], vec![None]);
+        let after = chunk(&[], &["c"], &["c", "after-c"], vec![Some(0), None]);
+        let mut mark = false;
+        let mut source = |each: &mut dyn FnMut(&[u8])| {
+            each(b"a\nc\n");
+            true
+        };
+        let two = [end.clone(), after.clone()];
+        let r = run(&two, false, &mut source, &mut |b| mark |= b.is_empty());
+        assert_eq!((r, mark), (None, false));
+        let got = pass("a\nc\n", &[after.clone(), end], 1).unwrap();
+        assert_eq!(got.0, "a\nc\nafter-c\nEND\n");
+        assert_eq!(pass("a\nc\n", &[after], 1).unwrap().0, "a\nc\nafter-c\n");
+    }
+
     /// A pass that fails makes no mark (the temp) once it knows: not for
     /// the additions due at the end before a chunk left unplaced, nor for
     /// an End of File chunk before one, nor for a chunk or an addition
