@@ -39,7 +39,7 @@
 
 use super::feed::scan;
 use super::find::best;
-use super::locate::{Grade, Miss, Placed, Refusal};
+use super::locate::{noop, Grade, Miss, Placed, Refusal};
 use super::parse::Chunk;
 use crate::diff::Builder;
 use crate::hints::OCCURRENCE_LINES_MAX;
@@ -199,7 +199,9 @@ impl<'c> Stage<'c> {
             m: Matches::new(old, max, from),
             r,
             eof: h.is_none() && c.eof,
-            header: h.is_some(),
+            // A chunk that changes nothing takes its first match, as a
+            // header (`locate::noop`; End of File has one place).
+            header: h.is_some() || !c.eof && noop(c),
         }
     }
 
@@ -348,7 +350,7 @@ pub fn resolve(
             }
         }
         let (grade, at) = if old.is_empty() {
-            let end = c.old.is_empty() && c.headers.is_empty() || c.eof;
+            let end = c.old.is_empty() && (c.headers.is_empty() || c.eof);
             (Grade::Exact, if end { END } else { cursor })
         } else {
             match hit {
@@ -357,7 +359,7 @@ pub fn resolve(
                         old: c.old.join("\n"),
                     }))
                 }
-                Some((grade, count, lines)) if count > 1 => {
+                Some((grade, count, lines)) if count > 1 && !noop(c) => {
                     let lines = lines.iter().map(|i| i + 1).collect();
                     let r = Refusal {
                         chunk: ci,
@@ -376,13 +378,14 @@ pub fn resolve(
             old: old.len(),
             chunk: ci,
             new,
+            from: 0,
         });
         placed.push(Placed {
             grade,
             line: at.wrapping_add(1),
         });
     }
-    Splice::sort(&mut splices);
+    Splice::sort(&mut splices, chunks, n);
     let mut w = Writer::new(chunks, &splices, out, diff);
     let fed = source(&mut |b| w.feed(b));
     w.finish();
@@ -537,6 +540,9 @@ mod tests {
                         old.push(String::new());
                     }
                 }
+                if r(10) == 0 {
+                    old = vec![String::new(); 1 + r(2)]; // empty lines alone
+                }
                 let (mut new, mut keep) = (Vec::new(), Vec::new());
                 for (j, o) in old.iter().enumerate() {
                     match r(3) {
@@ -554,6 +560,15 @@ mod tests {
                 if old.is_empty() || r(4) == 0 {
                     new.push("added".into());
                     keep.push(None);
+                }
+                if !old.is_empty() && r(8) == 0 {
+                    // Context alone: a chunk that changes nothing.
+                    (new, keep) = (old.clone(), (0..old.len()).map(Some).collect());
+                }
+                if !old.is_empty() && r(6) == 0 {
+                    // A '+' line first (`+X`, then context).
+                    new.insert(0, "first".into());
+                    keep.insert(0, None);
                 }
                 if old.last().is_some_and(|l| l.is_empty()) && r(2) == 0 {
                     new.push(String::new());
@@ -589,6 +604,57 @@ mod tests {
         }
         eprintln!("{ok} applied ({loose} loose), {refused} refused ({multiple} multiple)");
         assert!(ok > 3000 && loose > 700 && refused > 2000 && multiple > 500);
+    }
+
+    /// Issue 33's placements by hand, in passes as the locator: an End of
+    /// File addition retried stays where the search stands (item 4), a
+    /// chunk of an empty line alone takes the first and moves the search
+    /// (6), lines after a final context line follow an earlier addition
+    /// at the end (12), also with the text's last line unterminated.
+    #[test]
+    fn issue_33_placements_as_the_locator() {
+        let k = |old: &[&str], new: &[&str], keep: &[Option<usize>], eof: bool| Chunk {
+            old: old.iter().map(|x| x.to_string()).collect(),
+            new: new.iter().map(|x| x.to_string()).collect(),
+            keep: keep.to_vec(),
+            eof,
+            ..Chunk::default()
+        };
+        let end = k(&[], &["END"], &[None], false);
+        let after = k(&["c"], &["c", "after-c"], &[Some(0), None], false);
+        let cases = [
+            (
+                "a\nb\n",
+                vec![k(&[""], &["X", ""], &[None, Some(0)], true)],
+                "X\na\nb\n",
+            ),
+            (
+                "b\n\nb\n\nc\n",
+                vec![
+                    k(&[""], &[""], &[Some(0)], false),
+                    k(&["b"], &["B"], &[None], false),
+                ],
+                "b\n\nB\n\nc\n",
+            ),
+            (
+                "a\nc\n",
+                vec![end.clone(), after.clone()],
+                "a\nc\nEND\nafter-c\n",
+            ),
+            (
+                "a\nc",
+                vec![end.clone(), after.clone()],
+                "a\nc\nEND\nafter-c\n",
+            ),
+            ("c\nd\n", vec![end, after], "c\nafter-c\nd\nEND\n"),
+        ];
+        for (text, chunks, want) in cases {
+            let o = oracle(text, &chunks, false);
+            assert_eq!(o.as_ref().map(|a| a.0.as_str()), Ok(want), "{text:?}");
+            for piece in [1, 7] {
+                assert_eq!(passes(text, &chunks, false, piece), o, "{text:?}");
+            }
+        }
     }
 
     /// Chunks found exactly, each once, and their headers take one pass
