@@ -1,10 +1,12 @@
 //! The model of a transaction before anything is touched: which file each
 //! op means (two paths to one inode are one file), where each file ends
 //! (in place, at a new path, gone), which ops change its content, and the
-//! directories a create or move must make. Paths are resolved once here,
+//! directories a create or move must make. Paths are resolved once here
+//! (`walk`: name by name, each name in the model before the disk),
 //! `--root` confining every one of them, move targets and created parents
-//! included; ops see the effect of earlier ops (a path a move vacated is
-//! missing, a path a create made exists).
+//! included; ops see the effect of earlier ops (a path a delete or move
+//! vacated is missing, and so is everything under it; a path a create
+//! made exists; a directory a create made is one).
 
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
