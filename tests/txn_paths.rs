@@ -471,3 +471,54 @@ fn a_file_replaced_while_planned_is_not_merged_with_another() {
     assert_eq!(std::fs::read(w.join("f1")).unwrap(), b"ONE\n");
     assert_eq!(std::fs::read(w.join("f3")).unwrap(), b"THREE\n");
 }
+
+/// No directory is made through a symlink that leads nowhere: one
+/// dangling on disk (`ld2 -> missing`, it failed in the commit, rolled
+/// back) or left dangling by an earlier delete (`ld3 -> ld`, `ld` deleted:
+/// it made `d0/x` through the deleted link). Both are "is a dangling
+/// symlink", nothing made; a symlink to a directory an earlier op makes
+/// reaches it.
+#[test]
+fn no_directory_is_made_through_a_dangling_link() {
+    let d = scratch();
+    let w = d.path().join("w");
+    std::fs::create_dir_all(w.join("d0")).unwrap();
+    symlink("missing", w.join("ld2")).unwrap();
+    symlink("d0", w.join("ld")).unwrap();
+    symlink("ld", w.join("ld3")).unwrap();
+    symlink("made", w.join("ld4")).unwrap();
+    let abs = w.canonicalize().unwrap();
+    let before = tree(&w);
+    for (req, n, shown, link) in [
+        (
+            r#"{"files":[{"op":"create","path":"ld2/x","content":"x"}]}"#,
+            1,
+            "ld2/x",
+            "ld2",
+        ),
+        (
+            r#"{"files":[{"op":"delete","path":"ld"},{"op":"create","path":"ld3/x","content":"x"}]}"#,
+            2,
+            "ld3/x",
+            "ld3",
+        ),
+    ] {
+        let r = files(&w, &[], req);
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"file_not_found","detail":"file {n} of {n} ({shown}): {}/{link} is a dangling symlink","file":{n}}}"#,
+                abs.display()
+            ),
+            1,
+        );
+        assert_eq!(tree(&w), before, "{req}");
+    }
+    let r = files(
+        &w,
+        &[],
+        r#"{"files":[{"op":"create","path":"made/x","content":"x"},{"op":"create","path":"ld4/y","content":"y"}]}"#,
+    );
+    assert_result(&r, r#"{"count":0,"files":2}"#, 0);
+    assert_eq!(std::fs::read(w.join("made/y")).unwrap(), b"y");
+}

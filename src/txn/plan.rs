@@ -83,8 +83,9 @@ enum Named {
     /// at: one file for content ops, not for a delete or move (the name).
     Link(usize),
     /// Nothing (never there, or vacated by an earlier op); the op's own
-    /// name if it is a symlink that leads here (it dangles).
-    Nothing(Dest, Option<PathBuf>),
+    /// name if it is a symlink that leads here (it dangles), and a symlink
+    /// on the way that leads to a directory not on disk.
+    Nothing(Dest, Option<PathBuf>, Option<PathBuf>),
 }
 
 struct Model<'t> {
@@ -196,9 +197,9 @@ impl Model<'_> {
                 OpKind::Create {
                     mode, overwrite, ..
                 },
-                Named::Nothing(dest, link),
+                Named::Nothing(dest, link, via),
             ) => {
-                let dest = self.landing(&op.path, dest, link, *overwrite)?;
+                let dest = self.landing(&op.path, dest, (link, via), *overwrite)?;
                 self.make_dirs(&dest);
                 let path = dest.t.path.clone();
                 let f = self.add(None, End::At(dest), i);
@@ -213,8 +214,8 @@ impl Model<'_> {
                 return Err(self.link(f, &op.path))
             }
             (_, Named::File(f) | Named::Link(f)) => f,
-            (_, Named::Nothing(_, Some(link))) => return Err(dangling(link)),
-            (_, Named::Nothing(d, None)) => {
+            (_, Named::Nothing(_, Some(link), _)) => return Err(dangling(link)),
+            (_, Named::Nothing(d, None, _)) => {
                 return Err(TxnError::of(
                     i,
                     FsError::NotFound {
@@ -244,7 +245,7 @@ impl Model<'_> {
                     self.files[f].steps.push(i);
                 }
                 let dest = match self.locate(to, true)? {
-                    Named::Nothing(d, link) => self.landing(to, d, link, *overwrite)?,
+                    Named::Nothing(d, link, via) => self.landing(to, d, (link, via), *overwrite)?,
                     // Onto itself (a hard link of it too: rename(2) leaves both).
                     Named::File(g) | Named::Link(g) if g == f => return Ok((f, from)),
                     _ if !overwrite => return Err(exists(to)),
@@ -397,8 +398,8 @@ impl Model<'_> {
             (What::Made, _) => return Err(refused(path, "is a directory an earlier op makes")),
             (What::Absent, None) => return Err(dangling(w.link.unwrap_or(key))),
             (What::Absent, _) => {
-                let link = w.link.clone();
-                return Ok(Named::Nothing(self.dest(w)?, link));
+                let (link, via) = (w.link.clone(), w.through.clone());
+                return Ok(Named::Nothing(self.dest(w)?, link, via));
             }
             (What::Disk, _) => {}
         }

@@ -35,7 +35,8 @@ impl Model<'_> {
     /// Whether a create or a move may land at `dest`, which `path` named
     /// (through the symlink `link`, which dangles: written through only
     /// with `overwrite`, in a directory that exists, as `open(2)` with
-    /// `O_CREAT` would). A directory to make where an earlier op moved a
+    /// `O_CREAT` would; `via`: a symlink on the way to a directory to
+    /// make, which dangles too). A directory to make where an earlier op moved a
     /// file away is refused: that file could commit after the directory
     /// is made (files commit in order of their last op), finding its name
     /// taken; a deleted one commits first.
@@ -45,12 +46,15 @@ impl Model<'_> {
         &self,
         path: &Path,
         dest: Dest,
-        link: Option<PathBuf>,
+        (link, via): (Option<PathBuf>, Option<PathBuf>),
         overwrite: bool,
     ) -> Result<Dest, TxnError> {
-        match link {
-            Some(_) if !overwrite => return Err(exists(path)),
-            Some(l) if !dest.missing.is_empty() => return Err(dangling(l)),
+        match (link, via) {
+            (Some(_), _) if !overwrite => return Err(exists(path)),
+            (Some(l), _) if !dest.missing.is_empty() => return Err(dangling(l)),
+            // No directory is made through a dangling symlink (`mkdir -p`
+            // fails there too; it made the link's target's directories).
+            (None, Some(l)) => return Err(dangling(l)),
             _ => {}
         }
         let mut dir = dest.t.path.parent();

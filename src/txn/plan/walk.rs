@@ -49,6 +49,9 @@ pub(super) struct Walked {
     /// The op's own final name was a symlink on disk, followed to here:
     /// its absolute path.
     pub(super) link: Option<PathBuf>,
+    /// A symlink that leads to a directory not on disk (one of `rest`):
+    /// it dangles, and nothing is made through it.
+    pub(super) through: Option<PathBuf>,
 }
 
 impl Walked {
@@ -105,10 +108,17 @@ impl Model<'_> {
             name: None,
             what: What::Disk,
             link: None,
+            through: None,
         };
         let mut hops = 0;
+        // The symlinks whose targets are being walked: (where on `todo`
+        // their names end, the link).
+        let mut within: Vec<(usize, PathBuf)> = Vec::new();
         while let Some(c) = todo.pop() {
             let last = todo.is_empty();
+            while within.last().is_some_and(|l| l.0 > todo.len()) {
+                within.pop();
+            }
             match c.as_bytes() {
                 b"." => continue,
                 // No `..` after a directory that is not on disk (the kernel's
@@ -144,8 +154,9 @@ impl Model<'_> {
                             return Err(fail(NotFoundKind::SymlinkLoop));
                         }
                         if last && w.link.is_none() {
-                            w.link = Some(key);
+                            w.link = Some(key.clone());
                         }
+                        within.push((todo.len(), key));
                         if push(&mut todo, to.as_os_str().as_bytes()) {
                             cur = PathBuf::from("/");
                         }
@@ -168,6 +179,10 @@ impl Model<'_> {
             match what {
                 // Through a file: ENOTDIR.
                 What::File(_) | What::Disk => return Err(fail(NotFoundKind::NotADirectory)),
+                // A directory to make that a symlink leads to: it dangles.
+                What::Absent if w.through.is_none() => {
+                    w.through = within.first().map(|l| l.1.clone())
+                }
                 _ => {}
             }
             w.rest.push(c);
