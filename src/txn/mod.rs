@@ -26,32 +26,21 @@
 //! to one inode (a symlink, a hard link) are one file: its ops chain and it
 //! is locked once; it is committed under the name its first op used (a
 //! replaced file's other hard links keep the old inode, as with a
-//! single-file edit). Every path is looked up name by name, as the kernel
-//! walks it, each name first in what earlier ops did and then on disk
-//! (issue 33: resolving on disk first let ops after `delete link` act on
-//! the link's target). A path an earlier op vacated is missing, and so is
-//! everything under it (after `delete ld`, a symlink to a directory,
-//! `ld/c` and `ld/..` do not resolve; a create under it makes a directory
-//! `ld`); a path an earlier create made exists (a symlink to it reaches
-//! it); a directory an earlier create or move makes is a directory (a
-//! create or move onto it is `file_not_found`, refused before anything is
-//! done), and so is one where an earlier op moved a file away (send it in
-//! another call: that file may commit after the directory is made). A hard
-//! link of a file an earlier op deleted is refused (`file_not_found`: its
-//! other name still holds it on disk), and so is a delete or move through
-//! (or a move onto) another hard link of a file an earlier op names (it
-//! would remove or move the name that op used), and a path ending in `/`,
-//! `/.` or `/..` (it names a directory). A `move` follows a final symlink
-//! (it moves the file); a `delete` does not. A dangling symlink (on disk,
-//! or left so by an earlier op) is `file_not_found` "is a dangling
-//! symlink" for `edit`, `insert` and a move's source; a `create` or a move
-//! onto one is `file_exists` without `overwrite`, and with it writes the
-//! link's target through the link (the link stays), as Codex's Add File
-//! does, if the target's directory exists (else "is a dangling symlink"):
-//! so `delete a` then `create link` (link → a) is `file_exists`, and with
-//! `overwrite` makes `a` again. Moves that swap names (a→tmp, b→a, tmp→b)
-//! are not ordered for: the second rename finds its name taken and the
-//! transaction rolls back.
+//! single-file edit). Each path is looked up name by name, in what earlier
+//! ops did before the disk (`plan::walk`): a path an earlier op vacated is
+//! missing, and all under it; a path an earlier create made exists; a
+//! directory an earlier op makes is one (a create or move onto it is
+//! `file_not_found`). A hard link of a file an earlier op deleted is
+//! refused (`file_not_found`: its other name still holds it on disk), and
+//! so is a delete or move through (or a move onto) another hard link of a
+//! file an earlier op names (it would remove or move the name that op
+//! used), and a path ending in `/`, `/.` or `/..` (it names a directory).
+//! A `move` follows a final symlink; a `delete` does not. A dangling one
+//! is `file_not_found` for `edit`, `insert`, a move's source; a `create`
+//! or move onto one is `file_exists`, with `overwrite` it writes the target
+//! through the link (Codex's Add File) if its directory exists. Moves that
+//! swap names (a→tmp, b→a, tmp→b) are not ordered for: the second rename
+//! finds its name taken and the transaction rolls back.
 //!
 //! # Tokens and result keys
 //!
@@ -85,10 +74,7 @@
 //! # All or nothing
 //!
 //! 1. **Plan** (`plan`): every path resolved and confined, the model of
-//!    where each file ends; nothing opened for writing. Two names of one
-//!    (device, inode) are one file only while the first name still holds
-//!    it (else another writer replaced it and the inode number may have
-//!    been reused: the plan is made again).
+//!    where each file ends; nothing opened for writing.
 //! 2. **Lock** (`lock`): every existing file opened read-only and
 //!    `flock`ed in one canonical order, by the (device, inode) its name
 //!    holds, within one `--lock-timeout` (`busy` past it), so transactions

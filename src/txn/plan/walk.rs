@@ -8,6 +8,23 @@
 //! `realpath` does) once let a later op act through a symlink the
 //! transaction had deleted: a file nobody named was rewritten.
 //!
+//! What the plan makes of the end (`plan`, `new`): after `delete ld` (a
+//! symlink to a directory) `ld/c` and `ld/..` do not resolve, and a
+//! create under `ld` makes a directory `ld` (the delete commits first);
+//! one where an earlier op moved a file away is refused (that file may
+//! commit after the directory is made). A create or move onto a directory
+//! an earlier op makes is `file_not_found`, in the plan. A symlink whose
+//! target is missing (on disk, or vacated by an earlier op) is
+//! `file_not_found` "is a dangling symlink" for `edit`, `insert`, a
+//! move's source and a patch's Update File (the single-file edit's
+//! words); a `create` or move onto it is `file_exists` without
+//! `overwrite`, and with it writes the target through the link, which
+//! stays (Codex's Add File, checked against its binary), only where the
+//! target's directory exists; no directory is made through a symlink
+//! leading nowhere (`mkdir -p` fails there too). So `delete a` then
+//! `create link` (link -> a) is `file_exists`; with `overwrite` (and in
+//! the `apply_patch` mode, as Codex) it makes `a` again through the link.
+//!
 //! With `--root`, no name outside the root is looked at: a walk that
 //! leaves it (by `..`, an absolute path, a symlink) is `outside_root`
 //! before anything there is read, except the root's own ancestors, which
