@@ -295,6 +295,11 @@ fn root_links_out_are_refused_until_deleted() {
             r#"{"files":[{"op":"edit","path":"dang","edits":[{"old":"a","new":"b"}]}]}"#,
             "dang",
         ),
+        // The root's parent, spelled as a directory: outside first.
+        (
+            r#"{"files":[{"op":"create","path":"..","content":"x","overwrite":true}]}"#,
+            "..",
+        ),
         (
             r#"{"files":[{"op":"delete","path":"lo"},{"op":"create","path":"lo/../lo/x","content":"x"}]}"#,
             "lo/../lo/x",

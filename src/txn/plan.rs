@@ -382,17 +382,17 @@ impl Model<'_> {
     #[cfg_attr(as_edit_small, optimize(size))]
     fn locate(&mut self, path: &Path, follow: bool) -> Result<Named, TxnError> {
         let err = |e| TxnError::of(0, e);
-        let w = self.walk(path, follow);
+        let root = self.root.as_ref().map(|r| r.0.as_path());
+        let w = self.walk(path, follow).and_then(|w| match root {
+            Some(r) if !w.key().starts_with(r) => Err(outside_root(path, r)),
+            _ => Ok(w),
+        });
         // Outside the root first: the spelling says nothing of what is there.
         if names_a_dir(path) && !matches!(w, Err(FsError::OutsideRoot { .. })) {
             return Err(refused(path, DIR));
         }
         let w = w.map_err(err)?;
         let key = w.key();
-        let root = self.root.as_ref().map(|r| r.0.as_path());
-        if let Some(root) = root.filter(|r| !key.starts_with(r)) {
-            return Err(err(outside_root(path, root)));
-        }
         match (&w.what, &w.name) {
             (What::File(f), _) => return Ok(Named::File(*f)),
             (What::Made, _) => return Err(refused(path, "is a directory an earlier op makes")),
