@@ -195,9 +195,9 @@ fn apply_patch_mode_adds_through_a_dangling_symlink() {
     assert_eq!(std::fs::read(w.join("a")).unwrap(), b"new\n");
 }
 
-/// Spellings of a deleted link's path (`./link`, `sub/../link`,
-/// `link//`-free variants, an absolute path) are the same vacated name:
-/// none reaches `a`, in any later op.
+/// Spellings of a deleted link's path (`./link`, `sub/../link`, an
+/// absolute path) are the same vacated name, in the delete and in the
+/// later op: none reaches `a`.
 #[test]
 fn every_spelling_of_a_deleted_link_is_missing() {
     for (del, later) in [
