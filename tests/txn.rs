@@ -342,7 +342,9 @@ fn a_delete_or_move_through_another_hard_link_is_refused() {
     assert_eq!(tree(d.path()), before);
 }
 
-/// A symlink to a deleted file dangles: file_not_found, as before.
+/// A symlink to a deleted file dangles: file_not_found, in the words of a
+/// single-file edit of a dangling symlink (issue 33 item 8; it said its
+/// target does not exist).
 #[test]
 fn a_symlink_to_a_deleted_file_is_missing() {
     let d = scratch();
@@ -356,7 +358,7 @@ fn a_symlink_to_a_deleted_file_is_missing() {
     ] {
         let req = format!(r#"{{"files":[{{"op":"delete","path":"a.txt"}},{later}]}}"#);
         let r = txn(d.path(), &[], &req, &[]);
-        let line = format!("{{\"error\":\"file_not_found\",\"detail\":\"file 2 of 2 (s): {}/a.txt does not exist\",\"file\":2}}", dir.display());
+        let line = format!("{{\"error\":\"file_not_found\",\"detail\":\"file 2 of 2 (s): {}/s is a dangling symlink\",\"file\":2}}", dir.display());
         assert_result(&r, &line, 1);
         assert_eq!(tree(d.path()), before);
     }

@@ -4,7 +4,10 @@
 //! optional `--preserve-crlf`, which keeps CRLF files CRLF) or on stdin;
 //! `Success. Updated the following files:` then `A`/`M`/`D` lines on
 //! stdout and exit 0; errors on stderr with exit 1 (2 for a usage error).
-//! Add File and Move to overwrite, as Codex's do. Unlike Codex it is all or
+//! Add File and Move to overwrite, as Codex's do (onto a symlink, dangling
+//! too, they write its target through it, as Codex's binary does; after a
+//! Delete File of the link, Add File makes a regular file in its place and
+//! Update File finds nothing, as Codex's). Unlike Codex it is all or
 //! nothing and refuses an ambiguous chunk. `AS_EDIT_ROOT` confines paths as
 //! in the normal mode.
 //!

@@ -34,6 +34,8 @@
 //! | a loosely matched context line | the file's text | the file's text | the file's text |
 //! | `*** End of File` not at the end | not found | found elsewhere | not found (Codex) |
 //! | Add File / Move to onto a file | overwrite | n/a | `file_exists` (`apply_patch` mode: overwrite) |
+//! | Add File / Move to onto a dangling symlink | its target written through it (the link stays) | n/a | `file_exists` (`apply_patch` mode: as Codex, where the target's directory exists) |
+//! | Delete File of a symlink to a directory | fails (checked against `@openai/codex`'s binary) | n/a | removes the link (a delete removes a symlink itself) |
 //! | an empty line where the first chunk starts | context | context | context |
 //! | an empty line where a later chunk starts (after `*** End of File`) | skipped | refused (`Invalid Line`) | skipped (Codex) |
 //! | empty lines ending a chunk | context, retried without one | context | separators (kept before `*** End of File` or when they are all its old lines) |

@@ -26,15 +26,21 @@
 //! to one inode (a symlink, a hard link) are one file: its ops chain and it
 //! is locked once; it is committed under the name its first op used (a
 //! replaced file's other hard links keep the old inode, as with a
-//! single-file edit). A path an earlier op vacated is missing, a path an
-//! earlier create made exists; a hard link of a file an earlier op deleted
-//! is refused (`file_not_found`: its other name still holds it on disk),
-//! and so is a delete or move through (or a move onto) another hard link of
-//! a file an earlier op names (it would remove or move the name that op
+//! single-file edit). Each path is looked up name by name, in what earlier
+//! ops did before the disk (`plan::walk`): a path an earlier op vacated is
+//! missing, and all under it; a path an earlier create made exists; a
+//! directory an earlier op makes is one (a create or move onto it is
+//! `file_not_found`). A hard link of a file an earlier op deleted is
+//! refused (`file_not_found`: its other name still holds it on disk), and
+//! so is a delete or move through (or a move onto) another hard link of a
+//! file an earlier op names (it would remove or move the name that op
 //! used), and a path ending in `/`, `/.` or `/..` (it names a directory).
-//! A `move` follows a final symlink (it moves the file); a `delete` does
-//! not. Moves that swap names (a→tmp, b→a, tmp→b) are not ordered for:
-//! the second rename finds its name taken and the transaction rolls back.
+//! A `move` follows a final symlink; a `delete` does not. A dangling one
+//! is `file_not_found` for `edit`, `insert`, a move's source; a `create`
+//! or move onto one is `file_exists`, with `overwrite` it writes the target
+//! through the link (Codex's Add File) if its directory exists. Moves that
+//! swap names (a→tmp, b→a, tmp→b) are not ordered for: the second rename
+//! finds its name taken and the transaction rolls back.
 //!
 //! # Tokens and result keys
 //!
