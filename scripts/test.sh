@@ -36,7 +36,7 @@ step "the crate packages: what a user needs, and it builds"
 pkg_list=$(cargo package --list --quiet --allow-dirty --locked --offline)
 pkg_bad=$(grep -E '^(dist|fuzz|scripts|proptest-regressions|target|\.cargo|\.ci)/|^tests/scenarios(/|\.rs$)|\.proptest-regressions$|^cross\.toml$' <<<"$pkg_list" || true)
 [ -z "$pkg_bad" ] || die "cargo package would ship: $pkg_bad"
-for f in Cargo.toml README.md src/lib.rs src/main.rs; do
+for f in Cargo.toml README.md LICENSE-MIT LICENSE-APACHE src/lib.rs src/main.rs; do
   grep -qx "$f" <<<"$pkg_list" || die "cargo package would not ship $f"
 done
 # Verifies by building the unpacked archive (in target/package).
