@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Every test of the project, as CI runs it. Installs what a fresh machine lacks.
+# Every test of the project, as CI runs it. Installs what a fresh machine lacks,
+# never removing or downgrading what it has (apt_need, scripts/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 
 step() { printf '\n==> %s\n' "$*"; }
+
+step "the scripts never remove or downgrade a package (every apt install with --no-remove; apt_need's refusals)"
+scripts/no-remove.sh
 
 rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
