@@ -307,6 +307,7 @@ patch_case() {
   while read -r name wall cpu failed; do
     [ "$failed" = 0 ] || die "patch: $name failed $failed of $iters runs"
     median[patch/$name]=$wall
+    median[patch/cpu/$name]=$cpu
   done <"$work/patch.out"
   # Each side once more, checked: the result, and the same bytes.
   rm -rf "$t" && cp -r "$d/orig" "$t"
@@ -330,7 +331,9 @@ patch_case() {
     echo "patch (5 files, 10 chunks, copies of src/; $iters runs each, alternating, medians)," \
       "by direct exec: $(ours), Codex apply_patch $(ms "${median[patch/codex]}") ms;" \
       "as-edit / Codex $(ratio "${median[patch/as-edit]}" "${median[patch/codex]}")," \
-      "as apply_patch / Codex $(ratio "${median[patch/as-edit-apply_patch]}" "${median[patch/codex]}") $(target '<= 0.3');"
+      "as apply_patch / Codex $(ratio "${median[patch/as-edit-apply_patch]}" "${median[patch/codex]}") $(target '<= 0.3');" \
+      "CPU (wait4) as-edit --patch $(ms "${median[patch/cpu/as-edit]}") ms, Codex $(ms "${median[patch/cpu/codex]}") ms" \
+      "($(ratio "${median[patch/cpu/as-edit]}" "${median[patch/cpu/codex]}"));"
     m=patch/sh
     echo "  through sh -c: $(ours), Codex apply_patch $(ms "${median[patch/sh/codex]}") ms;" \
       "as-edit / Codex $(ratio "${median[patch/sh/as-edit]}" "${median[patch/sh/codex]}")," \
