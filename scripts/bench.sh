@@ -538,7 +538,7 @@ rss_py_large=$(rss "$py" scripts/bench/status_quo.py "$work/large.txt" "$(b64 'n
 
 echo
 echo "machine: $(nproc) cores, $(uname -m), $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -n 1), kernel $(uname -r), $(df -T "$work" | awk 'NR==2 {print $2}')"
-echo "files: small 4 KiB, large $((64 / scale * 1024)) KiB, many/crlf $((16 / scale * 1024)) KiB$( ((quick)) && echo ' (quick mode)')"
+echo "files: small 4 KiB, large $((64 * 1024 / scale)) KiB, many/crlf $((16 * 1024 / scale)) KiB$( ((quick)) && echo ' (quick mode)')"
 echo
 printf '| case | as-edit ms | status quo ms | copy ms | no-op ms | status quo / as-edit | as-edit / copy | as-edit / no-op |\n'
 printf '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
