@@ -77,7 +77,8 @@ const COPY_PIECE: usize = 8 << 20;
 /// Copies the first `len` bytes of `src` to the first `len` of `dst`, in
 /// the kernel where it can (`copy_file_range` with explicit offsets, so
 /// neither file's position moves; a reflink on XFS and btrfs), else through
-/// a buffer. Each piece copied in the kernel has its write-back started.
+/// a buffer. Each piece copied in the kernel but the last has its
+/// write-back started.
 pub(super) fn copy_raw(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64) -> Result<(), Short> {
     let mut off = 0u64;
     // Test builds only: answer as a kernel, file system or seccomp filter
@@ -113,9 +114,11 @@ pub(super) fn copy_raw(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64) -> Re
         };
         match r {
             Ok(0) => return Err(Short::Changed),
-            // `off` has advanced; errors of the write-back surface in
-            // `settle`, which waits for all of it.
-            Ok(n) => start_writeback(dst, from, n),
+            // `off` has advanced. The last piece's write-back is left to
+            // `settle`, which follows at once and waits for all of it (and
+            // reports its errors): a short prefix costs no extra call.
+            Ok(n) if off < len => start_writeback(dst, from, n),
+            Ok(_) => {}
             Err(Errno::INTR) => {}
             // Not between these files (EXDEV on older kernels, EINVAL or
             // EOPNOTSUPP on some file systems), not on this kernel (ENOSYS),
