@@ -339,15 +339,23 @@ fn commit_file(
         recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(first_op(plan, f), e))?;
     }
     if let Some(temp) = temps[f].as_mut() {
-        match (&locked[f], file.mode) {
-            (Some(l), _) => crate::fs::meta::copy_metadata(&l.fd, temp.file(), &l.st)
-                .map_err(|e| io(WriteStep::Metadata, e))?,
-            (None, Some(mode)) => {
-                let mask = rustix::process::umask(Mode::empty());
-                rustix::process::umask(mask);
-                let _ = rfs::fchmod(temp.file(), Mode::from_raw_mode(mode & !mask.bits()));
-            }
-            _ => {}
+        if let Some(l) = &locked[f] {
+            crate::fs::meta::copy_metadata(&l.fd, temp.file(), &l.st)
+                .map_err(|e| io(WriteStep::Metadata, e))?;
+        }
+        // A create's explicit mode wins over the replaced file's (issue 33
+        // item 10: it was dropped, exit 0); a new file without one gets
+        // the transaction's default. Both before the umask.
+        let mode = match (created_mode(txn, plan, f), &locked[f]) {
+            (Some(m), _) => Some(m),
+            (None, None) if file.orig.is_none() => Some(txn.new_modes.file),
+            _ => None,
+        };
+        if let Some(mode) = mode {
+            let mask = rustix::process::umask(Mode::empty());
+            rustix::process::umask(mask);
+            rfs::fchmod(temp.file(), Mode::from_raw_mode(mode & !mask.bits()))
+                .map_err(|e| io(WriteStep::Metadata, e))?;
         }
         if fsync {
             rfs::fsync(temp.file()).map_err(|e| io(WriteStep::Flush, e))?;
@@ -386,7 +394,8 @@ fn commit_file(
             for name in &d.missing {
                 let back = Back::Rmdir(c.raw(at), name.clone());
                 c.step().map_err(|e| io(WriteStep::Rename, e))?;
-                match rfs::mkdirat(c.dir(at), name.as_c_str(), Mode::from_raw_mode(0o755)) {
+                let mode = Mode::from_raw_mode(txn.new_modes.dir);
+                match rfs::mkdirat(c.dir(at), name.as_c_str(), mode) {
                     Ok(()) => c.log(f, back),
                     Err(Errno::EXIST) => {}
                     Err(e) => return Err(rename(e)),
@@ -439,4 +448,17 @@ fn commit_file(
         }
     }
     Ok(())
+}
+
+/// The `mode` of the last `create` of file `f` that gives one: the mode
+/// its new content gets (a later create without one keeps it).
+fn created_mode(txn: &super::Txn, plan: &Plan, f: usize) -> Option<u32> {
+    let file = &plan.files[f];
+    file.steps
+        .iter()
+        .rev()
+        .find_map(|&i| match &txn.ops[i].kind {
+            super::op::OpKind::Create { mode, .. } => *mode,
+            _ => None,
+        })
 }

@@ -30,7 +30,7 @@ use crate::fs::meta::{self, DirFacts};
 use crate::fs::{ConflictWhat, FsError, Target};
 
 use super::op::Txn;
-use super::plan::Plan;
+use super::plan::{End, Plan};
 use super::prepare::first_op;
 use super::TxnError;
 
@@ -81,6 +81,10 @@ pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, Tx
             // name go, the file's own write bit does not matter.
             if !plan.files[f].steps.is_empty() {
                 meta::check_writable(t, &fd, &st).map_err(err)?;
+            }
+            // Deleted, moved or replaced: an inode flag keeps its name.
+            if !matches!(plan.files[f].end, End::InPlace) {
+                meta::check_removable(t, &fd).map_err(err)?;
             }
             meta::check_rename(t, &st, facts_of(&mut dirs, t)).map_err(err)?;
             locked[f] = Some(Locked { fd, st });

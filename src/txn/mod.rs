@@ -141,7 +141,8 @@ pub use insert::insert;
 use serde::Serialize;
 
 pub use op::{
-    Change, Op, OpKind, OpRefusal, Source, Transform, TransformFn, Transformed, Txn, MAX_OPS,
+    Change, NewModes, Op, OpKind, OpRefusal, Source, Transform, TransformFn, Transformed, Txn,
+    MAX_OPS,
 };
 pub use parse::{parse, parse_request, Parsed};
 
@@ -503,6 +504,7 @@ mod tests {
                 },
             ],
             options: Default::default(),
+            new_modes: NewModes::REQUEST,
         };
         assert_eq!(
             run(&txn),
@@ -531,6 +533,7 @@ mod tests {
                 },
             }],
             options: Default::default(),
+            new_modes: NewModes::REQUEST,
         };
         let p = moved.display();
         assert_eq!(
