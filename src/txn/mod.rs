@@ -178,13 +178,22 @@ impl TxnError {
     }
     #[cfg_attr(as_edit_small, optimize(size))]
     pub(crate) fn of(op: usize, e: FsError) -> TxnError {
-        let f = crate::fs::resource::out_of_descriptors(&e, nofile::bound);
-        TxnError::fail(op, f.unwrap_or_else(|| Failure::from(e)))
+        TxnError::fail(op, failure(e))
     }
     pub(crate) fn at(mut self, op: usize) -> TxnError {
         self.op = op;
         self
     }
+}
+
+/// A file-system failure as a transaction words it: out of descriptors,
+/// the transaction's bound (`nofile`), not "retry". Every `FsError` of a
+/// transaction goes through here, a patch's transform included (issue 33
+/// item 15: its temp's EMFILE said "retry").
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(crate) fn failure(e: FsError) -> Failure {
+    let f = crate::fs::resource::out_of_descriptors(&e, nofile::bound);
+    f.unwrap_or_else(|| Failure::from(e))
 }
 
 /// What a transaction did: the result line and the exit code.

@@ -267,7 +267,7 @@ fn transformed<'a>(
         let grades = out.notes.into_iter().filter(|n| n.0 == "match");
         r.grades = Some(grades.map(|n| n.1).collect()).filter(|g: &Vec<_>| !g.is_empty());
     }
-    Ok((w.finish(report).map_err(Failure::from)?, out.count))
+    Ok((w.finish(report).map_err(super::failure)?, out.count))
 }
 
 /// A transform's passes over the file (`TransformFn::passes`), in memory
@@ -364,7 +364,7 @@ pub(super) fn read_norm(
 ) -> Result<(), Failure> {
     let mut engine = crate::engine::Engine::new(&[], false);
     read_each(fd, &mut |b| engine.feed(b, each)).map_err(|errno| {
-        Failure::from(FsError::Read {
+        super::failure(FsError::Read {
             path: Some(path.to_owned()),
             errno,
         })
