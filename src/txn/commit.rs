@@ -20,12 +20,11 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 
-use crate::fs::lock::recheck;
 use crate::fs::temp::{temp_name, Temp};
 use crate::fs::{FsError, WriteStep};
 use crate::protocol::{display_path, ErrorKind, Failure};
 
-use super::lock::Locked;
+use super::lock::{Held, Locked};
 use super::plan::{End, Plan};
 use super::prepare::{first_op, temp_dir};
 use super::undo::{self, Back};
@@ -46,6 +45,9 @@ struct Commit<'p> {
     /// Hidden names holding originals, removed once all is committed.
     hidden: Vec<(D, CString)>,
     steps: u32,
+    /// Originals released after staging and locked again by the hiding
+    /// of a moved original (below), kept until their file's commit.
+    again: Vec<Option<OwnedFd>>,
 }
 
 /// Test builds only: the k-th commit step (`AS_EDIT_TEST_TXN_FAIL=k`) or
@@ -197,12 +199,14 @@ pub(super) fn commit(
     temps: &mut [Option<Temp<'_>>],
     done: (u64, usize),
 ) -> Result<bool, TxnError> {
-    super::lock::recheck_all(plan, locked)?;
+    let timeout = txn.options.lock_timeout;
+    super::lock::recheck_all(plan, locked, timeout)?;
     let mut c = Commit {
         plan,
         made: Vec::new(),
         hidden: Vec::new(),
         steps: 0,
+        again: plan.files.iter().map(|_| None).collect(),
     };
     let mut order: Vec<usize> = (0..plan.files.len()).collect();
     order.sort_by_key(|f| plan.files[*f].last);
@@ -229,10 +233,14 @@ pub(super) fn commit(
             if !taken(t) {
                 continue;
             }
-            let r = recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(first_op(plan, f), e));
-            match r.and_then(|()| {
-                c.hide(f, temps[f].is_some())
-                    .map_err(|e| super::prepare::hide_err(plan, f, e))
+            let r = l.held(t, timeout);
+            let r = r.map_err(|e| TxnError::of(first_op(plan, f), e));
+            match r.and_then(|held| {
+                let h = c.hide(f, temps[f].is_some());
+                if let Held::Again(fd) = held {
+                    c.again[f] = Some(fd);
+                }
+                h.map_err(|e| super::prepare::hide_err(plan, f, e))
             }) {
                 Ok(h) => src[f] = Some(h),
                 Err(e) => {
@@ -335,12 +343,23 @@ fn commit_file(
     {
         return Ok(());
     }
-    if let (Some((t, _, _)), Some(l), None) = (&file.orig, &locked[f], hidden) {
-        recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(first_op(plan, f), e))?;
-    }
+    // The original, checked and locked until this file's steps are done.
+    let timeout = txn.options.lock_timeout;
+    let held = match (&file.orig, &locked[f], hidden) {
+        (Some((t, _, _)), Some(l), None) => {
+            let h = l.held(t, timeout);
+            Some(h.map_err(|e| TxnError::of(first_op(plan, f), e))?)
+        }
+        (_, Some(l), Some(_)) => Some(match (c.again[f].take(), &l.fd) {
+            (Some(fd), _) => Held::Again(fd),
+            (None, Some(fd)) => Held::Kept(fd),
+            (None, None) => unreachable!("hidden: held or locked again"),
+        }),
+        _ => None,
+    };
     if let Some(temp) = temps[f].as_mut() {
-        if let Some(l) = &locked[f] {
-            crate::fs::meta::copy_metadata(&l.fd, temp.file(), &l.st)
+        if let (Some(l), Some(fd)) = (&locked[f], &held) {
+            crate::fs::meta::copy_metadata(fd, temp.file(), &l.st)
                 .map_err(|e| io(WriteStep::Metadata, e))?;
         }
         // A create's explicit mode wins over the replaced file's (issue 33
@@ -406,9 +425,11 @@ fn commit_file(
                 c.made.push(fd);
                 at = D::Made(c.made.len() - 1);
             }
+            // The file replaced, locked until the rename over it.
+            let mut _replaced = None;
             if let Some(g) = d.replaces {
                 if let (Some((t, _, _)), Some(l)) = (&plan.files[g].orig, &locked[g]) {
-                    recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(op, e))?;
+                    _replaced = Some(l.held(t, timeout).map_err(|e| TxnError::of(op, e))?);
                 }
             }
             match (&tname, &file.orig) {

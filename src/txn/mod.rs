@@ -287,12 +287,18 @@ fn run_inner(
     counts: &mut [u64],
 ) -> Result<(usize, bool, Paths), TxnError> {
     let plan = plan::plan(txn)?;
-    let locked = lock::lock_all(txn, &plan)?;
+    let mut locked = lock::lock_all(txn, &plan)?;
+    let tight = nofile::tight(&plan);
     let mut temps = Vec::with_capacity(plan.files.len());
     for (f, file) in plan.files.iter().enumerate() {
         let t = prepare::stage(txn, &plan, f, file, locked[f].as_ref(), reports, counts)?;
         if let (Some(t), false) = (&t, txn.options.fsync || txn.options.dry_run) {
             crate::fs::temp::start_writeback(t.file());
+        }
+        // Staged: its temp is its descriptor now; the original is opened
+        // and locked again at its commit (`nofile`).
+        if let (Some(l), Some(_), true) = (locked[f].as_mut(), &t, tight) {
+            l.fd = None;
         }
         temps.push(t);
     }
@@ -321,7 +327,7 @@ fn run_inner(
     };
     drop(temps);
     // Originals are freed at their last close, which can wait for the device.
-    crate::fs::release::close_all(locked.into_iter().flatten().map(|l| l.fd).collect());
+    crate::fs::release::close_all(locked.into_iter().flatten().filter_map(|l| l.fd).collect());
     Ok((changed, durable, plan.resolved))
 }
 

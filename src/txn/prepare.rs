@@ -90,7 +90,7 @@ pub(super) fn stage<'a>(
             }
         }
     }
-    let orig = locked.map(|l| &l.fd);
+    let orig = locked.and_then(|l| l.fd.as_ref());
     let crlf = match orig {
         Some(fd) if opts.eol == Eol::Preserve => {
             crate::fs::sink::dominant_is_crlf(fd).map_err(|e| TxnError::of(first_op(plan, f), e))?
