@@ -303,3 +303,243 @@ fn deleting_or_moving_an_append_only_file_is_permission_denied() {
         "append-only (chattr +a): it can only be appended to, not rewritten, replaced or removed",
     );
 }
+
+// ------------------------------------------------------------ item 5
+
+/// A plain move between two bind mounts of one file system (one st_dev)
+/// failed `write_failed` EXDEV, rolled back, naming a temp that did not
+/// exist: the copy was chosen by comparing device numbers. The rename's
+/// EXDEV chooses it now: the file arrives with its bytes and mode, the
+/// source name is gone, nothing else is left; a move with overwrite onto
+/// an existing file across the mounts too.
+#[test]
+fn a_plain_move_between_bind_mounts_of_one_file_system_is_copied() {
+    if !is_root() {
+        return skip("mount --bind in a new mount namespace needs root");
+    }
+    let d = scratch();
+    let w = d.path();
+    for s in ["a", "b"] {
+        std::fs::create_dir(w.join(s)).unwrap();
+    }
+    write_file(&w.join("a"), "f", b"x\n", 0o640);
+    write_file(&w.join("a"), "g", b"y\n", 0o600);
+    write_file(&w.join("b"), "g", b"old\n", 0o644);
+    let req = r#"{"files":[{"op":"move","path":"a/f","to":"b/sub/f"},{"op":"move","path":"a/g","to":"b/g","overwrite":true}]}"#;
+    let script = format!("mount --bind a a && mount --bind b b && exec {BIN} --stdin");
+    let mut c = Command::new("unshare");
+    c.args(["--mount", "sh", "-c", &script]);
+    let r = run_with_stdin(c, w, req.as_bytes());
+    if r.code != 0 && r.stderr.contains("unshare") || r.stderr.contains("mount:") {
+        return skip(&format!(
+            "no mount namespace or bind mount here: {}",
+            r.stderr
+        ));
+    }
+    assert_result(&r, r#"{"count":0,"files":4}"#, 0);
+    assert_eq!(listing(&w.join("a")), Vec::<String>::new());
+    assert_eq!(listing(&w.join("b")), vec!["g", "sub"]);
+    assert_eq!(listing(&w.join("b/sub")), vec!["f"]);
+    let (f, g) = (w.join("b/sub/f"), w.join("b/g"));
+    assert_eq!(
+        (std::fs::read(&f).unwrap(), mode(&f)),
+        (b"x\n".to_vec(), 0o640)
+    );
+    assert_eq!(
+        (std::fs::read(&g).unwrap(), mode(&g)),
+        (b"y\n".to_vec(), 0o600)
+    );
+}
+
+// ------------------------------------------------------------ items 14, 15
+
+/// `n` files `f0.txt`… holding "a\nb\n" in `dir`, and a patch changing
+/// each one's `b` to `c`.
+fn many(dir: &Path, n: usize) -> String {
+    let mut p = String::from("*** Begin Patch\n");
+    for i in 0..n {
+        std::fs::write(dir.join(format!("f{i}.txt")), "a\nb\n").unwrap();
+        p.push_str(&format!("*** Update File: f{i}.txt\n@@\n a\n-b\n+c\n"));
+    }
+    p + "*** End Patch\n"
+}
+
+/// `cmd` under RLIMIT_NOFILE `n` (soft and hard).
+fn nofile(cmd: &mut Command, n: u64) {
+    // SAFETY: setrlimit only touches the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: n,
+                rlim_max: n,
+            };
+            match libc::setrlimit(libc::RLIMIT_NOFILE, &lim) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+}
+
+/// Item 14, the issue's reproduction: under `ulimit -n 1024` a 600-file
+/// patch in the `apply_patch` mode failed EMFILE ("retry") holding two
+/// descriptors per file; Codex applies it. Each file now holds one (its
+/// lock, then its temp), so it applies; and 256 files through `--patch`
+/// and a `{"files"}` request apply under 270.
+#[test]
+fn six_hundred_files_apply_under_a_limit_of_1024() {
+    let (_l, link) = apply_patch_link();
+    let d = tempfile::tempdir().unwrap();
+    let patch = many(d.path(), 600);
+    let mut c = Command::new(&link);
+    c.arg(&patch);
+    nofile(&mut c, 1024);
+    let r = run_with_stdin(c, d.path(), b"");
+    let mut out = String::from("Success. Updated the following files:\n");
+    for i in 0..600 {
+        out.push_str(&format!("M f{i}.txt\n"));
+    }
+    assert_eq!(
+        (r.stdout.as_str(), r.stderr.as_str(), r.code),
+        (out.as_str(), "", 0)
+    );
+    for i in 0..600 {
+        assert_eq!(
+            std::fs::read(d.path().join(format!("f{i}.txt"))).unwrap(),
+            b"a\nc\n"
+        );
+    }
+    assert_eq!(listing(d.path()).len(), 600, "nothing else left");
+
+    let d = tempfile::tempdir().unwrap();
+    let patch = many(d.path(), 256);
+    let mut c = Command::new(BIN);
+    c.arg("--patch");
+    nofile(&mut c, 270);
+    let r = run_with_stdin(c, d.path(), patch.as_bytes());
+    assert_result(&r, r#"{"count":256,"files":256}"#, 0);
+    let ops: Vec<String> = (0..256)
+        .map(|i| format!(r#"{{"op":"edit","path":"f{i}.txt","edits":[{{"old":"c","new":"d"}}]}}"#))
+        .collect();
+    let mut c = Command::new(BIN);
+    c.arg("--stdin");
+    nofile(&mut c, 270);
+    let r = run_with_stdin(
+        c,
+        d.path(),
+        format!(r#"{{"files":[{}]}}"#, ops.join(",")).as_bytes(),
+    );
+    assert_result(&r, r#"{"count":256,"files":256}"#, 0);
+    assert_eq!(std::fs::read(d.path().join("f255.txt")).unwrap(), b"a\nd\n");
+    assert_eq!(listing(d.path()).len(), 256, "nothing else left");
+}
+
+/// Item 15: a patch out of descriptors said "retry" (its temp's EMFILE
+/// skipped the transaction's mapping); it gives the bound a `{"files"}`
+/// request gives, in both modes, and changes nothing.
+#[test]
+fn a_patch_out_of_descriptors_gives_the_transaction_bound() {
+    let tail = ": Too many open files (os error 24): a transaction holds, until its commit, a descriptor per file (its lock, then its new content), one per directory and per directory it creates, and RLIMIT_NOFILE allows 100 (hard limit 100); nothing was changed: send fewer files per request, or raise the hard limit (ulimit -Hn)";
+    let d = tempfile::tempdir().unwrap();
+    let w = d.path();
+    let patch = many(w, 250);
+    let mut c = Command::new(BIN);
+    c.arg("--patch");
+    nofile(&mut c, 100);
+    let r = run_with_stdin(c, w, patch.as_bytes());
+    assert_eq!((r.code, r.stderr.as_str()), (1, ""));
+    let v: serde_json::Value =
+        serde_json::from_str(r.stdout.strip_prefix("__RESULT__").unwrap().trim_end()).unwrap();
+    assert_eq!(v["error"], "write_failed");
+    let detail = v["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("file ") && detail.ends_with(tail),
+        "{detail}"
+    );
+    let (_l, link) = apply_patch_link();
+    let mut c = Command::new(&link);
+    c.arg(&patch);
+    nofile(&mut c, 100);
+    let r = run_with_stdin(c, w, b"");
+    assert_eq!((r.stdout.as_str(), r.code), ("", 1));
+    let no = "\nNo files were modified (the patch applies all or nothing).\n";
+    assert!(r.stderr.starts_with("write_failed: file "), "{}", r.stderr);
+    assert!(r.stderr.ends_with(&format!("{tail}{no}")), "{}", r.stderr);
+    for i in 0..250 {
+        assert_eq!(
+            std::fs::read(w.join(format!("f{i}.txt"))).unwrap(),
+            b"a\nb\n"
+        );
+    }
+    assert_eq!(listing(w).len(), 250, "nothing else left");
+}
+
+/// Item 14's stale check: a file released after staging (a transaction
+/// the limit would not let hold two descriptors per file) and changed
+/// before the commit, in place or replaced, is refused at its commit
+/// (`conflict`) and every file keeps its bytes; without the change, the
+/// same transaction commits.
+#[test]
+fn a_released_original_changed_before_the_commit_is_a_conflict() {
+    for how in ["append", "replace"] {
+        let d = tempfile::tempdir().unwrap();
+        let w = d.path();
+        let n = 40;
+        let ops: Vec<String> = (0..n)
+            .map(|i| {
+                std::fs::write(w.join(format!("f{i}")), "a\n").unwrap();
+                format!(r#"{{"op":"edit","path":"f{i}","edits":[{{"old":"a","new":"b"}}]}}"#)
+            })
+            .collect();
+        let req = format!(r#"{{"files":[{}]}}"#, ops.join(","));
+        let fifo = w.join("pause");
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+        )
+        .unwrap();
+        let mut c = Command::new(BIN);
+        c.arg("--stdin").env("AS_EDIT_TEST_TXN_PAUSE", &fifo);
+        // 40 files, two descriptors each, do not fit in 64: released.
+        nofile(&mut c, 64);
+        let dir = w.to_owned();
+        let changer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            let p = dir.join("f7");
+            match how {
+                "append" => {
+                    use std::io::Write;
+                    let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+                    f.write_all(b"z\n").unwrap();
+                }
+                _ => {
+                    std::fs::write(dir.join("new"), "a\n").unwrap();
+                    std::fs::rename(dir.join("new"), &p).unwrap();
+                }
+            }
+            std::fs::write(dir.join("pause"), b"x").unwrap();
+        });
+        let r = run_with_stdin(c, w, req.as_bytes());
+        changer.join().unwrap();
+        let p = w.join("f7");
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"conflict","detail":"file 8 of {n} (f7): {} was changed by another writer while it was being edited; nothing was written","file":8}}"#,
+                p.display()
+            ),
+            1,
+        );
+        let want: &[u8] = if how == "append" { b"a\nz\n" } else { b"a\n" };
+        assert_eq!(std::fs::read(&p).unwrap(), want);
+        for i in (0..n).filter(|i| *i != 7) {
+            assert_eq!(
+                std::fs::read(w.join(format!("f{i}"))).unwrap(),
+                b"a\n",
+                "f{i}"
+            );
+        }
+        assert_eq!(listing(w).len(), n + 1, "{how}: nothing else left");
+    }
+}

@@ -134,6 +134,7 @@ mod prepare;
 mod undo;
 mod writer;
 
+pub(crate) use nofile::failure;
 pub use undo::undo_on_exit;
 
 pub use insert::insert;
@@ -184,16 +185,6 @@ impl TxnError {
         self.op = op;
         self
     }
-}
-
-/// A file-system failure as a transaction words it: out of descriptors,
-/// the transaction's bound (`nofile`), not "retry". Every `FsError` of a
-/// transaction goes through here, a patch's transform included (issue 33
-/// item 15: its temp's EMFILE said "retry").
-#[cfg_attr(as_edit_small, optimize(size))]
-pub(crate) fn failure(e: FsError) -> Failure {
-    let f = crate::fs::resource::out_of_descriptors(&e, nofile::bound);
-    f.unwrap_or_else(|| Failure::from(e))
 }
 
 /// What a transaction did: the result line and the exit code.
@@ -295,8 +286,7 @@ fn run_inner(
         if let (Some(t), false) = (&t, txn.options.fsync || txn.options.dry_run) {
             crate::fs::temp::start_writeback(t.file());
         }
-        // Staged: its temp is its descriptor now; the original is opened
-        // and locked again at its commit (`nofile`).
+        // Staged: the temp is its descriptor, the original relocked later (`nofile`).
         if let (Some(l), Some(_), true) = (locked[f].as_mut(), &t, tight) {
             l.fd = None;
         }

@@ -87,3 +87,13 @@ pub(super) fn tight(plan: &Plan) -> bool {
         .current
         .is_some_and(|l| need > l)
 }
+
+/// A file-system failure as a transaction words it: out of descriptors,
+/// the transaction's bound (`nofile`), not "retry". Every `FsError` of a
+/// transaction goes through here, a patch's transform included (issue 33
+/// item 15: its temp's EMFILE said "retry").
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(crate) fn failure(e: crate::fs::FsError) -> crate::protocol::Failure {
+    let f = crate::fs::resource::out_of_descriptors(&e, bound);
+    f.unwrap_or_else(|| crate::protocol::Failure::from(e))
+}

@@ -405,7 +405,7 @@ fn read_text(fd: &OwnedFd, path: &std::path::Path) -> Result<String, Failure> {
 /// The file copied as it is into a temp beside `at` (a move across file
 /// systems).
 #[cfg_attr(as_edit_small, optimize(size))]
-fn copy_temp<'a>(at: &'a Target, fd: &OwnedFd) -> Result<Temp<'a>, FsError> {
+pub(super) fn copy_temp<'a>(at: &'a Target, fd: &OwnedFd) -> Result<Temp<'a>, FsError> {
     let failed = |step, errno| FsError::Write {
         path: at.path.clone(),
         step,
