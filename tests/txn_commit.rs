@@ -505,7 +505,21 @@ fn a_released_original_changed_before_the_commit_is_a_conflict() {
         nofile(&mut c, 64);
         let dir = w.to_owned();
         let changer = std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(300));
+            // The FIFO opens once the binary waits on it, every file staged
+            // (a binary that exits before never makes the test hang).
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            let mut pause = loop {
+                use std::os::unix::fs::OpenOptionsExt;
+                let o = std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(dir.join("pause"));
+                match o {
+                    Ok(f) => break Some(f),
+                    Err(_) if std::time::Instant::now() > deadline => break None,
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+                }
+            };
             let p = dir.join("f7");
             match how {
                 "append" => {
@@ -518,7 +532,10 @@ fn a_released_original_changed_before_the_commit_is_a_conflict() {
                     std::fs::rename(dir.join("new"), &p).unwrap();
                 }
             }
-            std::fs::write(dir.join("pause"), b"x").unwrap();
+            if let Some(f) = pause.as_mut() {
+                use std::io::Write;
+                let _ = f.write_all(b"x");
+            }
         });
         let r = run_with_stdin(c, w, req.as_bytes());
         changer.join().unwrap();
