@@ -11,9 +11,9 @@
 //! | --- | --- | --- |
 //! | `edit` | `path`, `edits` (as the single-file request, `at_line` included), `expect_sha256`? | replaces in the file |
 //! | `insert` | `path`, `line`, `text` | inserts `text` as whole lines after line `line` (0: before the first; a final newline is added if missing) |
-//! | `create` | `path`, `content`, `overwrite`? (false), `mode`? ("0644") | a new file with exactly `content`; missing parents made (0755 before the umask) |
+//! | `create` | `path`, `content`, `overwrite`? (false), `mode`? | a file with exactly `content`: `mode` before the umask (default 0644; a file replaced keeps its own unless `mode` is given); missing parents made (0755 before the umask; `apply_patch` mode: 0666 and 0777, `NewModes`) |
 //! | `delete` | `path`, `expect_sha256`? | removes the entry (a symlink itself, not its target) |
-//! | `move` | `path`, `to`, `overwrite`? (false), `edits`?, `expect_sha256`? | renames, editing on the way; missing parents made; across file systems a copy and a delete |
+//! | `move` | `path`, `to`, `overwrite`? (false), `edits`?, `expect_sha256`? | renames, editing on the way; missing parents made; where the rename fails EXDEV (another file system, another mount of it) a copy and a delete |
 //!
 //! An unknown field, a field of another op, an unknown op, an empty list
 //! or more than 256 ops is `invalid_argument` (exit 2). `--expect-sha256`
@@ -77,8 +77,8 @@
 //!    replaced it) starts the round again, sorted anew. A create takes no
 //!    lock (nothing exists): its `RENAME_NOREPLACE` commit refuses a
 //!    racing creator (`file_exists`, rolled back). The content is read
-//!    only once locked. The descriptors this holds, and the bound they
-//!    make: `nofile`.
+//!    only once locked. Descriptors, their bound, and the originals
+//!    released once staged where two per file do not fit: `nofile`.
 //! 3. **Prepare** (`prepare::stage`): each file's ops run through the same
 //!    engine and `fs::prepare` as a single-file edit, into unnamed
 //!    `O_TMPFILE` temps beside where the file ends; every `expect_sha256`

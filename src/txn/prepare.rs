@@ -181,7 +181,9 @@ pub(super) fn stage<'a>(
         };
         cur = next;
     }
-    // A move to another file system: a copy, committed like a create.
+    // A move to another device: a copy, committed like a create, made here
+    // before the commit window; another mount of the same device (a bind
+    // mount) is found by the rename's EXDEV and copied then (`commit`).
     if cur.is_none() {
         if let (End::At(d), Some(fd)) = (&file.end, orig) {
             let src_dev = locked.map(|l| l.st.st_dev);
