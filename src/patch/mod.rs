@@ -44,6 +44,7 @@
 //! | a pure addition at the end, then a chunk adding lines after a last context line that ends the file | the addition first (it places lines between context lines) | the addition where the search stood | the addition first (Codex) |
 //! | an `@@` header line's match | first, 4 grades | first, exact then trimmed | first, 4 grades (Codex) |
 //! | a CRLF file | kept CRLF | n/a | LF, the edit contract (`--eol preserve`; `apply_patch` mode: `--preserve-crlf`) |
+//! | the mode after `Move to` | a new file's: 0666 less the umask | n/a | the file's own (it is renamed) |
 //! | `Move to:` the file's own path | the file is deleted (checked against `@openai/codex`'s binary) | n/a | an update in place |
 //!
 //! The SDK's `apply_diff` takes one file's diff; the patch-level rows

@@ -22,23 +22,80 @@
 //! symlink a delete removes is not locked either (the link is not the file).
 
 use std::os::fd::OwnedFd;
+use std::time::Duration;
 
 use rustix::fs::{self as rfs, AtFlags, Stat};
+use rustix::io::Errno;
 
 use crate::fs::lock::{now, recheck, try_open_locked};
 use crate::fs::meta::{self, DirFacts};
-use crate::fs::{ConflictWhat, FsError, Target};
+use crate::fs::{ConflictWhat, FsError, NotFoundKind, Target};
 
 use super::op::Txn;
-use super::plan::Plan;
+use super::plan::{End, Plan};
 use super::prepare::first_op;
 use super::TxnError;
 
 /// A file's original, open and locked: the descriptor and the metadata
 /// the stale check compares.
 pub(super) struct Locked {
-    pub(super) fd: OwnedFd,
+    /// `None` once released after its new content was staged (`nofile`:
+    /// a transaction the limit would not let hold two per file).
+    pub(super) fd: Option<OwnedFd>,
     pub(super) st: Stat,
+}
+
+/// An original's descriptor for a commit step: the one held since the
+/// lock phase, or the file opened and locked again.
+pub(super) enum Held<'a> {
+    Kept(&'a OwnedFd),
+    Again(OwnedFd),
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = OwnedFd;
+    fn deref(&self) -> &OwnedFd {
+        match self {
+            Held::Kept(fd) => fd,
+            Held::Again(fd) => fd,
+        }
+    }
+}
+
+impl Locked {
+    /// The original at `t`, checked as the stale check of a single-file
+    /// edit checks it (same inode at the name, same size, mtime and
+    /// ctime): through the descriptor held, or, released, by opening the
+    /// name again and locking what it holds (within `timeout`) only if it
+    /// is still the inode staged: a writer that changed or replaced it
+    /// meanwhile is found here, as by the held lock's recheck.
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn held(&self, t: &Target, timeout: Duration) -> Result<Held<'_>, FsError> {
+        let h = match &self.fd {
+            Some(fd) => Held::Kept(fd),
+            None => {
+                let id = (self.st.st_dev, self.st.st_ino);
+                let changed = |what| FsError::Conflict {
+                    path: t.path.clone(),
+                    what,
+                };
+                match try_open_locked(t, now() + timeout, timeout, Some(id)) {
+                    Ok(Some((fd, _))) => Held::Again(fd),
+                    Ok(None) => return Err(changed(ConflictWhat::ChangedWhileEditing)),
+                    Err(FsError::NotFound {
+                        kind: NotFoundKind::Other(Errno::NOENT),
+                        ..
+                    }) => return Err(changed(ConflictWhat::Removed)),
+                    Err(FsError::NotFound { .. }) => {
+                        return Err(changed(ConflictWhat::ChangedWhileEditing))
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        recheck(t, &h, &self.st)?;
+        Ok(h)
+    }
 }
 
 /// Locks every existing file of the plan (see the module docs); each is
@@ -82,8 +139,12 @@ pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, Tx
             if !plan.files[f].steps.is_empty() {
                 meta::check_writable(t, &fd, &st).map_err(err)?;
             }
+            // Deleted, moved or replaced: an inode flag keeps its name.
+            if !matches!(plan.files[f].end, End::InPlace) {
+                meta::check_removable(t, &fd).map_err(err)?;
+            }
             meta::check_rename(t, &st, facts_of(&mut dirs, t)).map_err(err)?;
-            locked[f] = Some(Locked { fd, st });
+            locked[f] = Some(Locked { fd: Some(fd), st });
         }
         return Ok(locked);
     }
@@ -123,7 +184,11 @@ fn facts_of<'d>(dirs: &'d mut Vec<(*const OwnedFd, DirFacts)>, t: &Target) -> &'
 /// after rolling back the files committed before it).
 #[cold]
 #[cfg_attr(as_edit_small, optimize(size))]
-pub(super) fn recheck_all(plan: &Plan, locked: &[Option<Locked>]) -> Result<(), TxnError> {
+pub(super) fn recheck_all(
+    plan: &Plan,
+    locked: &[Option<Locked>],
+    timeout: Duration,
+) -> Result<(), TxnError> {
     // Test builds only: wait here for a byte on the FIFO at
     // AS_EDIT_TEST_TXN_PAUSE, so a test can change files before the commit.
     #[cfg(any(debug_assertions, feature = "fault-injection"))]
@@ -143,7 +208,7 @@ pub(super) fn recheck_all(plan: &Plan, locked: &[Option<Locked>]) -> Result<(), 
                 _ => false,
             };
             if let (true, Some((t, _, _)), Some(l)) = (named, &file.orig, &locked[g]) {
-                recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(op, e))?;
+                l.held(t, timeout).map_err(|e| TxnError::of(op, e))?;
             }
         }
     }

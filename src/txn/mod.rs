@@ -11,9 +11,9 @@
 //! | --- | --- | --- |
 //! | `edit` | `path`, `edits` (as the single-file request, `at_line` included), `expect_sha256`? | replaces in the file |
 //! | `insert` | `path`, `line`, `text` | inserts `text` as whole lines after line `line` (0: before the first; a final newline is added if missing) |
-//! | `create` | `path`, `content`, `overwrite`? (false), `mode`? ("0644") | a new file with exactly `content`; missing parents made (0755 before the umask) |
+//! | `create` | `path`, `content`, `overwrite`? (false), `mode`? | a file with exactly `content`: `mode` before the umask (default 0644; a file replaced keeps its own unless `mode` is given); missing parents made (0755 before the umask; `apply_patch` mode: 0666 and 0777, `NewModes`) |
 //! | `delete` | `path`, `expect_sha256`? | removes the entry (a symlink itself, not its target) |
-//! | `move` | `path`, `to`, `overwrite`? (false), `edits`?, `expect_sha256`? | renames, editing on the way; missing parents made; across file systems a copy and a delete |
+//! | `move` | `path`, `to`, `overwrite`? (false), `edits`?, `expect_sha256`? | renames, editing on the way; missing parents made; where the rename fails EXDEV (another file system, another mount of it) a copy and a delete |
 //!
 //! An unknown field, a field of another op, an unknown op, an empty list
 //! or more than 256 ops is `invalid_argument` (exit 2). `--expect-sha256`
@@ -83,8 +83,8 @@
 //!    replaced it) starts the round again, sorted anew. A create takes no
 //!    lock (nothing exists): its `RENAME_NOREPLACE` commit refuses a
 //!    racing creator (`file_exists`, rolled back). The content is read
-//!    only once locked. The descriptors this holds, and the bound they
-//!    make: `nofile`.
+//!    only once locked. Descriptors, their bound, and the originals
+//!    released once staged where two per file do not fit: `nofile`.
 //! 3. **Prepare** (`prepare::stage`): each file's ops run through the same
 //!    engine and `fs::prepare` as a single-file edit, into unnamed
 //!    `O_TMPFILE` temps beside where the file ends; every `expect_sha256`
@@ -140,6 +140,7 @@ mod prepare;
 mod undo;
 mod writer;
 
+pub(crate) use nofile::failure;
 pub use undo::undo_on_exit;
 
 pub use insert::insert;
@@ -147,7 +148,8 @@ pub use insert::insert;
 use serde::Serialize;
 
 pub use op::{
-    Change, Op, OpKind, OpRefusal, Source, Transform, TransformFn, Transformed, Txn, MAX_OPS,
+    Change, NewModes, Op, OpKind, OpRefusal, Source, Transform, TransformFn, Transformed, Txn,
+    MAX_OPS,
 };
 pub use parse::{parse, parse_request, Parsed};
 
@@ -183,8 +185,7 @@ impl TxnError {
     }
     #[cfg_attr(as_edit_small, optimize(size))]
     pub(crate) fn of(op: usize, e: FsError) -> TxnError {
-        let f = crate::fs::resource::out_of_descriptors(&e, nofile::bound);
-        TxnError::fail(op, f.unwrap_or_else(|| Failure::from(e)))
+        TxnError::fail(op, failure(e))
     }
     pub(crate) fn at(mut self, op: usize) -> TxnError {
         self.op = op;
@@ -283,12 +284,17 @@ fn run_inner(
     counts: &mut [u64],
 ) -> Result<(usize, bool, Paths), TxnError> {
     let plan = plan::plan(txn)?;
-    let locked = lock::lock_all(txn, &plan)?;
+    let mut locked = lock::lock_all(txn, &plan)?;
+    let tight = nofile::tight(&plan);
     let mut temps = Vec::with_capacity(plan.files.len());
     for (f, file) in plan.files.iter().enumerate() {
         let t = prepare::stage(txn, &plan, f, file, locked[f].as_ref(), reports, counts)?;
         if let (Some(t), false) = (&t, txn.options.fsync || txn.options.dry_run) {
             crate::fs::temp::start_writeback(t.file());
+        }
+        // Staged: the temp is its descriptor, the original relocked later (`nofile`).
+        if let (Some(l), Some(_), true) = (locked[f].as_mut(), &t, tight) {
+            l.fd = None;
         }
         temps.push(t);
     }
@@ -317,7 +323,7 @@ fn run_inner(
     };
     drop(temps);
     // Originals are freed at their last close, which can wait for the device.
-    crate::fs::release::close_all(locked.into_iter().flatten().map(|l| l.fd).collect());
+    crate::fs::release::close_all(locked.into_iter().flatten().filter_map(|l| l.fd).collect());
     Ok((changed, durable, plan.resolved))
 }
 
@@ -509,6 +515,7 @@ mod tests {
                 },
             ],
             options: Default::default(),
+            new_modes: NewModes::REQUEST,
         };
         assert_eq!(
             run(&txn),
@@ -537,6 +544,7 @@ mod tests {
                 },
             }],
             options: Default::default(),
+            new_modes: NewModes::REQUEST,
         };
         let p = moved.display();
         assert_eq!(

@@ -147,7 +147,11 @@ pub fn parse(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
         .enumerate()
         .map(|(i, raw)| op(raw, &format!("file {} of {n}", i + 1)))
         .collect::<Result<_, _>>()?;
-    Ok(Txn { ops, options })
+    Ok(Txn {
+        ops,
+        options,
+        new_modes: super::op::NewModes::REQUEST,
+    })
 }
 
 #[cfg_attr(as_edit_small, optimize(size))]
@@ -217,12 +221,12 @@ fn op(mut raw: RawOp, what: &str) -> Result<Op, Failure> {
             content: raw.content.ok_or_else(|| need("content"))?,
             overwrite,
             mode: match &raw.mode {
-                None => 0o644,
-                Some(m) => octal_mode(m).ok_or_else(|| {
+                None => None,
+                Some(m) => Some(octal_mode(m).ok_or_else(|| {
                     invalid(format!(
                         "{what}: mode takes 3 or 4 octal digits (\"0644\"), got {m:?}"
                     ))
-                })?,
+                })?),
             },
         },
         "delete" => OpKind::Delete {

@@ -59,8 +59,6 @@ pub(super) struct File {
     pub(super) steps: Vec<usize>,
     /// The last op naming it (files commit in this order).
     pub(super) last: usize,
-    /// A create's mode (before the umask) when the file is new.
-    pub(super) mode: Option<u32>,
     /// A file created and then removed in the same transaction: where it
     /// would have been, so its ops still run (and may refuse) on a temp.
     pub(super) unborn: Option<Target>,
@@ -193,17 +191,11 @@ impl Model<'_> {
         let follow = !matches!(op.kind, OpKind::Delete { .. });
         let entry = matches!(op.kind, OpKind::Delete { .. } | OpKind::Move { .. });
         let f = match (&op.kind, self.locate(&op.path, follow)?) {
-            (
-                OpKind::Create {
-                    mode, overwrite, ..
-                },
-                Named::Nothing(dest, link, via),
-            ) => {
+            (OpKind::Create { overwrite, .. }, Named::Nothing(dest, link, via)) => {
                 let dest = self.landing(&op.path, dest, (link, via), *overwrite)?;
                 self.make_dirs(&dest);
                 let path = dest.t.path.clone();
                 let f = self.add(None, End::At(dest), i);
-                self.files[f].mode = Some(*mode);
                 self.files[f].steps.push(i);
                 return Ok((f, path));
             }
@@ -300,7 +292,6 @@ impl Model<'_> {
             end,
             steps: Vec::new(),
             last: i,
-            mode: None,
             unborn: None,
         });
         let f = self.files.len() - 1;

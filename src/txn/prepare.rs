@@ -90,7 +90,7 @@ pub(super) fn stage<'a>(
             }
         }
     }
-    let orig = locked.map(|l| &l.fd);
+    let orig = locked.and_then(|l| l.fd.as_ref());
     let crlf = match orig {
         Some(fd) if opts.eol == Eol::Preserve => {
             crate::fs::sink::dominant_is_crlf(fd).map_err(|e| TxnError::of(first_op(plan, f), e))?
@@ -181,7 +181,9 @@ pub(super) fn stage<'a>(
         };
         cur = next;
     }
-    // A move to another file system: a copy, committed like a create.
+    // A move to another device: a copy, committed like a create, made here
+    // before the commit window; another mount of the same device (a bind
+    // mount) is found by the rename's EXDEV and copied then (`commit`).
     if cur.is_none() {
         if let (End::At(d), Some(fd)) = (&file.end, orig) {
             let src_dev = locked.map(|l| l.st.st_dev);
@@ -267,7 +269,7 @@ fn transformed<'a>(
         let grades = out.notes.into_iter().filter(|n| n.0 == "match");
         r.grades = Some(grades.map(|n| n.1).collect()).filter(|g: &Vec<_>| !g.is_empty());
     }
-    Ok((w.finish(report).map_err(Failure::from)?, out.count))
+    Ok((w.finish(report).map_err(super::failure)?, out.count))
 }
 
 /// A transform's passes over the file (`TransformFn::passes`), in memory
@@ -364,7 +366,7 @@ pub(super) fn read_norm(
 ) -> Result<(), Failure> {
     let mut engine = crate::engine::Engine::new(&[], false);
     read_each(fd, &mut |b| engine.feed(b, each)).map_err(|errno| {
-        Failure::from(FsError::Read {
+        super::failure(FsError::Read {
             path: Some(path.to_owned()),
             errno,
         })
@@ -405,7 +407,7 @@ fn read_text(fd: &OwnedFd, path: &std::path::Path) -> Result<String, Failure> {
 /// The file copied as it is into a temp beside `at` (a move across file
 /// systems).
 #[cfg_attr(as_edit_small, optimize(size))]
-fn copy_temp<'a>(at: &'a Target, fd: &OwnedFd) -> Result<Temp<'a>, FsError> {
+pub(super) fn copy_temp<'a>(at: &'a Target, fd: &OwnedFd) -> Result<Temp<'a>, FsError> {
     let failed = |step, errno| FsError::Write {
         path: at.path.clone(),
         step,
