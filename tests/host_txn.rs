@@ -1017,7 +1017,7 @@ fn a_helper_older_than_protocol_3_is_never_sent_a_transaction() {
     assert_eq!(std::fs::read(p.join("b.txt")).unwrap(), b"B\n");
 }
 
-/// `files` is the distinct paths whose entry changed (src/txn/mod.rs),
+/// `files` is the distinct paths whose entry changed (src/txn/txn.md),
 /// natively and by transfer alike, for chains of hunks on one file and for
 /// the `{"files"}` ops that spell them: a move's two paths count, a path
 /// made and removed again does not (the transfer path counted files, the
