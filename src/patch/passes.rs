@@ -41,6 +41,7 @@ use super::feed::scan;
 use super::find::best;
 use super::locate::{Grade, Miss, Placed, Refusal};
 use super::parse::Chunk;
+use super::table::{Keys, Table};
 use crate::diff::Builder;
 use crate::hints::OCCURRENCE_LINES_MAX;
 
@@ -223,6 +224,15 @@ impl<'c> Stage<'c> {
         }
     }
 
+    /// Whether a partial match is under way that the next line advances
+    /// (without one, a line changes nothing unless it can start a match).
+    fn busy(&self) -> bool {
+        let exact = self.m.count[0] > 0;
+        let r = (self.r.as_ref()).filter(|_| self.eof || self.m.count[3] == 0);
+        !(exact && self.header)
+            && (!self.m.starts.is_empty() || r.is_some_and(|r| !r.starts.is_empty()))
+    }
+
     /// Where the next search starts if the lines seen so far decide this
     /// one: its best match, while it is the only one at its grade (a
     /// header's first).
@@ -247,42 +257,89 @@ fn chained<'c>(
     steps: &[(usize, Option<usize>)],
     (step, from): (usize, usize),
     (max, bound, strict): (Grade, usize, bool),
-    source: &mut Source<'_>,
+    (table, source): (&Table, &mut Source<'_>),
 ) -> Result<(Vec<Stage<'c>>, usize), Failed> {
-    let mut chain = vec![Stage::new(chunks, steps, step, from, max)];
-    let each = &mut |i: usize, l: Option<&[u8]>| advance(&mut chain, chunks, steps, max, i, l);
+    let mut c = Chain {
+        stages: vec![Stage::new(chunks, steps, step, from, max)],
+        chunks,
+        steps,
+        max,
+        table,
+        keys: Keys::default(),
+        busy: Vec::new(),
+        todo: Vec::new(),
+    };
+    let each = &mut |i: usize, l: Option<&[u8]>| c.advance(i, l);
     let n = scan(source, bound, strict, each).ok_or(Failed::Source)?;
-    chain.reverse();
-    Ok((chain, n))
+    c.stages.reverse();
+    Ok((c.stages, n))
 }
 
-/// Line `i` (`l`, None past the end) to every search of the chain, which
-/// is cut where a search would start elsewhere and grown where the last
-/// one's next search can start. Not inlined into its closure, so built for
-/// size as the rest of the passes.
-#[cfg_attr(as_edit_small, optimize(size))]
-#[inline(never)]
-fn advance<'c>(
-    chain: &mut Vec<Stage<'c>>,
+/// The searches of one pass (`stages[j]` is step `stages[0].step + j`),
+/// and those a line can change: the ones with a partial match under way
+/// (`busy`) and those its keys say it can start (`table.rs`).
+struct Chain<'c, 's> {
+    stages: Vec<Stage<'c>>,
     chunks: &'c [Chunk],
-    steps: &[(usize, Option<usize>)],
+    steps: &'s [(usize, Option<usize>)],
     max: Grade,
-    i: usize,
-    l: Option<&[u8]>,
-) {
-    let mut j = 0;
-    while j < chain.len() {
-        chain[j].line(i, l);
-        let next = chain[j].next();
-        if chain.get(j + 1).is_some_and(|s| Some(s.from) != next) {
-            chain.truncate(j + 1);
+    table: &'s Table,
+    keys: Keys,
+    busy: Vec<usize>,
+    todo: Vec<usize>,
+}
+
+impl Chain<'_, '_> {
+    /// Line `i` (`l`, None past the end) to every search it can change
+    /// (to any other it is nothing: no partial match to advance or
+    /// start), the chain cut where a search would start elsewhere and
+    /// grown where the last one's next search can start. Built for size,
+    /// as the rest of the passes, not inlined into its closure.
+    #[cfg_attr(as_edit_small, optimize(size))]
+    #[inline(never)]
+    fn advance(&mut self, i: usize, l: Option<&[u8]>) {
+        let mut todo = std::mem::take(&mut self.todo);
+        todo.clear();
+        if let Some(l) = l {
+            self.table.hits(&self.keys.of(l, self.max), &mut todo);
+            // Steps to positions in the chain.
+            let (base, len) = (self.stages[0].step, self.stages.len());
+            todo.retain_mut(|s| {
+                *s = s.wrapping_sub(base);
+                *s < len
+            });
         }
-        let k = chain[j].step + 1;
-        if chain.len() == j + 1 && next == Some(i + 1) && k < steps.len() {
-            chain.push(Stage::new(chunks, steps, k, i + 1, max));
+        todo.append(&mut self.busy);
+        todo.sort_unstable();
+        todo.dedup();
+        for &j in &todo {
+            let Some(s) = self.stages.get_mut(j) else {
+                break; // cut: so is every later one
+            };
+            s.line(i, l);
+            if s.busy() {
+                self.busy.push(j);
+            }
+            let next = s.next();
+            let k = s.step + 1;
+            if self.stages.get(j + 1).is_some_and(|s| Some(s.from) != next) {
+                self.stages.truncate(j + 1);
+            }
+            if self.stages.len() == j + 1 && next == Some(i + 1) && k < self.steps.len() {
+                let s = Stage::new(self.chunks, self.steps, k, i + 1, self.max);
+                self.stages.push(s);
+            }
         }
-        j += 1;
+        #[cfg(test)]
+        STAGE_LINES.with(|c| c.set(c.get() + todo.len()));
+        self.todo = todo;
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Lines given to a search (`Stage::line` calls), for the tests.
+    static STAGE_LINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Places every chunk as `locate` does, then writes the new text to `out`
@@ -311,6 +368,13 @@ pub fn resolve(
             (0..c.headers.len()).map(move |h| (ci, Some(h))).chain(old)
         })
         .collect();
+    // Each search's first line: a line is compared only with the searches
+    // it can start (table.rs), and with those under way.
+    let firsts = steps.iter().map(|&(ci, h)| match h {
+        Some(h) => Some(chunks[ci].headers[h].as_str()),
+        None => chunks[ci].old.first().map(String::as_str),
+    });
+    let table = Table::new(firsts, max);
     let (mut splices, mut placed, mut cursor) = (Vec::new(), Vec::new(), 0);
     // The searches of the last pass still to take, last first.
     let (mut ready, mut n, mut step) = (Vec::new(), 0, 0);
@@ -320,7 +384,7 @@ pub fn resolve(
             .is_some_and(|s: &Stage| s.step == *step && s.from == cursor)
         {
             let how = (max, bound, strict);
-            (ready, n) = chained(chunks, &steps, (*step, cursor), how, source)?;
+            (ready, n) = chained(chunks, &steps, (*step, cursor), how, (&table, source))?;
         }
         *step += 1;
         Ok((ready.pop().expect("a search"), n))

@@ -1,0 +1,172 @@
+//! A line's keys, one per grade, and a table of the patch lines that can
+//! start a match: pure. So that many chunks cost the file's lines plus the
+//! patch, not their product (issue 33), each file line is hashed once per
+//! grade and looked up among the patch lines' keys, and compared only with
+//! the patterns whose first line has one of its keys.
+//!
+//! A grade's key is a hash of the text as that grade compares it
+//! (`find.rs`'s `order`): the bytes; the text without trailing whitespace;
+//! trimmed; trimmed with the Unicode punctuation mapped to ASCII. Lines that
+//! match at a grade have equal keys at it, so a lookup of every key of a
+//! line finds every pattern it can start (equal keys that do not match cost
+//! a comparison, nothing more). A line not UTF-8 matches only exactly, as
+//! in `best`. Keys equal to the previous grade's form are given once.
+//!
+//! Held: four keys and a step per patch line indexed, and one line's
+//! mapped text.
+
+use super::find::ascii;
+use super::locate::Grade;
+
+/// The keys of lines, with the buffer of the punctuation grade's text.
+#[derive(Default)]
+pub(super) struct Keys {
+    buf: Vec<u8>,
+}
+
+/// A line's distinct keys, up to four.
+pub(super) type Set = ([u64; 4], usize);
+
+impl Keys {
+    /// The distinct keys of `l` at the grades up to `max`.
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn of(&mut self, l: &[u8], max: Grade) -> Set {
+        let mut set = ([hash(l), 0, 0, 0], 1);
+        let Some(s) = (max > Grade::Exact)
+            .then(|| std::str::from_utf8(l).ok())
+            .flatten()
+        else {
+            return set;
+        };
+        let mut put = |k: u64| {
+            set.0[set.1] = k;
+            set.1 += 1;
+        };
+        let end = s.trim_end();
+        if end.len() != s.len() {
+            put(hash(end.as_bytes()));
+        }
+        if max == Grade::TrailingWhitespace {
+            return set;
+        }
+        let t = end.trim_start();
+        if t.len() != end.len() {
+            put(hash(t.as_bytes()));
+        }
+        if max == Grade::Whitespace || t.is_ascii() {
+            // ASCII maps to itself: the trimmed text's key.
+            return set;
+        }
+        self.buf.clear();
+        let mut c = [0; 4];
+        for ch in t.chars().map(ascii) {
+            self.buf
+                .extend_from_slice(ch.encode_utf8(&mut c).as_bytes());
+        }
+        if self.buf != t.as_bytes() {
+            put(hash(&self.buf));
+        }
+        set
+    }
+}
+
+/// The text's hash (a multiply-rotate over 8-byte words): equal texts,
+/// equal keys; a collision costs a comparison.
+#[inline]
+fn hash(b: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = (b.len() as u64).wrapping_mul(K);
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        let w = u64::from_le_bytes(w.try_into().expect("8 bytes"));
+        h = (h ^ w).wrapping_mul(K).rotate_left(27);
+    }
+    let mut t = [0; 8];
+    t[..words.remainder().len()].copy_from_slice(words.remainder());
+    h = (h ^ u64::from_le_bytes(t)).wrapping_mul(K);
+    h ^ (h >> 29)
+}
+
+/// Patterns by the keys of their first line.
+pub(super) struct Table {
+    /// (key, pattern), sorted.
+    keys: Vec<(u64, u32)>,
+}
+
+impl Table {
+    /// Pattern `i`'s first line is `firsts[i]` (`None`: never matches).
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn new<'a>(firsts: impl Iterator<Item = Option<&'a str>>, max: Grade) -> Table {
+        let mut k = Keys::default();
+        let mut keys = Vec::new();
+        for (i, f) in firsts.enumerate() {
+            if let Some(f) = f {
+                let (set, n) = k.of(f.as_bytes(), max);
+                keys.extend(set[..n].iter().map(|&h| (h, i as u32)));
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        Table { keys }
+    }
+
+    /// Appends to `hits` the patterns whose first line has one of the keys
+    /// in `set` (unsorted, perhaps twice).
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn hits(&self, set: &Set, hits: &mut Vec<usize>) {
+        for &k in &set.0[..set.1] {
+            let lo = self.keys.partition_point(|e| e.0 < k);
+            let run = self.keys[lo..].iter().take_while(|e| e.0 == k);
+            hits.extend(run.map(|e| e.1 as usize));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::patch::find::{best, tests::rng};
+
+    /// Whenever `best` matches a file line with a patch line at a grade,
+    /// the table finds the patch line from the file line's keys: on lines
+    /// of blanks (Unicode ones too), quotes, dashes and words, and on
+    /// bytes that are not UTF-8.
+    #[test]
+    fn a_line_finds_every_pattern_it_matches() {
+        let parts = [
+            "", " ", "\t", "\u{b}", "\u{a0}", "\u{3000}", "a", "b", "-", "\u{2013}", "\"",
+            "\u{201C}", "x y", "x\u{a0}y", "\r", "\u{85}", "é",
+        ];
+        let grades = [
+            Grade::Exact,
+            Grade::TrailingWhitespace,
+            Grade::Whitespace,
+            Grade::Punctuation,
+        ];
+        let mut r = rng(0x7ab1e);
+        let line = |r: &mut dyn FnMut(usize) -> usize| -> String {
+            (0..r(5)).map(|_| parts[r(parts.len())]).collect()
+        };
+        let (mut matched, mut keys) = (0, Keys::default());
+        for _ in 0..2000 {
+            let pats: Vec<String> = (0..8).map(|_| line(&mut r)).collect();
+            let max = grades[r(4)];
+            let table = Table::new(pats.iter().map(|p| Some(p.as_str())), max);
+            for _ in 0..20 {
+                let mut l = line(&mut r).into_bytes();
+                if r(10) == 0 {
+                    l.push(0xff);
+                }
+                let mut hits = Vec::new();
+                table.hits(&keys.of(&l, max), &mut hits);
+                for (i, p) in pats.iter().enumerate() {
+                    if best(&l, p, max).is_some() {
+                        matched += 1;
+                        assert!(hits.contains(&i), "{l:?} {p:?} {max:?}");
+                    }
+                }
+            }
+        }
+        assert!(matched > 5_000, "{matched}");
+    }
+}
