@@ -684,4 +684,141 @@ mod tests {
         assert_eq!(r, oracle(&text, &chunks, false).map(|a| a.2));
         assert_eq!(reads, 2);
     }
+
+    /// Many chunks on one file, the shapes that once cost chunks times
+    /// lines: lines matched loosely (the file's damage), a loose match a
+    /// stricter one overrules a line later, chunks that begin with a line
+    /// the file repeats, headers, damage in the patch, now and then a
+    /// chunk that is not there or occurs twice. The passes answer exactly
+    /// as the locator and `write` do, strict or not, in any piece size.
+    #[test]
+    fn many_loose_chunks_answer_as_the_locator() {
+        let words = ["}", "", "x = 1", "say(\"hi\")", "a - b", "  ret 0;"];
+        let mut r = rng(0x33_0013);
+        let (mut ok, mut loose, mut refused, mut chunks_seen) = (0, 0, 0, 0);
+        for _ in 0..300 {
+            let n = 100 + r(600);
+            let lines: Vec<String> = (0..n)
+                .map(|i| match r(25) {
+                    0 => words[r(words.len())].to_owned(),
+                    _ => format!("v{i} = \"{}\"", i % 7),
+                })
+                .collect();
+            let (mut text, mut over) = (String::new(), vec![false; n]);
+            for (i, l) in lines.iter().enumerate() {
+                match r(10) {
+                    0 => text += &format!("{}\n", damage(l, r(7))),
+                    // A loose copy, then the line itself: overruled.
+                    1 => {
+                        text += &format!("{}\n{l}\n", damage(l, r(2)));
+                        over[i] = true;
+                    }
+                    _ => text += &format!("{l}\n"),
+                }
+            }
+            let rate = [0, 6, 20][r(3)];
+            let (mut chunks, mut at) = (Vec::new(), 0);
+            while at + 2 < n && chunks.len() < 60 {
+                let mut s = at + r(12).min(n - at - 2);
+                // Mostly a line the file has once (a word: often twice).
+                while s + 2 < n && words.contains(&lines[s].as_str()) {
+                    s += 1;
+                }
+                // Not across an overruled copy.
+                let more = (1..1 + r(3).min(n - s - 1)).take_while(|&j| !over[s + j]);
+                let len = 1 + more.count();
+                let mut old = lines[s..s + len].to_vec();
+                if r(200) == 0 {
+                    old[0] = words[r(words.len())].to_owned();
+                }
+                if rate > 0 && r(rate) == 0 {
+                    let j = r(len);
+                    old[j] = damage(&old[j], r(7));
+                }
+                let headers = match r(6) {
+                    0 if s > at => vec![lines[s - 1].clone()],
+                    _ => vec![],
+                };
+                let headers = headers.into_iter().filter(|h| !h.trim().is_empty());
+                let new = vec![format!("new {}", chunks.len()), old[len - 1].clone()];
+                chunks.push(Chunk {
+                    headers: headers.collect(),
+                    old,
+                    new,
+                    keep: vec![None, Some(len - 1)],
+                    eof: false,
+                    line: 1,
+                });
+                at = s + len;
+            }
+            chunks_seen += chunks.len();
+            for strict in [false, true] {
+                let want = oracle(&text, &chunks, strict);
+                for piece in [7, 1 << 16] {
+                    let got = passes(&text, &chunks, strict, piece);
+                    assert_eq!(got, want, "{strict} {piece} {text:?} {chunks:?}");
+                }
+                match &want {
+                    Ok(a) => {
+                        ok += 1;
+                        loose += usize::from(a.1.iter().any(|p| p.grade > Grade::Exact));
+                    }
+                    Err(_) => refused += 1,
+                }
+            }
+        }
+        eprintln!("{ok} applied ({loose} loose), {refused} refused, {chunks_seen} chunks");
+        assert!(ok > 100 && loose > 50 && refused > 100 && chunks_seen > 10_000);
+    }
+
+    /// Loose chunks cost the file's lines plus the patch, not their
+    /// product (issue 33): 2,000 chunks on 20,000 lines, each matched
+    /// first with trailing blanks and then, half of them, exactly a line
+    /// later, give them to about two searches each, not to every search
+    /// after its start, in one pass and one to write; the answer is the
+    /// locator's.
+    #[test]
+    fn many_loose_chunks_cost_the_lines_plus_the_patch() {
+        let n = 20_000;
+        let mut text = String::new();
+        let chunks: Vec<Chunk> = (0..2000)
+            .map(|k| {
+                for i in 10 * k..10 * k + 10 {
+                    match i % 10 {
+                        3 => text += &format!("key {k} \n"),
+                        4 if k % 2 == 0 => text += &format!("key {k}\n"),
+                        _ => text += &format!("line {i}\n"),
+                    }
+                }
+                let headers = (k % 3 == 0).then(|| format!("line {}", 10 * k)).into_iter();
+                Chunk {
+                    headers: headers.collect(),
+                    old: vec![format!("key {k}")],
+                    new: vec!["new".into()],
+                    keep: vec![None],
+                    eof: false,
+                    line: 1,
+                }
+            })
+            .collect();
+        let (mut reads, mut out) = (0, Vec::new());
+        let mut source = |each: &mut dyn FnMut(&[u8])| {
+            reads += 1;
+            text.as_bytes().chunks(4096).for_each(&mut *each);
+            true
+        };
+        STAGE_LINES.with(|c| c.set(0));
+        let put = &mut |b: &[u8]| out.extend_from_slice(b);
+        let got = resolve(&chunks, false, &mut source, put, None).map(|r| (r.placed, r.starts));
+        let want = oracle(&text, &chunks, false).map(|a| (a.1, a.2));
+        assert_eq!(got, want);
+        let grades = want.unwrap().0.iter().map(|p| p.grade).collect::<Vec<_>>();
+        assert_eq!(grades.iter().filter(|g| **g > Grade::Exact).count(), 1000);
+        assert_eq!(reads, 2);
+        let work = STAGE_LINES.with(|c| c.get());
+        eprintln!("{work} lines given to searches");
+        // 3,667: a line per chunk and header, and the overruled ones'
+        // second; 26,697,997 when every search saw every line.
+        assert!(work <= 2 * chunks.len(), "{work} lines given to searches");
+    }
 }
