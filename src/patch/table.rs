@@ -87,37 +87,79 @@ fn hash(b: &[u8]) -> u64 {
     h ^ (h >> 29)
 }
 
-/// Patterns by the keys of their first line.
+/// Patterns by the keys of their first line: an open-addressed hash
+/// table (a key may map to several patterns), at most half full.
+#[derive(Default)]
 pub(super) struct Table {
-    /// (key, pattern), sorted.
-    keys: Vec<(u64, u32)>,
+    /// (key, pattern); `EMPTY` for a free slot.
+    slots: Vec<(u64, u32)>,
+    len: usize,
+    /// 64 minus the slots' bits: a key's slot is its top bits.
+    shift: u32,
 }
+
+const EMPTY: u32 = u32::MAX;
 
 impl Table {
     /// Pattern `i`'s first line is `firsts[i]` (`None`: never matches).
     #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn new<'a>(firsts: impl Iterator<Item = Option<&'a str>>, max: Grade) -> Table {
-        let mut k = Keys::default();
-        let mut keys = Vec::new();
+        let (mut t, mut k) = (Table::default(), Keys::default());
         for (i, f) in firsts.enumerate() {
             if let Some(f) = f {
-                let (set, n) = k.of(f.as_bytes(), max);
-                keys.extend(set[..n].iter().map(|&h| (h, i as u32)));
+                t.insert(&mut k, f, i, max);
             }
         }
-        keys.sort_unstable();
-        keys.dedup();
-        Table { keys }
+        t
+    }
+
+    /// Adds pattern `i`, whose first line is `f`.
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn insert(&mut self, keys: &mut Keys, f: &str, i: usize, max: Grade) {
+        let (set, n) = keys.of(f.as_bytes(), max);
+        for &k in &set[..n] {
+            if 2 * (self.len + 1) > self.slots.len() {
+                let old = std::mem::take(&mut self.slots);
+                let bits = (2 * old.len()).max(16).trailing_zeros();
+                (self.slots, self.shift) = (vec![(0, EMPTY); 1 << bits], 64 - bits);
+                old.into_iter()
+                    .filter(|s| s.1 != EMPTY)
+                    .for_each(|s| self.put(s));
+            }
+            self.put((k, i as u32));
+            self.len += 1;
+        }
+    }
+
+    fn slot(&self, k: u64) -> usize {
+        (k.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+    }
+
+    fn put(&mut self, e: (u64, u32)) {
+        let mask = self.slots.len() - 1;
+        let mut at = self.slot(e.0);
+        while self.slots[at].1 != EMPTY {
+            at = (at + 1) & mask;
+        }
+        self.slots[at] = e;
     }
 
     /// Appends to `hits` the patterns whose first line has one of the keys
     /// in `set` (unsorted, perhaps twice).
     #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn hits(&self, set: &Set, hits: &mut Vec<usize>) {
+        if self.len == 0 {
+            return;
+        }
+        let mask = self.slots.len() - 1;
         for &k in &set.0[..set.1] {
-            let lo = self.keys.partition_point(|e| e.0 < k);
-            let run = self.keys[lo..].iter().take_while(|e| e.0 == k);
-            hits.extend(run.map(|e| e.1 as usize));
+            let mut at = self.slot(k);
+            while let Some(&(key, i)) = self.slots.get(at).filter(|s| s.1 != EMPTY) {
+                if key == k {
+                    hits.push(i as usize);
+                }
+                at = (at + 1) & mask;
+            }
         }
     }
 }
