@@ -22,9 +22,15 @@
 //! pass writes the new text, as `write` does (loose context lines keep the
 //! file's text), and feeds the diff [`Builder`] when asked.
 //!
-//! Held: the patch; per search under way, the starts of its partial
-//! matches (at most its old lines) and at most [`OCCURRENCE_LINES_MAX`]
-//! lines (one for every search but the last); the
+//! Every search runs to the end of the file, so many chunks would cost
+//! chunks times lines if each saw every line; a line goes only to the
+//! searches with a partial match under way and to those whose first line
+//! has one of its keys (`table.rs`: hashed once per grade), the only ones
+//! it can change. Many chunks cost the file's lines plus the patch.
+//!
+//! Held: the patch and its first lines' keys; per search under way, the
+//! starts of its partial matches (at most its old lines) and at most
+//! [`OCCURRENCE_LINES_MAX`] lines (one for every search but the last); the
 //! current line up to `3 * hold` bytes, where a longer line is compacted:
 //! a blank run longer than `hold` becomes `hold + 1` spaces, and a line
 //! whose trimmed text has more characters than any patch line is dropped.
@@ -464,7 +470,7 @@ pub fn resolve(
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::patch) mod tests {
     use super::*;
     use crate::patch::find::tests::rng;
     use crate::patch::locate;
@@ -685,72 +691,83 @@ mod tests {
         assert_eq!(reads, 2);
     }
 
+    /// A file and many chunks (up to 60) over it: lines matched loosely
+    /// (the file's damage), with `overruled` loose copies a line before
+    /// some lines, chunks that begin with a line the file repeats,
+    /// headers, damage in the patch, now and then a chunk that is not
+    /// there or occurs twice (`stream.rs`'s tests take it too).
+    pub(in crate::patch) fn many_chunks(
+        r: &mut dyn FnMut(usize) -> usize,
+        overruled: bool,
+    ) -> (String, Vec<Chunk>) {
+        let words = ["}", "", "x = 1", "say(\"hi\")", "a - b", "  ret 0;"];
+        let n = 100 + r(600);
+        let lines: Vec<String> = (0..n)
+            .map(|i| match r(25) {
+                0 => words[r(words.len())].to_owned(),
+                _ => format!("v{i} = \"{}\"", i % 7),
+            })
+            .collect();
+        let (mut text, mut over) = (String::new(), vec![false; n]);
+        for (i, l) in lines.iter().enumerate() {
+            match r(10) {
+                0 => text += &format!("{}\n", damage(l, r(7))),
+                // A loose copy, then the line itself: overruled.
+                1 if overruled => {
+                    text += &format!("{}\n{l}\n", damage(l, r(2)));
+                    over[i] = true;
+                }
+                _ => text += &format!("{l}\n"),
+            }
+        }
+        let rate = [0, 6, 20][r(3)];
+        let (mut chunks, mut at) = (Vec::new(), 0);
+        while at + 2 < n && chunks.len() < 60 {
+            let mut s = at + r(12).min(n - at - 2);
+            // Mostly a line the file has once (a word: often twice).
+            while s + 2 < n && words.contains(&lines[s].as_str()) {
+                s += 1;
+            }
+            // Not across an overruled copy.
+            let more = (1..1 + r(3).min(n - s - 1)).take_while(|&j| !over[s + j]);
+            let len = 1 + more.count();
+            let mut old = lines[s..s + len].to_vec();
+            if r(200) == 0 {
+                old[0] = words[r(words.len())].to_owned();
+            }
+            if rate > 0 && r(rate) == 0 {
+                let j = r(len);
+                old[j] = damage(&old[j], r(7));
+            }
+            let headers = match r(6) {
+                0 if s > at => vec![lines[s - 1].clone()],
+                _ => vec![],
+            };
+            let headers = headers.into_iter().filter(|h| !h.trim().is_empty());
+            let new = vec![format!("new {}", chunks.len()), old[len - 1].clone()];
+            chunks.push(Chunk {
+                headers: headers.collect(),
+                old,
+                new,
+                keep: vec![None, Some(len - 1)],
+                eof: false,
+                line: 1,
+            });
+            at = s + len;
+        }
+        (text, chunks)
+    }
+
     /// Many chunks on one file, the shapes that once cost chunks times
-    /// lines: lines matched loosely (the file's damage), a loose match a
-    /// stricter one overrules a line later, chunks that begin with a line
-    /// the file repeats, headers, damage in the patch, now and then a
-    /// chunk that is not there or occurs twice. The passes answer exactly
-    /// as the locator and `write` do, strict or not, in any piece size.
+    /// lines ([`many_chunks`], with loose matches a stricter one overrules
+    /// a line later): the passes answer exactly as the locator and `write`
+    /// do, strict or not, in any piece size.
     #[test]
     fn many_loose_chunks_answer_as_the_locator() {
-        let words = ["}", "", "x = 1", "say(\"hi\")", "a - b", "  ret 0;"];
         let mut r = rng(0x33_0013);
         let (mut ok, mut loose, mut refused, mut chunks_seen) = (0, 0, 0, 0);
         for _ in 0..300 {
-            let n = 100 + r(600);
-            let lines: Vec<String> = (0..n)
-                .map(|i| match r(25) {
-                    0 => words[r(words.len())].to_owned(),
-                    _ => format!("v{i} = \"{}\"", i % 7),
-                })
-                .collect();
-            let (mut text, mut over) = (String::new(), vec![false; n]);
-            for (i, l) in lines.iter().enumerate() {
-                match r(10) {
-                    0 => text += &format!("{}\n", damage(l, r(7))),
-                    // A loose copy, then the line itself: overruled.
-                    1 => {
-                        text += &format!("{}\n{l}\n", damage(l, r(2)));
-                        over[i] = true;
-                    }
-                    _ => text += &format!("{l}\n"),
-                }
-            }
-            let rate = [0, 6, 20][r(3)];
-            let (mut chunks, mut at) = (Vec::new(), 0);
-            while at + 2 < n && chunks.len() < 60 {
-                let mut s = at + r(12).min(n - at - 2);
-                // Mostly a line the file has once (a word: often twice).
-                while s + 2 < n && words.contains(&lines[s].as_str()) {
-                    s += 1;
-                }
-                // Not across an overruled copy.
-                let more = (1..1 + r(3).min(n - s - 1)).take_while(|&j| !over[s + j]);
-                let len = 1 + more.count();
-                let mut old = lines[s..s + len].to_vec();
-                if r(200) == 0 {
-                    old[0] = words[r(words.len())].to_owned();
-                }
-                if rate > 0 && r(rate) == 0 {
-                    let j = r(len);
-                    old[j] = damage(&old[j], r(7));
-                }
-                let headers = match r(6) {
-                    0 if s > at => vec![lines[s - 1].clone()],
-                    _ => vec![],
-                };
-                let headers = headers.into_iter().filter(|h| !h.trim().is_empty());
-                let new = vec![format!("new {}", chunks.len()), old[len - 1].clone()];
-                chunks.push(Chunk {
-                    headers: headers.collect(),
-                    old,
-                    new,
-                    keep: vec![None, Some(len - 1)],
-                    eof: false,
-                    line: 1,
-                });
-                at = s + len;
-            }
+            let (text, chunks) = many_chunks(&mut r, true);
             chunks_seen += chunks.len();
             for strict in [false, true] {
                 let want = oracle(&text, &chunks, strict);

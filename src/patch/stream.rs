@@ -28,7 +28,9 @@
 //! A fallback costs what the pass wrote (an unnamed temp, dropped) and a
 //! read (one more per match a later line overrules), then one to write.
 //!
-//! Held: the patch; the current line up to `hold()` bytes (a longer line
+//! Held: the patch (and the keys of the headers found loosely, watched
+//! for a stricter match: a line is compared only with those it can match,
+//! `table.rs`); the current line up to `hold()` bytes (a longer line
 //! whose characters outnumber every patch line's matches none and streams
 //! through; one that might still match loosely is `None`); the searched
 //! chunk's partially matched lines, copied (a loose match writes the
@@ -907,5 +909,38 @@ mod tests {
         assert_eq!(work, 2);
         text += "fn f9() {\n";
         assert_eq!(pass_graded(&text, &chunks, 4096, false), None);
+    }
+
+    /// Many chunks, loosely matched and under headers found loosely
+    /// (`passes.rs`'s [`many_chunks`]): whenever the pass answers, it is the
+    /// locator's answer, strict or not, in any piece size (a quarter of
+    /// the files with loose copies that a line later overrules).
+    ///
+    /// [`many_chunks`]: crate::patch::passes::tests::many_chunks
+    #[test]
+    fn many_loose_chunks_stream_as_the_locator() {
+        let mut r = rng(0x33_5713);
+        let (mut streamed, mut loose, mut cases) = (0, 0, 0);
+        for case in 0..400 {
+            let overruled = case % 4 == 0;
+            let (text, chunks) = crate::patch::passes::tests::many_chunks(&mut r, overruled);
+            for strict in [false, true] {
+                let want = oracle(&text, &chunks, strict);
+                for piece in [7, 4096] {
+                    cases += 1;
+                    let Some(got) = pass_graded(&text, &chunks, piece, strict) else {
+                        continue;
+                    };
+                    assert_eq!(Ok(&got), want.as_ref(), "{strict} {text:?} {chunks:?}");
+                    streamed += 1;
+                    loose += usize::from(got.2.iter().any(|g| *g > Grade::Exact));
+                }
+            }
+        }
+        eprintln!("{cases} cases: {streamed} streamed, {loose} of them loose");
+        assert!(
+            streamed > 100 && loose > 50,
+            "{streamed} streamed, {loose} loose"
+        );
     }
 }
