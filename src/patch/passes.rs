@@ -796,7 +796,6 @@ pub(in crate::patch) mod tests {
     /// locator's.
     #[test]
     fn many_loose_chunks_cost_the_lines_plus_the_patch() {
-        let n = 20_000;
         let mut text = String::new();
         let chunks: Vec<Chunk> = (0..2000)
             .map(|k| {
