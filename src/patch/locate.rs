@@ -45,8 +45,11 @@
 //! `stream.rs`'s one pass, and when that cannot prove its answer (a
 //! refusal, a loose match overruled later, the retry, `--diff`, more than
 //! 64 loose chunks) `passes.rs`, give its answer in memory bounded by the
-//! patch. The host's transfer fallback runs this, on the text it
-//! downloaded; it is the oracle of both.
+//! patch, and in time about the file's lines plus the patch's: a line is
+//! compared only with the chunks and headers it can start (`table.rs`)
+//! and those under way (chunks of lines the file repeats still cost those
+//! lines times their length). The host's transfer fallback runs this, on
+//! the text it downloaded; it is the oracle of both.
 
 use super::find::Finder;
 use super::parse::Chunk;

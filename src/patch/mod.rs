@@ -60,6 +60,7 @@ pub mod parse;
 pub mod passes;
 mod rewrite;
 pub mod stream;
+mod table;
 mod watch;
 
 use std::collections::BTreeMap;

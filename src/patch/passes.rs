@@ -22,9 +22,15 @@
 //! pass writes the new text, as `write` does (loose context lines keep the
 //! file's text), and feeds the diff [`Builder`] when asked.
 //!
-//! Held: the patch; per search under way, the starts of its partial
-//! matches (at most its old lines) and at most [`OCCURRENCE_LINES_MAX`]
-//! lines (one for every search but the last); the
+//! Every search runs to the end of the file, so many chunks would cost
+//! chunks times lines if each saw every line; a line goes only to the
+//! searches with a partial match under way and to those whose first line
+//! has one of its keys (`table.rs`: hashed once per grade), the only ones
+//! it can change. Many chunks cost the file's lines plus the patch.
+//!
+//! Held: the patch and its first lines' keys; per search under way, the
+//! starts of its partial matches (at most its old lines) and at most
+//! [`OCCURRENCE_LINES_MAX`] lines (one for every search but the last); the
 //! current line up to `3 * hold` bytes, where a longer line is compacted:
 //! a blank run longer than `hold` becomes `hold + 1` spaces, and a line
 //! whose trimmed text has more characters than any patch line is dropped.
@@ -41,6 +47,7 @@ use super::feed::scan;
 use super::find::best;
 use super::locate::{noop, Grade, Miss, Placed, Refusal};
 use super::parse::Chunk;
+use super::table::{Keys, Table};
 use crate::diff::Builder;
 use crate::hints::OCCURRENCE_LINES_MAX;
 
@@ -225,6 +232,15 @@ impl<'c> Stage<'c> {
         }
     }
 
+    /// Whether a partial match is under way that the next line advances
+    /// (without one, a line changes nothing unless it can start a match).
+    fn busy(&self) -> bool {
+        let exact = self.m.count[0] > 0;
+        let r = (self.r.as_ref()).filter(|_| self.eof || self.m.count[3] == 0);
+        !(exact && self.header)
+            && (!self.m.starts.is_empty() || r.is_some_and(|r| !r.starts.is_empty()))
+    }
+
     /// Where the next search starts if the lines seen so far decide this
     /// one: its best match, while it is the only one at its grade (a
     /// header's first).
@@ -249,42 +265,89 @@ fn chained<'c>(
     steps: &[(usize, Option<usize>)],
     (step, from): (usize, usize),
     (max, bound, strict): (Grade, usize, bool),
-    source: &mut Source<'_>,
+    (table, source): (&Table, &mut Source<'_>),
 ) -> Result<(Vec<Stage<'c>>, usize), Failed> {
-    let mut chain = vec![Stage::new(chunks, steps, step, from, max)];
-    let each = &mut |i: usize, l: Option<&[u8]>| advance(&mut chain, chunks, steps, max, i, l);
+    let mut c = Chain {
+        stages: vec![Stage::new(chunks, steps, step, from, max)],
+        chunks,
+        steps,
+        max,
+        table,
+        keys: Keys::default(),
+        busy: Vec::new(),
+        todo: Vec::new(),
+    };
+    let each = &mut |i: usize, l: Option<&[u8]>| c.advance(i, l);
     let n = scan(source, bound, strict, each).ok_or(Failed::Source)?;
-    chain.reverse();
-    Ok((chain, n))
+    c.stages.reverse();
+    Ok((c.stages, n))
 }
 
-/// Line `i` (`l`, None past the end) to every search of the chain, which
-/// is cut where a search would start elsewhere and grown where the last
-/// one's next search can start. Not inlined into its closure, so built for
-/// size as the rest of the passes.
-#[cfg_attr(as_edit_small, optimize(size))]
-#[inline(never)]
-fn advance<'c>(
-    chain: &mut Vec<Stage<'c>>,
+/// The searches of one pass (`stages[j]` is step `stages[0].step + j`),
+/// and those a line can change: the ones with a partial match under way
+/// (`busy`) and those its keys say it can start (`table.rs`).
+struct Chain<'c, 's> {
+    stages: Vec<Stage<'c>>,
     chunks: &'c [Chunk],
-    steps: &[(usize, Option<usize>)],
+    steps: &'s [(usize, Option<usize>)],
     max: Grade,
-    i: usize,
-    l: Option<&[u8]>,
-) {
-    let mut j = 0;
-    while j < chain.len() {
-        chain[j].line(i, l);
-        let next = chain[j].next();
-        if chain.get(j + 1).is_some_and(|s| Some(s.from) != next) {
-            chain.truncate(j + 1);
+    table: &'s Table,
+    keys: Keys,
+    busy: Vec<usize>,
+    todo: Vec<usize>,
+}
+
+impl Chain<'_, '_> {
+    /// Line `i` (`l`, None past the end) to every search it can change
+    /// (to any other it is nothing: no partial match to advance or
+    /// start), the chain cut where a search would start elsewhere and
+    /// grown where the last one's next search can start. Built for size,
+    /// as the rest of the passes, not inlined into its closure.
+    #[cfg_attr(as_edit_small, optimize(size))]
+    #[inline(never)]
+    fn advance(&mut self, i: usize, l: Option<&[u8]>) {
+        let mut todo = std::mem::take(&mut self.todo);
+        todo.clear();
+        if let Some(l) = l {
+            self.table.hits(&self.keys.of(l, self.max), &mut todo);
+            // Steps to positions in the chain.
+            let (base, len) = (self.stages[0].step, self.stages.len());
+            todo.retain_mut(|s| {
+                *s = s.wrapping_sub(base);
+                *s < len
+            });
         }
-        let k = chain[j].step + 1;
-        if chain.len() == j + 1 && next == Some(i + 1) && k < steps.len() {
-            chain.push(Stage::new(chunks, steps, k, i + 1, max));
+        todo.append(&mut self.busy);
+        todo.sort_unstable();
+        todo.dedup();
+        for &j in &todo {
+            let Some(s) = self.stages.get_mut(j) else {
+                break; // cut: so is every later one
+            };
+            s.line(i, l);
+            if s.busy() {
+                self.busy.push(j);
+            }
+            let next = s.next();
+            let k = s.step + 1;
+            if self.stages.get(j + 1).is_some_and(|s| Some(s.from) != next) {
+                self.stages.truncate(j + 1);
+            }
+            if self.stages.len() == j + 1 && next == Some(i + 1) && k < self.steps.len() {
+                let s = Stage::new(self.chunks, self.steps, k, i + 1, self.max);
+                self.stages.push(s);
+            }
         }
-        j += 1;
+        #[cfg(test)]
+        STAGE_LINES.with(|c| c.set(c.get() + todo.len()));
+        self.todo = todo;
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Lines given to a search (`Stage::line` calls), for the tests.
+    static STAGE_LINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Places every chunk as `locate` does, then writes the new text to `out`
@@ -313,6 +376,13 @@ pub fn resolve(
             (0..c.headers.len()).map(move |h| (ci, Some(h))).chain(old)
         })
         .collect();
+    // Each search's first line: a line is compared only with the searches
+    // it can start (table.rs), and with those under way.
+    let firsts = steps.iter().map(|&(ci, h)| match h {
+        Some(h) => Some(chunks[ci].headers[h].as_str()),
+        None => chunks[ci].old.first().map(String::as_str),
+    });
+    let table = Table::new(firsts, max);
     let (mut splices, mut placed, mut cursor) = (Vec::new(), Vec::new(), 0);
     // The searches of the last pass still to take, last first.
     let (mut ready, mut n, mut step) = (Vec::new(), 0, 0);
@@ -322,7 +392,7 @@ pub fn resolve(
             .is_some_and(|s: &Stage| s.step == *step && s.from == cursor)
         {
             let how = (max, bound, strict);
-            (ready, n) = chained(chunks, &steps, (*step, cursor), how, source)?;
+            (ready, n) = chained(chunks, &steps, (*step, cursor), how, (&table, source))?;
         }
         *step += 1;
         Ok((ready.pop().expect("a search"), n))
@@ -403,7 +473,7 @@ pub fn resolve(
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::patch) mod tests {
     use super::*;
     use crate::patch::find::tests::rng;
     use crate::patch::locate;
@@ -685,5 +755,152 @@ mod tests {
         let r = resolve(&chunks, false, &mut source, put, None).map(|r| r.starts);
         assert_eq!(r, oracle(&text, &chunks, false).map(|a| a.2));
         assert_eq!(reads, 2);
+    }
+
+    /// A file and many chunks (up to 60) over it: lines matched loosely
+    /// (the file's damage), with `overruled` loose copies a line before
+    /// some lines, chunks that begin with a line the file repeats,
+    /// headers, damage in the patch, now and then a chunk that is not
+    /// there or occurs twice (`stream.rs`'s tests take it too).
+    pub(in crate::patch) fn many_chunks(
+        r: &mut dyn FnMut(usize) -> usize,
+        overruled: bool,
+    ) -> (String, Vec<Chunk>) {
+        let words = ["}", "", "x = 1", "say(\"hi\")", "a - b", "  ret 0;"];
+        let n = 100 + r(600);
+        let lines: Vec<String> = (0..n)
+            .map(|i| match r(25) {
+                0 => words[r(words.len())].to_owned(),
+                _ => format!("v{i} = \"{}\"", i % 7),
+            })
+            .collect();
+        let (mut text, mut over) = (String::new(), vec![false; n]);
+        for (i, l) in lines.iter().enumerate() {
+            match r(10) {
+                0 => text += &format!("{}\n", damage(l, r(7))),
+                // A loose copy, then the line itself: overruled.
+                1 if overruled => {
+                    text += &format!("{}\n{l}\n", damage(l, r(2)));
+                    over[i] = true;
+                }
+                _ => text += &format!("{l}\n"),
+            }
+        }
+        let rate = [0, 6, 20][r(3)];
+        let (mut chunks, mut at) = (Vec::new(), 0);
+        while at + 2 < n && chunks.len() < 60 {
+            let mut s = at + r(12).min(n - at - 2);
+            // Mostly a line the file has once (a word: often twice).
+            while s + 2 < n && words.contains(&lines[s].as_str()) {
+                s += 1;
+            }
+            // Not across an overruled copy.
+            let more = (1..1 + r(3).min(n - s - 1)).take_while(|&j| !over[s + j]);
+            let len = 1 + more.count();
+            let mut old = lines[s..s + len].to_vec();
+            if r(200) == 0 {
+                old[0] = words[r(words.len())].to_owned();
+            }
+            if rate > 0 && r(rate) == 0 {
+                let j = r(len);
+                old[j] = damage(&old[j], r(7));
+            }
+            let headers = match r(6) {
+                0 if s > at => vec![lines[s - 1].clone()],
+                _ => vec![],
+            };
+            let headers = headers.into_iter().filter(|h| !h.trim().is_empty());
+            let new = vec![format!("new {}", chunks.len()), old[len - 1].clone()];
+            chunks.push(Chunk {
+                headers: headers.collect(),
+                old,
+                new,
+                keep: vec![None, Some(len - 1)],
+                eof: false,
+                line: 1,
+            });
+            at = s + len;
+        }
+        (text, chunks)
+    }
+
+    /// Many chunks on one file, the shapes that once cost chunks times
+    /// lines ([`many_chunks`], with loose matches a stricter one overrules
+    /// a line later): the passes answer exactly as the locator and `write`
+    /// do, strict or not, in any piece size.
+    #[test]
+    fn many_loose_chunks_answer_as_the_locator() {
+        let mut r = rng(0x33_0013);
+        let (mut ok, mut loose, mut refused, mut chunks_seen) = (0, 0, 0, 0);
+        for _ in 0..300 {
+            let (text, chunks) = many_chunks(&mut r, true);
+            chunks_seen += chunks.len();
+            for strict in [false, true] {
+                let want = oracle(&text, &chunks, strict);
+                for piece in [7, 1 << 16] {
+                    let got = passes(&text, &chunks, strict, piece);
+                    assert_eq!(got, want, "{strict} {piece} {text:?} {chunks:?}");
+                }
+                match &want {
+                    Ok(a) => {
+                        ok += 1;
+                        loose += usize::from(a.1.iter().any(|p| p.grade > Grade::Exact));
+                    }
+                    Err(_) => refused += 1,
+                }
+            }
+        }
+        eprintln!("{ok} applied ({loose} loose), {refused} refused, {chunks_seen} chunks");
+        assert!(ok > 100 && loose > 50 && refused > 100 && chunks_seen > 10_000);
+    }
+
+    /// Loose chunks cost the file's lines plus the patch, not their
+    /// product (issue 33): 2,000 chunks on 20,000 lines, each matched
+    /// first with trailing blanks and then, half of them, exactly a line
+    /// later, give them to about two searches each, not to every search
+    /// after its start, in one pass and one to write; the answer is the
+    /// locator's.
+    #[test]
+    fn many_loose_chunks_cost_the_lines_plus_the_patch() {
+        let mut text = String::new();
+        let chunks: Vec<Chunk> = (0..2000)
+            .map(|k| {
+                for i in 10 * k..10 * k + 10 {
+                    match i % 10 {
+                        3 => text += &format!("key {k} \n"),
+                        4 if k % 2 == 0 => text += &format!("key {k}\n"),
+                        _ => text += &format!("line {i}\n"),
+                    }
+                }
+                let headers = (k % 3 == 0).then(|| format!("line {}", 10 * k)).into_iter();
+                Chunk {
+                    headers: headers.collect(),
+                    old: vec![format!("key {k}")],
+                    new: vec!["new".into()],
+                    keep: vec![None],
+                    eof: false,
+                    line: 1,
+                }
+            })
+            .collect();
+        let (mut reads, mut out) = (0, Vec::new());
+        let mut source = |each: &mut dyn FnMut(&[u8])| {
+            reads += 1;
+            text.as_bytes().chunks(4096).for_each(&mut *each);
+            true
+        };
+        STAGE_LINES.with(|c| c.set(0));
+        let put = &mut |b: &[u8]| out.extend_from_slice(b);
+        let got = resolve(&chunks, false, &mut source, put, None).map(|r| (r.placed, r.starts));
+        let want = oracle(&text, &chunks, false).map(|a| (a.1, a.2));
+        assert_eq!(got, want);
+        let grades = want.unwrap().0.iter().map(|p| p.grade).collect::<Vec<_>>();
+        assert_eq!(grades.iter().filter(|g| **g > Grade::Exact).count(), 1000);
+        assert_eq!(reads, 2);
+        let work = STAGE_LINES.with(|c| c.get());
+        eprintln!("{work} lines given to searches");
+        // 3,667: a line per chunk and header, and the overruled ones'
+        // second; 26,697,997 when every search saw every line.
+        assert!(work <= 2 * chunks.len(), "{work} lines given to searches");
     }
 }

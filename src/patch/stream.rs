@@ -31,7 +31,9 @@
 //! A fallback costs what the pass wrote (an unnamed temp, dropped) and a
 //! read (one more per match a later line overrules), then one to write.
 //!
-//! Held: the patch; the current line up to `hold()` bytes (a longer line
+//! Held: the patch (and the keys of the headers found loosely, watched
+//! for a stricter match: a line is compared only with those it can match,
+//! `table.rs`); the current line up to `hold()` bytes (a longer line
 //! whose characters outnumber every patch line's matches none and streams
 //! through; one that might still match loosely is `None`); the searched
 //! chunk's partially matched lines, copied (a loose match writes the
@@ -44,6 +46,7 @@
 use super::find::{best, core_chars};
 use super::locate::{tail, Grade};
 use super::parse::Chunk;
+use super::table::{Keys, Table};
 use super::watch::Watch;
 
 /// A pure addition's place at the end of the file, its length unknown.
@@ -70,8 +73,12 @@ struct Pass<'c, 'o> {
     max: Grade,
     /// Partial matches, and the placed chunks watched.
     w: Watch<'c>,
-    /// Headers found at a loose grade, with it.
+    /// Headers found at a loose grade, with it, and by their keys: a line
+    /// is compared only with those it can match (`table.rs`), not each.
     loose: Vec<(&'c str, Grade)>,
+    by_key: Table,
+    keys: Keys,
+    hits: Vec<usize>,
     /// The chunk searched (every one before it is placed), and how many
     /// of its headers are found (more than it has: its old lines).
     k: usize,
@@ -136,6 +143,9 @@ pub fn run(
         max,
         w: Watch::new(chunks, max),
         loose: Vec::new(),
+        by_key: Table::default(),
+        keys: Keys::default(),
+        hits: Vec::new(),
         k: 0,
         h: 0,
         bound,
@@ -167,6 +177,8 @@ pub fn run(
 thread_local! {
     /// The last pass's old lines, for the tests.
     static OLD_LINES: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Lines compared with a header found loosely, for the tests.
+    static HEADER_LINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl Pass<'_, '_> {
@@ -340,9 +352,18 @@ impl Pass<'_, '_> {
         // A second occurrence: the locator refuses, or places the chunk
         // there (a stricter grade).
         self.failed |= !self.w.line(n, l);
-        for &(h, g) in &self.loose {
-            // The locator's header is this stricter one.
-            self.failed |= l.and_then(|l| best(l, h, g)).is_some_and(|b| b < g);
+        if let Some(l) = l.filter(|_| !self.loose.is_empty()) {
+            let mut hits = std::mem::take(&mut self.hits);
+            hits.clear();
+            self.by_key.hits(&self.keys.of(l, self.max), &mut hits);
+            #[cfg(test)]
+            HEADER_LINES.with(|c| c.set(c.get() + hits.len()));
+            for &i in &hits {
+                // The locator's header is this stricter one.
+                let (h, g) = self.loose[i];
+                self.failed |= best(l, h, g).is_some_and(|b| b < g);
+            }
+            self.hits = hits;
         }
         if self.failed {
             // Nothing more is written: an addition due here, or a chunk
@@ -358,6 +379,8 @@ impl Pass<'_, '_> {
                 let h = &c.headers[self.h];
                 if let Some(g) = l.and_then(|l| best(l, h, self.max)) {
                     if g > Grade::Exact {
+                        let i = self.loose.len();
+                        self.by_key.insert(&mut self.keys, h, i, self.max);
                         self.loose.push((h, g));
                     }
                     self.h += 1;
@@ -912,5 +935,69 @@ mod tests {
         assert_eq!(Ok(got), oracle(&text, some, false));
         assert!(oracle(&text, &chunks, false).is_ok());
         assert_eq!(pass_graded(&text, &chunks, 4096, false), None);
+    }
+
+    /// Headers found loosely are watched to the end for a stricter match
+    /// at the cost of a line each, not of a comparison per header (issue
+    /// 33): 2,000 chunks on 20,000 lines, each under an `@@` line the file
+    /// has only with a trailing space, and two loose copies of one of
+    /// them, compare 2 lines with a header, and the answer is the
+    /// locator's in one pass; the same header exactly, later, is seen.
+    #[test]
+    fn headers_found_loosely_cost_a_line_each() {
+        let mut text: String = (0..20_000)
+            .map(|i| match i % 10 {
+                2 => format!("fn f{}() {{ \n", i / 10),
+                _ => format!("line {i}\n"),
+            })
+            .collect();
+        text += "fn f7() {\t\n fn f7() {\n";
+        let chunks: Vec<Chunk> = (0..2000)
+            .map(|k| {
+                let old = format!("line {}", 10 * k + 5);
+                chunk(&[&format!("fn f{k}() {{")], &[&old], &["x"], vec![None])
+            })
+            .collect();
+        HEADER_LINES.with(|c| c.set(0));
+        let got = pass_graded(&text, &chunks, 4096, false).expect("streamed");
+        assert_eq!(Ok(got), oracle(&text, &chunks, false));
+        // 20,008,000 when each header was compared with every later line.
+        let work = HEADER_LINES.with(|c| c.get());
+        assert_eq!(work, 2);
+        text += "fn f9() {\n";
+        assert_eq!(pass_graded(&text, &chunks, 4096, false), None);
+    }
+
+    /// Many chunks, loosely matched and under headers found loosely
+    /// (`passes.rs`'s [`many_chunks`]): whenever the pass answers, it is the
+    /// locator's answer, strict or not, in any piece size (a quarter of
+    /// the files with loose copies that a line later overrules).
+    ///
+    /// [`many_chunks`]: crate::patch::passes::tests::many_chunks
+    #[test]
+    fn many_loose_chunks_stream_as_the_locator() {
+        let mut r = rng(0x33_5713);
+        let (mut streamed, mut loose, mut cases) = (0, 0, 0);
+        for case in 0..400 {
+            let overruled = case % 4 == 0;
+            let (text, chunks) = crate::patch::passes::tests::many_chunks(&mut r, overruled);
+            for strict in [false, true] {
+                let want = oracle(&text, &chunks, strict);
+                for piece in [7, 4096] {
+                    cases += 1;
+                    let Some(got) = pass_graded(&text, &chunks, piece, strict) else {
+                        continue;
+                    };
+                    assert_eq!(Ok(&got), want.as_ref(), "{strict} {text:?} {chunks:?}");
+                    streamed += 1;
+                    loose += usize::from(got.2.iter().any(|g| *g > Grade::Exact));
+                }
+            }
+        }
+        eprintln!("{cases} cases: {streamed} streamed, {loose} of them loose");
+        assert!(
+            streamed > 100 && loose > 50,
+            "{streamed} streamed, {loose} loose"
+        );
     }
 }
