@@ -19,10 +19,7 @@ apt_need() {
   ((${#missing[@]})) || return 0
   [ "$(id -u)" = 0 ] || die "missing Debian packages: ${missing[*]} (run as root, or install them with apt-get)"
   command -v apt-get >/dev/null || die "missing packages ${missing[*]} and no apt-get to install them"
-  if [ -z "${AS_EDIT_APT_UPDATED:-}" ]; then
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || die "apt-get update failed"
-    export AS_EDIT_APT_UPDATED=1
-  fi
+  apt_update
   # The plan first (-s changes nothing): refused if it removes anything.
   plan=$(LC_ALL=C DEBIAN_FRONTEND=noninteractive apt-get install -s --no-remove \
     -o Debug::pkgProblemResolver=1 "${missing[@]}" 2>&1) || apt_refuse "${missing[*]}" "$plan"
@@ -32,6 +29,29 @@ apt_need() {
   # that changed since the simulation rather than remove or downgrade.
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-remove "${missing[@]}" >&2 \
     || die "apt-get install --no-remove ${missing[*]} failed (see apt's message above)"
+}
+
+# apt_update : apt-get update once per run (the lists may be absent or stale).
+apt_update() {
+  [ -z "${AS_EDIT_APT_UPDATED:-}" ] || return 0
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || die "apt-get update failed"
+  export AS_EDIT_APT_UPDATED=1
+}
+
+# apt_can PKG... : true when apt_need PKG... would install them without
+# removing or downgrading anything (or they are all installed); changes
+# nothing but apt's lists. Lets a script choose another way (power-cut.sh's
+# private qemu) instead of failing.
+apt_can() {
+  local missing=() p plan
+  for p in "$@"; do
+    [ "$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null)" = installed ] || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || return 1
+  apt_update
+  plan=$(LC_ALL=C apt-get install -s --no-remove "${missing[@]}" 2>&1) || return 1
+  (apt_downgrades "$plan") 2>/dev/null
 }
 
 # apt_refuse PKGS PLAN : dies naming what apt would remove and the conflicts

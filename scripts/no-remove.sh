@@ -8,7 +8,9 @@
 #     and id: nothing is asked of apt when every package is installed in any
 #     version; a plan that removes a package (the real qemu-utils case) or
 #     downgrades one dies naming it and never reaches the real install; a
-#     clean plan installs only the missing packages, with --no-remove.
+#     clean plan installs only the missing packages, with --no-remove;
+#     apt_can (power-cut.sh's choice of a private qemu) says no to the same
+#     removing and downgrading plans and yes to the clean one, simulating only.
 # Usage: scripts/no-remove.sh   (no root, changes nothing; test.sh runs it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -104,6 +106,15 @@ want="error: installing qemu-system-x86 xfsprogs kmod would remove qemu-utils 1:
 [ "$(cat "$STUB_LOG")" = "apt-get install -s --no-remove -o Debug::pkgProblemResolver=1 qemu-system-x86 xfsprogs kmod" ] \
   || fail "a removing plan: apt-get was called as: $(cat "$STUB_LOG")"
 echo "ok: a plan that removes qemu-utils is refused, naming it and the Breaks; only the simulation ran"
+# apt_can (power-cut.sh's choice between installing qemu-system-x86 and a
+# private copy) answers no to the same plan, running only the simulation.
+: >"$STUB_LOG"
+rc=0
+AS_EDIT_APT_UPDATED=1 bash -c '. scripts/common.sh; apt_can "$@"' apt_can qemu-system-x86 e2fsprogs >/dev/null 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "apt_can on a removing plan: exit $rc"
+[ "$(cat "$STUB_LOG")" = "apt-get install -s --no-remove qemu-system-x86" ] \
+  || fail "apt_can on a removing plan: apt-get was called as: $(cat "$STUB_LOG")"
+echo "ok: apt_can says no to a plan that removes qemu-utils, changing nothing"
 
 cat >"$STUB_PLAN" <<'EOF'
 The following packages will be DOWNGRADED:
@@ -118,6 +129,10 @@ run_apt_need kmod
   || fail "a downgrading plan: said '$err'"
 grep -q -- ' -y ' "$STUB_LOG" && fail "a downgrading plan reached the install: $(cat "$STUB_LOG")"
 echo "ok: a plan that downgrades qemu-utils is refused, naming both versions"
+rc=0
+AS_EDIT_APT_UPDATED=1 bash -c '. scripts/common.sh; apt_can "$@"' apt_can kmod >/dev/null 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "apt_can on a downgrading plan: exit $rc"
+echo "ok: apt_can says no to a plan that downgrades qemu-utils"
 
 cat >"$STUB_PLAN" <<'EOF'
 Inst libgbm1 [22.3.6-1+deb12u1] (22.3.6-1+deb12u2 Debian-Security:12/stable-security [amd64])
@@ -130,3 +145,13 @@ run_apt_need e2fsprogs kmod xfsprogs
 [ "$(tail -n 1 "$STUB_LOG")" = "apt-get install -y -qq --no-remove kmod xfsprogs" ] \
   || fail "a clean plan: apt-get was called as: $(cat "$STUB_LOG")"
 echo "ok: a clean plan installs only the missing packages, with --no-remove"
+: >"$STUB_LOG"
+rc=0
+AS_EDIT_APT_UPDATED=1 bash -c '. scripts/common.sh; apt_can "$@"' apt_can e2fsprogs kmod xfsprogs >/dev/null 2>&1 || rc=$?
+[ "$rc" = 0 ] && [ "$(cat "$STUB_LOG")" = "apt-get install -s --no-remove kmod xfsprogs" ] \
+  || fail "apt_can on a clean plan: exit $rc, apt-get called as: $(cat "$STUB_LOG")"
+: >"$STUB_LOG"
+rc=0
+AS_EDIT_APT_UPDATED=1 bash -c '. scripts/common.sh; apt_can "$@"' apt_can e2fsprogs qemu-utils >/dev/null 2>&1 || rc=$?
+[ "$rc" = 0 ] && [ ! -s "$STUB_LOG" ] || fail "apt_can, all installed: exit $rc, apt-get called: $(cat "$STUB_LOG")"
+echo "ok: apt_can says yes to a clean plan (simulated only) and to installed packages (apt not asked)"
