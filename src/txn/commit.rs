@@ -335,8 +335,9 @@ fn commit_file(
     {
         return Ok(());
     }
-    if let (Some((t, _, _)), Some(l), None) = (&file.orig, &locked[f], hidden) {
-        recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(first_op(plan, f), e))?;
+    if hidden.is_none() {
+        let r = super::lock::recheck_orig(plan, f, locked);
+        r.map_err(|e| TxnError::of(first_op(plan, f), e))?;
     }
     if let Some(temp) = temps[f].as_mut() {
         match (&locked[f], file.mode) {
