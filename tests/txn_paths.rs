@@ -420,22 +420,40 @@ fn a_link_to_a_created_file_reaches_it_and_a_loop_is_refused() {
 /// name gets its own edit.
 #[test]
 fn a_file_replaced_while_planned_is_not_merged_with_another() {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     let d = scratch();
     let w = d.path().join("w");
     std::fs::create_dir(&w).unwrap();
     write_file(&w, "f1", b"one\n", 0o644);
     write_file(&w, "f3", b"three\n", 0o644);
-    let fifo = d.path().join("pause");
+    let req = r#"{"files":[{"op":"edit","path":"f1","edits":[{"old":"one","new":"ONE"}]},{"op":"edit","path":"f3","edits":[{"old":"three","new":"THREE"}]}]}"#;
+    let r = paused(&w, "AS_EDIT_TEST_PLAN_PAUSE", req, || {
+        // f1's inode (the one the plan recorded) now holds "three" at f3's
+        // name; f1 is a new file.
+        std::fs::write(w.join("f1"), b"three\n").unwrap();
+        std::fs::rename(w.join("f1"), w.join("f3")).unwrap();
+        write_file(&w, "f1", b"one\n", 0o644);
+    });
+    assert_result(&r, r#"{"count":2,"files":2}"#, 0);
+    assert_eq!(std::fs::read(w.join("f1")).unwrap(), b"ONE\n");
+    assert_eq!(std::fs::read(w.join("f3")).unwrap(), b"THREE\n");
+}
+
+/// Runs `req` in `dir`, held at the pause whose FIFO the test-build
+/// variable `var` names (`AS_EDIT_TEST_PLAN_PAUSE`: after the plan's first
+/// op; `AS_EDIT_TEST_TXN_PAUSE`: just before the commit), runs `meddle`
+/// there (another writer), then lets it go on.
+fn paused(dir: &Path, var: &str, req: &str, meddle: impl FnOnce()) -> Run {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let fifos = scratch();
+    let fifo = fifos.path().join("pause");
     let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
     // SAFETY: a C string we own.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
-    let req = r#"{"files":[{"op":"edit","path":"f1","edits":[{"old":"one","new":"ONE"}]},{"op":"edit","path":"f3","edits":[{"old":"three","new":"THREE"}]}]}"#;
     let mut child = Command::new(BIN)
         .arg("--stdin")
-        .current_dir(&w)
-        .env("AS_EDIT_TEST_PLAN_PAUSE", &fifo)
+        .current_dir(dir)
+        .env(var, &fifo)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -447,6 +465,8 @@ fn a_file_replaced_while_planned_is_not_merged_with_another() {
         .unwrap()
         .write_all(req.as_bytes())
         .unwrap();
+    // A non-blocking open for writing succeeds once the helper has the
+    // FIFO open for reading: it is at the pause.
     let mut pause = loop {
         match std::fs::OpenOptions::new()
             .write(true)
@@ -464,17 +484,88 @@ fn a_file_replaced_while_planned_is_not_merged_with_another() {
             Err(e) => panic!("{e}"),
         }
     };
-    // f1's inode (the one the plan recorded) now holds "three" at f3's
-    // name; f1 is a new file.
-    std::fs::write(w.join("f1"), b"three\n").unwrap();
-    std::fs::rename(w.join("f1"), w.join("f3")).unwrap();
-    write_file(&w, "f1", b"one\n", 0o644);
+    meddle();
     pause.write_all(b"x").unwrap();
     drop(pause);
-    let r: Run = child.wait_with_output().unwrap().into();
+    child.wait_with_output().unwrap().into()
+}
+
+/// A symlink a delete removes is not locked (the link is not the file);
+/// another writer that put a file at its name before the commit (there,
+/// or while the plan was made, before a create of the same name) had it
+/// removed unseen, exit 0: the commit renamed away whatever the name held.
+/// Now the name must still hold that symlink (a file there may reuse its
+/// freed inode number, as here on ext4): `conflict`, the file kept.
+#[test]
+fn a_file_put_where_a_deleted_symlink_was_is_not_removed() {
+    let plan = r#"{"files":[{"op":"delete","path":"link"},{"op":"create","path":"link","content":"N\n"}]}"#;
+    for (var, req, n) in [
+        (
+            "AS_EDIT_TEST_TXN_PAUSE",
+            r#"{"files":[{"op":"delete","path":"link"}]}"#,
+            1,
+        ),
+        ("AS_EDIT_TEST_TXN_PAUSE", plan, 2),
+        ("AS_EDIT_TEST_PLAN_PAUSE", plan, 2),
+    ] {
+        let d = scratch();
+        let w = linked(d.path());
+        let r = paused(&w, var, req, || {
+            std::fs::remove_file(w.join("link")).unwrap();
+            write_file(&w, "link", b"PRECIOUS\n", 0o644);
+        });
+        let abs = w.canonicalize().unwrap();
+        assert_result(
+            &r,
+            &format!(
+                r#"{{"error":"conflict","detail":"file 1 of {n} (link): {}/link was changed by another writer while it was being edited; nothing was written","file":1}}"#,
+                abs.display()
+            ),
+            1,
+        );
+        let t = tree(&w);
+        let names: Vec<_> = t.keys().map(String::as_str).collect();
+        assert_eq!(names, ["a", "link", "x"], "{var} {req}");
+        assert_eq!(t["link"].0, b"PRECIOUS\n", "{var} {req}");
+        assert_eq!(t["a"].0, b"A\n", "{var} {req}");
+    }
+}
+
+/// A directory renamed away while the plan was made, its name given to a
+/// new one: a later op's path, walked through the new directory, was
+/// looked up in the old one (the plan kept one descriptor per directory
+/// path), so `edit d0/e` edited `d0old/e`, a file that was never at
+/// `d0/e`. Each op now acts in the directory its own walk went through;
+/// the first op's file is the one it found (locked, its directory held).
+#[test]
+fn a_later_op_acts_in_the_directory_its_path_names_now() {
+    let d = scratch();
+    let w = d.path().join("w");
+    std::fs::create_dir_all(w.join("d0")).unwrap();
+    write_file(&w, "d0/c", b"C\n", 0o644);
+    let req = r#"{"files":[{"op":"edit","path":"d0/c","edits":[{"old":"C","new":"Z"}]},{"op":"edit","path":"d0/e","edits":[{"old":"E","new":"Z"}]}]}"#;
+    let r = paused(&w, "AS_EDIT_TEST_PLAN_PAUSE", req, || {
+        std::fs::rename(w.join("d0"), w.join("d0old")).unwrap();
+        std::fs::create_dir(w.join("d0")).unwrap();
+        write_file(&w, "d0/e", b"E\n", 0o644);
+        write_file(&w, "d0old/e", b"OLD-E\n", 0o644);
+    });
     assert_result(&r, r#"{"count":2,"files":2}"#, 0);
-    assert_eq!(std::fs::read(w.join("f1")).unwrap(), b"ONE\n");
-    assert_eq!(std::fs::read(w.join("f3")).unwrap(), b"THREE\n");
+    let t = tree(&w);
+    let got: Vec<_> = t
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.0.as_slice()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("d0", &b"<dir>"[..]),
+            ("d0/e", b"Z\n"),
+            ("d0old", b"<dir>"),
+            ("d0old/c", b"Z\n"),
+            ("d0old/e", b"OLD-E\n"),
+        ]
+    );
 }
 
 /// No directory is made through a symlink that leads nowhere: one

@@ -323,6 +323,11 @@ fn commit_file<'p>(
     {
         return Ok(());
     }
+    // A symlink a delete removes: still that link (not locked).
+    if hidden.is_none() && locked[f].is_none() {
+        let r = super::lock::recheck_link(plan, f);
+        r.map_err(|e| TxnError::of(first_op(plan, f), e))?;
+    }
     // The original, checked and locked until this file's steps are done.
     let (op, timeout) = (file.last, txn.options.lock_timeout);
     let held = match (&file.orig, &locked[f], hidden) {

@@ -19,7 +19,8 @@
 //! takes no lock (nothing exists yet): its `RENAME_NOREPLACE` commit
 //! refuses a racing creator (`file_exists`, rolled back), so its place in
 //! the order (its parent directory and name) never makes anyone wait. A
-//! symlink a delete removes is not locked either (the link is not the file).
+//! symlink a delete removes is not locked either (the link is not the file):
+//! its name must still hold that symlink when the commit comes (`recheck_link`).
 
 use std::os::fd::OwnedFd;
 use std::time::Duration;
@@ -207,10 +208,43 @@ pub(super) fn recheck_all(
                 (false, Some((t, _, _))) => Some(&t.path) == to && !plan.file_of.contains(&g),
                 _ => false,
             };
-            if let (true, Some((t, _, _)), Some(l)) = (named, &file.orig, &locked[g]) {
-                l.held(t, timeout).map_err(|e| TxnError::of(op, e))?;
+            match (named, &file.orig, &locked[g]) {
+                (true, Some((t, _, _)), Some(l)) => {
+                    l.held(t, timeout).map_err(|e| TxnError::of(op, e))?;
+                }
+                (true, Some(_), None) => {
+                    recheck_link(plan, g).map_err(|e| TxnError::of(op, e))?;
+                }
+                _ => {}
             }
         }
     }
     Ok(())
+}
+
+/// The stale check of a symlink a delete removes (it is not locked: the
+/// link is not the file): its name must still hold the link the plan saw,
+/// else another writer put something there since (a file written there was
+/// removed unseen, exit 0). A symlink still: a file made there may reuse
+/// the freed link's inode number. Locked originals are checked by
+/// `Locked::held`.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(super) fn recheck_link(plan: &Plan, f: usize) -> Result<(), FsError> {
+    match &plan.files[f].orig {
+        Some((t, id, true)) => {
+            let now = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW);
+            let link = |s: &Stat| rfs::FileType::from_raw_mode(s.st_mode).is_symlink();
+            match now.map(|s| (s.st_dev, s.st_ino, link(&s))) {
+                Ok(n) if n == (id.0, id.1, true) => Ok(()),
+                n => Err(FsError::Conflict {
+                    path: t.path.clone(),
+                    what: match n {
+                        Ok(_) => ConflictWhat::ChangedWhileEditing,
+                        Err(_) => ConflictWhat::Removed,
+                    },
+                }),
+            }
+        }
+        _ => Ok(()),
+    }
 }

@@ -98,10 +98,9 @@ struct Model<'t> {
     /// Directories an earlier create or move makes (absolute).
     made: Vec<PathBuf>,
     txn: &'t Txn,
-    /// Every directory opened, by canonical path and (device, inode): one
-    /// descriptor each, however many files it holds (the descriptor bound,
-    /// `txn` docs).
-    dirs: Vec<(PathBuf, (u64, u64), Rc<OwnedFd>)>,
+    /// Every directory opened, by (device, inode): one descriptor each,
+    /// however many files it holds (the descriptor bound, `txn` docs).
+    dirs: Vec<((u64, u64), Rc<OwnedFd>)>,
     /// A file met by its (device, inode) no longer holds it (`plan`).
     stale: bool,
 }
@@ -331,20 +330,21 @@ impl Model<'_> {
         }
     }
 
-    /// The canonical directory `dir`, opened (and confined) once however many
-    /// files it holds: found by its path, else by its device and inode.
+    /// The canonical directory `dir`, opened (and confined), one descriptor
+    /// however many files it holds: found by its device and inode. Opened
+    /// each time, not found by its path: a directory renamed away while
+    /// the plan was made (its name given to another) would be the one an
+    /// earlier op opened, and a later op, walked through the new one,
+    /// would act on a file there that was never at the path it named.
     fn open_dir(&mut self, dir: &Path) -> Result<Rc<OwnedFd>, TxnError> {
-        if let Some(d) = self.dirs.iter().find(|d| d.0 == dir) {
-            return Ok(d.2.clone());
-        }
         let root = self.root.as_ref().map(|(p, fd)| (p.as_path(), fd));
-        let mut fd: Rc<OwnedFd> = open_dir(dir, root).map_err(|e| TxnError::of(0, e))?.into();
+        let fd: Rc<OwnedFd> = open_dir(dir, root).map_err(|e| TxnError::of(0, e))?.into();
         // (0, 0): not known, no directory's.
         let id = rfs::fstat(&fd).map_or((0, 0), |st| (st.st_dev, st.st_ino));
-        if let Some(d) = self.dirs.iter().find(|d| d.1 == id && id != (0, 0)) {
-            fd = d.2.clone();
+        if let Some(d) = self.dirs.iter().find(|d| d.0 == id && id != (0, 0)) {
+            return Ok(d.1.clone()); // the new descriptor is closed
         }
-        self.dirs.push((dir.to_owned(), id, fd.clone()));
+        self.dirs.push((id, fd.clone()));
         Ok(fd)
     }
 
