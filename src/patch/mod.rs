@@ -42,13 +42,19 @@
 //! | a chunk of empty lines alone (or of context alone) | its first match, moving the search (none: a no-op there) | the same | the same (Codex) |
 //! | a chunk's old lines are only a final empty line not found (`+X`, an empty line) | `+X` where the search stands, `*** End of File` or not | at the end (refused with `*** End of File`) | where the search stands (Codex) |
 //! | a pure addition at the end, then a chunk adding lines after a last context line that ends the file | the addition first (it places lines between context lines) | the addition where the search stood | the addition first (Codex) |
+//! | `Update File` + `Move to` of a symlink | the link removed, its target kept | n/a | the target moved (a move follows a final symlink), the link left dangling: open, see below |
+//! | `Update File` of two hard links of one file, one after the other | both names hold the result | n/a | the edits chain into the first name's new file; the other name keeps the old inode: open |
+//! | `Update File: a` + `Move to: h`, `h` a hard link of `a` | `a` removed, `h` the new content | n/a | `a` edited, `h` unchanged, reported `M h`: open |
 //! | an `@@` header line's match | first, 4 grades | first, exact then trimmed | first, 4 grades (Codex) |
 //! | a CRLF file | kept CRLF | n/a | LF, the edit contract (`--eol preserve`; `apply_patch` mode: `--preserve-crlf`) |
 //! | the mode after `Move to` | a new file's: 0666 less the umask | n/a | the file's own (it is renamed) |
 //! | `Move to:` the file's own path | the file is deleted (checked against `@openai/codex`'s binary) | n/a | an update in place |
 //!
 //! The SDK's `apply_diff` takes one file's diff; the patch-level rows
-//! (hunks, Add/Move) are Codex's alone.
+//! (hunks, Add/Move) are Codex's alone. The rows marked "open" are wrong
+//! answers found by issue 33's breaker and not yet decided: the patch
+//! forms share the transaction's rules (a `move` follows a final symlink;
+//! other hard links keep the old inode), which differ from Codex's there.
 
 pub mod cli;
 pub mod codex;
