@@ -38,6 +38,7 @@ pub mod protocol;
 pub mod request;
 mod spare;
 mod strict_json;
+pub mod tools;
 pub mod txn;
 
 use std::io::Read;
@@ -151,6 +152,9 @@ fn json_request(
     let json = &json[..];
     if let Some(r) = args::parse_single(json, &options) {
         return Ok(r.map(txn::Parsed::One));
+    }
+    if let Some(r) = tools::run_json(json, &options) {
+        return Err(r);
     }
     match patch::cli::run_json(json, &options, strict) {
         Some(r) => Err(r),
