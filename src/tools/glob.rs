@@ -7,7 +7,7 @@
 //! brace). An alternative without `/` matches the file's name at any depth
 //! (`*.rs` is every Rust file); one with `/` matches the whole path
 //! relative to the op's `path` (`src/*.rs` only directly in `src`). A
-//! leading `./` is dropped. Refused as `invalid_argument`: an empty
+//! leading `./` anchors (`./*.rs` is the Rust files directly in `path`). Refused as `invalid_argument`: an empty
 //! pattern, an absolute one, one with a `..` component (a walk never
 //! leaves `path`, so such a pattern could only match nothing), an
 //! unclosed `[` or `{`, a trailing `\`, too many alternatives.
@@ -36,6 +36,8 @@ impl Glob {
         }
         let mut alts = Vec::new();
         for alt in expand(g.as_bytes())? {
+            // `./x` is `x` in the op's path only: anchored, as a `/` makes it.
+            let base = !alt.contains(&b'/');
             let mut a = &alt[..];
             while let Some(rest) = a.strip_prefix(b"./") {
                 a = rest;
@@ -48,7 +50,6 @@ impl Glob {
                     "the glob {g} has a .. component: globs match below the op's path"
                 ));
             }
-            let base = !a.contains(&b'/');
             alts.push((Pattern::compile(a)?, base));
         }
         Ok(Glob { alts })
@@ -169,6 +170,8 @@ mod tests {
         assert!(!m("src/*.rs", "x/src/a.rs"));
         assert!(m("**/src/*.rs", "x/src/a.rs"));
         assert!(m("./src/*.rs", "src/a.rs"));
+        assert!(m("./*.rs", "a.rs"));
+        assert!(!m("./*.rs", "src/a.rs"));
         assert!(m("src/**", "src/a/b.c"));
     }
 
