@@ -201,9 +201,11 @@ impl Run<'_> {
     /// Searches one open file; `false` stops the walk.
     fn file(&mut self, fd: OwnedFd, path: &[u8]) -> bool {
         let mut f = std::fs::File::from(fd);
+        // Reused across files, never cleared: bytes are only read past `len`.
         let mut buf = std::mem::take(&mut self.buf);
-        buf.clear();
-        buf.resize(BLOCK, 0);
+        if buf.len() < BLOCK {
+            buf.resize(BLOCK, 0);
+        }
         let go = self.file_blocks(&mut f, &mut buf, path);
         self.buf = buf;
         go

@@ -128,11 +128,19 @@ impl Pattern {
 
     /// Whether the whole of `s` matches.
     pub fn matches(&self, s: &[u8]) -> bool {
+        // One bit per state; most patterns fit in the stack arrays.
+        let words = self.toks.len() / 64 + 1;
+        if words <= 4 {
+            let (mut a, mut b) = ([0u64; 4], [0u64; 4]);
+            self.run(s, &mut a[..words], &mut b[..words])
+        } else {
+            self.run(s, &mut vec![0; words], &mut vec![0; words])
+        }
+    }
+
+    fn run<'a>(&self, s: &[u8], mut cur: &'a mut [u64], mut next: &'a mut [u64]) -> bool {
         let n = self.toks.len();
-        let words = n / 64 + 1;
-        let mut cur = vec![0u64; words];
-        let mut next = vec![0u64; words];
-        self.add(&mut cur, 0);
+        self.add(cur, 0);
         let mut i = 0;
         while i < s.len() {
             let (u, len) = unit(s, i);
@@ -148,7 +156,7 @@ impl Pattern {
                         continue;
                     }
                     any = true;
-                    self.step(st, u, &mut next);
+                    self.step(st, u, next);
                 }
             }
             if !any {
