@@ -23,7 +23,8 @@
 //!   `.gitignore` files below the start ([`super::gitignore`]).
 //! - **Bounded**: at most [`MAX_ENTRIES`] directory entries are read and
 //!   directories at most [`MAX_DEPTH`] levels deep entered (one open
-//!   descriptor per level); past either the walk says `truncated`.
+//!   descriptor per level); past either the walk says `truncated` (the
+//!   entries read before the bound are still yielded).
 //!   Memory is the pending names of the directories on the current path
 //!   (one level each), not the tree.
 //!
@@ -98,10 +99,21 @@ const PSEUDO: [i64; 10] = [
 
 /// Walks the directory `start` (opened for reading), calling `f` on each
 /// regular file in path order; `f` returns `false` to stop the walk.
-pub fn walk(start: OwnedFd, opts: Options, mut f: impl FnMut(File<'_>) -> bool) -> Outcome {
+pub fn walk(start: OwnedFd, opts: Options, f: impl FnMut(File<'_>) -> bool) -> Outcome {
+    walk_bounded(start, opts, MAX_ENTRIES, f)
+}
+
+/// [`walk`] with another bound than [`MAX_ENTRIES`] (tests reach it).
+pub fn walk_bounded(
+    start: OwnedFd,
+    opts: Options,
+    max_entries: u64,
+    mut f: impl FnMut(File<'_>) -> bool,
+) -> Outcome {
     let mut out = Outcome::default();
     let mut w = Walker {
         opts,
+        max_entries,
         entries: 0,
         dev_of_dev: None,
         path: Vec::new(),
@@ -138,6 +150,7 @@ pub fn walk(start: OwnedFd, opts: Options, mut f: impl FnMut(File<'_>) -> bool) 
                 name,
             };
             if !f(file) {
+                out.truncated |= w.entries > w.max_entries;
                 return out;
             }
             continue;
@@ -163,16 +176,14 @@ pub fn walk(start: OwnedFd, opts: Options, mut f: impl FnMut(File<'_>) -> bool) 
         if let Some(fr) = w.frame(fd, key, prefix, &stack) {
             stack.push(fr);
         }
-        if w.entries > MAX_ENTRIES {
-            out.truncated = true;
-            return out;
-        }
     }
+    out.truncated |= w.entries > w.max_entries;
     out
 }
 
 struct Walker {
     opts: Options,
+    max_entries: u64,
     entries: u64,
     dev_of_dev: Option<Option<u64>>,
     path: Vec<u8>,
@@ -209,13 +220,17 @@ impl Walker {
         prefix: usize,
         stack: &[Frame],
     ) -> Option<Frame> {
+        // Past the bound nothing more is read; what was read is still walked.
+        if self.entries > self.max_entries {
+            return None;
+        }
         let dir = rustix::io::dup(&fd).ok()?;
         let mut names: Vec<Box<[u8]>> = Vec::new();
         let mut has_ignore = false;
         for e in rfs::Dir::new(dir).ok()? {
             let Ok(e) = e else { break };
             self.entries += 1;
-            if self.entries > MAX_ENTRIES {
+            if self.entries > self.max_entries {
                 break;
             }
             let name = e.file_name();
@@ -289,4 +304,111 @@ fn read_rules(dir: &OwnedFd) -> Option<Rules> {
     std::fs::File::from(fd).read_to_end(&mut text).ok()?;
     let r = Rules::parse(&text);
     (!r.is_empty()).then_some(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(p: &std::path::Path) -> OwnedFd {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        rfs::open(p, flags, Mode::empty()).unwrap()
+    }
+
+    fn files(p: &std::path::Path, opts: Options, max: u64) -> (Vec<String>, bool) {
+        let mut v = Vec::new();
+        let o = walk_bounded(open(p), opts, max, |f| {
+            v.push(String::from_utf8(f.rel.to_vec()).unwrap());
+            true
+        });
+        (v, o.truncated)
+    }
+
+    #[test]
+    fn paths_come_in_bytewise_order() {
+        let d = tempfile::tempdir().unwrap();
+        for p in ["a/x", "a-b", "a.b", "a0", "a/y/z", "b", "A"] {
+            let p = d.path().join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "").unwrap();
+        }
+        let (v, t) = files(d.path(), Options::default(), MAX_ENTRIES);
+        let mut sorted = v.clone();
+        sorted.sort();
+        assert_eq!(v, sorted);
+        assert_eq!(v, ["A", "a-b", "a.b", "a/x", "a/y/z", "a0", "b"]);
+        assert!(!t);
+    }
+
+    #[test]
+    fn the_entry_bound_truncates() {
+        let d = tempfile::tempdir().unwrap();
+        for i in 0..10 {
+            std::fs::write(d.path().join(format!("f{i}")), "").unwrap();
+        }
+        // `.` and `..` are entries too: 12 in all.
+        assert_eq!(
+            files(d.path(), Options::default(), 12),
+            ((0..10).map(|i| format!("f{i}")).collect(), false)
+        );
+        let (v, t) = files(d.path(), Options::default(), 11);
+        assert!(t && v.len() < 10, "{v:?}");
+    }
+
+    #[test]
+    fn the_depth_bound_truncates() {
+        let d = tempfile::tempdir().unwrap();
+        let mut p = d.path().to_owned();
+        for _ in 0..MAX_DEPTH + 2 {
+            p.push("d");
+        }
+        std::fs::create_dir_all(&p).unwrap();
+        std::fs::write(p.join("deep"), "").unwrap();
+        std::fs::write(d.path().join("top"), "").unwrap();
+        let (v, t) = files(d.path(), Options::default(), MAX_ENTRIES);
+        assert_eq!((v, t), (vec!["top".to_string()], true));
+    }
+
+    #[test]
+    fn pseudo_file_systems_are_not_entered() {
+        for p in ["/proc", "/sys"] {
+            let p = std::path::Path::new(p);
+            if p.join("self").exists() || p.join("kernel").exists() {
+                assert_eq!(
+                    files(p, Options::default(), MAX_ENTRIES),
+                    (vec![], false),
+                    "{}",
+                    p.display()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn hidden_and_vcs_names_are_skipped_unless_asked() {
+        let d = tempfile::tempdir().unwrap();
+        for p in [".git/HEAD", ".hg/x", ".svn/x", ".h/x", ".f", "v"] {
+            let p = d.path().join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "").unwrap();
+        }
+        let all = Options {
+            hidden: true,
+            vcs: true,
+            gitignore: false,
+        };
+        let names = |o| files(d.path(), o, MAX_ENTRIES).0;
+        assert_eq!(names(Options::default()), ["v"]);
+        assert_eq!(
+            names(Options {
+                hidden: true,
+                ..Options::default()
+            }),
+            [".f", ".h/x", "v"]
+        );
+        assert_eq!(
+            names(all),
+            [".f", ".git/HEAD", ".h/x", ".hg/x", ".svn/x", "v"]
+        );
+    }
 }
