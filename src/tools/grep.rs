@@ -81,7 +81,7 @@ impl Search {
             buf
         };
         let mut pos = 0;
-        while pos < buf.len() || (pos == 0 && buf.is_empty() && false) {
+        while pos < buf.len() {
             let (start, end) = match &self.finder {
                 Some(f) => {
                     let Some(at) = f.find(&hay[pos..]) else {

@@ -15,6 +15,7 @@
 //!   search stops at its first match); `count`: `{"files":[{"path","count"}]}`
 //!   with each file's number of matching lines; `offset` and `limit`
 //!   count files.
+//!
 //! Always `"files_searched"` (files read), `"skipped_binary"` (files with a
 //! NUL byte in their first 8 KiB, not searched) and `"truncated"` (more
 //! than `limit` were found — the search stopped there — or the walk hit a

@@ -172,10 +172,10 @@ impl Pattern {
         match &self.toks[st] {
             Tok::Lit(c) if *c == u => self.add(next, st + 1),
             Tok::Any if u != SLASH => self.add(next, st + 1),
-            Tok::Class { neg, ranges } if u != SLASH => {
-                if ranges.iter().any(|&(a, b)| a <= u && u <= b) != *neg {
-                    self.add(next, st + 1)
-                }
+            Tok::Class { neg, ranges }
+                if u != SLASH && ranges.iter().any(|&(a, b)| a <= u && u <= b) != *neg =>
+            {
+                self.add(next, st + 1)
             }
             Tok::Star if u != SLASH => self.add(next, st),
             Tok::All => self.add(next, st),
@@ -208,9 +208,12 @@ impl Pattern {
     }
 }
 
+/// Code point ranges, inclusive.
+type Ranges = &'static [(u32, u32)];
+
 /// POSIX class names inside `[…]`, as wildmatch knows them (ASCII).
-fn named(name: &[u8]) -> Option<&'static [(u32, u32)]> {
-    const R: &[(&[u8], &[(u32, u32)])] = &[
+fn named(name: &[u8]) -> Option<Ranges> {
+    const R: &[(&[u8], Ranges)] = &[
         (b"alnum", &[(48, 57), (65, 90), (97, 122)]),
         (b"alpha", &[(65, 90), (97, 122)]),
         (b"blank", &[(9, 9), (32, 32)]),
