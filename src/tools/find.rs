@@ -181,6 +181,8 @@ pub struct Found {
     pub total: u64,
     /// More matched than `entries` holds, or a bound cut the walk.
     pub truncated: bool,
+    /// A bound of the walk cut it (`total` is a lower bound).
+    pub walk_cut: bool,
 }
 
 /// Runs `glob`.
@@ -244,5 +246,6 @@ pub fn glob(req: &GlobRequest, root: Option<&Path>) -> Result<Found, Failure> {
         entries: first,
         total,
         truncated: out.truncated || total > keep,
+        walk_cut: out.truncated,
     })
 }

@@ -112,6 +112,10 @@ pub struct Grepped {
     pub skipped_binary: u64,
     /// More were found than the answer holds, or the walk hit a bound.
     pub truncated: bool,
+    /// More were found than the answer holds (`limit` stopped the search).
+    pub more: bool,
+    /// A bound of the walk cut it.
+    pub walk_cut: bool,
 }
 
 /// Runs `grep`.
@@ -161,6 +165,7 @@ pub fn grep(req: &GrepRequest, root: Option<&Path>) -> Result<Grepped, Failure> 
                 run.file(fd, &shown(base, f.rel))
             });
             run.out.truncated |= o.truncated;
+            run.out.walk_cut = o.truncated;
         }
     }
     Ok(run.out)
@@ -183,6 +188,7 @@ impl Run<'_> {
         self.seen += 1;
         if self.seen > self.req.offset.saturating_add(self.req.limit) {
             self.out.truncated = true;
+            self.out.more = true;
             return None;
         }
         Some(self.seen > self.req.offset)

@@ -103,6 +103,37 @@ pub fn parse_request(json: &[u8], options: EditOptions) -> Result<Parsed, Failur
     }
 }
 
+/// Whether `op` names a transaction op (`edit`, `insert`, `create`,
+/// `delete`, `move`): such an op alone at the top level is a transaction
+/// of one ([`parse_op`]).
+pub fn is_op(op: Option<&str>) -> bool {
+    matches!(op, Some("edit" | "insert" | "create" | "delete" | "move"))
+}
+
+/// A transaction op given alone at the top level (`{"op":"create",…}`):
+/// a transaction of one, read and refused as `{"files":[OP]}` would be.
+#[cold] // off the single-file path: LLVM optimizes it for size
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn parse_op(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
+    let text = std::str::from_utf8(json).map_err(|e| {
+        invalid(format!(
+            "request is not UTF-8 (bad byte at offset {})",
+            e.valid_up_to()
+        ))
+    })?;
+    let raw: RawOp =
+        crate::strict_json::from_str(text).map_err(|e| invalid(format!("op request: {e}")))?;
+    if options.expect_sha256.is_some() {
+        return Err(invalid(
+            "--expect-sha256 is per op: give \"expect_sha256\" in the op".into(),
+        ));
+    }
+    Ok(Txn {
+        ops: vec![op(raw, "file 1 of 1")?],
+        options,
+    })
+}
+
 fn invalid(detail: String) -> Failure {
     Failure::new(ErrorKind::InvalidArgument, detail)
 }
