@@ -381,3 +381,50 @@ proptest! {
         prop_assert_eq!(got, want, "top {:?} sub {:?} in {}", top, sub, sub_dir);
     }
 }
+
+/// One `--stdin` request through the binary's entry point: the line.
+fn ask(json: &serde_json::Value) -> String {
+    let args = vec![std::ffi::OsString::from("--stdin")];
+    let r = as_edit::run(&args, None, &mut json.to_string().as_bytes());
+    assert_eq!(r.exit_code, 0, "{}", r.stdout);
+    r.stdout
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    /// Every line is JSON within `max_bytes`, and following `next` from
+    /// page to page answers every entry exactly once, in order.
+    #[test]
+    fn pages_within_max_bytes_join_to_the_whole(t in tree(), max in 1024u64..2048, op in 0..3usize) {
+        let d = tempfile::tempdir().unwrap();
+        write(d.path(), &t);
+        let path = d.path().to_str().unwrap();
+        let (mut req, key) = match op {
+            0 => (serde_json::json!({"op":"glob","pattern":"*","path":path}), "entries"),
+            1 => (serde_json::json!({"op":"grep","pattern":"a","path":path,"context":1}), "matches"),
+            _ => (serde_json::json!({"op":"grep","pattern":"b","path":path,"output":"count"}), "files"),
+        };
+        let whole: serde_json::Value = serde_json::from_str(ask(&req).strip_prefix("__RESULT__").unwrap()).unwrap();
+        req["max_bytes"] = max.into();
+        let mut got: Vec<serde_json::Value> = Vec::new();
+        for _ in 0..1000 {
+            let line = ask(&req);
+            prop_assert!(line.len() as u64 <= max, "{} > {max}", line.len());
+            let v: serde_json::Value = serde_json::from_str(line.strip_prefix("__RESULT__").unwrap()).unwrap();
+            got.extend(v[key].as_array().unwrap().iter().cloned());
+            match v.get("next") {
+                Some(n) => req["offset"] = n["offset"].clone(),
+                None => break,
+            }
+        }
+        let want = whole[key].as_array().unwrap();
+        if op == 1 {
+            // A cut may drop context lines after a page's last match: the matches must agree.
+            let m = |v: &[serde_json::Value]| v.iter().filter(|e| e.get("context").is_none()).cloned().collect::<Vec<_>>();
+            prop_assert_eq!(m(&got), m(want));
+        } else {
+            prop_assert_eq!(&got, want);
+        }
+    }
+}
