@@ -277,7 +277,7 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
             offset: bounded("offset", raw.offset, 0, MAX_NUMBER, 0)?,
             limit: bounded("limit", raw.limit, 1, MAX_LIST_LIMIT, 1000)?,
         }),
-        "glob" | "grep" => walk_op(&op.to_owned(), raw)?,
+        "glob" | "grep" => walk_op(if op == "glob" { "glob" } else { "grep" }, raw)?,
         _ if raw.raw == Some(true) => Op::Raw(Raw64 {
             path: path()?,
             offset: bounded("offset", raw.offset, 0, MAX_NUMBER, 0)?,
@@ -308,7 +308,7 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
 }
 
 /// `glob` or `grep`: their fields (the allowed ones checked).
-fn walk_op(op: &str, raw: Raw) -> Result<Op, Failure> {
+fn walk_op(op: &'static str, raw: Raw) -> Result<Op, Failure> {
     let pattern = raw
         .pattern
         .ok_or_else(|| invalid(format!("{op:?} needs \"pattern\"")))?;
