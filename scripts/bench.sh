@@ -454,9 +454,9 @@ toolset_case() {
   [ -d "$src" ] || rustup component add rust-src >&2 || true
   [ -d "$src" ] || { echo "toolset: skipped, no rust-src at $src"; return 0; }
   apt_need ripgrep fd-find
-  local g='{"op":"glob","pattern":"*.rs","path":"'"$src"'","limit":100000}'
-  local lit='{"op":"grep","pattern":"fn get_mut(","path":"'"$src"'","limit":100000}'
-  local re='{"op":"grep","pattern":"fn \\w+_mut\\(","regex":true,"path":"'"$src"'","limit":100000}'
+  local g='{"op":"glob","pattern":"*.rs","path":"'"$src"'","limit":100000,"max_bytes":8388608}'
+  local lit='{"op":"grep","pattern":"fn get_mut(","path":"'"$src"'","limit":100000,"max_bytes":8388608}'
+  local re='{"op":"grep","pattern":"fn \\w+_mut\\(","regex":true,"path":"'"$src"'","limit":100000,"max_bytes":8388608}'
   printf '%s' "$g" >"$work/glob.json"; printf '%s' "$lit" >"$work/lit.json"; printf '%s' "$re" >"$work/re.json"
   local line
   for j in glob lit re; do
