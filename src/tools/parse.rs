@@ -138,6 +138,7 @@ struct Raw {
     paths: Option<Vec<name::Name>>,
     depth: Option<Num>,
     hidden: Option<bool>,
+    vcs: Option<bool>,
     offset: Option<Num>,
     limit: Option<Num>,
     start: Option<Num>,
@@ -178,7 +179,7 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
     let op = raw.op.as_str();
     let allowed: &[&str] = match op {
         "stat" => &["paths", "offset"],
-        "list" => &["path", "depth", "hidden", "offset", "limit"],
+        "list" => &["path", "depth", "hidden", "vcs", "offset", "limit"],
         "read" if raw.raw == Some(true) => &["path", "raw", "offset", "length"],
         "read" => &["path", "raw", "start", "limit", "numbers", "max_columns"],
         other => {
@@ -192,6 +193,7 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
         ("paths", raw.paths.is_some()),
         ("depth", raw.depth.is_some()),
         ("hidden", raw.hidden.is_some()),
+        ("vcs", raw.vcs.is_some()),
         ("offset", raw.offset.is_some()),
         ("limit", raw.limit.is_some()),
         ("start", raw.start.is_some()),
@@ -244,6 +246,7 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
             path: path()?,
             depth: bounded("depth", raw.depth, 1, MAX_DEPTH, 1)?,
             hidden: raw.hidden.unwrap_or(true),
+            vcs: raw.vcs.unwrap_or(false),
             offset: bounded("offset", raw.offset, 0, MAX_NUMBER, 0)?,
             limit: bounded("limit", raw.limit, 1, MAX_LIST_LIMIT, 1000)?,
         }),
