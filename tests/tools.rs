@@ -369,3 +369,51 @@ proptest! {
         prop_assert_eq!(got, bytes);
     }
 }
+
+/// `.git`, `.hg` and `.svn` are listed but not entered unless `vcs:true`;
+/// a proc mount is listed but never entered.
+#[test]
+fn list_does_not_enter_vcs_directories_or_proc() {
+    let d = scratch();
+    for v in [".git", ".hg", ".svn", "src"] {
+        std::fs::create_dir(d.path().join(v)).unwrap();
+        std::fs::write(d.path().join(v).join("f"), b"x").unwrap();
+    }
+    let names = |req: &str| -> Vec<String> {
+        let (v, code) = ask(d.path(), &[], req, 262_144);
+        assert_eq!(code, 0, "{v}");
+        v["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["path"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        names(r#"{"op":"list","path":".","depth":2}"#),
+        ["./.git", "./.hg", "./.svn", "./src", "./src/f"]
+    );
+    assert_eq!(
+        names(r#"{"op":"list","path":".","depth":2,"vcs":true}"#).len(),
+        8
+    );
+    if Path::new("/proc/self").exists() {
+        let (v, _) = ask(
+            d.path(),
+            &[],
+            r#"{"op":"list","path":"/","depth":3,"limit":100000,"max_bytes":8388608}"#,
+            8 << 20,
+        );
+        let all: Vec<&str> = v["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e["path"].as_str())
+            .collect();
+        assert!(all.contains(&"/proc"), "{all:?}");
+        assert!(
+            !all.iter().any(|p| p.starts_with("/proc/")),
+            "entered /proc"
+        );
+    }
+}

@@ -1,4 +1,4 @@
-//! `list`: `{"op":"list","path":P,"depth":1,"hidden":true,"offset":0,"limit":1000}`.
+//! `list`: `{"op":"list","path":P,"depth":1,"hidden":true,"vcs":false,"offset":0,"limit":1000}`.
 //!
 //! Answer: `{"entries":[{"path","type","size","mtime_ns"}],"total":N,"truncated":bool}`:
 //! the entries under P (not P itself), each path P joined with the
@@ -9,7 +9,9 @@
 //! directory already met on the way down (by device and inode: a bind
 //! mount of an ancestor) is listed but not entered. `hidden:false` leaves
 //! out names starting with `.` (and what is under them) and says how many
-//! names it left out in `"hidden_count"`. A directory that cannot be read
+//! names it left out in `"hidden_count"`. `.git`, `.hg` and `.svn` are
+//! listed but not entered unless `"vcs":true`; nor are proc and sysfs
+//! mounts (a `/proc` walk would list every process's files). A directory that cannot be read
 //! is listed but not entered, and counted in `"unreadable"` (absent when
 //! 0). At most [`WALK_MAX`] entries are gathered: past that the walk
 //! stops and `"walk_truncated":true` says `total` is a lower bound.
@@ -141,7 +143,9 @@ fn gather(
             path.push(b'/');
         }
         path.extend_from_slice(n);
-        if level < req.depth && FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+        let vcs = matches!(n, b".git" | b".hg" | b".svn");
+        let dir = FileType::from_raw_mode(st.st_mode) == FileType::Directory;
+        if level < req.depth && dir && (req.vcs || !vcs) {
             subdirs.push((name, path.clone(), id(&st)));
         }
         w.entries.push(Entry { rel: path, st });
@@ -164,6 +168,9 @@ fn gather(
             Ok(st) if self::id(&st) == id => {}
             _ => continue,
         }
+        if is_pseudo(&sub) {
+            continue;
+        }
         seen.push(id);
         gather(w, sub, &path, req, level + 1, seen);
         seen.pop();
@@ -171,6 +178,16 @@ fn gather(
             return;
         }
     }
+}
+
+/// Whether the directory open at `fd` is on proc or sysfs: listed, never
+/// entered.
+fn is_pseudo(fd: &OwnedFd) -> bool {
+    const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+    const SYSFS_MAGIC: i64 = 0x6265_6572;
+    // The field's type differs between targets.
+    #[allow(clippy::unnecessary_cast)]
+    rfs::fstatfs(fd).is_ok_and(|s| matches!(s.f_type as i64, PROC_SUPER_MAGIC | SYSFS_MAGIC))
 }
 
 /// A file's device and inode.

@@ -19,7 +19,7 @@
 //! | op | fields (default) |
 //! | --- | --- |
 //! | `stat` | `paths` (1 to 256; each a string or `{"path_b64"}`), `offset` (0) |
-//! | `list` | `path`, `depth` (1; 1 to 64), `hidden` (true), `offset` (0), `limit` (1000; 1 to 100,000) |
+//! | `list` | `path`, `depth` (1; 1 to 64), `hidden` (true), `vcs` (false), `offset` (0), `limit` (1000; 1 to 100,000) |
 //! | `read` | `path`, `start` (1), `limit` (none), `numbers` (false), `max_columns` (none) |
 //! | `read`, raw | `path`, `raw: true`, `offset` (0), `length` (as much as fits) |
 //! | `glob` | `pattern`, `path` (`.`), `sort` (`"path"`; or `"mtime"`), `offset` (0), `limit` (1000; 1 to 100,000), `hidden` (true), `vcs` (false), `gitignore` (false) |
@@ -142,6 +142,8 @@ pub struct List {
     pub depth: u64,
     /// Whether names starting with `.` are listed.
     pub hidden: bool,
+    /// Whether the walk enters `.git`, `.hg` and `.svn`.
+    pub vcs: bool,
     /// The first entry answered (in sorted order).
     pub offset: u64,
     /// The most entries answered.

@@ -124,8 +124,12 @@ pub(crate) fn bounded(
         Some(Num::Whole(n)) if (lo..=hi).contains(&n) => return Ok(n),
         Some(Num::Whole(n)) => n.to_string(),
         Some(Num::Negative(n)) => n.to_string(),
-        Some(Num::Fraction(f)) if f.abs() < 1e16 => f.to_string(),
-        Some(Num::Fraction(f)) => format!("{f:e}"),
+        // Not the value: formatting a float costs the static binary its
+        // float printer, for a refusal's words.
+        Some(Num::Fraction(f)) if f.abs() < 18_446_744_073_709_551_616.0 => {
+            "a number with a fraction or an exponent".to_owned()
+        }
+        Some(Num::Fraction(_)) => "a number past 2^64".to_owned(),
     };
     Err(invalid(format!(
         "{key:?} takes a whole number from {lo} to {hi}, got {got}"
@@ -143,6 +147,7 @@ struct Raw {
     paths: Option<Vec<name::Name>>,
     depth: Option<Num>,
     hidden: Option<bool>,
+    vcs: Option<bool>,
     offset: Option<Num>,
     limit: Option<Num>,
     start: Option<Num>,
@@ -192,7 +197,7 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
     let op = raw.op.as_str();
     let allowed: &[&str] = match op {
         "stat" => &["paths", "offset"],
-        "list" => &["path", "depth", "hidden", "offset", "limit"],
+        "list" => &["path", "depth", "hidden", "vcs", "offset", "limit"],
         "read" if raw.raw == Some(true) => &["path", "raw", "offset", "length"],
         "read" => &["path", "raw", "start", "limit", "numbers", "max_columns"],
         "glob" => &[
@@ -213,6 +218,7 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
         ("paths", raw.paths.is_some()),
         ("depth", raw.depth.is_some()),
         ("hidden", raw.hidden.is_some()),
+        ("vcs", raw.vcs.is_some()),
         ("offset", raw.offset.is_some()),
         ("limit", raw.limit.is_some()),
         ("start", raw.start.is_some()),
@@ -274,6 +280,7 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
             path: path()?,
             depth: bounded("depth", raw.depth, 1, MAX_DEPTH, 1)?,
             hidden: raw.hidden.unwrap_or(true),
+            vcs: raw.vcs.unwrap_or(false),
             offset: bounded("offset", raw.offset, 0, MAX_NUMBER, 0)?,
             limit: bounded("limit", raw.limit, 1, MAX_LIST_LIMIT, 1000)?,
         }),
@@ -404,8 +411,8 @@ mod tests {
             (r#"{"op":"list"}"#, "\"list\" needs \"path\" (or \"path_b64\")"),
             (r#"{"op":"list","path":"a","depth":0}"#, "\"depth\" takes a whole number from 1 to 64, got 0"),
             (r#"{"op":"list","path":"a","limit":-1}"#, "\"limit\" takes a whole number from 1 to 100000, got -1"),
-            (r#"{"op":"list","path":"a","offset":1.5}"#, "\"offset\" takes a whole number from 0 to 9007199254740991, got 1.5"),
-            (r#"{"op":"list","path":"a","offset":1e300}"#, "\"offset\" takes a whole number from 0 to 9007199254740991, got 1e300"),
+            (r#"{"op":"list","path":"a","offset":1.5}"#, "\"offset\" takes a whole number from 0 to 9007199254740991, got a number with a fraction or an exponent"),
+            (r#"{"op":"list","path":"a","offset":1e300}"#, "\"offset\" takes a whole number from 0 to 9007199254740991, got a number past 2^64"),
             (r#"{"op":"read","path":"a","max_bytes":10}"#, "\"max_bytes\" takes a whole number from 1024 to 8388608, got 10"),
             (r#"{"op":"read","path":"a","offset":3}"#, "\"read\" of text (\"raw\":true takes offset and length) takes no \"offset\""),
             (r#"{"op":"read","path":"a","raw":true,"start":3}"#, "\"read\" with \"raw\":true takes no \"start\""),

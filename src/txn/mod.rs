@@ -15,6 +15,11 @@
 //! | `delete` | `path`, `expect_sha256`? | removes the entry (a symlink itself, not its target) |
 //! | `move` | `path`, `to`, `overwrite`? (false), `edits`?, `expect_sha256`? | renames, editing on the way; missing parents made; across file systems a copy and a delete |
 //!
+//! A name that is not UTF-8 is given as `path_b64` (and `to_b64`), the
+//! standard base64 of its bytes, in place of `path` (`to`); giving both is
+//! `invalid_argument`. One op alone at the top level (`{"op":"create",…}`)
+//! is a transaction of one (`parse_op`), refused as `{"files":[OP]}` is.
+//!
 //! An unknown field, a field of another op, an unknown op, an empty list
 //! or more than 256 ops is `invalid_argument` (exit 2). `--expect-sha256`
 //! is per op here (the flag is refused). Every other flag applies to every
