@@ -31,13 +31,19 @@
 #                on a one-line file (the request's own cost); the search's
 #                share (long - one-line) was ~40x the short OLD's before the
 #                matcher became linear (issue 23 item 5)
+#   --toolset-only only the toolset case (issue 34) on the Rust standard
+#                library's source (rust-src): glob '*.rs' against fd -g,
+#                rg --files -g and AgentScope's find | sort | while read;
+#                stat; stat pipeline; a literal grep against rg -F and
+#                grep -rF; a regex holding a literal against rg (targets:
+#                <= 1.5x fd, >= 100x the pipeline; <= 1.5x rg -F; <= 3x rg)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 # --docker [--quick] [--bin PATH]: the docker exec timing table instead (scripts/bench/docker.sh).
 [ "${1:-}" = --docker ] && { shift; exec scripts/bench/docker.sh "$@"; }
 
-quick=0 huge=0 diff_only=0 hints_only=0 files_only=0 patch_only=0 long_old_only=0 bin="" install=0
+quick=0 huge=0 diff_only=0 hints_only=0 files_only=0 patch_only=0 long_old_only=0 toolset_only=0 bin="" install=0
 large_only=0 also=() iters=30
 while (($#)); do
   case "$1" in
@@ -52,6 +58,7 @@ while (($#)); do
     --large-only) large_only=1 ;;
     --also) also+=("$2"); shift ;;
     --iters) iters=$2; shift ;;
+    --toolset-only) toolset_only=1 ;;
     --bin) bin=$2; shift ;;
     *) die "unknown argument $1" ;;
   esac
@@ -471,7 +478,72 @@ PY
 }
 # --- end long OLD -----------------------------------------------------------
 
+# --- toolset (issue 34) -----------------------------------------------------
+# On rust-src (52 MB, 2,236 files): each command a fresh exec with every
+# match written out (limit 100000; --hidden --no-ignore so that rg and fd
+# walk what the ops walk). Medians of wall time, and user+system CPU means
+# (the machine may be shared: CPU time is the fairer figure). AgentScope's
+# glob pipeline forks two stats per match: 3 runs only.
+toolset_case() {
+  local src sysroot
+  sysroot=$(rustc --print sysroot 2>/dev/null) || { echo "toolset: skipped, no rustc"; return 0; }
+  src="$sysroot/lib/rustlib/src/rust/library"
+  [ -d "$src" ] || rustup component add rust-src >&2 || true
+  [ -d "$src" ] || { echo "toolset: skipped, no rust-src at $src"; return 0; }
+  apt_need ripgrep fd-find
+  local g='{"op":"glob","pattern":"*.rs","path":"'"$src"'","limit":100000,"max_bytes":8388608}'
+  local lit='{"op":"grep","pattern":"fn get_mut(","path":"'"$src"'","limit":100000,"max_bytes":8388608}'
+  local re='{"op":"grep","pattern":"fn \\w+_mut\\(","regex":true,"path":"'"$src"'","limit":100000,"max_bytes":8388608}'
+  printf '%s' "$g" >"$work/glob.json"; printf '%s' "$lit" >"$work/lit.json"; printf '%s' "$re" >"$work/re.json"
+  local line
+  for j in glob lit re; do
+    line=$("$bin" --stdin <"$work/$j.json") || die "toolset: $j failed: $line"
+    case "$line" in *'"truncated":false'*) ;; *) die "toolset: $j cut or refused: ${line:0:300}" ;; esac
+  done
+  [ "$(rg --files --hidden --no-ignore -g '*.rs' "$src" | wc -l)" = "$("$bin" --stdin <"$work/glob.json" | grep -o '"size"' | wc -l)" ] ||
+    die "toolset: glob and rg --files disagree on the count"
+  local pipeline="find '$src' -name '*.rs' | sort | while read -r f; do stat -c %s \"\$f\"; stat -c %Y \"\$f\"; done"
+  hyperfine -N "${runs[@]}" --export-csv "$work/tglob.csv" \
+    -n as-edit "sh -c \"'$bin' --stdin <'$work/glob.json' >/dev/null\"" \
+    -n fd "sh -c \"fdfind -t f --hidden --no-ignore -g '*.rs' . '$src' >/dev/null\"" \
+    -n rg-files "sh -c \"rg --files --hidden --no-ignore -g '*.rs' '$src' >/dev/null\"" >&2
+  hyperfine -N --runs 3 --export-csv "$work/tpipe.csv" -n agentscope "sh -c $(q "$pipeline >/dev/null")" >&2
+  hyperfine -N "${runs[@]}" -i --export-csv "$work/tlit.csv" \
+    -n as-edit "sh -c \"'$bin' --stdin <'$work/lit.json' >/dev/null\"" \
+    -n rg "sh -c \"rg -n -F --hidden --no-ignore 'fn get_mut(' '$src' >/dev/null\"" \
+    -n grep "sh -c \"grep -rnF 'fn get_mut(' '$src' >/dev/null\"" >&2
+  hyperfine -N "${runs[@]}" -i --export-csv "$work/tre.csv" \
+    -n as-edit "sh -c \"'$bin' --stdin <'$work/re.json' >/dev/null\"" \
+    -n rg "sh -c \"rg -n --hidden --no-ignore 'fn \\\\w+_mut\\\\(' '$src' >/dev/null\"" >&2
+  declare -A tmed tcpu
+  local f name mean med user sys
+  for f in tglob tpipe tlit tre; do
+    while IFS=, read -r name mean _ med user sys _; do
+      [ "$name" = command ] && continue
+      tmed[$f/$name]=$med
+      tcpu[$f/$name]=$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')
+    done <"$work/$f.csv"
+  done
+  local rg_g rl rr
+  rg_g=$(rss "$bin" --stdin <"$work/glob.json"); rl=$(rss "$bin" --stdin <"$work/lit.json"); rr=$(rss "$bin" --stdin <"$work/re.json")
+  echo
+  echo "toolset on rust-src ($(find "$src" -type f | wc -l) files), median wall ms / mean CPU (user+sys) ms:"
+  echo
+  echo "| op | as-edit | reference | reference | as-edit / first reference (wall, CPU) | target |"
+  echo "| --- | ---: | ---: | ---: | ---: | --- |"
+  echo "| glob '*.rs' | $(ms "${tmed[tglob/as-edit]}") / $(ms "${tcpu[tglob/as-edit]}") | fd $(ms "${tmed[tglob/fd]}") / $(ms "${tcpu[tglob/fd]}") | rg --files $(ms "${tmed[tglob/rg-files]}") / $(ms "${tcpu[tglob/rg-files]}") | $(ratio "${tmed[tglob/as-edit]}" "${tmed[tglob/fd]}"), $(ratio "${tcpu[tglob/as-edit]}" "${tcpu[tglob/fd]}") | <= 1.5 |"
+  echo "| glob vs AgentScope pipeline | | pipeline $(ms "${tmed[tpipe/agentscope]}") / $(ms "${tcpu[tpipe/agentscope]}") | | pipeline / as-edit $(ratio "${tmed[tpipe/agentscope]}" "${tmed[tglob/as-edit]}") | >= 100 |"
+  echo "| grep -F 'fn get_mut(' | $(ms "${tmed[tlit/as-edit]}") / $(ms "${tcpu[tlit/as-edit]}") | rg -F $(ms "${tmed[tlit/rg]}") / $(ms "${tcpu[tlit/rg]}") | grep -rF $(ms "${tmed[tlit/grep]}") / $(ms "${tcpu[tlit/grep]}") | $(ratio "${tmed[tlit/as-edit]}" "${tmed[tlit/rg]}"), $(ratio "${tcpu[tlit/as-edit]}" "${tcpu[tlit/rg]}") | <= 1.5 |"
+  echo "| grep 'fn \w+_mut\(' | $(ms "${tmed[tre/as-edit]}") / $(ms "${tcpu[tre/as-edit]}") | rg $(ms "${tmed[tre/rg]}") / $(ms "${tcpu[tre/rg]}") | | $(ratio "${tmed[tre/as-edit]}" "${tmed[tre/rg]}"), $(ratio "${tcpu[tre/as-edit]}" "${tcpu[tre/rg]}") | <= 3 |"
+  echo
+  echo "peak RSS: glob ${rg_g} KiB, literal grep ${rl} KiB, regex grep ${rr} KiB (target <= 4096)"
+}
+# --- end toolset --------------------------------------------------------------
 
+if ((toolset_only)); then
+  toolset_case
+  exit 0
+fi
 if ((files_only)); then
   files_case
   exit 0
@@ -581,6 +653,7 @@ hints_case
 files_case
 patch_case
 long_old_case
+toolset_case
 
 if ((huge)); then
   make_file huge $((1024 * 1048576)) lf

@@ -24,7 +24,7 @@ pub use op::{
     Change, NewModes, Op, OpKind, OpRefusal, Source, Transform, TransformFn, Transformed, Txn,
     MAX_OPS,
 };
-pub use parse::{parse, parse_request, Parsed};
+pub use parse::{is_op, parse, parse_op, parse_request, Parsed};
 
 use crate::fs::FsError;
 use crate::protocol::{display_path, Failure, Report};
