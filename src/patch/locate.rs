@@ -18,7 +18,8 @@
 //! that ends the file. When a chunk is not found and its old lines end in
 //! an empty line, it is retried without that line (and without a final
 //! empty new line), as Codex does: an empty context line written for the
-//! final newline.
+//! final newline. Not when the parser dropped empty lines ending the chunk
+//! as separators: Codex's one retry drops one of those.
 //!
 //! A pure addition (no old lines) goes right after its last `@@` header, or,
 //! with no header (or with `*** End of File`), at the end of the file; one
@@ -175,7 +176,7 @@ fn locate_with(f: &mut Finder<'_>, chunks: &[Chunk], strict: bool) -> Result<Pla
             false => f.find(old, cursor, c.eof, grades, limit),
         };
         let mut hit = find(old);
-        if hit.is_none() && old.last().is_some_and(|l| l.is_empty()) {
+        if hit.is_none() && !c.separated && old.last().is_some_and(|l| l.is_empty()) {
             old = &old[..old.len() - 1];
             if c.new.last().is_some_and(|l| l.is_empty()) {
                 new -= 1;
@@ -294,6 +295,7 @@ mod tests {
             new: s(new),
             keep: vec![None; new.len()],
             eof,
+            separated: false,
             line: 1,
         }
     }
@@ -717,6 +719,7 @@ mod tests {
                     new: vec![a.to_owned(), b.replace("let", "let mut")],
                     keep: vec![Some(0), None],
                     eof: false,
+                    separated: false,
                     line: 1,
                 }
             })

@@ -38,7 +38,7 @@
 //! | Delete File of a symlink to a directory | fails (checked against `@openai/codex`'s binary) | n/a | removes the link (a delete removes a symlink itself) |
 //! | an empty line where the first chunk starts | context | context | context |
 //! | an empty line where a later chunk starts (after `*** End of File`) | skipped | refused (`Invalid Line`) | skipped (Codex) |
-//! | empty lines ending a chunk | context, retried without one | context | separators (kept before `*** End of File` or when they are all its old lines) |
+//! | empty lines ending a chunk | context, retried without one | context | separators (kept before `*** End of File`, when they are all its old lines, or in a chunk of context alone); a chunk that lost them is not retried |
 //! | a chunk of empty lines alone (or of context alone) | its first match, moving the search (none: a no-op there) | the same | the same (Codex) |
 //! | a chunk's old lines are only a final empty line not found (`+X`, an empty line) | `+X` where the search stands, `*** End of File` or not | at the end (refused with `*** End of File`) | where the search stands (Codex) |
 //! | a pure addition at the end, then a chunk adding lines after a last context line that ends the file | the addition first (it places lines between context lines) | the addition where the search stood | the addition first (Codex) |

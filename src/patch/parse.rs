@@ -33,13 +33,12 @@
 //!   locator finds each in turn. `@@` alone (or with only whitespace) narrows
 //!   nothing. The header is the text after `@@ ` (or after `@@`).
 //! - Body: ` ` context (in old and new), `-` old only, `+` new only; an empty
-//!   line (no prefix) is an empty context line, as models write blank lines
-//!   (first in the first chunk too: Codex skips blank lines only before a
-//!   later one), except at the end of a chunk not closed by `*** End of
-//!   File`: there empty lines separate chunks and are dropped unless they
-//!   are all its old lines (Codex keeps them, retrying without one when the
-//!   chunk is not found); a chunk of them alone changes nothing. A body line
-//!   with any other first character ends the chunk.
+//!   line (no prefix) is empty context, as models write blank lines (first
+//!   in the first chunk too: Codex skips them only before a later one), but
+//!   ending a chunk not closed by `*** End of File` empty lines separate
+//!   chunks, dropped unless they are its only old lines or it is context
+//!   alone (Codex keeps them, retrying once without one: [`Chunk::separated`]);
+//!   a chunk of them alone changes nothing. Any other first character ends it.
 //! - `*** End of File` after a body: the chunk's old lines must end the file.
 //! - An empty patch (no hunk) and an Update with no chunk are errors, as in
 //!   Codex, so a model learns that nothing happened.
@@ -91,12 +90,13 @@ pub struct Chunk {
     pub old: Vec<String>,
     /// Context and `+` lines: what replaces `old`.
     pub new: Vec<String>,
-    /// Per line of `new`: its index in `old` when it is a context line. A
-    /// context line keeps the file's text, which a looser grade may have
-    /// matched with different whitespace or punctuation (as Codex does).
+    /// Per line of `new`: its index in `old` when it is a context line, which
+    /// keeps the file's text, matched maybe loosely (as Codex does).
     pub keep: Vec<Option<usize>>,
     /// `*** End of File` followed: `old` must end the file.
     pub eof: bool,
+    /// Empty lines ending it were dropped: Codex's one retry drops one.
+    pub separated: bool,
     /// 1-based line of the patch text where the chunk starts.
     pub line: usize,
 }
@@ -425,13 +425,13 @@ impl Lines<'_, '_> {
             }
             self.i += 1;
         }
-        // Trailing empty lines separate chunks (module docs), unless they
-        // are all the chunk's old lines: then they are context (Codex
-        // matches them; dropped, the chunk would become an addition at the
-        // end of the file, or nothing: a chunk of empty lines alone).
-        if c.old.len() == blank_run {
+        // Trailing empty lines separate chunks (module docs), but are context
+        // when they are all its old lines (else nothing or an addition at the
+        // end) or it is context alone (its first match is Codex's with them).
+        if c.old.len() == blank_run || super::locate::noop(c) {
             blank_run = 0;
         }
+        c.separated = blank_run > 0;
         c.old.truncate(c.old.len() - blank_run);
         c.new.truncate(c.new.len() - blank_run);
         c.keep.truncate(c.new.len());
@@ -474,6 +474,7 @@ mod tests {
             new: s(new),
             keep,
             eof,
+            separated: false,
             line,
         }
     }
@@ -585,12 +586,40 @@ mod tests {
             update(
                 "f",
                 vec![
-                    chunk(&[], &["ctx", "a"], &["ctx", "b"], false, 3),
-                    chunk(&["fn g()"], &["c"], &["d"], false, 8),
+                    Chunk {
+                        separated: true,
+                        ..chunk(&[], &["ctx", "a"], &["ctx", "b"], false, 3)
+                    },
+                    Chunk {
+                        separated: true,
+                        ..chunk(&["fn g()"], &["c"], &["d"], false, 8)
+                    },
                     chunk(&[], &["e"], &[], false, 12),
                 ]
             )
         );
+    }
+
+    /// brk33p: a chunk of context alone keeps the empty lines ending it as
+    /// context (it takes its first match, which Codex takes with them),
+    /// and a chunk whose ending empty lines were dropped is marked, so no
+    /// retry drops another (Codex's one retry is spent on them).
+    #[test]
+    fn empty_lines_ending_a_chunk_of_context_alone_are_context() {
+        let h = one("*** Begin Patch\n*** Update File: f\n b\n\n@@\n-x\n*** End Patch");
+        let Hunk::Update { chunks, .. } = h else {
+            panic!("an update")
+        };
+        let mut ctx = chunk(&[], &["b", ""], &["b", ""], false, 3);
+        ctx.keep = vec![Some(0), Some(1)];
+        assert_eq!(chunks, [ctx, chunk(&[], &["x"], &[], false, 5)]);
+        let h = one("*** Begin Patch\n*** Update File: f\n x\n \n+Y\n\n@@\n+Z\n*** End Patch");
+        let Hunk::Update { chunks, .. } = h else {
+            panic!("an update")
+        };
+        let mut want = chunk(&[], &["x", ""], &["x", "", "Y"], false, 3);
+        (want.keep, want.separated) = (vec![Some(0), Some(1), None], true);
+        assert_eq!(chunks[0], want);
     }
 
     #[test]

@@ -198,7 +198,7 @@ impl<'c> Stage<'c> {
             Some(h) => std::slice::from_ref(&c.headers[h]),
             None => &c.old[..],
         };
-        let again = h.is_none() && old.last().is_some_and(|l| l.is_empty());
+        let again = h.is_none() && !c.separated && old.last().is_some_and(|l| l.is_empty());
         let r = again.then(|| Matches::new(&old[..old.len() - 1], max, from));
         Stage {
             step,
@@ -650,6 +650,7 @@ pub(in crate::patch) mod tests {
                     new,
                     keep,
                     eof: r(if at == n { 2 } else { 12 }) == 0,
+                    separated: false,
                     line: 1,
                 });
             }
@@ -727,6 +728,36 @@ pub(in crate::patch) mod tests {
         }
     }
 
+    /// brk33p: a chunk whose ending empty lines were dropped as
+    /// separators is not retried without a final empty old line (Codex's
+    /// one retry drops the separator), in passes as by the locator: `x`
+    /// and an empty context line are not in "x\n"; unmarked, the retry
+    /// finds `x` (the empty line is added before Y, as Codex's retry does).
+    #[test]
+    fn a_chunk_ending_in_separators_is_not_retried() {
+        let mut c = Chunk {
+            old: vec!["x".into(), String::new()],
+            new: vec!["x".into(), String::new(), "Y".into()],
+            keep: vec![Some(0), Some(1), None],
+            separated: true,
+            ..Chunk::default()
+        };
+        let o = oracle("x\n", &[c.clone()], false);
+        assert!(
+            matches!(o, Err(Failed::Refused(ref r, _)) if r.chunk == 0),
+            "{o:?}"
+        );
+        for piece in [1, 7] {
+            assert_eq!(passes("x\n", &[c.clone()], false, piece), o);
+        }
+        c.separated = false;
+        let o = oracle("x\n", &[c.clone()], false);
+        assert_eq!(o.as_ref().map(|a| a.0.as_str()), Ok("x\n\nY\n"));
+        for piece in [1, 7] {
+            assert_eq!(passes("x\n", &[c.clone()], false, piece), o);
+        }
+    }
+
     /// Chunks found exactly, each once, and their headers take one pass
     /// in all, not one each (issue 20: `--diff` runs every patch in
     /// passes), then one to write; the answer is the locator's.
@@ -742,6 +773,7 @@ pub(in crate::patch) mod tests {
             new: vec!["new".into()],
             keep: vec![None],
             eof: false,
+            separated: false,
             line: 1,
         };
         let chunks: Vec<Chunk> = (0..100).map(chunk).collect();

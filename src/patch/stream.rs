@@ -497,6 +497,7 @@ mod tests {
             new: s(new),
             keep,
             eof: false,
+            separated: false,
             line: 1,
         }
     }
@@ -702,6 +703,7 @@ mod tests {
                     new,
                     keep,
                     eof: r(if at == n { 2 } else { 16 }) == 0,
+                    separated: false,
                     line: 1,
                 });
             }
