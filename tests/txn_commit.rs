@@ -677,3 +677,78 @@ fn a_released_original_is_relocked_without_waiting_in_a_cycle() {
     }
     assert_eq!(listing(w).len(), n + 3, "nothing else left");
 }
+
+/// Item 9 at a move's destination (found by the helper that tried to
+/// break issue 33's fixes): a plain move into an immutable directory, or
+/// over a name in an append-only one, failed inside the commit
+/// (`write_failed` "renaming the temp file", a temp a plain move does not
+/// have, rolled back). Refused before the commit, naming the flag, as a
+/// create or an edited move into it is; a move that adds a name to an
+/// append-only directory still commits.
+#[test]
+fn a_plain_move_into_a_flagged_directory_is_refused_before_the_commit() {
+    use rustix::fs::IFlags;
+    use std::os::unix::fs::MetadataExt;
+    for (flag, over, words) in [
+        (
+            IFlags::IMMUTABLE,
+            false,
+            "is immutable (chattr +i): no name in it can be created, replaced or removed",
+        ),
+        (
+            IFlags::APPEND,
+            true,
+            "is append-only (chattr +a): names in it can be added but not replaced or removed",
+        ),
+    ] {
+        let d = scratch_on_disk();
+        let w = d.path();
+        std::fs::create_dir(w.join("dst")).unwrap();
+        let f = write_file(w, "f", b"f\n", 0o644);
+        if over {
+            write_file(&w.join("dst"), "f", b"old\n", 0o644);
+        }
+        let dst = w.join("dst");
+        let _clear = Flagged(dst.clone());
+        if !set_flag(&dst, flag) {
+            return;
+        }
+        let ino = std::fs::metadata(&f).unwrap().ino();
+        let req =
+            format!(r#"{{"files":[{{"op":"move","path":"f","to":"dst/f","overwrite":{over}}}]}}"#);
+        let r = run_umask(Path::new(BIN), w, 0o022, &["--stdin"], req.as_bytes());
+        let r0 = r.stdout.clone();
+        // The detail's words come from the single-file edit's DirFlag.
+        assert!(
+            r0.starts_with("__RESULT__{\"error\":\"write_failed\",\"detail\":\"file 1 of 1 (f): ")
+                && r0.contains(words)
+                && !r0.contains("rolled_back")
+                && r.code == 1,
+            "{flag:?}: {r0}"
+        );
+        assert_eq!(std::fs::read(&f).unwrap(), b"f\n");
+        assert_eq!(std::fs::metadata(&f).unwrap().ino(), ino);
+        assert_eq!(listing(w), ["dst", "f"]);
+        let want: &[&str] = if over { &["f"] } else { &[] };
+        assert_eq!(listing(&dst), want);
+        if over {
+            assert_eq!(std::fs::read(dst.join("f")).unwrap(), b"old\n");
+        }
+    }
+    // Adding a name to an append-only directory is allowed.
+    let d = scratch_on_disk();
+    let w = d.path();
+    std::fs::create_dir(w.join("dst")).unwrap();
+    let f = write_file(w, "f", b"f\n", 0o644);
+    let ino = std::fs::metadata(&f).unwrap().ino();
+    let dst = w.join("dst");
+    let _clear = Flagged(dst.clone());
+    if !set_flag(&dst, IFlags::APPEND) {
+        return;
+    }
+    let req = r#"{"files":[{"op":"move","path":"f","to":"dst/f"}]}"#;
+    let r = run_umask(Path::new(BIN), w, 0o022, &["--stdin"], req.as_bytes());
+    assert_result(&r, r#"{"count":0,"files":2}"#, 0);
+    assert_eq!(std::fs::metadata(dst.join("f")).unwrap().ino(), ino);
+    assert_eq!(listing(w), ["dst"]);
+}
