@@ -560,3 +560,195 @@ fn a_released_original_changed_before_the_commit_is_a_conflict() {
         assert_eq!(listing(w).len(), n + 1, "{how}: nothing else left");
     }
 }
+
+/// Item 14's released originals and the lock order (found by the helper
+/// that tried to break issue 33's fixes): a transaction that released `e`
+/// once staged, and still holds `d` (deleted: no temp, never released),
+/// waited at its commit for `e`'s lock held by a writer that took `e` (the
+/// lower inode) and waits for `d`: a cycle that only `--lock-timeout`
+/// ended, both stalled 10 s and the writer answered `busy`. The relock no
+/// longer waits: the transaction is `busy` at once with nothing changed,
+/// and the writer commits.
+#[test]
+fn a_released_original_is_relocked_without_waiting_in_a_cycle() {
+    use std::io::Write;
+    use std::os::unix::fs::MetadataExt;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let d = tempfile::tempdir().unwrap();
+    let w = d.path();
+    std::fs::write(w.join("p"), "p\n").unwrap();
+    std::fs::write(w.join("q"), "q\n").unwrap();
+    let ino = |n: &str| std::fs::metadata(w.join(n)).unwrap().ino();
+    // `e`: the lower inode, which the writer locks first.
+    let (e, dl) = if ino("p") < ino("q") {
+        ("p", "q")
+    } else {
+        ("q", "p")
+    };
+    let n = 40;
+    let mut ops = vec![
+        format!(r#"{{"op":"delete","path":"{dl}"}}"#),
+        format!(r#"{{"op":"edit","path":"{e}","edits":[{{"old":"{e}","new":"E1"}}]}}"#),
+    ];
+    for i in 0..n {
+        std::fs::write(w.join(format!("g{i}")), "x\n").unwrap();
+        ops.push(format!(
+            r#"{{"op":"edit","path":"g{i}","edits":[{{"old":"x","new":"y"}}]}}"#
+        ));
+    }
+    let t1_req = format!(r#"{{"files":[{}]}}"#, ops.join(","));
+    let t2_req = format!(
+        r#"{{"files":[{{"op":"edit","path":"{e}","edits":[{{"old":"{e}","new":"E2"}}]}},{{"op":"edit","path":"{dl}","edits":[{{"old":"{dl}","new":"D2"}}]}}]}}"#
+    );
+    let fifo = w.join("pause");
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+    )
+    .unwrap();
+    let spawn = |c: &mut Command, req: &str| {
+        let mut ch = c
+            .current_dir(w)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        ch.stdin.take().unwrap().write_all(req.as_bytes()).unwrap();
+        ch
+    };
+    let mut c1 = Command::new(BIN);
+    c1.args(["--stdin", "--lock-timeout", "10"])
+        .env("AS_EDIT_TEST_TXN_PAUSE", &fifo);
+    // 42 files, two descriptors each, do not fit in 64: released.
+    nofile(&mut c1, 64);
+    let t1 = spawn(&mut c1, &t1_req);
+    // The FIFO opens once the transaction waits on it, every file staged.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut pause = loop {
+        use std::os::unix::fs::OpenOptionsExt;
+        let o = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo);
+        match o {
+            Ok(f) => break f,
+            Err(_) if Instant::now() > deadline => panic!("the transaction never paused"),
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    };
+    let mut c2 = Command::new(BIN);
+    c2.args(["--stdin", "--lock-timeout", "10"]);
+    let t2 = spawn(&mut c2, &t2_req);
+    // The writer takes `e` and waits for `d`.
+    std::thread::sleep(Duration::from_millis(1500));
+    let start = Instant::now();
+    pause.write_all(b"x").unwrap();
+    let (o1, o2) = (
+        t1.wait_with_output().unwrap(),
+        t2.wait_with_output().unwrap(),
+    );
+    let took = start.elapsed();
+    let (s1, s2) = (
+        String::from_utf8_lossy(&o1.stdout),
+        String::from_utf8_lossy(&o2.stdout),
+    );
+    assert_eq!(
+        (s1.as_ref(), o1.status.code(), s2.as_ref(), o2.status.code()),
+        (
+            format!(
+                "__RESULT__{{\"error\":\"busy\",\"detail\":\"file 2 of {} ({e}): another edit holds the lock on {} (waited 0.0 s); the file is unchanged\",\"file\":2}}\n",
+                n + 2,
+                w.join(e).display()
+            )
+            .as_str(),
+            Some(1),
+            "__RESULT__{\"count\":2,\"files\":2}\n",
+            Some(0)
+        )
+    );
+    assert!(took < Duration::from_secs(5), "stalled {took:?}");
+    assert_eq!(std::fs::read(w.join(e)).unwrap(), b"E2\n");
+    assert_eq!(std::fs::read(w.join(dl)).unwrap(), b"D2\n");
+    for i in 0..n {
+        assert_eq!(std::fs::read(w.join(format!("g{i}"))).unwrap(), b"x\n");
+    }
+    assert_eq!(listing(w).len(), n + 3, "nothing else left");
+}
+
+/// Item 9 at a move's destination (found by the helper that tried to
+/// break issue 33's fixes): a plain move into an immutable directory, or
+/// over a name in an append-only one, failed inside the commit
+/// (`write_failed` "renaming the temp file", a temp a plain move does not
+/// have, rolled back). Refused before the commit, naming the flag, as a
+/// create or an edited move into it is; a move that adds a name to an
+/// append-only directory still commits.
+#[test]
+fn a_plain_move_into_a_flagged_directory_is_refused_before_the_commit() {
+    use rustix::fs::IFlags;
+    use std::os::unix::fs::MetadataExt;
+    for (flag, over, words) in [
+        (
+            IFlags::IMMUTABLE,
+            false,
+            "is immutable (chattr +i): no name in it can be created, replaced or removed",
+        ),
+        (
+            IFlags::APPEND,
+            true,
+            "is append-only (chattr +a): names in it can be added but not replaced or removed",
+        ),
+    ] {
+        let d = scratch_on_disk();
+        let w = d.path();
+        std::fs::create_dir(w.join("dst")).unwrap();
+        let f = write_file(w, "f", b"f\n", 0o644);
+        if over {
+            write_file(&w.join("dst"), "f", b"old\n", 0o644);
+        }
+        let dst = w.join("dst");
+        let _clear = Flagged(dst.clone());
+        if !set_flag(&dst, flag) {
+            return;
+        }
+        let ino = std::fs::metadata(&f).unwrap().ino();
+        let req =
+            format!(r#"{{"files":[{{"op":"move","path":"f","to":"dst/f","overwrite":{over}}}]}}"#);
+        let r = run_umask(Path::new(BIN), w, 0o022, &["--stdin"], req.as_bytes());
+        let r0 = r.stdout.clone();
+        // The detail's words come from the single-file edit's DirFlag.
+        assert!(
+            r0.starts_with("__RESULT__{\"error\":\"write_failed\",\"detail\":\"file 1 of 1 (f): ")
+                && r0.contains(words)
+                && !r0.contains("rolled_back")
+                && r.code == 1,
+            "{flag:?}: {r0}"
+        );
+        assert_eq!(std::fs::read(&f).unwrap(), b"f\n");
+        assert_eq!(std::fs::metadata(&f).unwrap().ino(), ino);
+        assert_eq!(listing(w), ["dst", "f"]);
+        let want: &[&str] = if over { &["f"] } else { &[] };
+        assert_eq!(listing(&dst), want);
+        if over {
+            assert_eq!(std::fs::read(dst.join("f")).unwrap(), b"old\n");
+        }
+    }
+    // Adding a name to an append-only directory is allowed.
+    let d = scratch_on_disk();
+    let w = d.path();
+    std::fs::create_dir(w.join("dst")).unwrap();
+    let f = write_file(w, "f", b"f\n", 0o644);
+    let ino = std::fs::metadata(&f).unwrap().ino();
+    let dst = w.join("dst");
+    let _clear = Flagged(dst.clone());
+    if !set_flag(&dst, IFlags::APPEND) {
+        return;
+    }
+    let req = r#"{"files":[{"op":"move","path":"f","to":"dst/f"}]}"#;
+    let r = run_umask(Path::new(BIN), w, 0o022, &["--stdin"], req.as_bytes());
+    assert_result(&r, r#"{"count":0,"files":2}"#, 0);
+    assert_eq!(std::fs::metadata(dst.join("f")).unwrap().ino(), ino);
+    assert_eq!(listing(w), ["dst"]);
+}

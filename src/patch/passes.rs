@@ -850,6 +850,7 @@ pub(in crate::patch) mod tests {
                 keep: vec![None, Some(len - 1)],
                 eof: false,
                 line: 1,
+                separated: false,
             });
             at = s + len;
         }
@@ -912,6 +913,7 @@ pub(in crate::patch) mod tests {
                     keep: vec![None],
                     eof: false,
                     line: 1,
+                    separated: false,
                 }
             })
             .collect();

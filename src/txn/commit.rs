@@ -201,8 +201,7 @@ pub(super) fn commit<'p>(
     temps: &mut [Option<Temp<'p>>],
     done: (u64, usize),
 ) -> Result<bool, TxnError> {
-    let timeout = txn.options.lock_timeout;
-    super::lock::recheck_all(plan, locked, timeout)?;
+    super::lock::recheck_all(plan, locked)?;
     let mut c = Commit {
         plan,
         made: Vec::new(),
@@ -236,7 +235,7 @@ pub(super) fn commit<'p>(
             if !taken(t) {
                 continue;
             }
-            let r = l.held(t, timeout);
+            let r = l.held(t);
             let r = r.map_err(|e| TxnError::of(first_op(plan, f), e));
             match r.and_then(|held| {
                 let h = c.hide(f, temps[f].is_some());
@@ -329,10 +328,10 @@ fn commit_file<'p>(
         r.map_err(|e| TxnError::of(first_op(plan, f), e))?;
     }
     // The original, checked and locked until this file's steps are done.
-    let (op, timeout) = (file.last, txn.options.lock_timeout);
+    let op = file.last;
     let held = match (&file.orig, &locked[f], hidden) {
         (Some((t, _, _)), Some(l), None) => {
-            let h = l.held(t, timeout);
+            let h = l.held(t);
             Some(h.map_err(|e| TxnError::of(first_op(plan, f), e))?)
         }
         (_, Some(l), Some(_)) => Some(match (c.again[f].take(), &l.fd) {
@@ -354,7 +353,7 @@ fn commit_file<'p>(
     }) = &file.end
     {
         if let (Some((t, _, _)), Some(l)) = (&plan.files[*g].orig, &locked[*g]) {
-            _replaced = Some(l.held(t, timeout).map_err(|e| TxnError::of(op, e))?);
+            _replaced = Some(l.held(t).map_err(|e| TxnError::of(op, e))?);
         }
     }
     while !place(c, txn, f, locked, temps, hidden, held.as_deref())? {

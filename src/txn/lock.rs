@@ -67,11 +67,15 @@ impl Locked {
     /// The original at `t`, checked as the stale check of a single-file
     /// edit checks it (same inode at the name, same size, mtime and
     /// ctime): through the descriptor held, or, released, by opening the
-    /// name again and locking what it holds (within `timeout`) only if it
-    /// is still the inode staged: a writer that changed or replaced it
-    /// meanwhile is found here, as by the held lock's recheck.
+    /// name again and locking what it holds only if it is still the inode
+    /// staged: a writer that changed or replaced it meanwhile is found
+    /// here, as by the held lock's recheck. The relock never waits (`busy`
+    /// at once): this transaction holds other locks by now, in no order
+    /// with this one, and a writer holding this one could be waiting for
+    /// one of them (a cycle that only `--lock-timeout` ended, then `busy`
+    /// for the writer too); one holding it is about to change it anyway.
     #[cfg_attr(as_edit_small, optimize(size))]
-    pub(super) fn held(&self, t: &Target, timeout: Duration) -> Result<Held<'_>, FsError> {
+    pub(super) fn held(&self, t: &Target) -> Result<Held<'_>, FsError> {
         let h = match &self.fd {
             Some(fd) => Held::Kept(fd),
             None => {
@@ -80,7 +84,7 @@ impl Locked {
                     path: t.path.clone(),
                     what,
                 };
-                match try_open_locked(t, now() + timeout, timeout, Some(id)) {
+                match try_open_locked(t, now(), Duration::ZERO, Some(id)) {
                     Ok(Some((fd, _))) => Held::Again(fd),
                     Ok(None) => return Err(changed(ConflictWhat::ChangedWhileEditing)),
                     Err(FsError::NotFound {
@@ -185,11 +189,7 @@ fn facts_of<'d>(dirs: &'d mut Vec<(*const OwnedFd, DirFacts)>, t: &Target) -> &'
 /// after rolling back the files committed before it).
 #[cold]
 #[cfg_attr(as_edit_small, optimize(size))]
-pub(super) fn recheck_all(
-    plan: &Plan,
-    locked: &[Option<Locked>],
-    timeout: Duration,
-) -> Result<(), TxnError> {
+pub(super) fn recheck_all(plan: &Plan, locked: &[Option<Locked>]) -> Result<(), TxnError> {
     // Test builds only: wait here for a byte on the FIFO at
     // AS_EDIT_TEST_TXN_PAUSE, so a test can change files before the commit.
     #[cfg(any(debug_assertions, feature = "fault-injection"))]
@@ -210,7 +210,7 @@ pub(super) fn recheck_all(
             };
             match (named, &file.orig, &locked[g]) {
                 (true, Some((t, _, _)), Some(l)) => {
-                    l.held(t, timeout).map_err(|e| TxnError::of(op, e))?;
+                    l.held(t).map_err(|e| TxnError::of(op, e))?;
                 }
                 (true, Some(_), None) => {
                     recheck_link(plan, g).map_err(|e| TxnError::of(op, e))?;

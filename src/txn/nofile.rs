@@ -12,7 +12,9 @@
 //! steps, taken only if the name still holds the inode staged, and checked
 //! as the held lock's recheck checks it (size, mtime, ctime): a writer that
 //! changed it between its staging and the commit is refused (`conflict`,
-//! rolled back) where a held lock would have made it wait.
+//! rolled back) where a held lock would have made it wait, and one that
+//! holds its lock then makes it `busy` at once (rolled back): waiting there,
+//! out of the lock order, could close a cycle (`lock::Locked::held`).
 //!
 //! Measured (the least `ulimit -n` that passes, `tests/txn.rs`, before the
 //! release): 256 files edited in one directory 518, in 256 directories

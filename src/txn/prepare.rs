@@ -10,7 +10,7 @@ use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
 use crate::fs::temp::Temp;
-use crate::fs::{ConflictWhat, FsError, Target, WriteStep};
+use crate::fs::{ConflictWhat, FsError, InodeFlag, Target, WriteStep};
 use crate::protocol::{display_path, Failure, Report};
 use crate::request::Eol;
 
@@ -80,9 +80,14 @@ pub(super) fn stage<'a>(
         // commit: an append-only or immutable one lets no name go, and the
         // temp (and any directory made) stayed. Refused before any temp
         // exists, as an edit in place is (`lock`).
+        // A plain move renames the original there: an immutable directory
+        // takes no name, an append-only one lets none it holds be replaced
+        // (it failed inside the commit, rolled back).
         let dev = rfs::fstat(&d.t.dir).ok().map(|s| s.st_dev);
-        if !file.steps.is_empty() || locked.map(|l| l.st.st_dev) != dev {
-            if let Some(flag) = crate::fs::meta::dir_flag(&d.t) {
+        let temp = !file.steps.is_empty() || locked.map(|l| l.st.st_dev) != dev;
+        if let Some(flag) = crate::fs::meta::dir_flag(&d.t) {
+            let plain = flag == InodeFlag::Immutable || d.replaces.is_some();
+            if temp || plain {
                 // The directory that has the flag, then the name in it.
                 let path = d.t.path.ancestors().nth(d.missing.len());
                 let path = path.unwrap_or(&d.t.path).to_owned();
