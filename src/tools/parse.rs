@@ -188,9 +188,16 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
         ))
     })?;
     let raw: Raw = crate::strict_json::from_str(text).map_err(|e| {
-        let e = e
+        let mut e = e
             .to_string()
             .replace("trailing characters", "text after the request's closing }");
+        // serde lists every field of every op; the fields an op takes are
+        // in the docs, and an op's own refusal names the one it does not.
+        if let (Some(a), Some(b)) = (e.find(", expected one of `"), e.rfind(" at line ")) {
+            if a < b {
+                e.replace_range(a..b, "");
+            }
+        }
         invalid(format!("op request: {e}"))
     })?;
     let op = raw.op.as_str();
