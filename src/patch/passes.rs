@@ -1,47 +1,4 @@
-//! [`locate`](super::locate) and [`write`](super::locate::write) in
-//! passes over the text, in memory bounded by the patch (issue 20): what
-//! the binary runs when `stream.rs`'s one pass cannot prove its answer.
-//! Pure: `source` feeds the whole text (strict UTF-8, LF-normalized) to its
-//! argument each time it is called (false: it could not), so each pass
-//! reads the file again.
-//!
-//! The locator is sequential: each `@@` header, then each chunk's old
-//! lines, is searched from where the previous one left the search. A
-//! search (none for a pure addition) runs from that point to the end and
-//! keeps, per grade, the first match and the count of matches, and at the
-//! best grade their first [`OCCURRENCE_LINES_MAX`] lines (the retry
-//! without a final empty old line is followed in the same pass); at the
-//! end the first grade with a match decides, exactly as the locator does:
-//! the same placements, grades, refusals and lines. In the same pass the
-//! next search starts where the lines read so far would leave it (after
-//! the best match, while it is the only one at its grade; a header's
-//! first), and starts again when a stricter grade turns up, which happens
-//! on the line just read, so it misses none: a patch whose chunks each
-//! match once at their grade, in turn, takes one pass; a loose match
-//! overruled later, a retry or `*** End of File` one more each. A final
-//! pass writes the new text, as `write` does (loose context lines keep the
-//! file's text), and feeds the diff [`Builder`] when asked.
-//!
-//! Every search runs to the end of the file, so many chunks would cost
-//! chunks times lines if each saw every line; a line goes only to the
-//! searches with a partial match under way and to those whose first line
-//! has one of its keys (`table.rs`: hashed once per grade), the only ones
-//! it can change. Many chunks cost the file's lines plus the patch.
-//!
-//! Held: the patch and its first lines' keys; per search under way, the
-//! starts of its partial matches (at most its old lines) and at most
-//! [`OCCURRENCE_LINES_MAX`] lines (one for every search but the last); the
-//! current line up to `3 * hold` bytes, where a longer line is compacted:
-//! a blank run longer than `hold` becomes `hold + 1` spaces, and a line
-//! whose trimmed text has more characters than any patch line is dropped.
-//! Neither changes the grade at which it matches any patch line (module
-//! tests). A refusal's count is complete; its lines stop at the cap (as
-//! single edits'). The diff builder holds a chunk's old and new lines.
-//!
-//! The passes must see the same text: the caller holds the file's lock,
-//! and the commit checks the file again, so a writer that ignores the
-//! lock is a `conflict`; a text that changes anyway gives some output,
-//! never a panic.
+#![doc = include_str!("passes.md")]
 
 use super::feed::scan;
 use super::find::best;
@@ -473,7 +430,7 @@ pub fn resolve(
 }
 
 #[cfg(test)]
-pub(in crate::patch) mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::patch::find::tests::rng;
     use crate::patch::locate;
