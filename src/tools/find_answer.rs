@@ -125,6 +125,17 @@ pub(super) fn grep(
         }
         at += u64::from(*c);
     }
+    // Context lines alone filled the page: its `next` would repeat this
+    // request forever, so refuse as for one entry too long (the first
+    // match and the context before it must fit one page).
+    if cut && at == req.offset {
+        let first = counted
+            .iter()
+            .position(|c| *c)
+            .map_or(entries.len(), |i| i + 1);
+        let len: usize = entries[..first].iter().map(|e| e.len() + 1).sum();
+        return Err(too_small(max_bytes, page.needs(len - 1, reserve)));
+    }
     // `limit` stopped the search (more were found) or `max_bytes` cut the page.
     Ok(page.finish(&tail(&fields, at, cut || g.more, g.walk_cut)))
 }
