@@ -17,7 +17,10 @@ rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup comp
 # child; scripts/power-cut.sh
 # installs its own). As another user, the
 # tests that need them say why they skip, and conformance fails clearly.
-[ "$(id -u)" = 0 ] && apt_need busybox-static qemu-user-static acl strace time
+# ripgrep and rust-src: the toolset's differential against rg on the
+# Rust standard library's source (tests/walk_diff.rs).
+[ "$(id -u)" = 0 ] && apt_need busybox-static qemu-user-static acl strace time ripgrep
+rustup component list --installed 2>/dev/null | grep -q '^rust-src' || rustup component add rust-src
 
 step "format and lints"
 cargo fmt --all -- --check

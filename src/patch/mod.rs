@@ -45,6 +45,7 @@
 //! | `Update File` + `Move to` of a symlink | the link removed, its target kept | n/a | the target moved (a move follows a final symlink), the link left dangling: open, see below |
 //! | `Update File` of two hard links of one file, one after the other | both names hold the result | n/a | the edits chain into the first name's new file; the other name keeps the old inode: open |
 //! | `Update File: a` + `Move to: h`, `h` a hard link of `a` | `a` removed, `h` the new content | n/a | `a` edited, `h` unchanged, reported `M h`: open |
+//! | a chunk that lost separator empty lines, then a chunk placed where the search stands | after those empty lines | n/a | before them: open |
 //! | an `@@` header line's match | first, 4 grades | first, exact then trimmed | first, 4 grades (Codex) |
 //! | a CRLF file | kept CRLF | n/a | LF, the edit contract (`--eol preserve`; `apply_patch` mode: `--preserve-crlf`) |
 //! | the mode after `Move to` | a new file's: 0666 less the umask | n/a | the file's own (it is renamed) |
