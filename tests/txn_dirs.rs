@@ -103,7 +103,7 @@ fn a_directory_without_recursive_and_protected_directories_are_refused() {
     let d = s.path().canonicalize().unwrap();
     let p = d.display();
     let cases: [(&[&str], &str, String, i32); 5] = [
-        (&["--stdin"], r#"{"op":"delete","path":"d"}"#, format!(r#"{{"error":"file_not_found","detail":"file 1 of 1 (d): {p}/d is a directory: give \"recursive\": true to delete it and everything under it","file":1}}"#), 1),
+        (&["--stdin"], r#"{"op":"delete","path":"d"}"#, format!(r#"{{"error":"file_not_found","detail":"file 1 of 1 (d): {p}/d is a directory, not a regular file","file":1}}"#), 1),
         (&["--stdin"], r#"{"op":"delete","path":".","recursive":true}"#, format!(r#"{{"error":"invalid_argument","detail":"file 1 of 1 (.): {p} is the working directory or one of its ancestors: it is never deleted or moved","file":1}}"#), 2),
         (&["--stdin"], r#"{"op":"delete","path":"..","recursive":true}"#, format!(r#"{{"error":"invalid_argument","detail":"file 1 of 1 (..): {} is the working directory or one of its ancestors: it is never deleted or moved","file":1}}"#, d.parent().unwrap().display()), 2),
         (&["--stdin"], r#"{"op":"delete","path":"/","recursive":true}"#, r#"{"error":"invalid_argument","detail":"file 1 of 1 (/): / is /: it is never deleted or moved","file":1}"#.to_string(), 2),
