@@ -196,11 +196,12 @@ impl Model<'_> {
         // Directories: a recursive delete's, a move's (`dir`).
         let dirs = match op.kind {
             OpKind::Mkdir { parents } => return self.mkdir(i, parents),
+            // Without `recursive` a directory is refused as before.
             OpKind::Delete { recursive, .. } => {
                 if recursive {
                     self.protected(&op.path)?;
                 }
-                true
+                recursive
             }
             OpKind::Move { .. } => {
                 self.protected(&op.path)?;

@@ -107,14 +107,6 @@ impl Model<'_> {
     pub(super) fn dir_op(&mut self, i: usize, f: usize, from: &Path) -> Result<(), TxnError> {
         let p = display_path(from);
         let (expect, change) = match &self.txn.ops[i].kind {
-            OpKind::Delete {
-                recursive: false, ..
-            } => {
-                return Err(fail(
-                    ErrorKind::FileNotFound,
-                    format!("{p} is a directory: give \"recursive\": true to delete it and everything under it"),
-                ))
-            }
             OpKind::Delete { expect_sha256, .. } => (expect_sha256.is_some(), false),
             OpKind::Move {
                 expect_sha256,
