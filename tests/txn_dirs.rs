@@ -353,7 +353,7 @@ fn a_non_utf8_directory_by_path_b64() {
 #[test]
 fn racing_exclusive_creates_have_one_winner() {
     let s = scratch();
-    for round in 0..40 {
+    for round in 0..300 {
         let name = format!("n{round}");
         let body = |who: &str| format!(r#"{{"op":"create","path":"{name}/f","content":"{who}"}}"#);
         let (a, b) = (body("a"), body("b"));
