@@ -379,3 +379,67 @@ fn racing_exclusive_creates_have_one_winner() {
         assert_eq!(listing(&s.path().join(&name)), ["f"]);
     }
 }
+
+/// Mounts a tmpfs at `at` (root only); false where that is not allowed.
+fn tmpfs(at: &Path) -> bool {
+    is_root()
+        && std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "none"])
+            .arg(at)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+fn umount(at: &Path) {
+    let ok = std::process::Command::new("umount").arg(at).status();
+    assert!(ok.unwrap().success(), "umount {}", at.display());
+}
+
+/// A mount point inside the tree: refused before anything is removed,
+/// naming it; a directory moved to another file system: refused (never
+/// copied), rolled back.
+#[test]
+fn a_tree_stays_on_one_file_system() {
+    let s = scratch();
+    std::fs::create_dir_all(s.path().join("d/sub/mnt")).unwrap();
+    std::fs::write(s.path().join("d/f"), "f\n").unwrap();
+    let mnt = s.path().join("d/sub/mnt");
+    if !tmpfs(&mnt) {
+        return skip("needs root and mount -t tmpfs");
+    }
+    std::fs::write(mnt.join("inside"), "i\n").unwrap();
+    let before = tree(s.path());
+    let p = s.path().canonicalize().unwrap();
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(r#"{"op":"delete","path":"d","recursive":true}"#),
+    );
+    let res = |line: &str| assert_result(&r, line, 2);
+    res(&format!(
+        r#"{{"error":"invalid_argument","detail":"file 1 of 1 (d): {}/d/sub/mnt is a mount point (another file system): a recursive delete or a directory move stays on one file system; nothing was changed","file":1}}"#,
+        p.display()
+    ));
+    assert_eq!(tree(s.path()), before);
+    std::fs::create_dir(s.path().join("mv")).unwrap();
+    std::fs::write(s.path().join("mv/g"), "g\n").unwrap();
+    let before = tree(s.path());
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(r#"{"op":"move","path":"mv","to":"d/sub/mnt/new/mv"}"#),
+    );
+    // Rolled back: the directory made on the other file system is gone.
+    let after = (tree(s.path()), listing(&mnt));
+    umount(&mnt);
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"error":"write_failed","detail":"file 1 of 1 (mv): {0}/mv is on another file system (or mount) than {0}/d/sub/mnt/new/mv: a directory is moved only by rename, never copied; nothing was changed","file":1,"rolled_back":true}}"#,
+            p.display()
+        ),
+        1,
+    );
+    assert_eq!(after, (before, vec!["inside".to_string()]));
+}
