@@ -443,3 +443,45 @@ fn a_tree_stays_on_one_file_system() {
     );
     assert_eq!(after, (before, vec!["inside".to_string()]));
 }
+
+/// Later ops of the same transaction see a deleted tree as gone: a path
+/// under it is missing, and a create there makes the directory anew.
+#[test]
+fn later_ops_see_a_deleted_tree_as_gone() {
+    let s = scratch();
+    std::fs::create_dir(s.path().join("d")).unwrap();
+    std::fs::write(s.path().join("d/a"), "a\n").unwrap();
+    let before = tree(s.path());
+    let p = s.path().canonicalize().unwrap();
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(
+            r#"{"files":[{"op":"delete","path":"d","recursive":true},{"op":"edit","path":"d/a","edits":[{"old":"a","new":"b"}]}]}"#,
+        ),
+    );
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"error":"file_not_found","detail":"file 2 of 2 (d/a): {}/d/a does not exist","file":2}}"#,
+            p.display()
+        ),
+        1,
+    );
+    assert_eq!(tree(s.path()), before);
+    let ino = inode(&s.path().join("d"));
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(
+            r#"{"files":[{"op":"delete","path":"d","recursive":true},{"op":"create","path":"d/a","content":"new"}]}"#,
+        ),
+    );
+    assert_result(&r, r#"{"count":0,"files":2}"#, 0);
+    assert_eq!(names(s.path()), ["d", "d/a"]);
+    assert_eq!(
+        std::fs::read_to_string(s.path().join("d/a")).unwrap(),
+        "new"
+    );
+    assert_ne!(inode(&s.path().join("d")), ino, "a new directory");
+}
