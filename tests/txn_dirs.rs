@@ -485,3 +485,36 @@ fn later_ops_see_a_deleted_tree_as_gone() {
     );
     assert_ne!(inode(&s.path().join("d")), ino, "a new directory");
 }
+
+/// A move follows a final symlink: one to the working directory is
+/// refused as the working directory itself is; a delete removes the link.
+#[test]
+fn a_symlink_to_the_working_directory_is_never_moved_through() {
+    let s = scratch();
+    std::fs::create_dir(s.path().join("w")).unwrap();
+    std::os::unix::fs::symlink(".", s.path().join("w/here")).unwrap();
+    let w = s.path().join("w");
+    let before = tree(s.path());
+    let p = w.canonicalize().unwrap();
+    let r = run_stdin(
+        &w,
+        &["--stdin"],
+        &req(r#"{"op":"move","path":"here","to":"x"}"#),
+    );
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"error":"invalid_argument","detail":"file 1 of 1 (here): {} is the working directory or one of its ancestors: it is never deleted or moved","file":1}}"#,
+            p.display()
+        ),
+        2,
+    );
+    assert_eq!(tree(s.path()), before);
+    let r = run_stdin(
+        &w,
+        &["--stdin"],
+        &req(r#"{"op":"delete","path":"here","recursive":true}"#),
+    );
+    assert_result(&r, r#"{"count":0,"files":1}"#, 0);
+    assert_eq!(names(s.path()), ["w"]);
+}

@@ -199,12 +199,12 @@ impl Model<'_> {
             // Without `recursive` a directory is refused as before.
             OpKind::Delete { recursive, .. } => {
                 if recursive {
-                    self.protected(&op.path)?;
+                    self.protected(&op.path, false)?;
                 }
                 recursive
             }
             OpKind::Move { .. } => {
-                self.protected(&op.path)?;
+                self.protected(&op.path, true)?;
                 true
             }
             _ => false,

@@ -76,10 +76,11 @@ pub(super) fn into_itself(from: &Path, to: &Path) -> TxnError {
 
 impl Model<'_> {
     /// Refuses a recursive delete or a move of `--root`, `/`, the working
-    /// directory or one of its ancestors (`path` resolved, its last name
-    /// not followed: a symlink to one of them is only a link).
-    pub(super) fn protected(&self, path: &Path) -> Result<(), TxnError> {
-        let Ok(w) = self.walk(path, false) else {
+    /// directory or one of its ancestors (`path` resolved; its last name
+    /// followed for a move, which follows it, not for a delete, which
+    /// removes a symlink to one of them as a link).
+    pub(super) fn protected(&self, path: &Path, follow: bool) -> Result<(), TxnError> {
+        let Ok(w) = self.walk(path, follow) else {
             return Ok(()); // its own refusal comes from `locate`
         };
         let key = w.key();
