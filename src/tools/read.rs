@@ -90,7 +90,7 @@ pub(super) fn run(req: &Read, root: Option<&Root>, max_bytes: u64) -> Result<Str
             ),
         ));
     }
-    let mut out = String::with_capacity(p.text.len() + 256);
+    let mut out = String::with_capacity(super::answer::str_len(&p.text) + 512);
     out.push_str(RESULT_PREFIX);
     out.push_str("{\"text\":");
     push_str(&mut out, &p.text);
