@@ -1,51 +1,8 @@
-//! [`locate`](super::locate) and [`write`](super::locate::write) in
-//! passes over the text, in memory bounded by the patch (issue 20): what
-//! the binary runs when `stream.rs`'s one pass cannot prove its answer.
-//! Pure: `source` feeds the whole text (strict UTF-8, LF-normalized) to its
-//! argument each time it is called (false: it could not), so each pass
-//! reads the file again.
-//!
-//! The locator is sequential: each `@@` header, then each chunk's old
-//! lines, is searched from where the previous one left the search. A
-//! search (none for a pure addition) runs from that point to the end and
-//! keeps, per grade, the first match and the count of matches, and at the
-//! best grade their first [`OCCURRENCE_LINES_MAX`] lines (the retry
-//! without a final empty old line is followed in the same pass); at the
-//! end the first grade with a match decides, exactly as the locator does:
-//! the same placements, grades, refusals and lines. In the same pass the
-//! next search starts where the lines read so far would leave it (after
-//! the best match, while it is the only one at its grade; a header's
-//! first), and starts again when a stricter grade turns up, which happens
-//! on the line just read, so it misses none: a patch whose chunks each
-//! match once at their grade, in turn, takes one pass; a loose match
-//! overruled later, a retry or `*** End of File` one more each. A final
-//! pass writes the new text, as `write` does (loose context lines keep the
-//! file's text), and feeds the diff [`Builder`] when asked.
-//!
-//! Every search runs to the end of the file, so many chunks would cost
-//! chunks times lines if each saw every line; a line goes only to the
-//! searches with a partial match under way and to those whose first line
-//! has one of its keys (`table.rs`: hashed once per grade), the only ones
-//! it can change. Many chunks cost the file's lines plus the patch.
-//!
-//! Held: the patch and its first lines' keys; per search under way, the
-//! starts of its partial matches (at most its old lines) and at most
-//! [`OCCURRENCE_LINES_MAX`] lines (one for every search but the last); the
-//! current line up to `3 * hold` bytes, where a longer line is compacted:
-//! a blank run longer than `hold` becomes `hold + 1` spaces, and a line
-//! whose trimmed text has more characters than any patch line is dropped.
-//! Neither changes the grade at which it matches any patch line (module
-//! tests). A refusal's count is complete; its lines stop at the cap (as
-//! single edits'). The diff builder holds a chunk's old and new lines.
-//!
-//! The passes must see the same text: the caller holds the file's lock,
-//! and the commit checks the file again, so a writer that ignores the
-//! lock is a `conflict`; a text that changes anyway gives some output,
-//! never a panic.
+#![doc = include_str!("passes.md")]
 
 use super::feed::scan;
 use super::find::best;
-use super::locate::{Grade, Miss, Placed, Refusal};
+use super::locate::{noop, Grade, Miss, Placed, Refusal};
 use super::parse::Chunk;
 use super::table::{Keys, Table};
 use crate::diff::Builder;
@@ -198,7 +155,7 @@ impl<'c> Stage<'c> {
             Some(h) => std::slice::from_ref(&c.headers[h]),
             None => &c.old[..],
         };
-        let again = h.is_none() && old.last().is_some_and(|l| l.is_empty());
+        let again = h.is_none() && !c.separated && old.last().is_some_and(|l| l.is_empty());
         let r = again.then(|| Matches::new(&old[..old.len() - 1], max, from));
         Stage {
             step,
@@ -206,7 +163,9 @@ impl<'c> Stage<'c> {
             m: Matches::new(old, max, from),
             r,
             eof: h.is_none() && c.eof,
-            header: h.is_some(),
+            // A chunk that changes nothing takes its first match, as a
+            // header (`locate::noop`; End of File has one place).
+            header: h.is_some() || !c.eof && noop(c),
         }
     }
 
@@ -418,7 +377,7 @@ pub fn resolve(
             }
         }
         let (grade, at) = if old.is_empty() {
-            let end = c.old.is_empty() && c.headers.is_empty() || c.eof;
+            let end = c.old.is_empty() && (c.headers.is_empty() || c.eof);
             (Grade::Exact, if end { END } else { cursor })
         } else {
             match hit {
@@ -427,7 +386,7 @@ pub fn resolve(
                         old: c.old.join("\n"),
                     }))
                 }
-                Some((grade, count, lines)) if count > 1 => {
+                Some((grade, count, lines)) if count > 1 && !noop(c) => {
                     let lines = lines.iter().map(|i| i + 1).collect();
                     let r = Refusal {
                         chunk: ci,
@@ -446,13 +405,14 @@ pub fn resolve(
             old: old.len(),
             chunk: ci,
             new,
+            from: 0,
         });
         placed.push(Placed {
             grade,
             line: at.wrapping_add(1),
         });
     }
-    Splice::sort(&mut splices);
+    Splice::sort(&mut splices, chunks, n);
     let mut w = Writer::new(chunks, &splices, out, diff);
     let fed = source(&mut |b| w.feed(b));
     w.finish();
@@ -470,7 +430,7 @@ pub fn resolve(
 }
 
 #[cfg(test)]
-pub(in crate::patch) mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::patch::find::tests::rng;
     use crate::patch::locate;
@@ -616,6 +576,9 @@ pub(in crate::patch) mod tests {
                         old.push(String::new());
                     }
                 }
+                if r(10) == 0 {
+                    old = vec![String::new(); 1 + r(2)]; // empty lines alone
+                }
                 let (mut new, mut keep) = (Vec::new(), Vec::new());
                 for (j, o) in old.iter().enumerate() {
                     match r(3) {
@@ -634,6 +597,15 @@ pub(in crate::patch) mod tests {
                     new.push("added".into());
                     keep.push(None);
                 }
+                if !old.is_empty() && r(8) == 0 {
+                    // Context alone: a chunk that changes nothing.
+                    (new, keep) = (old.clone(), (0..old.len()).map(Some).collect());
+                }
+                if !old.is_empty() && r(6) == 0 {
+                    // A '+' line first (`+X`, then context).
+                    new.insert(0, "first".into());
+                    keep.insert(0, None);
+                }
                 if old.last().is_some_and(|l| l.is_empty()) && r(2) == 0 {
                     new.push(String::new());
                     keep.push(None);
@@ -644,6 +616,7 @@ pub(in crate::patch) mod tests {
                     new,
                     keep,
                     eof: r(if at == n { 2 } else { 12 }) == 0,
+                    separated: false,
                     line: 1,
                 });
             }
@@ -670,6 +643,87 @@ pub(in crate::patch) mod tests {
         assert!(ok > 3000 && loose > 700 && refused > 2000 && multiple > 500);
     }
 
+    /// Issue 33's placements by hand, in passes as the locator: an End of
+    /// File addition retried stays where the search stands (item 4), a
+    /// chunk of an empty line alone takes the first and moves the search
+    /// (6), lines after a final context line follow an earlier addition
+    /// at the end (12), also with the text's last line unterminated.
+    #[test]
+    fn issue_33_placements_as_the_locator() {
+        let k = |old: &[&str], new: &[&str], keep: &[Option<usize>], eof: bool| Chunk {
+            old: old.iter().map(|x| x.to_string()).collect(),
+            new: new.iter().map(|x| x.to_string()).collect(),
+            keep: keep.to_vec(),
+            eof,
+            ..Chunk::default()
+        };
+        let end = k(&[], &["END"], &[None], false);
+        let after = k(&["c"], &["c", "after-c"], &[Some(0), None], false);
+        let cases = [
+            (
+                "a\nb\n",
+                vec![k(&[""], &["X", ""], &[None, Some(0)], true)],
+                "X\na\nb\n",
+            ),
+            (
+                "b\n\nb\n\nc\n",
+                vec![
+                    k(&[""], &[""], &[Some(0)], false),
+                    k(&["b"], &["B"], &[None], false),
+                ],
+                "b\n\nB\n\nc\n",
+            ),
+            (
+                "a\nc\n",
+                vec![end.clone(), after.clone()],
+                "a\nc\nEND\nafter-c\n",
+            ),
+            (
+                "a\nc",
+                vec![end.clone(), after.clone()],
+                "a\nc\nEND\nafter-c\n",
+            ),
+            ("c\nd\n", vec![end, after], "c\nafter-c\nd\nEND\n"),
+        ];
+        for (text, chunks, want) in cases {
+            let o = oracle(text, &chunks, false);
+            assert_eq!(o.as_ref().map(|a| a.0.as_str()), Ok(want), "{text:?}");
+            for piece in [1, 7] {
+                assert_eq!(passes(text, &chunks, false, piece), o, "{text:?}");
+            }
+        }
+    }
+
+    /// brk33p: a chunk whose ending empty lines were dropped as
+    /// separators is not retried without a final empty old line (Codex's
+    /// one retry drops the separator), in passes as by the locator: `x`
+    /// and an empty context line are not in "x\n"; unmarked, the retry
+    /// finds `x` (the empty line is added before Y, as Codex's retry does).
+    #[test]
+    fn a_chunk_ending_in_separators_is_not_retried() {
+        let mut c = Chunk {
+            old: vec!["x".into(), String::new()],
+            new: vec!["x".into(), String::new(), "Y".into()],
+            keep: vec![Some(0), Some(1), None],
+            separated: true,
+            ..Chunk::default()
+        };
+        let o = oracle("x\n", &[c.clone()], false);
+        assert!(
+            matches!(o, Err(Failed::Refused(ref r, _)) if r.chunk == 0),
+            "{o:?}"
+        );
+        for piece in [1, 7] {
+            assert_eq!(passes("x\n", &[c.clone()], false, piece), o);
+        }
+        c.separated = false;
+        let o = oracle("x\n", &[c.clone()], false);
+        assert_eq!(o.as_ref().map(|a| a.0.as_str()), Ok("x\n\nY\n"));
+        for piece in [1, 7] {
+            assert_eq!(passes("x\n", &[c.clone()], false, piece), o);
+        }
+    }
+
     /// Chunks found exactly, each once, and their headers take one pass
     /// in all, not one each (issue 20: `--diff` runs every patch in
     /// passes), then one to write; the answer is the locator's.
@@ -685,6 +739,7 @@ pub(in crate::patch) mod tests {
             new: vec!["new".into()],
             keep: vec![None],
             eof: false,
+            separated: false,
             line: 1,
         };
         let chunks: Vec<Chunk> = (0..100).map(chunk).collect();
@@ -761,6 +816,7 @@ pub(in crate::patch) mod tests {
                 keep: vec![None, Some(len - 1)],
                 eof: false,
                 line: 1,
+                separated: false,
             });
             at = s + len;
         }
@@ -823,6 +879,7 @@ pub(in crate::patch) mod tests {
                     keep: vec![None],
                     eof: false,
                     line: 1,
+                    separated: false,
                 }
             })
             .collect();

@@ -14,10 +14,13 @@
 //! and nothing after it at its grade or stricter, so its grade is the
 //! first with a match there and it is the only match at that grade. A
 //! later one (the locator's refusal, or its better place, which moves
-//! every later chunk), a miss, and the retry without a final empty line
-//! are `None`: the caller discards what was written and runs the locator
-//! in passes over the file (`passes.rs`), which answers with its refusal
-//! and hints (and `--diff`), still in memory bounded by the patch.
+//! every later chunk), a miss, the retry without a final empty line, and
+//! a chunk adding lines after a final context line while an addition
+//! waits for the end (their order depends on whether that line ends the
+//! file: `Splice::sort`) are `None`: the caller discards what was written
+//! and runs the locator in passes over the file (`passes.rs`), which
+//! answers with its refusal and hints (and `--diff`), still in memory
+//! bounded by the patch.
 //!
 //! One pass, so no second read can disagree with the first: the output is
 //! written while the file is read, and only kept if the pass proves it. A
@@ -41,10 +44,13 @@
 //! once leave the patch to the locator).
 
 use super::find::{best, core_chars};
-use super::locate::Grade;
+use super::locate::{tail, Grade};
 use super::parse::Chunk;
 use super::table::{Keys, Table};
 use super::watch::Watch;
+
+/// A pure addition's place at the end of the file, its length unknown.
+const END: usize = usize::MAX;
 
 /// Per chunk, the 1-based line of the new text where it starts, as
 /// `write` reports it, and the grade it matched at.
@@ -265,7 +271,7 @@ impl Pass<'_, '_> {
             }
             // As `locate`: the end without a header or with End of File.
             let at = match c.headers.is_empty() || c.eof {
-                true => usize::MAX,
+                true => END,
                 false => from,
             };
             self.pending.push((at, self.k));
@@ -292,8 +298,17 @@ impl Pass<'_, '_> {
     /// there), matched at `grade`.
     #[cfg_attr(as_edit_small, optimize(size))]
     fn splice(&mut self, k: usize, at: usize, grade: Grade) {
-        self.mark();
         let c = &self.chunks[k];
+        // Its lines after a final context line go after the additions
+        // waiting for the end if that line is the last (`Splice::sort`),
+        // which only the end shows: the passes' (module docs).
+        if tail(c, c.old.len(), c.new.len()).is_some()
+            && self.pending.iter().any(|&(at, j)| at == END && j < k)
+        {
+            self.failed = true;
+            return;
+        }
+        self.mark();
         #[cfg(test)]
         {
             self.old_lines[k] = at + 1;
@@ -422,8 +437,10 @@ impl Pass<'_, '_> {
         if let Some((s, g)) = eof {
             self.splice(k, s, g);
         }
-        self.additions(true);
-        self.mark(); // a held final newline
+        if !self.failed {
+            self.additions(true);
+            self.mark(); // a held final newline
+        }
     }
 }
 
@@ -480,6 +497,7 @@ mod tests {
             new: s(new),
             keep,
             eof: false,
+            separated: false,
             line: 1,
         }
     }
@@ -521,8 +539,15 @@ mod tests {
                 .map(|(o, l)| best(l.as_bytes(), o, g))
                 .try_fold(Grade::Exact, |a, b| Some(a.max(b?)))
         };
-        let mut cursor = 0;
+        let (mut cursor, mut waits) = (0, false);
         for c in chunks {
+            // After an addition at the end, lines after a final context
+            // line (the passes', `Splice::sort`).
+            let n = c.new.len();
+            if waits && locate::tail(c, c.old.len(), n).is_some() {
+                return false;
+            }
+            waits |= c.old.is_empty() && (c.headers.is_empty() || c.eof);
             for h in &c.headers {
                 let hit =
                     (cursor..ls.len()).find_map(|i| Some((i, best(ls[i].as_bytes(), h, max)?)));
@@ -642,6 +667,9 @@ mod tests {
                         old.push(String::new());
                     }
                 }
+                if r(16) == 0 {
+                    old = vec![String::new(); 1 + r(2)]; // empty lines alone
+                }
                 let (mut new, mut keep) = (Vec::new(), Vec::new());
                 for (j, o) in old.iter().enumerate() {
                     match r(3) {
@@ -660,12 +688,22 @@ mod tests {
                     new.push("added".into());
                     keep.push(None);
                 }
+                if !old.is_empty() && r(12) == 0 {
+                    // Context alone: a chunk that changes nothing.
+                    (new, keep) = (old.clone(), (0..old.len()).map(Some).collect());
+                }
+                if !old.is_empty() && r(6) == 0 {
+                    // A '+' line first (`+X`, then context).
+                    new.insert(0, "first".into());
+                    keep.insert(0, None);
+                }
                 chunks.push(Chunk {
                     headers,
                     old,
                     new,
                     keep,
                     eof: r(if at == n { 2 } else { 16 }) == 0,
+                    separated: false,
                     line: 1,
                 });
             }
@@ -731,6 +769,27 @@ mod tests {
         // A partial match that fails is written as it was.
         let got = pass("a\na\nb\nx\na\nb\nc\n", &[c(&["a", "b", "c"], &["d"])], 1);
         assert_eq!(got.unwrap(), ("a\na\nb\nx\nd\n".into(), (vec![5], vec![5])));
+    }
+
+    /// Issue 33, item 12: lines a chunk adds after a final context line,
+    /// while an addition waits for the end, are left to the passes (their
+    /// place depends on whether that line ends the file), with no mark;
+    /// without the waiting addition, or with its lines first, streamed.
+    #[test]
+    fn lines_after_a_final_context_line_wait_for_no_addition() {
+        let end = chunk(&[], &[], &["END"], vec![None]);
+        let after = chunk(&[], &["c"], &["c", "after-c"], vec![Some(0), None]);
+        let mut mark = false;
+        let mut source = |each: &mut dyn FnMut(&[u8])| {
+            each(b"a\nc\n");
+            true
+        };
+        let two = [end.clone(), after.clone()];
+        let r = run(&two, false, &mut source, &mut |b| mark |= b.is_empty());
+        assert_eq!((r, mark), (None, false));
+        let got = pass("a\nc\n", &[after.clone(), end], 1).unwrap();
+        assert_eq!(got.0, "a\nc\nafter-c\nEND\n");
+        assert_eq!(pass("a\nc\n", &[after], 1).unwrap().0, "a\nc\nafter-c\n");
     }
 
     /// A pass that fails makes no mark (the temp) once it knows: not for
