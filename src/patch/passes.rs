@@ -935,6 +935,7 @@ mod brk33l {
                     new: vec!["new".into()],
                     keep: vec![None],
                     eof: false,
+                    separated: false,
                     line: 1,
                 }
             })
@@ -1046,6 +1047,7 @@ pub(in crate::patch) mod diff33 {
                 new,
                 keep,
                 eof,
+                separated: false,
                 line: 1,
             });
             at = s + len;

@@ -389,6 +389,7 @@ mod tests {
             ],
             options: Default::default(),
             new_modes: NewModes::REQUEST,
+            patch: false,
         };
         assert_eq!(
             run(&txn),
@@ -418,6 +419,7 @@ mod tests {
             }],
             options: Default::default(),
             new_modes: NewModes::REQUEST,
+            patch: false,
         };
         let p = moved.display();
         assert_eq!(

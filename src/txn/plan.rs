@@ -103,6 +103,8 @@ struct Model<'t> {
     dirs: Vec<((u64, u64), Rc<OwnedFd>)>,
     /// A file met by its (device, inode) no longer holds it (`plan`).
     stale: bool,
+    /// The last path located ended in a symlink, followed: the link.
+    link: Option<PathBuf>,
 }
 
 /// Builds the model; a refusal names its op. Two names found holding one
@@ -139,6 +141,7 @@ fn plan_once(txn: &Txn) -> Option<Result<Plan, TxnError>> {
         made: Vec::new(),
         dirs: Vec::new(),
         stale: false,
+        link: None,
         txn,
     };
     let mut file_of = Vec::with_capacity(txn.ops.len());
@@ -189,7 +192,9 @@ impl Model<'_> {
         let op = &self.txn.ops[i];
         let follow = !matches!(op.kind, OpKind::Delete { .. });
         let entry = matches!(op.kind, OpKind::Delete { .. } | OpKind::Move { .. });
-        let f = match (&op.kind, self.locate(&op.path, follow)?) {
+        let named = self.locate(&op.path, follow)?;
+        let via = self.link.take();
+        let f = match (&op.kind, named) {
             (OpKind::Create { overwrite, .. }, Named::Nothing(dest, link, via)) => {
                 let dest = self.landing(&op.path, dest, (link, via), *overwrite)?;
                 self.make_dirs(&dest);
@@ -204,6 +209,8 @@ impl Model<'_> {
             (_, Named::Link(f)) if entry || self.at[f].is_none() => {
                 return Err(self.link(f, &op.path))
             }
+            // A patch's: Codex writes in place, both names change (`new`).
+            (_, Named::Link(f)) if self.txn.patch => return Err(self.second_link(f, &op.path)),
             (_, Named::File(f) | Named::Link(f)) => f,
             (_, Named::Nothing(_, Some(link), _)) => return Err(dangling(link)),
             (_, Named::Nothing(d, None, _)) => {
@@ -232,11 +239,23 @@ impl Model<'_> {
                 change,
                 ..
             } => {
+                if let (true, Some(l)) = (self.txn.patch, &via) {
+                    return Err(new::patch_moves_link(l, &from));
+                }
                 if change.is_some() {
                     self.files[f].steps.push(i);
                 }
                 let dest = match self.locate(to, true)? {
                     Named::Nothing(d, link, via) => self.landing(to, d, (link, via), *overwrite)?,
+                    // A patch onto another name of the file: Codex removes
+                    // this one and writes that one in place; by rename the
+                    // same file would stay at both (`link`).
+                    Named::Link(g) if g == f && self.txn.patch => {
+                        return Err(match overwrite {
+                            false => exists(to),
+                            true => new::patch_onto_link(to, &from),
+                        });
+                    }
                     // Onto itself (a hard link of it too: rename(2) leaves both).
                     Named::File(g) | Named::Link(g) if g == f => return Ok((f, from)),
                     _ if !overwrite => return Err(exists(to)),
@@ -348,16 +367,6 @@ impl Model<'_> {
         Ok(fd)
     }
 
-    /// The refusal of `path`, a hard link of file `g` (`Named::Link`).
-    #[cold]
-    fn link(&self, g: usize, path: &Path) -> TxnError {
-        let said = match self.at[g] {
-            None => "is a hard link of a file an earlier op removes; send this op in another call",
-            Some(_) => "is a hard link of a file an earlier op names at another path; send its delete or move in another call",
-        };
-        refused(path, said)
-    }
-
     /// The destination a file's current path makes (to move another file
     /// over it): its directory and name as they are.
     fn dest_of(&mut self, g: usize) -> Result<Dest, TxnError> {
@@ -384,6 +393,7 @@ impl Model<'_> {
         }
         let w = w.map_err(err)?;
         let key = w.key();
+        self.link = w.link.clone();
         match (&w.what, &w.name) {
             (What::File(f), _) => return Ok(Named::File(*f)),
             (What::Made, _) => return Err(refused(path, "is a directory an earlier op makes")),
