@@ -295,3 +295,22 @@ fn hard_links_a_patch_names_twice_are_refused_naming_both() {
         }
     }
 }
+
+/// The table's open row (not yet fixed, so ignored): a chunk that lost a
+/// separator empty line, then a pure addition placed where the search
+/// stands. Codex (0.171.0) matched the empty line as context, so its
+/// search stands after it: `A`, ``, `X`, `b`; as-edit gives `A`, `X`,
+/// ``, `b`. Run with `--ignored` once the locator, the one pass and the
+/// passes move the search past such lines.
+#[test]
+#[ignore = "open: the search after a chunk's dropped separators (src/patch/mod.rs table)"]
+fn the_search_after_dropped_separators_stands_as_codex_s() {
+    let d = setup(&[("f.txt", "a\n\nb\n")]);
+    let patch = "*** Begin Patch\n*** Update File: f.txt\n@@\n-a\n+A\n\n@@\n+X\n\n*** End of File\n*** End Patch\n";
+    let (out, err, code) = apply_patch(d.path(), &[patch], "");
+    assert_eq!(
+        (out.as_str(), err.as_str(), code),
+        ("Success. Updated the following files:\nM f.txt\n", "", 0)
+    );
+    assert_eq!(read(d.path(), "f.txt").as_deref(), Some("A\n\nX\nb\n"));
+}
