@@ -4,8 +4,11 @@
 //! and `"next":{"offset":K}`: `K` counts entries for `glob`, files for
 //! `grep`'s `files` and `count`, and match lines for `content` (a page
 //! cut by `max_bytes` may lose the context lines right after its last
-//! match; the next page starts at the next match). A walk cut by its own
-//! bound (`walk.rs`) says `"truncated":true` with no `next`.
+//! match; the next page starts at the next match). `truncated` speaks of
+//! pages only: a walk cut by its own bound (`walk.rs`: 2,000,000
+//! directory entries, 256 levels) adds `"walk_limit":true`, since no
+//! `offset` reaches what it did not walk (`total` and the counts are of
+//! what it walked).
 
 use std::path::Path;
 
@@ -22,18 +25,27 @@ fn too_small(max_bytes: u64, needs: usize) -> Failure {
     )
 }
 
-/// The tail and the `next` offset: `truncated` alone when the walk was cut
-/// (no offset continues it), `next` when entries are left.
+/// The tail: `fields`, `"walk_limit":true` when a bound of the walk cut
+/// it (no page holds what it did not reach), and `truncated` with `next`
+/// when entries are left for the next page.
 fn tail(fields: &str, at: u64, more: bool, walk_cut: bool) -> String {
     let mut t = fields.to_owned();
-    if more {
-        t += &next(Some(&[("offset", at)]));
-    } else if walk_cut {
-        t += ",\"truncated\":true";
-    } else {
-        t += &next(None);
+    if walk_cut {
+        t += WALK_LIMIT;
     }
+    t += &next(more.then_some(&[("offset", at)][..]));
     t
+}
+
+/// What says the walk stopped at its bound (`walk.rs`), not for `max_bytes`
+/// or `limit`.
+pub(super) const WALK_LIMIT: &str = ",\"walk_limit\":true";
+
+/// The reserve of a tail of `fields`: at its longest (the walk is over, so
+/// whether it was cut is known).
+fn reserve(fields: &str, walk_cut: bool) -> usize {
+    let cut = if walk_cut { WALK_LIMIT.len() } else { 0 };
+    fields.len() + cut + next(Some(&[("offset", u64::MAX)])).len()
 }
 
 /// Runs `glob` and writes its line.
@@ -44,7 +56,7 @@ pub(super) fn glob(
 ) -> Result<String, Failure> {
     let found = find::glob(req, root)?;
     let fields = format!(",\"total\":{}", found.total);
-    let reserve = fields.len() + next(Some(&[("offset", u64::MAX)])).len();
+    let reserve = reserve(&fields, found.walk_cut);
     let mut page = Page::new(max_bytes, "", "entries");
     let mut at = req.offset;
     for e in &found.entries {
@@ -76,7 +88,7 @@ pub(super) fn grep(
         ",\"files_searched\":{},\"skipped_binary\":{}",
         g.files_searched, g.skipped_binary
     );
-    let reserve = fields.len() + next(Some(&[("offset", u64::MAX)])).len();
+    let reserve = reserve(&fields, g.walk_cut);
     let key = if req.output == Output::Content {
         "matches"
     } else {

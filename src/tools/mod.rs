@@ -88,12 +88,14 @@ pub mod gitignore;
 pub mod glob;
 pub mod grep;
 pub mod grep_op;
+mod ignore_up;
 pub mod lines;
 mod list;
 pub mod name;
 mod parse;
 pub mod pattern;
 mod place;
+mod pseudo;
 mod read;
 mod stat;
 pub mod walk;
@@ -144,6 +146,8 @@ pub struct List {
     pub hidden: bool,
     /// Whether the walk enters `.git`, `.hg` and `.svn`.
     pub vcs: bool,
+    /// Whether `.gitignore` rules leave entries out (as `glob`'s do).
+    pub gitignore: bool,
     /// The first entry answered (in sorted order).
     pub offset: u64,
     /// The most entries answered.
