@@ -3,8 +3,10 @@
 //! `.git`, directory or file, looked for no higher than `--root`), the
 //! `.gitignore` of every directory from the repository's top down to the
 //! start's parent, and `.git/info/exclude` (the weakest: any `.gitignore`
-//! overrides it). Outside a repository none is read, and
-//! `core.excludesFile` never is. A start that these rules ignore (or that
+//! overrides it). Nothing above `--root` is read: with a root and no
+//! repository within it, the `.gitignore` files from the root down to the
+//! start's parent are. Without either none is, and `core.excludesFile`
+//! never is. A start that these rules ignore (or that
 //! lies in an ignored directory) yields nothing, as `git check-ignore`
 //! says of every path in it.
 
@@ -32,11 +34,12 @@ pub(super) struct Above {
 pub(super) fn above(abs: &Path, root: Option<&Path>) -> Above {
     let mut out = Above::default();
     let within = |p: &Path| root.is_none_or(|r| p.starts_with(r));
-    let Some(top) = abs
+    let repo = abs
         .ancestors()
         .take_while(|p| within(p))
-        .find(|p| rfs::lstat(&p.join(".git")).is_ok())
-    else {
+        .find(|p| rfs::lstat(&p.join(".git")).is_ok());
+    // A repository whose top is above `--root` (or none) starts at the root.
+    let Some(top) = repo.or(root) else {
         return out;
     };
     if let Some(r) = read(&top.join(".git/info/exclude")) {
