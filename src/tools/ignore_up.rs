@@ -37,7 +37,7 @@ pub(super) fn above(abs: &Path, root: Option<&Path>) -> Above {
     let repo = abs
         .ancestors()
         .take_while(|p| within(p))
-        .find(|p| rfs::lstat(&p.join(".git")).is_ok());
+        .find(|p| rfs::lstat(p.join(".git")).is_ok());
     // A repository whose top is above `--root` (or none) starts at the root.
     let Some(top) = repo.or(root) else {
         return out;

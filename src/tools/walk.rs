@@ -14,19 +14,21 @@
 //!   skipped from their directory entry's type (`fstatat` without
 //!   following when the file system does not give one), never opened.
 //! - **Pseudo file systems** are not entered: at a mount crossing (a
-//!   device change) and at the start, `fstatfs` names the file system, and
-//!   proc, sysfs, devpts, debugfs, tracefs, securityfs, cgroup, cgroup2,
-//!   bpf and the mount at `/dev` (devtmpfs reports tmpfs's magic, so it is
-//!   known by its device) are skipped.
+//!   device change) and at the start, the file system is named
+//!   (`pseudo.rs`: proc, sysfs, devtmpfs, devpts, …) and skipped.
 //! - **VCS directories** `.git`, `.hg`, `.svn` are skipped unless `vcs`;
 //!   names starting with `.` unless `hidden`; with `gitignore`, the
-//!   `.gitignore` files below the start ([`super::gitignore`]).
+//!   `.gitignore` files below the start ([`super::gitignore`]) and, in a
+//!   repository, above it and `.git/info/exclude` ([`super::ignore_up`]).
 //! - **Bounded**: at most [`MAX_ENTRIES`] directory entries are read and
 //!   directories at most [`MAX_DEPTH`] levels deep entered (one open
 //!   descriptor per level); past either the walk says `truncated` (the
-//!   entries read before the bound are still yielded).
-//!   Memory is the pending names of the directories on the current path
-//!   (one level each), not the tree.
+//!   entries read before the bound are still yielded; the answers say
+//!   `walk_limit`). Memory is the pending names of the directories on the
+//!   current path (one level each, in one buffer per directory), not the
+//!   tree.
+//! - **Every entry** with [`Options::all`] (`list`): directories (before
+//!   what is under them), symlinks, FIFOs…, to [`Options::depth`] levels.
 //!
 //! Order: a directory's entries are sorted by name, a directory's with a
 //! `/` appended, so a depth-first walk yields paths in bytewise order
