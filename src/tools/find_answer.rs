@@ -2,8 +2,11 @@
 //! within `max_bytes` (`answer.rs`).
 //!
 //! An answer cut by `max_bytes` or by `limit` ends with `"truncated":true`
-//! and `"next":{"offset":K}`: `K` counts entries for `glob`. A walk cut by
-//! its own bound (`walk.rs`) says `"truncated":true` with no `next`.
+//! and `"next":{"offset":K}`: `K` counts entries for `glob`. `truncated`
+//! speaks of pages only: a walk cut by its own bound (`walk.rs`: 2,000,000
+//! directory entries, 256 levels) adds `"walk_limit":true`, since no
+//! `offset` reaches what it did not walk (`total` and the counts are of
+//! what it walked).
 
 use std::path::Path;
 
@@ -19,18 +22,27 @@ pub(super) fn too_small(max_bytes: u64, needs: usize) -> Failure {
     )
 }
 
-/// The tail and the `next` offset: `truncated` alone when the walk was cut
-/// (no offset continues it), `next` when entries are left.
+/// The tail: `fields`, `"walk_limit":true` when a bound of the walk cut
+/// it (no page holds what it did not reach), and `truncated` with `next`
+/// when entries are left for the next page.
 pub(super) fn tail(fields: &str, at: u64, more: bool, walk_cut: bool) -> String {
     let mut t = fields.to_owned();
-    if more {
-        t += &next(Some(&[("offset", at)]));
-    } else if walk_cut {
-        t += ",\"truncated\":true";
-    } else {
-        t += &next(None);
+    if walk_cut {
+        t += WALK_LIMIT;
     }
+    t += &next(more.then_some(&[("offset", at)][..]));
     t
+}
+
+/// What says the walk stopped at its bound (`walk.rs`), not for `max_bytes`
+/// or `limit`.
+pub(super) const WALK_LIMIT: &str = ",\"walk_limit\":true";
+
+/// The reserve of a tail of `fields`: at its longest (the walk is over, so
+/// whether it was cut is known).
+pub(super) fn reserve(fields: &str, walk_cut: bool) -> usize {
+    let cut = if walk_cut { WALK_LIMIT.len() } else { 0 };
+    fields.len() + cut + next(Some(&[("offset", u64::MAX)])).len()
 }
 
 /// Runs `glob` and writes its line.
@@ -41,7 +53,7 @@ pub(super) fn glob(
 ) -> Result<String, Failure> {
     let found = find::glob(req, root)?;
     let fields = format!(",\"total\":{}", found.total);
-    let reserve = fields.len() + next(Some(&[("offset", u64::MAX)])).len();
+    let reserve = reserve(&fields, found.walk_cut);
     let mut page = Page::new(max_bytes, "", "entries");
     let mut at = req.offset;
     for e in &found.entries {

@@ -13,8 +13,8 @@
 
 use std::path::Path;
 
-use super::answer::{next, push_str, Page};
-use super::find_answer::{tail, too_small};
+use super::answer::{push_str, Page};
+use super::find_answer::{reserve, tail, too_small};
 use super::grep_op::{self, GrepRequest, Line, Output};
 use super::name;
 use crate::protocol::Failure;
@@ -76,7 +76,7 @@ pub(super) fn grep(
         ",\"files_searched\":{},\"skipped_binary\":{}",
         g.files_searched, g.skipped_binary
     );
-    let reserve = fields.len() + next(Some(&[("offset", u64::MAX)])).len();
+    let reserve = reserve(&fields, g.walk_cut);
     let key = if req.output == Output::Content {
         "matches"
     } else {

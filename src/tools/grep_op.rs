@@ -20,8 +20,8 @@
 //!
 //! Always `"files_searched"` (files read), `"skipped_binary"` (files with a
 //! NUL byte in their first 8 KiB, not searched) and `"truncated"` (more
-//! than `limit` were found — the search stopped there — or the walk hit a
-//! bound). A line's `text` is cut at `max_columns` characters (`"cut":true`
+//! than `limit` were found — the search stopped there; `next` continues);
+//! `"walk_limit":true` when the walk hit its bound (`find_answer.rs`). A line's `text` is cut at `max_columns` characters (`"cut":true`
 //! then); a line that is not UTF-8 is shown with U+FFFD for its invalid
 //! bytes (its match was found on its bytes). Lines end at LF, as in
 //! ripgrep: a lone CR is text, and a CRLF line's text ends with its CR (as
