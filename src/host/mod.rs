@@ -42,6 +42,9 @@ mod patch_transfer;
 mod run_txn;
 #[cfg(test)]
 pub(crate) mod testing;
+mod tools;
+mod tools_transfer;
+mod tools_types;
 mod transfer;
 mod tree;
 pub mod txn;
@@ -59,6 +62,14 @@ use std::path::Path;
 pub use command::{EditRequest, TooLarge, DEFAULT_COMMAND_LIMIT};
 pub use local::LocalShell;
 pub use parse::{parse_output, HelperOutcome, RefusalHints, Token};
+pub use tools::{
+    DeleteRequest, MkdirRequest, MoveRequest, WriteRequest, TOOLS_PROTOCOL,
+};
+pub use tools_types::{
+    BytesPage, EntryType, FileEntry, Found, GlobRequest, GrepFile, GrepLine, GrepOutput,
+    GrepRequest, Grepped, ListEntry, ListRequest, Listing, Next, RawReadRequest, ReadRequest,
+    Sort, StatEntry, StatRequest, Stats, TextPage,
+};
 pub use transfer::transfer_edit;
 pub use txn::{
     Applied, FileChange, FileOp, FileState, PatchOp, PatchOpKind, State, TxnAt, TxnEdit,
@@ -206,6 +217,14 @@ pub enum EditError {
     Backend(io::Error),
     /// Installing the helper failed.
     Install(String),
+    /// The op needs the helper (protocol 4) in the sandbox: no exact
+    /// fallback exists for it (the `tools` module's table says why).
+    HelperRequired {
+        /// The op: `stat`, `list`, `glob`, `grep`, `mkdir`, `recursive delete`.
+        op: String,
+        /// Why the transfer path cannot do it exactly.
+        why: String,
+    },
 }
 
 impl EditError {
@@ -262,6 +281,10 @@ impl std::fmt::Display for EditError {
             }
             EditError::Backend(e) => write!(f, "backend error: {e}"),
             EditError::Install(m) => write!(f, "installing the helper failed: {m}"),
+            EditError::HelperRequired { op, why } => write!(
+                f,
+                "{op} needs the as-edit helper (protocol 4) in the sandbox: {why}"
+            ),
         }
     }
 }

@@ -95,8 +95,12 @@ pub enum FileOp {
     },
     /// Remove the directory entry.
     Delete {
-        /// The file.
+        /// The file (a directory with `recursive`).
         path: String,
+        /// Remove a directory and everything under it (the helper only:
+        /// protocol 4 with issue 34's writes).
+        #[serde(default, skip_serializing_if = "is_false")]
+        recursive: bool,
         /// Refuse with `conflict` unless the file has these bytes (hex).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         expect_sha256: Option<String>,
@@ -117,6 +121,19 @@ pub enum FileOp {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         expect_sha256: Option<String>,
     },
+    /// A new directory (the helper only: protocol 4 with issue 34's
+    /// writes; [`Editor::mkdir`](super::Editor::mkdir) has a fallback).
+    Mkdir {
+        /// The directory.
+        path: String,
+        /// Make missing parents, and accept an existing directory (`mkdir -p`).
+        #[serde(default)]
+        parents: bool,
+    },
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 fn octal<S: serde::Serializer>(mode: &Option<u32>, s: S) -> Result<S::Ok, S::Error> {
@@ -144,7 +161,8 @@ impl FileOp {
             | FileOp::Insert { path, .. }
             | FileOp::Create { path, .. }
             | FileOp::Delete { path, .. }
-            | FileOp::Move { path, .. } => path,
+            | FileOp::Move { path, .. }
+            | FileOp::Mkdir { path, .. } => path,
         }
     }
 }
@@ -232,27 +250,41 @@ pub(crate) fn command(
     let body = req
         .body()
         .map_err(|e| super::transfer::not_sendable(&std::io::Error::other(e), Via::Native))?;
-    let mut argv: Vec<OsString> = vec![helper.into(), "--report".into(), "--hints".into()];
-    let patch = matches!(req, Request::Patch(_));
+    let forms = match req {
+        Request::Patch(_) => ("--patch", "--patch-b64"),
+        _ => ("--stdin", "--request-b64"),
+    };
+    Ok(body_command(
+        helper,
+        &["--report", "--hints"],
+        forms,
+        &body,
+        stdin,
+        limit,
+    ))
+}
+
+/// `HELPER FLAGS… ON_STDIN` with `body` on stdin when `stdin`, else
+/// `HELPER FLAGS… IN_ARGV BASE64(body)` if that fits `limit`: every
+/// request that carries a body (`forms` = `(ON_STDIN, IN_ARGV)`).
+pub(crate) fn body_command(
+    helper: &str,
+    flags: &[&str],
+    forms: (&str, &str),
+    body: &[u8],
+    stdin: bool,
+    limit: usize,
+) -> Option<Command> {
+    let mut argv: Vec<OsString> = vec![helper.into()];
+    argv.extend(flags.iter().map(OsString::from));
     if stdin {
-        argv.push(if patch { "--patch" } else { "--stdin" }.into());
-        return Ok(Some((join_quoted(&argv), Some(body))));
+        argv.push(forms.0.into());
+        return Some((join_quoted(&argv), Some(body.to_vec())));
     }
-    argv.push(
-        if patch {
-            "--patch-b64"
-        } else {
-            "--request-b64"
-        }
-        .into(),
-    );
-    argv.push(
-        base64::engine::general_purpose::STANDARD
-            .encode(&body)
-            .into(),
-    );
+    argv.push(forms.1.into());
+    argv.push(base64::engine::general_purpose::STANDARD.encode(body).into());
     let cmd = join_quoted(&argv);
-    Ok((cmd.len() <= limit).then_some((cmd, None)))
+    (cmd.len() <= limit).then_some((cmd, None))
 }
 
 /// A transaction or patch that was applied.

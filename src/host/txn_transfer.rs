@@ -56,6 +56,16 @@ pub(crate) fn transfer_ops<S: Sandbox + ?Sized>(
     sb: &mut S,
     ops: &[FileOp],
 ) -> Result<Applied, EditError> {
+    // What only the helper does exactly (the `tools` module's table).
+    for op in ops {
+        match op {
+            FileOp::Mkdir { .. } => return Err(super::tools_transfer::helper_required("mkdir")),
+            FileOp::Delete {
+                recursive: true, ..
+            } => return Err(super::tools_transfer::helper_required("recursive delete")),
+            _ => {}
+        }
+    }
     let json = serde_json::to_vec(&serde_json::json!({ "files": ops }))
         .map_err(|e| super::transfer::not_sendable(&std::io::Error::other(e), Via::Transfer))?;
     let txn = crate::txn::parse(&json, options()).map_err(|f| EditError::Failed {

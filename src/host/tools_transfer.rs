@@ -1,0 +1,130 @@
+//! The toolset's fallback without the helper (the table in `tools`):
+//! `read` downloads the file and answers with the helper's own parser and
+//! reader ([`crate::tools::parse`], [`crate::tools::run_on_bytes`]), so
+//! its answer is the helper's, line for line; `mkdir` is the backend's
+//! [`Sandbox::make_dir`] / [`Sandbox::create_dirs`]; the rest say the
+//! helper is required.
+//!
+//! What the download cannot see as the helper does: a read follows the
+//! backend's download (symlinks followed as it follows them), and a FIFO
+//! or device is not refused before it is read (the helper never opens
+//! one); the whole file is downloaded, even for a range.
+
+use std::io;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::tools::{said, MkdirRequest, Said};
+use super::transfer::{not_sendable, refused};
+use super::txn::{Applied, FileChange};
+use super::{EditError, Sandbox, Token, Via};
+use crate::protocol::{display_path, ErrorKind};
+
+/// The refusal of an op no exact fallback exists for.
+pub(crate) fn helper_required(op: &str) -> EditError {
+    let why = match op {
+        "stat" => "POSIX has no stat(1), and ls -l gives no nanoseconds",
+        "list" | "glob" => "POSIX find has no -printf: no exact type, size and mtime per name",
+        "grep" => "grep -n's path:line: output is ambiguous for names holding ':' or a newline, and POSIX grep has neither ripgrep's dialect nor the binary-file rule",
+        "recursive delete" => "rm -R has no POSIX option to stay on one file system, and a tree cannot be made to vanish at once",
+        _ => "the transfer path has no exact way to do it",
+    };
+    EditError::HelperRequired {
+        op: op.to_owned(),
+        why: why.to_owned(),
+    }
+}
+
+/// A `read` (text or raw) over the downloaded file: the helper's request
+/// parser (a bad request is refused in its words, before any download),
+/// then its reader over the bytes, then its answer parsed as the
+/// helper's output would be.
+pub(crate) fn read<S: Sandbox + ?Sized>(sb: &mut S, body: &Value) -> Result<Value, EditError> {
+    let json = serde_json::to_vec(body).expect("a JSON value serializes");
+    let options = crate::request::EditOptions::default();
+    let req = crate::tools::parse(&json, &options).map_err(|f| EditError::Failed {
+        kind: Token::Known(f.kind),
+        detail: f.detail,
+        count: f.count,
+        via: Via::Transfer,
+        hints: None,
+        indent: None,
+        at: None,
+    })?;
+    let path = match &req.op {
+        crate::tools::Op::Read(r) => &r.path,
+        crate::tools::Op::Raw(r) => &r.path,
+        _ => return Err(helper_required("this op")),
+    };
+    let bytes = download(sb, path)?;
+    let (line, code) = crate::tools::run_on_bytes(&req, &bytes).expect("a read answers");
+    match said(line.as_bytes(), Some(code), Via::Transfer)? {
+        Said::Answer(v) => Ok(v),
+        Said::Unavailable => unreachable!("the reader always writes a result line"),
+    }
+}
+
+/// The file's bytes, a download failure in the helper's tokens.
+fn download<S: Sandbox + ?Sized>(sb: &mut S, path: &Path) -> Result<Vec<u8>, EditError> {
+    let shown = display_path(path);
+    match sb.download(path) {
+        Ok(b) => Ok(b),
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => Err(EditError::Backend(e)),
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => Err(not_sendable(&e, Via::Transfer)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(refused(
+            ErrorKind::FileNotFound,
+            format!("{shown} does not exist"),
+        )),
+        // The helper's words for a directory (it never reads one).
+        Err(e) if e.raw_os_error() == Some(libc::EISDIR) => Err(refused(
+            ErrorKind::FileNotFound,
+            format!("{shown} is a directory, not a regular file"),
+        )),
+        Err(e) => Err(refused(
+            ErrorKind::ReadFailed,
+            format!("downloading {shown}: {e}"),
+        )),
+    }
+}
+
+/// `mkdir` through the backend: one directory, or `mkdir -p`.
+pub(crate) fn mkdir<S: Sandbox + ?Sized>(
+    sb: &mut S,
+    req: &MkdirRequest,
+) -> Result<Applied, EditError> {
+    let path = Path::new(&req.path);
+    let shown = display_path(path);
+    let made = match req.parents {
+        true => sb.create_dirs(path),
+        false => sb.make_dir(path),
+    };
+    match made {
+        Ok(()) => Ok(Applied {
+            count: 0,
+            files: 1,
+            changes: vec![FileChange {
+                path: req.path.clone(),
+                op: "mkdir".into(),
+                ..FileChange::default()
+            }],
+            via: Via::Transfer,
+        }),
+        Err(e) => Err(match e.kind() {
+            io::ErrorKind::NotConnected => EditError::Backend(e),
+            io::ErrorKind::InvalidInput => not_sendable(&e, Via::Transfer),
+            io::ErrorKind::Unsupported => EditError::HelperRequired {
+                op: "mkdir".into(),
+                why: e.to_string(),
+            },
+            io::ErrorKind::AlreadyExists => {
+                refused(ErrorKind::FileExists, format!("{shown} exists"))
+            }
+            io::ErrorKind::NotFound => refused(
+                ErrorKind::FileNotFound,
+                format!("the parent directory of {shown} does not exist"),
+            ),
+            _ => refused(ErrorKind::WriteFailed, format!("mkdir {shown}: {e}")),
+        }),
+    }
+}
