@@ -658,6 +658,7 @@ fn transactions_and_patches_natively_by_transfer_and_without_rm() {
             },
             FileOp::Delete {
                 path: "/work/gone.txt".into(),
+                recursive: false,
                 expect_sha256: None,
             },
         ]

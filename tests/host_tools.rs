@@ -9,9 +9,8 @@ use common::*;
 
 use as_edit::host::{
     self, Applied, DeleteRequest, EditError, EntryType, FileChange, FileEntry, GlobRequest,
-    GrepFile, GrepLine, GrepOutput, GrepRequest, ListEntry, ListRequest, LocalShell,
-    MkdirRequest, MoveRequest, Next, RawReadRequest, ReadRequest, Sort, StatRequest, TextPage,
-    Via, WriteRequest,
+    GrepFile, GrepLine, GrepOutput, GrepRequest, ListEntry, ListRequest, LocalShell, MkdirRequest,
+    MoveRequest, Next, RawReadRequest, ReadRequest, Sort, StatRequest, TextPage, Via, WriteRequest,
 };
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -88,7 +87,10 @@ fn stat_list_glob_grep_answer_exact_typed_names() {
         assert_eq!((e.target.as_ref(), e.resolved), (None, None));
     }
     let last = st.entries.last().unwrap();
-    assert_eq!((&last.path, last.kind, last.size), (&paths[NAMES.len()], EntryType::Missing, None));
+    assert_eq!(
+        (&last.path, last.kind, last.size),
+        (&paths[NAMES.len()], EntryType::Missing, None)
+    );
 
     // list: bytewise order; hidden:false leaves out and counts the dotfile.
     let l = ed.list(&ListRequest::new(d.path())).unwrap();
@@ -105,14 +107,23 @@ fn stat_list_glob_grep_answer_exact_typed_names() {
         })
         .collect();
     assert_eq!(l.entries, want);
-    assert_eq!((l.total, l.truncated, l.next, l.hidden_count), (7, false, None, None));
+    assert_eq!(
+        (l.total, l.truncated, l.next, l.hidden_count),
+        (7, false, None, None)
+    );
     let l = ed.list(&ListRequest::new(d.path()).hidden(false)).unwrap();
     assert_eq!((l.total, l.hidden_count), (6, Some(1)));
     assert!(l.entries.iter().all(|e| e.path != d.path().join(".hidden")));
     // A page: limit 2, then `next`.
     let l = ed.list(&ListRequest::new(d.path()).limit(2u64)).unwrap();
     assert_eq!((l.entries.len(), l.truncated), (2, true));
-    assert_eq!(l.next, Some(Next { offset: Some(2), ..Next::default() }));
+    assert_eq!(
+        l.next,
+        Some(Next {
+            offset: Some(2),
+            ..Next::default()
+        })
+    );
     let l2 = ed.list(&ListRequest::new(d.path()).offset(2u64)).unwrap();
     assert_eq!(l2.entries, want[2..]);
 
@@ -130,7 +141,11 @@ fn stat_list_glob_grep_answer_exact_typed_names() {
     let g = ed
         .glob(&GlobRequest::new("*:*").path(d.path()).sort(Sort::Mtime))
         .unwrap();
-    let ab: Vec<FileEntry> = files.iter().filter(|f| f.path.ends_with("a:b")).cloned().collect();
+    let ab: Vec<FileEntry> = files
+        .iter()
+        .filter(|f| f.path.ends_with("a:b"))
+        .cloned()
+        .collect();
     assert_eq!(g.entries, ab, "only a:b");
 
     // grep: every match, path then line order, names intact.
@@ -146,7 +161,10 @@ fn stat_list_glob_grep_answer_exact_typed_names() {
         })
         .collect();
     assert_eq!(gr.matches, lines);
-    assert_eq!((gr.files_searched, gr.skipped_binary, gr.truncated), (7, 0, false));
+    assert_eq!(
+        (gr.files_searched, gr.skipped_binary, gr.truncated),
+        (7, 0, false)
+    );
     let gr = ed
         .grep(
             &GrepRequest::new("NEEDLE")
@@ -163,4 +181,346 @@ fn stat_list_glob_grep_answer_exact_typed_names() {
             count: Some(1)
         }]
     );
+}
+
+/// Files for the read parity: CRLF, a lone CR, not UTF-8, a NUL, empty,
+/// no final newline, long lines, non-ASCII, a split-able multi-byte run.
+fn read_tree() -> (tempfile::TempDir, Vec<PathBuf>) {
+    let d = scratch();
+    let long: String = (0..400).map(|i| format!("line {i} é\t\"x\"\n")).collect();
+    let wide = "€😀\u{1}\n".repeat(300);
+    let late = [b"fine\n".repeat(20_000).as_slice(), b"\xc3("].concat();
+    let files: &[(&str, &[u8])] = &[
+        ("crlf", b"one\r\ntwo\r\nthree\r\n"),
+        ("lone-cr", b"a\rb\rc"),
+        ("mixed", b"a\r\nb\nc\rd\n\n"),
+        ("latin1", b"ok\ncaf\xe9\n"),
+        ("nul", b"a\nb\0c\n"),
+        ("empty", b""),
+        ("no-final", b"x\ny"),
+        ("long", long.as_bytes()),
+        ("wide", wide.as_bytes()),
+        ("late-bad", &late),
+    ];
+    let paths = files
+        .iter()
+        .map(|(n, b)| write_file(d.path(), n, b, 0o644))
+        .collect();
+    (d, paths)
+}
+
+fn text_requests(p: &Path) -> Vec<ReadRequest> {
+    let r = || ReadRequest::new(p);
+    vec![
+        r(),
+        r().start(2u64),
+        r().start(2u64).limit(1u64),
+        r().start(3u64).limit(2u64),
+        r().start(1000u64),
+        r().start(1000u64).limit(5u64),
+        r().numbers(true),
+        r().numbers(true).start(2u64).max_columns(3u64),
+        r().max_columns(1u64),
+        r().max_bytes(1024u64),
+        r().max_bytes(1024u64).numbers(true).start(7u64),
+        r().limit(0u64),
+        r().start(0u64),
+    ]
+}
+
+fn raw_requests(p: &Path) -> Vec<RawReadRequest> {
+    let r = || RawReadRequest::new(p);
+    vec![
+        r(),
+        r().offset(1u64),
+        r().offset(2u64).length(3u64),
+        r().offset(1_000_000u64),
+        r().length(0u64),
+        r().max_bytes(1024u64),
+        r().max_bytes(1024u64).offset(700u64).length(2000u64),
+    ]
+}
+
+/// A result with `via` set aside (the one field the paths differ in by
+/// design), errors as their token and detail.
+fn same<T: PartialEq + std::fmt::Debug>(
+    native: Result<T, EditError>,
+    transfer: Result<T, EditError>,
+    what: &str,
+) {
+    match (native, transfer) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "{what}"),
+        (Err(a), Err(b)) => {
+            let (ta, da, va) = token(&a);
+            let (tb, db, vb) = token(&b);
+            assert_eq!((ta, da), (tb, db), "{what}");
+            assert_eq!((va, vb), (Via::Native, Via::Transfer), "{what}");
+        }
+        (a, b) => panic!("{what}: native {a:?}, transfer {b:?}"),
+    }
+}
+
+#[test]
+fn reads_through_the_fallback_answer_as_the_helper_does() {
+    let (d, paths) = read_tree();
+    let mut native = editor(BIN);
+    let mut transfer = editor(MISSING);
+    let mut not_text = 0;
+    for p in &paths {
+        for req in text_requests(p) {
+            let a = native.read(&req).map(|t| {
+                assert_eq!(t.via, Via::Native);
+                TextPage {
+                    via: Via::Transfer,
+                    ..t
+                }
+            });
+            let b = transfer.read(&req);
+            if let Ok(t) = &b {
+                assert_eq!(t.via, Via::Transfer);
+            }
+            not_text += usize::from(matches!(&b, Err(e) if e.token() == Some("not_text")));
+            same(a, b, &format!("{req:?}"));
+        }
+        for req in raw_requests(p) {
+            let a = native.read_bytes(&req).map(|t| host::BytesPage {
+                via: Via::Transfer,
+                ..t
+            });
+            same(a, transfer.read_bytes(&req), &format!("{req:?}"));
+        }
+    }
+    assert!(not_text >= 3, "latin1, nul, late-bad were read as text");
+    // A missing file, a directory: the same tokens and words.
+    for p in [d.path().join("none"), d.path().to_path_buf()] {
+        same(
+            native.read(&ReadRequest::new(&p)),
+            transfer.read(&ReadRequest::new(&p)),
+            &p.display().to_string(),
+        );
+    }
+    // A bad request is refused by the same parser, before any download.
+    same(
+        native.read(&ReadRequest::new(&paths[0]).max_bytes(5u64)),
+        transfer.read(&ReadRequest::new(&paths[0]).max_bytes(5u64)),
+        "max_bytes 5",
+    );
+}
+
+#[test]
+fn read_all_follows_next_within_its_bound() {
+    let d = scratch();
+    let body: String = (1..=400).map(|i| format!("line {i} é\r\n")).collect();
+    let p = write_file(d.path(), "long", body.as_bytes(), 0o644);
+    let lines: Vec<&str> = body.split_inclusive("\r\n").collect();
+    for helper in [BIN, MISSING] {
+        let mut ed = editor(helper);
+        let via = if helper == BIN {
+            Via::Native
+        } else {
+            Via::Transfer
+        };
+        // Pages of at most 1024 bytes: many requests, one whole text.
+        let small = ReadRequest::new(&p).max_bytes(1024u64);
+        assert!(
+            ed.read(&small).unwrap().truncated,
+            "one page is not the file"
+        );
+        let all = ed.read_all(&small, 1 << 20).unwrap();
+        let whole = ed.read(&ReadRequest::new(&p)).unwrap();
+        assert_eq!(all, whole, "{helper}");
+        assert_eq!(
+            (all.end, all.eof, all.lines, all.via),
+            (400, true, Some(400), via)
+        );
+        // A range: lines 5 to 304, whatever the pages.
+        let r = ed
+            .read_all(&small.clone().start(5u64).limit(300u64), 1 << 20)
+            .unwrap();
+        assert_eq!(r.text, lines[4..304].concat());
+        assert_eq!(
+            (r.start, r.end, r.eof, r.truncated, r.next),
+            (5, 304, false, false, None)
+        );
+        // Bounded: whole lines within 2000 bytes, and the `next` that continues.
+        let cut = ed.read_all(&small, 2000).unwrap();
+        let k = cut.end as usize;
+        assert_eq!(cut.text, lines[..k].concat());
+        assert!(cut.text.len() <= 2000 && cut.text.len() + lines[k].len() > 2000 - 1024);
+        assert_eq!((cut.truncated, cut.eof), (true, false));
+        assert_eq!(
+            cut.next,
+            Some(Next {
+                start: Some(cut.end + 1),
+                ..Next::default()
+            })
+        );
+        let rest = ed
+            .read_all(&small.clone().start(cut.end + 1), 1 << 20)
+            .unwrap();
+        assert_eq!(cut.text + &rest.text, body);
+        // A bound below one page's text: nothing, and where to go on.
+        let none = ed.read_all(&ReadRequest::new(&p), 5).unwrap();
+        assert_eq!(
+            (none.text.as_str(), none.end, none.truncated),
+            ("", 0, true)
+        );
+        assert_eq!(none.next.unwrap().start, Some(1));
+    }
+}
+
+fn at(d: &Path, name: &str) -> String {
+    d.join(name).to_str().unwrap().to_owned()
+}
+
+/// The writes of files, natively and without the helper: the same
+/// answers (but `via`) and the same files left.
+#[test]
+fn file_writes_natively_and_through_the_fallback() {
+    let mut answers: Vec<Vec<Applied>> = Vec::new();
+    for helper in [BIN, MISSING] {
+        let d = scratch();
+        let mut ed = editor(helper);
+        let via = if helper == BIN {
+            Via::Native
+        } else {
+            Via::Transfer
+        };
+        let mut got = Vec::new();
+        let f = at(d.path(), "sub dir/-a:b\nc");
+        got.push(
+            ed.write(&WriteRequest::new(&f, "one\n").mode(0o600))
+                .unwrap(),
+        );
+        assert_eq!(std::fs::read(&f).unwrap(), b"one\n");
+        assert_eq!(std::fs::metadata(&f).unwrap().mode() & 0o777, 0o600);
+        // Create-exclusive by default: refused, the file as it was.
+        let e = ed.write(&WriteRequest::new(&f, "two\n")).unwrap_err();
+        assert_eq!(e.token(), Some("file_exists"), "{helper}");
+        got.push(
+            ed.write(&WriteRequest::new(&f, "two\n").overwrite(true))
+                .unwrap(),
+        );
+        assert_eq!(std::fs::read(&f).unwrap(), b"two\n");
+        // mv makes the destination's parents; refuses an existing one.
+        let g = at(d.path(), "x/y/moved");
+        got.push(ed.mv(&MoveRequest::new(&f, &g)).unwrap());
+        assert!(!Path::new(&f).exists());
+        assert_eq!(std::fs::read(&g).unwrap(), b"two\n");
+        std::fs::write(d.path().join("other"), "o").unwrap();
+        let e = ed
+            .mv(&MoveRequest::new(at(d.path(), "other"), &g))
+            .unwrap_err();
+        assert_eq!(e.token(), Some("file_exists"));
+        got.push(
+            ed.mv(&MoveRequest::new(at(d.path(), "other"), &g).overwrite(true))
+                .unwrap(),
+        );
+        assert_eq!(std::fs::read(&g).unwrap(), b"o");
+        got.push(ed.delete(&DeleteRequest::new(&g)).unwrap());
+        assert!(!Path::new(&g).exists());
+        let e = ed.delete(&DeleteRequest::new(&g)).unwrap_err();
+        assert_eq!(e.token(), Some("file_not_found"));
+        for a in &got {
+            assert_eq!(a.via, via);
+        }
+        answers.push(
+            got.into_iter()
+                .map(|a| Applied {
+                    via: Via::Native,
+                    changes: a
+                        .changes
+                        .into_iter()
+                        .map(|c| FileChange {
+                            path: c.path.replace(d.path().to_str().unwrap(), "D"),
+                            to: c.to.map(|t| t.replace(d.path().to_str().unwrap(), "D")),
+                            ..c
+                        })
+                        .collect(),
+                    ..a
+                })
+                .collect(),
+        );
+        let left: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left.len(), 2, "sub dir and x stay: {left:?}");
+    }
+    assert_eq!(answers[0], answers[1]);
+}
+
+/// Without the helper, the ops with no exact fallback say so, and
+/// change nothing; `mkdir` goes through the backend.
+#[test]
+fn without_the_helper_the_walks_need_it_and_mkdir_falls_back() {
+    let d = awkward_tree();
+    let mut ed = editor(MISSING);
+    let required = |r: Result<(), EditError>, op: &str| match r {
+        Err(EditError::HelperRequired { op: o, why }) => {
+            assert_eq!(o, op);
+            assert!(!why.is_empty());
+        }
+        other => panic!("{op}: {other:?}"),
+    };
+    required(ed.stat(&StatRequest::new([d.path()])).map(drop), "stat");
+    required(ed.list(&ListRequest::new(d.path())).map(drop), "list");
+    required(
+        ed.glob(&GlobRequest::new("*").path(d.path())).map(drop),
+        "glob",
+    );
+    required(
+        ed.grep(&GrepRequest::new("x").path(d.path())).map(drop),
+        "grep",
+    );
+    let sub = at(d.path(), "sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(d.path().join("sub/f"), "f").unwrap();
+    required(
+        ed.delete(&DeleteRequest::new(&sub).recursive(true))
+            .map(drop),
+        "recursive delete",
+    );
+    assert_eq!(std::fs::read(d.path().join("sub/f")).unwrap(), b"f");
+    // A directory as the source of a move, or as its existing destination.
+    let to = at(d.path(), "elsewhere");
+    required(
+        ed.mv(&MoveRequest::new(&sub, &to)).map(drop),
+        "directory move",
+    );
+    let onto = MoveRequest::new(at(d.path(), "a:b"), &sub).overwrite(true);
+    required(ed.mv(&onto).map(drop), "directory move");
+    assert!(!Path::new(&to).exists() && d.path().join("a:b").exists());
+    assert_eq!(std::fs::read(d.path().join("sub/f")).unwrap(), b"f");
+    let e = ed.stat(&StatRequest::new([d.path()])).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "stat needs the as-edit helper (protocol 4) in the sandbox: POSIX has no stat(1), and ls -l gives no nanoseconds"
+    );
+    // mkdir: one level, then -p; an existing one, a missing parent.
+    let m = at(d.path(), "m");
+    let a = ed.mkdir(&MkdirRequest::new(&m)).unwrap();
+    assert_eq!(a.via, Via::Transfer);
+    assert_eq!(
+        a.changes,
+        vec![FileChange {
+            path: m.clone(),
+            op: "mkdir".into(),
+            ..FileChange::default()
+        }]
+    );
+    assert!(Path::new(&m).is_dir());
+    let e = ed.mkdir(&MkdirRequest::new(&m)).unwrap_err();
+    assert_eq!(token(&e).0, "file_exists");
+    let deep = at(d.path(), "p/q/r");
+    let e = ed.mkdir(&MkdirRequest::new(&deep)).unwrap_err();
+    assert_eq!(token(&e).0, "file_not_found");
+    assert!(!d.path().join("p").exists());
+    ed.mkdir(&MkdirRequest::new(&deep).parents(true)).unwrap();
+    ed.mkdir(&MkdirRequest::new(&deep).parents(true)).unwrap();
+    assert!(Path::new(&deep).is_dir());
+    let e = ed
+        .mkdir(&MkdirRequest::new(at(d.path(), "a:b")).parents(true))
+        .unwrap_err();
+    assert_eq!(token(&e).0, "file_exists");
 }

@@ -43,8 +43,9 @@ mod run_txn;
 #[cfg(test)]
 pub(crate) mod testing;
 mod tools;
+mod tools_answer;
+mod tools_request;
 mod tools_transfer;
-mod tools_types;
 mod transfer;
 mod tree;
 pub mod txn;
@@ -62,13 +63,14 @@ use std::path::Path;
 pub use command::{EditRequest, TooLarge, DEFAULT_COMMAND_LIMIT};
 pub use local::LocalShell;
 pub use parse::{parse_output, HelperOutcome, RefusalHints, Token};
-pub use tools::{
-    DeleteRequest, MkdirRequest, MoveRequest, WriteRequest, TOOLS_PROTOCOL,
+pub use tools::{DeleteRequest, MkdirRequest, MoveRequest, WriteRequest, TOOLS_PROTOCOL};
+pub use tools_answer::{
+    BytesPage, EntryType, FileEntry, Found, GrepFile, GrepLine, Grepped, ListEntry, Listing, Next,
+    StatEntry, Stats, TextPage,
 };
-pub use tools_types::{
-    BytesPage, EntryType, FileEntry, Found, GlobRequest, GrepFile, GrepLine, GrepOutput,
-    GrepRequest, Grepped, ListEntry, ListRequest, Listing, Next, RawReadRequest, ReadRequest,
-    Sort, StatEntry, StatRequest, Stats, TextPage,
+pub use tools_request::{
+    GlobRequest, GrepOutput, GrepRequest, ListRequest, RawReadRequest, ReadRequest, Sort,
+    StatRequest,
 };
 pub use transfer::transfer_edit;
 pub use txn::{

@@ -33,12 +33,16 @@ use std::io;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::command::body_command;
 use super::parse::{self, HelperOutcome};
+use super::tools_answer::{bytes_names, BytesPage, Found, Grepped, Listing, Next, Stats, TextPage};
+use super::tools_request::*;
 use super::tools_transfer;
-use super::tools_types::*;
 use super::transfer::not_sendable;
-use super::txn::{body_command, Applied, FileOp};
-use super::{EditError, Editor, Sandbox, Via};
+use super::txn::{Applied, FileOp};
+use super::txn_transfer::transfer_ops;
+use super::{EditError, Editor, Sandbox, Token, Via};
+use crate::protocol::ErrorKind;
 
 /// The protocol that has the toolset ops.
 pub const TOOLS_PROTOCOL: u32 = 4;
@@ -312,13 +316,27 @@ impl<S: Sandbox> Editor<S> {
 
     /// `mv`: the transaction's `move`; a directory needs the helper.
     pub fn mv(&mut self, req: &MoveRequest) -> Result<Applied, EditError> {
-        self.transaction(&[FileOp::Move {
+        let op = [FileOp::Move {
             path: req.from.clone(),
             to: req.to.clone(),
             overwrite: req.overwrite,
             edits: Vec::new(),
             expect_sha256: None,
-        }])
+        }];
+        let r = super::txn::Request::Files(&op);
+        self.native_or(&r, |sb| match transfer_ops(sb, &op) {
+            // The transfer path moves files by download and upload: a
+            // directory (as the source, or an existing destination) is
+            // the helper's (its own refusal's words, `tree.rs`).
+            Err(EditError::Failed {
+                kind: Token::Known(ErrorKind::FileNotFound),
+                detail: Some(d),
+                ..
+            }) if d.ends_with("is a directory, not a regular file") => {
+                Err(tools_transfer::helper_required("directory move"))
+            }
+            r => r,
+        })
     }
 
     /// `mkdir`: the helper's, else [`Sandbox::make_dir`] (or
@@ -338,17 +356,19 @@ impl<S: Sandbox> Editor<S> {
     /// Sends `body` to a helper of protocol 4: its answer, or
     /// `Unavailable` (no such helper, or it could not be run).
     fn ask_helper(&mut self, body: &Value) -> Result<Said, EditError> {
-        if !self.helper_protocol().is_some_and(|p| p >= TOOLS_PROTOCOL) {
+        if self.helper_protocol().is_none_or(|p| p < TOOLS_PROTOCOL) {
             return Ok(Said::Unavailable);
         }
         let body = serde_json::to_vec(body).expect("a JSON value serializes");
         let forms = ("--stdin", "--request-b64");
         let cmd = body_command(&self.helper, &[], forms, &body, false, self.limit);
         let stdin = self.sandbox.supports_stdin();
-        let Some((cmd, input)) =
-            cmd.or_else(|| stdin.then(|| body_command(&self.helper, &[], forms, &body, true, 0))?)
+        let Some((cmd, input)) = cmd
+            .or_else(|| stdin.then(|| body_command(&self.helper, &[], forms, &body, true, 0))?)
         else {
-            let e = io::Error::other("the request is over the command bound and the backend has no stdin");
+            let e = io::Error::other(
+                "the request is over the command bound and the backend has no stdin",
+            );
             return Err(not_sendable(&e, Via::Native));
         };
         match self.sandbox.exec(&cmd, input.as_deref()) {
@@ -375,7 +395,9 @@ impl<S: Sandbox> Editor<S> {
     fn read_any(&mut self, body: &Value) -> Result<(Value, Via), EditError> {
         match self.ask_helper(body)? {
             Said::Answer(v) => Ok((v, Via::Native)),
-            Said::Unavailable => tools_transfer::read(&mut self.sandbox, body).map(|v| (v, Via::Transfer)),
+            Said::Unavailable => {
+                tools_transfer::read(&mut self.sandbox, body).map(|v| (v, Via::Transfer))
+            }
         }
     }
 }

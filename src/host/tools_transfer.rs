@@ -28,6 +28,7 @@ pub(crate) fn helper_required(op: &str) -> EditError {
         "list" | "glob" => "POSIX find has no -printf: no exact type, size and mtime per name",
         "grep" => "grep -n's path:line: output is ambiguous for names holding ':' or a newline, and POSIX grep has neither ripgrep's dialect nor the binary-file rule",
         "recursive delete" => "rm -R has no POSIX option to stay on one file system, and a tree cannot be made to vanish at once",
+        "directory move" => "the transfer path moves files by download and upload, and mv(1) moves a directory into an existing one",
         _ => "the transfer path has no exact way to do it",
     };
     EditError::HelperRequired {

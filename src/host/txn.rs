@@ -9,12 +9,9 @@
 //! the command bound. Over the bound with no stdin, the [`Editor`](super::Editor)
 //! takes the transfer path, as a single edit does; [`Applied::via`] says so.
 
-use std::ffi::OsString;
-
-use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
-use super::command::join_quoted;
+use super::command::body_command;
 use super::parse::{self, HelperOutcome};
 use super::{EditError, Via};
 
@@ -262,29 +259,6 @@ pub(crate) fn command(
         stdin,
         limit,
     ))
-}
-
-/// `HELPER FLAGS… ON_STDIN` with `body` on stdin when `stdin`, else
-/// `HELPER FLAGS… IN_ARGV BASE64(body)` if that fits `limit`: every
-/// request that carries a body (`forms` = `(ON_STDIN, IN_ARGV)`).
-pub(crate) fn body_command(
-    helper: &str,
-    flags: &[&str],
-    forms: (&str, &str),
-    body: &[u8],
-    stdin: bool,
-    limit: usize,
-) -> Option<Command> {
-    let mut argv: Vec<OsString> = vec![helper.into()];
-    argv.extend(flags.iter().map(OsString::from));
-    if stdin {
-        argv.push(forms.0.into());
-        return Some((join_quoted(&argv), Some(body.to_vec())));
-    }
-    argv.push(forms.1.into());
-    argv.push(base64::engine::general_purpose::STANDARD.encode(body).into());
-    let cmd = join_quoted(&argv);
-    (cmd.len() <= limit).then_some((cmd, None))
 }
 
 /// A transaction or patch that was applied.

@@ -135,13 +135,16 @@ pub(super) fn raw(req: &Raw64, root: Option<&Root>, max_bytes: u64) -> Result<St
     })
 }
 
+/// `pread(2)`: bytes at an offset into the buffer, 0 at the end.
+pub type Pread<'a> = dyn FnMut(&mut [u8], u64) -> Result<usize, Failure> + 'a;
+
 /// A raw read's answer for a file of `size` bytes read by `pread`
 /// (`pread(2)`'s contract), from the file or from downloaded bytes.
 pub fn raw_answer(
     req: &Raw64,
     size: u64,
     max_bytes: u64,
-    pread: &mut dyn FnMut(&mut [u8], u64) -> Result<usize, Failure>,
+    pread: &mut Pread<'_>,
 ) -> Result<String, Failure> {
     let n = u64::MAX;
     let reserve = format!(
