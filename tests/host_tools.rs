@@ -524,3 +524,78 @@ fn without_the_helper_the_walks_need_it_and_mkdir_falls_back() {
         .unwrap_err();
     assert_eq!(token(&e).0, "file_exists");
 }
+
+/// The example's toolset subcommands over the awkward tree, natively
+/// and without the helper: exact output lines.
+#[test]
+fn the_example_runs_the_toolset() {
+    let example = Path::new(BIN).parent().unwrap().join("examples/host");
+    if !example.exists() {
+        return skip("the host example is not built (cargo test builds it by default)");
+    }
+    let d = awkward_tree();
+    let dir = d.path().to_str().unwrap().to_owned();
+    let run = |helper: &str, args: &[&str]| {
+        let o = std::process::Command::new(&example)
+            .args(args)
+            .env("AS_EDIT_HELPER", helper)
+            .output()
+            .unwrap();
+        let out = String::from_utf8(o.stdout).unwrap().replace(&dir, "D");
+        (out, o.status.code().unwrap())
+    };
+    let ls = "file 9 \"D/-lead\"\nfile 9 \"D/.hidden\"\nfile 9 \"D/a:b\"\n\
+              file 9 \"D/new\\nline\"\nfile 9 \"D/tab\\there\"\nfile 9 \"D/with space\"\n\
+              file 9 \"D/\\xFF\\xFE.txt\"\ntotal 7\n";
+    assert_eq!(run(BIN, &["ls", &dir]), (ls.to_owned(), 0));
+    let grep = run(BIN, &["grep", "-i", "NEEDLE", &format!("{dir}/new\nline")]);
+    assert_eq!(grep, ("\"D/new\\nline\":1:1 needle\n".to_owned(), 0));
+    let glob = run(BIN, &["glob", "*:*", &dir]);
+    assert_eq!(glob, ("9 \"D/a:b\"\ntotal 1\n".to_owned(), 0));
+    let f = format!("{dir}/-lead");
+    let (out, code) = run(BIN, &["read", &f]);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("3 needle\n-- lines 1-1 of 1, sha256 "),
+        "{out}"
+    );
+    assert!(out.ends_with(" (native)\n"));
+    let (fell, code) = run(MISSING, &["read", &f]);
+    assert_eq!(
+        (fell.replace("(fallback: transfer)", "(native)"), code),
+        (out, 0)
+    );
+    assert_eq!(
+        run(MISSING, &["stat", &f]),
+        (
+            "stat needs the as-edit helper (protocol 4) in the sandbox: \
+             POSIX has no stat(1), and ls -l gives no nanoseconds\n"
+                .to_owned(),
+            1
+        )
+    );
+    let w = format!("{dir}/sub/new file");
+    assert_eq!(
+        run(MISSING, &["write", &w, "hi\n"]),
+        (
+            "applied 0 in 1 files (fallback: transfer)\ncreate D/sub/new file (0)\n".to_owned(),
+            0
+        )
+    );
+    let to = format!("{dir}/moved:here");
+    assert_eq!(
+        run(BIN, &["mv", &w, &to]),
+        (
+            "applied 0 in 2 files (native)\nmove D/sub/new file -> D/moved:here (0)\n".to_owned(),
+            0
+        )
+    );
+    assert_eq!(
+        run(BIN, &["rm", &to]),
+        (
+            "applied 0 in 1 files (native)\ndelete D/moved:here (0)\n".to_owned(),
+            0
+        )
+    );
+    assert!(!Path::new(&to).exists() && !Path::new(&w).exists());
+}

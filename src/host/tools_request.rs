@@ -301,3 +301,64 @@ impl From<GrepOutput> for Value {
         .into()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only the fields set are sent (the helper's defaults hold), names
+    /// that are not UTF-8 go as `path_b64`, and the helper's own parser
+    /// takes every request.
+    #[test]
+    fn requests_are_the_helpers_json() {
+        let odd = PathBuf::from(std::ffi::OsStr::from_bytes(b"d/\xff"));
+        let cases: Vec<(Value, &str)> = vec![
+            (
+                StatRequest::new(["a:b", "c"]).offset(1u64).json(),
+                r#"{"offset":1,"op":"stat","paths":["a:b","c"]}"#,
+            ),
+            (
+                StatRequest::new([odd.clone()]).json(),
+                r#"{"op":"stat","paths":[{"path_b64":"ZC//"}]}"#,
+            ),
+            (ListRequest::new("d").json(), r#"{"op":"list","path":"d"}"#),
+            (
+                ListRequest::new(&odd).depth(2u64).hidden(false).json(),
+                r#"{"depth":2,"hidden":false,"op":"list","path_b64":"ZC//"}"#,
+            ),
+            (
+                ReadRequest::new("f")
+                    .start(3u64)
+                    .limit(2u64)
+                    .numbers(true)
+                    .max_bytes(2048u64)
+                    .json(),
+                r#"{"limit":2,"max_bytes":2048,"numbers":true,"op":"read","path":"f","start":3}"#,
+            ),
+            (
+                RawReadRequest::new("f").offset(5u64).json(),
+                r#"{"offset":5,"op":"read","path":"f","raw":true}"#,
+            ),
+            (
+                GlobRequest::new("**/*.rs").sort(Sort::Mtime).json(),
+                r#"{"op":"glob","pattern":"**/*.rs","sort":"mtime"}"#,
+            ),
+            (
+                GrepRequest::new("x")
+                    .path("src")
+                    .regex(true)
+                    .output(GrepOutput::Count)
+                    .glob("*.rs")
+                    .context(1u64)
+                    .json(),
+                r#"{"context":1,"glob":"*.rs","op":"grep","output":"count","path":"src","pattern":"x","regex":true}"#,
+            ),
+        ];
+        for (v, want) in cases {
+            let text = serde_json::to_string(&v).unwrap();
+            assert_eq!(text, want);
+            let opts = crate::request::EditOptions::default();
+            crate::tools::parse(text.as_bytes(), &opts).unwrap();
+        }
+    }
+}
