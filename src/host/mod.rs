@@ -28,6 +28,12 @@
 //!   it made ([`Sandbox::remove_dir`]); deletes and moves need
 //!   [`Sandbox::remove`]. Docker, agent-sandbox and [`LocalShell`]
 //!   implement them all;
+//! - the toolset ([`Editor::stat`], `list`, `read`, `read_all`, `glob`,
+//!   `grep`, `write`, `delete`, `mv`, `mkdir`; `tools`: which op falls
+//!   back how, `tools_request`/`tools_answer`: the typed requests and
+//!   answers, `tools_transfer`: `read` by download through the helper's
+//!   own reader, `mkdir` by [`Sandbox::make_dir`]; the rest
+//!   [`EditError::HelperRequired`]);
 //! - `display`: how a refusal with hints reads for a model ([`EditError`]'s `Display`);
 //! - [`LocalShell`]: a [`Sandbox`] on this machine (tests and the example);
 //! - `agent_sandbox` (feature `agent-sandbox`): the Kubernetes agent-sandbox runtime;
