@@ -41,9 +41,9 @@
 //!   the pattern: `glob.rs` and `pattern.rs`; the walk (shared with
 //!   `grep`: no symlinks followed, loops, VCS directories, `.gitignore`,
 //!   pseudo file systems, its bounds): `walk.rs` and `gitignore.rs`.
-//! - `grep` (`grep_op.rs`, the search in `grep.rs`): `{"matches":[{"path","line","text"}]}`
-//!   (`content`), `{"files":[{"path"}]}` (`files`) or
-//!   `{"files":[{"path","count"}]}` (`count`), each with
+//! - `grep` (`grep_op.rs`, the search in `grep.rs`, the line in `grep_answer.rs`): `{"matches":[{"path","line","text"}]}`
+//!   (`content`), or `{"files":[{"path","count"}]}` (`files` and `count`),
+//!   each with
 //!   `"files_searched"`, `"skipped_binary"` and `"truncated"`.
 //!
 //! Types: `file`, `dir`, `symlink`, `other` (FIFO, socket, device),
@@ -56,9 +56,12 @@
 //! measured on the line as written, `__RESULT__` and `\n` included
 //! (`answer.rs`). An answer that would is cut after a whole entry or line:
 //! `"truncated":true` and `"next"`, the request fields that continue it
-//! (`offset` for `stat` and `list`, `start` for a text read, `offset` for
-//! a raw one). An entry too long to fit even alone is `invalid_argument`
-//! naming the size it needs.
+//! (`offset` for `stat`, `list`, `glob` and `grep`, `start` for a text
+//! read, `offset` for a raw one); pages followed through `next` join to
+//! the unpaged answer (`grep_answer.rs`: grep's context lines go with
+//! their match). An entry (a text read's first line, grep's match with its
+//! context) too long to fit even alone is `invalid_argument` naming the
+//! size it needs.
 //!
 //! # Tokens
 //!
@@ -87,6 +90,7 @@ mod find_answer;
 pub mod gitignore;
 pub mod glob;
 pub mod grep;
+mod grep_answer;
 pub mod grep_op;
 pub mod lines;
 mod list;
@@ -198,7 +202,7 @@ pub fn run(req: &Request) -> (String, i32) {
             Op::Read(r) => read::run(r, root, req.max_bytes),
             Op::Raw(r) => read::raw(r, root, req.max_bytes),
             Op::Glob(g) => find_answer::glob(g, req.root.as_deref(), req.max_bytes),
-            Op::Grep(g) => find_answer::grep(g, req.root.as_deref(), req.max_bytes),
+            Op::Grep(g) => grep_answer::grep(g, req.root.as_deref(), req.max_bytes),
         }
     })();
     line_and_code(answer)
