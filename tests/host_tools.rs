@@ -599,3 +599,133 @@ fn the_example_runs_the_toolset() {
     );
     assert!(!Path::new(&to).exists() && !Path::new(&w).exists());
 }
+
+/// `mkdir` without the helper gives the helper's answers: made or not
+/// (`files`), the same tokens and words, the same directories left.
+#[test]
+fn mkdir_by_the_backend_answers_as_the_helper_does() {
+    let cases: &[(&str, bool)] = &[
+        ("a", false),
+        ("a", false),
+        ("a", true),
+        ("b/c/-d e", true),
+        ("x/y", false),
+        ("f/y", false),
+        ("f/y", true),
+        ("f", true),
+        ("f", false),
+        ("new\nline:dir", false),
+    ];
+    let mut runs = Vec::new();
+    for helper in [BIN, MISSING] {
+        let d = scratch();
+        std::fs::write(d.path().join("f"), "f").unwrap();
+        let mut ed = editor(helper);
+        let norm = |s: String| s.replace(d.path().to_str().unwrap(), "D");
+        let got: Vec<_> = cases
+            .iter()
+            .map(|(p, parents)| {
+                let req = MkdirRequest::new(at(d.path(), p)).parents(*parents);
+                match ed.mkdir(&req) {
+                    Ok(a) => Ok((
+                        a.count,
+                        a.files,
+                        norm(a.changes[0].path.clone()),
+                        a.changes[0].op.clone(),
+                    )),
+                    Err(e) => Err((e.token().unwrap().to_owned(), norm(e.to_string()))),
+                }
+            })
+            .collect();
+        let mut dirs: Vec<String> = Vec::new();
+        let mut stack = vec![d.path().to_path_buf()];
+        while let Some(p) = stack.pop() {
+            for e in std::fs::read_dir(&p).unwrap() {
+                let e = e.unwrap().path();
+                dirs.push(norm(e.to_str().unwrap().to_owned()));
+                if e.is_dir() {
+                    stack.push(e);
+                }
+            }
+        }
+        dirs.sort();
+        runs.push((got, dirs));
+    }
+    assert_eq!(runs[0], runs[1]);
+    assert_eq!(
+        runs[0].1,
+        [
+            "D/a",
+            "D/b",
+            "D/b/c",
+            "D/b/c/-d e",
+            "D/f",
+            "D/new\nline:dir"
+        ]
+    );
+    let files: Vec<_> = runs[0]
+        .0
+        .iter()
+        .map(|r| r.as_ref().map(|a| a.1).map_err(|e| e.0.clone()))
+        .collect();
+    let exists = Err("file_exists".to_owned());
+    let gone = Err("file_not_found".to_owned());
+    assert_eq!(
+        files,
+        [
+            Ok(1),
+            exists.clone(),
+            Ok(0),
+            Ok(1),
+            gone.clone(),
+            gone.clone(),
+            gone,
+            exists.clone(),
+            exists,
+            Ok(1)
+        ]
+    );
+}
+
+/// The directory ops natively: a recursive delete of a tree of awkward
+/// names, a directory's move (never into an existing directory), and
+/// a transaction holding a `mkdir` without the helper.
+#[test]
+fn directory_writes_natively() {
+    let d = awkward_tree();
+    let mut ed = editor(BIN);
+    let tree = at(d.path(), "t");
+    ed.mkdir(&MkdirRequest::new(format!("{tree}/in/deep")).parents(true))
+        .unwrap();
+    std::fs::write(d.path().join("t/in/a:b"), "x").unwrap();
+    std::os::unix::fs::symlink(d.path().join("a:b"), d.path().join("t/link")).unwrap();
+    // Moved as a whole, parents made; not into an existing directory.
+    let to = at(d.path(), "m/n");
+    let a = ed.mv(&MoveRequest::new(&tree, &to)).unwrap();
+    assert_eq!((a.via, a.changes[0].op.as_str()), (Via::Native, "move"));
+    assert_eq!(std::fs::read(d.path().join("m/n/in/a:b")).unwrap(), b"x");
+    ed.mkdir(&MkdirRequest::new(&tree)).unwrap();
+    let e = ed.mv(&MoveRequest::new(&to, &tree)).unwrap_err();
+    assert_eq!(e.token(), Some("file_exists"));
+    assert!(!d.path().join("t/n").exists());
+    // Without `recursive` a directory is refused; with it, gone, and the
+    // link's target stays.
+    let e = ed.delete(&DeleteRequest::new(&to)).unwrap_err();
+    assert_eq!(e.token(), Some("file_not_found"));
+    let a = ed.delete(&DeleteRequest::new(&to).recursive(true)).unwrap();
+    assert_eq!((a.via, a.changes[0].op.as_str()), (Via::Native, "delete"));
+    assert!(!Path::new(&to).exists());
+    assert_eq!(std::fs::read(d.path().join("a:b")).unwrap(), b"0 needle\n");
+    // Only the helper's: a transaction with a mkdir, without it.
+    let e = editor(MISSING)
+        .transaction(&[host::FileOp::Mkdir {
+            path: at(d.path(), "z"),
+            parents: false,
+        }])
+        .unwrap_err();
+    assert!(
+        matches!(&e, EditError::HelperRequired { op, .. } if op == "mkdir"),
+        "{e:?}"
+    );
+    assert!(!d.path().join("z").exists());
+}

@@ -228,7 +228,7 @@ pub enum EditError {
     /// The op needs the helper (protocol 4) in the sandbox: no exact
     /// fallback exists for it (the `tools` module's table says why).
     HelperRequired {
-        /// The op: `stat`, `list`, `glob`, `grep`, `mkdir`, `recursive delete`.
+        /// The op: `stat`, `list`, `glob`, `grep`, `directory move`, ….
         op: String,
         /// Why the transfer path cannot do it exactly.
         why: String,

@@ -13,7 +13,7 @@
 //! | --- | --- |
 //! | `read`, raw `read` | download, then the helper's own reader ([`crate::tools::run_on_bytes`]): the same answer, line for line |
 //! | `write`, `delete`, `mv` of a file | the transaction's transfer path (download, upload, [`Sandbox::remove`]) |
-//! | `mkdir` | [`Sandbox::make_dir`], or [`Sandbox::create_dirs`] with `parents` |
+//! | `mkdir` | [`Sandbox::make_dir`], then [`Sandbox::create_dirs`] with `parents`: the helper's answers (`tools_transfer`) |
 //! | `stat`, `list`, `glob`, `grep`, recursive `delete`, `mv` of a directory | none: [`EditError::HelperRequired`] |
 //!
 //! Why no shell fallback for the rest: POSIX gives no exact form. `stat`

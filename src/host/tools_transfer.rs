@@ -19,7 +19,7 @@ use super::tools::{said, MkdirRequest, Said};
 use super::transfer::{not_sendable, refused};
 use super::txn::{Applied, FileChange};
 use super::{EditError, Sandbox, Token, Via};
-use crate::protocol::{display_path, ErrorKind};
+use crate::protocol::{display_path, ErrorKind, Failure};
 
 /// The refusal of an op no exact fallback exists for.
 pub(crate) fn helper_required(op: &str) -> EditError {
@@ -89,43 +89,72 @@ fn download<S: Sandbox + ?Sized>(sb: &mut S, path: &Path) -> Result<Vec<u8>, Edi
     }
 }
 
-/// `mkdir` through the backend: one directory, or `mkdir -p`.
+/// `mkdir` through the backend: [`Sandbox::make_dir`] first, so that
+/// `files` says whether a directory was made (0 for `parents` over an
+/// existing one, as the helper's), then [`Sandbox::create_dirs`] for
+/// `parents`. Refusals in the helper's tokens and words, but a missing
+/// parent is named as the path's parent, where the helper names the
+/// first missing ancestor. A backend without `make_dir` does `parents`
+/// by `create_dirs` alone (then `files` is 1 even for an existing
+/// directory); without `parents` it cannot, and says the helper is
+/// required.
 pub(crate) fn mkdir<S: Sandbox + ?Sized>(
     sb: &mut S,
     req: &MkdirRequest,
 ) -> Result<Applied, EditError> {
     let path = Path::new(&req.path);
-    let shown = display_path(path);
-    let made = match req.parents {
-        true => sb.create_dirs(path),
-        false => sb.make_dir(path),
+    let made = |files| Applied {
+        count: 0,
+        files,
+        changes: vec![FileChange {
+            path: req.path.clone(),
+            op: "mkdir".into(),
+            ..FileChange::default()
+        }],
+        via: Via::Transfer,
     };
-    match made {
-        Ok(()) => Ok(Applied {
-            count: 0,
-            files: 1,
-            changes: vec![FileChange {
-                path: req.path.clone(),
-                op: "mkdir".into(),
-                ..FileChange::default()
-            }],
-            via: Via::Transfer,
-        }),
-        Err(e) => Err(match e.kind() {
-            io::ErrorKind::NotConnected => EditError::Backend(e),
-            io::ErrorKind::InvalidInput => not_sendable(&e, Via::Transfer),
-            io::ErrorKind::Unsupported => EditError::HelperRequired {
-                op: "mkdir".into(),
-                why: e.to_string(),
-            },
-            io::ErrorKind::AlreadyExists => {
-                refused(ErrorKind::FileExists, format!("{shown} exists"))
+    let one = sb.make_dir(path);
+    let e = match one {
+        Ok(()) => return Ok(made(1)),
+        Err(e) if !req.parents => e,
+        Err(e) => {
+            // An existing directory is made by no one: 0 files.
+            let files = match e.kind() {
+                io::ErrorKind::AlreadyExists => 0,
+                io::ErrorKind::NotFound | io::ErrorKind::Unsupported => 1,
+                _ => return Err(mkdir_failed(req, e)),
+            };
+            match sb.create_dirs(path) {
+                Ok(()) => return Ok(made(files)),
+                Err(e) => e,
             }
-            io::ErrorKind::NotFound => refused(
+        }
+    };
+    Err(mkdir_failed(req, e))
+}
+
+fn mkdir_failed(req: &MkdirRequest, e: io::Error) -> EditError {
+    let shown = display_path(Path::new(&req.path));
+    let refuse = |kind, d: String| super::tree::refuse(Failure::new(kind, d), 1, 1, &shown);
+    match e.kind() {
+        io::ErrorKind::NotConnected => EditError::Backend(e),
+        io::ErrorKind::InvalidInput => not_sendable(&e, Via::Transfer),
+        io::ErrorKind::Unsupported => helper_required("mkdir"),
+        io::ErrorKind::AlreadyExists => refuse(
+            ErrorKind::FileExists,
+            format!("{shown} exists (\"parents\": true accepts an existing directory)"),
+        ),
+        io::ErrorKind::NotFound => {
+            let parent = Path::new(&req.path).parent().unwrap_or(Path::new("."));
+            refuse(
                 ErrorKind::FileNotFound,
-                format!("the parent directory of {shown} does not exist"),
-            ),
-            _ => refused(ErrorKind::WriteFailed, format!("mkdir {shown}: {e}")),
-        }),
+                format!("{} does not exist", display_path(parent)),
+            )
+        }
+        io::ErrorKind::NotADirectory => refuse(
+            ErrorKind::FileNotFound,
+            format!("{shown}: a component of the path is not a directory"),
+        ),
+        _ => refuse(ErrorKind::WriteFailed, format!("mkdir {shown}: {e}")),
     }
 }

@@ -56,16 +56,6 @@ pub(crate) fn transfer_ops<S: Sandbox + ?Sized>(
     sb: &mut S,
     ops: &[FileOp],
 ) -> Result<Applied, EditError> {
-    // What only the helper does exactly (the `tools` module's table).
-    for op in ops {
-        match op {
-            FileOp::Mkdir { .. } => return Err(super::tools_transfer::helper_required("mkdir")),
-            FileOp::Delete {
-                recursive: true, ..
-            } => return Err(super::tools_transfer::helper_required("recursive delete")),
-            _ => {}
-        }
-    }
     let json = serde_json::to_vec(&serde_json::json!({ "files": ops }))
         .map_err(|e| super::transfer::not_sendable(&std::io::Error::other(e), Via::Transfer))?;
     let txn = crate::txn::parse(&json, options()).map_err(|f| EditError::Failed {
@@ -85,30 +75,16 @@ pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
     sb: &mut S,
     txn: &Txn,
 ) -> Result<Applied, EditError> {
-    // Directories are the helper's: the transfer moves file contents.
-    if let Some(k) = (txn.ops.iter()).position(|o| {
-        matches!(
-            o.kind,
-            OpKind::Mkdir { .. }
-                | OpKind::Delete {
-                    recursive: true,
-                    ..
-                }
-        )
-    }) {
-        return Err(EditError::Failed {
-            kind: Token::Known(ErrorKind::InvalidArgument),
-            detail: Some(format!(
-                "file {} of {}: mkdir and a recursive delete need the helper (the transfer fallback moves file contents only)",
-                k + 1,
-                txn.ops.len()
-            )),
-            count: None,
-            via: Via::Transfer,
-            hints: None,
-            indent: None,
-            at: None,
-        });
+    // Directories are the helper's: the transfer moves file contents
+    // (the `tools` module's table says why there is no exact fallback).
+    for op in &txn.ops {
+        match op.kind {
+            OpKind::Mkdir { .. } => return Err(super::tools_transfer::helper_required("mkdir")),
+            OpKind::Delete {
+                recursive: true, ..
+            } => return Err(super::tools_transfer::helper_required("recursive delete")),
+            _ => {}
+        }
     }
     let mut paths: Vec<&Path> = txn.ops.iter().map(|o| o.path.as_path()).collect();
     paths.extend(txn.ops.iter().filter_map(|o| match &o.kind {
