@@ -226,8 +226,38 @@ pub fn run(req: &Request) -> (String, i32) {
             Op::Grep(g) => grep_answer::grep(g, req.root.as_deref(), req.max_bytes),
         }
     })();
+    line_and_code(answer)
+}
+
+fn line_and_code(answer: Result<String, Failure>) -> (String, i32) {
     match answer {
         Ok(line) => (line, crate::protocol::EXIT_EDITED),
         Err(f) => (failure_line(&f, None), f.kind.exit_code()),
     }
+}
+
+/// Answers a `read` (text or raw) from the file's bytes already in memory,
+/// with the code [`run`] uses on the file: the host library's transfer
+/// path, whose answers are thereby the helper's, line for line. None for
+/// the other ops (they need the file system).
+pub fn run_on_bytes(req: &Request, bytes: &[u8]) -> Option<(String, i32)> {
+    let answer = match &req.op {
+        Op::Read(r) => {
+            let mut rest = bytes;
+            read::text_answer(r, req.max_bytes, &mut |buf| {
+                let n = buf.len().min(rest.len());
+                buf[..n].copy_from_slice(&rest[..n]);
+                rest = &rest[n..];
+                Ok(n)
+            })
+        }
+        Op::Raw(r) => read::raw_answer(r, bytes.len() as u64, req.max_bytes, &mut |buf, at| {
+            let from = usize::try_from(at).map_or(bytes.len(), |a| a.min(bytes.len()));
+            let n = buf.len().min(bytes.len() - from);
+            buf[..n].copy_from_slice(&bytes[from..from + n]);
+            Ok(n)
+        }),
+        _ => return None,
+    };
+    Some(line_and_code(answer))
 }

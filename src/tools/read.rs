@@ -49,6 +49,17 @@ fn base(start: u64) -> usize {
 
 pub(super) fn run(req: &Read, root: Option<&Root>, max_bytes: u64) -> Result<String, Failure> {
     let fd = open(&req.path, root)?;
+    text_answer(req, max_bytes, &mut |buf| read_some(&fd, buf, &req.path))
+}
+
+/// A text read's answer from `source` (`read(2)`'s contract: 0 at the
+/// end): the file here, the downloaded bytes on the host's transfer path,
+/// so both answer with the very same line.
+pub fn text_answer(
+    req: &Read,
+    max_bytes: u64,
+    source: &mut dyn FnMut(&mut [u8]) -> Result<usize, Failure>,
+) -> Result<String, Failure> {
     let mut lines = Lines::new(Ask {
         start: req.start,
         limit: req.limit,
@@ -62,7 +73,7 @@ pub(super) fn run(req: &Read, root: Option<&Root>, max_bytes: u64) -> Result<Str
         if have == buf.len() {
             buf.resize(have + CHUNK, 0); // a character or CR kept from before
         }
-        let n = read_some(&fd, &mut buf[have..], &req.path)?;
+        let n = source(&mut buf[have..])?;
         have += n;
         let used = lines.feed(&buf[..have], n == 0).map_err(|e| {
             Failure::new(
@@ -124,6 +135,25 @@ pub(super) fn raw(req: &Raw64, root: Option<&Root>, max_bytes: u64) -> Result<St
     let size = rfs::fstat(&fd)
         .map_err(|e| read_failed(&req.path, e))?
         .st_size as u64;
+    raw_answer(req, size, max_bytes, &mut |buf, at| loop {
+        match rustix::io::pread(&fd, &mut *buf, at) {
+            Err(Errno::INTR) => {}
+            r => return r.map_err(|e| read_failed(&req.path, e)),
+        }
+    })
+}
+
+/// `pread(2)`: bytes at an offset into the buffer, 0 at the end.
+pub type Pread<'a> = dyn FnMut(&mut [u8], u64) -> Result<usize, Failure> + 'a;
+
+/// A raw read's answer for a file of `size` bytes read by `pread`
+/// (`pread(2)`'s contract), from the file or from downloaded bytes.
+pub fn raw_answer(
+    req: &Raw64,
+    size: u64,
+    max_bytes: u64,
+    pread: &mut Pread<'_>,
+) -> Result<String, Failure> {
     let n = u64::MAX;
     let reserve = format!(
         "{RESULT_PREFIX}{{\"b64\":\"\",\"offset\":{n},\"size\":{n},\"eof\":false{}}}\n",
@@ -135,11 +165,9 @@ pub(super) fn raw(req: &Raw64, root: Option<&Root>, max_bytes: u64) -> Result<St
     let mut bytes = vec![0u8; want];
     let mut got = 0;
     while got < want {
-        match rustix::io::pread(&fd, &mut bytes[got..], req.offset + got as u64) {
-            Ok(0) => break,
-            Ok(k) => got += k,
-            Err(Errno::INTR) => {}
-            Err(e) => return Err(read_failed(&req.path, e)),
+        match pread(&mut bytes[got..], req.offset + got as u64)? {
+            0 => break,
+            k => got += k,
         }
     }
     bytes.truncate(got);
