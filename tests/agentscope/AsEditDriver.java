@@ -1,7 +1,8 @@
 // as-edit's test of examples/agentscope/AsEditFilesystem.java: every filesystem method, on
 // trees holding the names and files the toolset's scenarios hold, through a backend running
 // `sh -c` locally, compared with Oracle (LocalFilesystem's semantics with the formats chosen in
-// examples/agentscope/README.md). Plain Java, no JUnit: java AsEditDriver HELPER [BUSYBOX_DIR].
+// examples/agentscope/README.md). Plain Java, no JUnit: java AsEditDriver HELPER (sh: the first
+// on PATH).
 import io.agentscope.core.agent.RuntimeContext;
 import io.agentscope.harness.agent.filesystem.AbstractFilesystem;
 import io.agentscope.harness.agent.filesystem.model.EditResult;
@@ -44,9 +45,12 @@ public final class AsEditDriver {
 
     public static void main(String[] args) throws Exception {
         String helper = args[0];
-        if (args.length > 1) {
-            sh = args[1] + "/sh";
-            pathEnv = args[1];
+        // The backend's sh is the first on PATH: with PATH holding only busybox's links, busybox.
+        for (String dir : pathEnv.split(":")) {
+            if (Files.isExecutable(Path.of(dir, "sh"))) {
+                sh = Path.of(dir, "sh").toString();
+                break;
+            }
         }
         // AS_EDIT_JAVA_TMP: where the trees go (the script gives a tmpfs: thousands of small
         // files take seconds on a loaded disk).
@@ -77,8 +81,7 @@ public final class AsEditDriver {
         }
         System.out.printf("trees built in %d ms%n", (t0 - start) / 1_000_000);
         System.out.println(
-                "java AsEditFilesystem (" + (pathEnv.equals(System.getenv("PATH")) ? "sh" : "busybox")
-                        + "): " + passed + " passed, " + failed + " failed");
+                "java AsEditFilesystem (sh = " + Path.of(sh).toRealPath() + "): " + passed + " passed, " + failed + " failed");
         System.exit(failed == 0 ? 0 : 1);
     }
 
