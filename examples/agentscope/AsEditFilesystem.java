@@ -339,7 +339,19 @@ public final class AsEditFilesystem implements AbstractSandboxFilesystem {
             return writeAnswer(filePath, a);
         }
         // Too large for argv: upload under a hidden name beside the target, then one
-        // create-exclusive move (RENAME_NOREPLACE) puts it in place or refuses.
+        // create-exclusive move (RENAME_NOREPLACE) puts it in place or refuses. A stat first:
+        // without a helper nothing is uploaded (the backend writes), and a target already
+        // there is refused before the upload (the move still decides: no window).
+        ObjectNode probe = op("stat");
+        probe.putArray("paths").add(filePath);
+        Answer seen = call(rc, probe);
+        if (seen.unavailable) {
+            return backend.write(rc, filePath, content);
+        }
+        if (seen.error == null
+                && !"missing".equals(seen.result.path("entries").path(0).path("type").asText())) {
+            return writeAnswer(filePath, exists());
+        }
         int slash = filePath.lastIndexOf('/');
         String dir = slash < 0 ? "" : filePath.substring(0, slash + 1);
         String temp = dir + ".as-edit-upload-" + Long.toHexString(RANDOM.nextLong()) + ".tmp";
@@ -355,15 +367,22 @@ public final class AsEditFilesystem implements AbstractSandboxFilesystem {
         putPath(mv, "to", filePath);
         mv.put("overwrite", false);
         Answer a = call(rc, mv);
-        if (a.error != null || a.unavailable) {
+        if (a.unavailable) {
+            backend.delete(rc, temp); // the helper went away between two commands
+            return backend.write(rc, filePath, content);
+        }
+        if (a.error != null) {
             ObjectNode del = txOp("delete");
             putPath(del, "path", temp);
             call(rc, del);
         }
-        if (a.unavailable) {
-            return backend.write(rc, filePath, content);
-        }
         return writeAnswer(filePath, a);
+    }
+
+    private static Answer exists() {
+        Answer a = new Answer();
+        a.error = "file_exists";
+        return a;
     }
 
     private static WriteResult writeAnswer(String filePath, Answer a) {

@@ -70,7 +70,7 @@ public final class AsEditDriver {
             t0 = System.nanoTime();
             readSide(fs, new Oracle(b), b); // the same tree: the same mtimes
             long t1 = System.nanoTime();
-            writeSide(fs, new Oracle(a), a, b);
+            writeSide(fs, backend, new Oracle(a), a, b);
             long t2 = System.nanoTime();
             System.out.printf("read side %d ms, write side %d ms%n", (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000);
             shlexBackend(fs, helper, b);
@@ -179,7 +179,7 @@ public final class AsEditDriver {
         }
         String[][] globs = {{"*.txt", "d"}, {"*", "d"}, {"**/*.rs", "d"}, {"sub/*.txt", "d"},
             {"*.{md,rs}", "d"}, {"/*.txt", "d"}, {"*.txt", "nope"}, {"*.txt", "many"},
-            {"*.rs", null}, {"*.rs", "/"}, {"x.txt", "d"}, {"**", "d/sub"}};
+            {"*.rs", null}, {"*.rs", "/"}, {"x.txt", "d"}, {"**", "d/sub"}, {"deep/*.rs", "d"}};
         for (String[] g : globs) {
             check("glob " + g[0] + " " + g[1], o.glob(g[0], g[1]), fs.glob(RC, g[0], g[1]));
         }
@@ -191,7 +191,8 @@ public final class AsEditDriver {
 
     // ==================== Write side (on two equal trees) ====================
 
-    static void writeSide(AsEditFilesystem fs, Oracle o, Path a, Path b) throws IOException {
+    static void writeSide(AsEditFilesystem fs, ShellBackend backend, Oracle o, Path a, Path b)
+            throws IOException {
         step("write new", () -> o.write("d/new.txt", "hello\n"), () -> fs.write(RC, "d/new.txt", "hello\n"), a, b);
         step("write parents", () -> o.write("n1/n2/f.txt", "x"), () -> fs.write(RC, "n1/n2/f.txt", "x"), a, b);
         step("write exists", () -> o.write("d/x.txt", "no"), () -> fs.write(RC, "d/x.txt", "no"), a, b);
@@ -201,6 +202,15 @@ public final class AsEditDriver {
         String big = "big line ü\n".repeat(40_000);
         step("write big (upload + move)", () -> o.write("d/big.txt", big), () -> fs.write(RC, "d/big.txt", big), a, b);
         step("write big exists", () -> o.write("d/big.txt", big), () -> fs.write(RC, "d/big.txt", big), a, b);
+        // Another writer creates the target between the upload and the move: the move refuses
+        // (RENAME_NOREPLACE), the racer's file stays, the upload is removed.
+        backend.afterUpload = () -> racer(b);
+        step("write big raced", () -> {
+            racer(a);
+            return WriteResult.fail("Cannot write to d/raced.txt because it already exists. Read and"
+                    + " then make an edit, or write to a new path.");
+        }, () -> fs.write(RC, "d/raced.txt", big), a, b);
+        backend.afterUpload = null;
         step("edit one", () -> o.edit("d/x.txt", "beta", "BETA", false), () -> fs.edit(RC, "d/x.txt", "beta", "BETA", false), a, b);
         step("edit missing", () -> o.edit("d/none", "a", "b", false), () -> fs.edit(RC, "d/none", "a", "b", false), a, b);
         step("edit dir", () -> o.edit("d/sub", "a", "b", false), () -> fs.edit(RC, "d/sub", "a", "b", false), a, b);
@@ -221,6 +231,14 @@ public final class AsEditDriver {
         step("move into dir", () -> o.move("d/crlf.txt", "m"), () -> fs.move(RC, "d/crlf.txt", "m"), a, b);
         step("move dir", () -> o.move("d/.git", "m2/g"), () -> fs.move(RC, "d/.git", "m2/g"), a, b);
         step("move space", () -> o.move("d/with space.md", "d/new dir/x y.md"), () -> fs.move(RC, "d/with space.md", "d/new dir/x y.md"), a, b);
+    }
+
+    static void racer(Path root) {
+        try {
+            w(root, "d/raced.txt", "the racer's\n");
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     static void step(String name, Supplier<Object> oracle, Supplier<Object> real, Path a, Path b) throws IOException {
@@ -288,6 +306,18 @@ public final class AsEditDriver {
         check("fallback exists", 0, backend.existsCalls);
         fs.exists(RC, "d/x.txt");
         check("fallback exists", 1, backend.existsCalls);
+        // Exit 0 and no result line (not as-edit at that path): the fallback too.
+        try {
+            Path quiet = b.resolve("quiet-helper");
+            Files.writeString(quiet, "#!" + sh + "\necho something else\n");
+            quiet.toFile().setExecutable(true);
+            AsEditFilesystem q = new AsEditFilesystem(backend, quiet.toString());
+            check("fallback without a result line: ls", LsResult.fail("backend ls"), q.ls(RC, "d"));
+            check("fallback without a result line: read", ReadResult.fail("backend read"), q.read(RC, "d/x.txt", 0, 1));
+            Files.delete(quiet);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
         check("delegated id", "test-backend", fs.id());
         check("delegated execute", "hi\n", fs.execute(RC, "echo hi", null).output());
         check("delegated upload", true, fs.uploadFiles(RC, List.of(Map.entry("up.txt", new byte[] {1}))).get(0).isSuccess());
@@ -364,6 +394,7 @@ public final class AsEditDriver {
         final Path cwd;
         final boolean argv;
         int existsCalls;
+        Runnable afterUpload;
 
         ShellBackend(Path cwd, boolean argv) {
             this.cwd = cwd;
@@ -439,6 +470,9 @@ public final class AsEditDriver {
                     Files.createDirectories(p.getParent());
                     Files.write(p, f.getValue());
                     out.add(FileUploadResponse.success(f.getKey()));
+                    if (afterUpload != null) {
+                        afterUpload.run();
+                    }
                 } catch (IOException e) {
                     out.add(FileUploadResponse.fail(f.getKey(), e.toString()));
                 }
