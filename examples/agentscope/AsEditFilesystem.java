@@ -71,7 +71,9 @@ import java.util.Map;
  * create-exclusive in one atomic step (no check-then-write window); {@code edit} normalizes CRLF
  * as LocalFilesystem does and replaces the file atomically; {@code grep} and {@code glob} walk
  * without following symlinks, list only regular files, and are rooted at the path given or the
- * backend's working directory (never {@code /}); {@code move} never moves into a directory.
+ * backend's working directory (never {@code /}); {@code delete} removes a directory tree
+ * without following symlinks (the helper's {@code "recursive":true}); {@code move} moves files
+ * and directories, never into or over a directory (protocol 4 with issue 34 item 7).
  * A file name that is not UTF-8 is decoded with U+FFFD for each bad byte.
  *
  * <h2>Exceptions</h2>

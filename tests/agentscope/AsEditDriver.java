@@ -132,6 +132,7 @@ public final class AsEditDriver {
         Files.createSymbolicLink(d.resolve("loop2"), Path.of("loop1"));
         Files.createSymbolicLink(d.resolve("sub/up"), Path.of(".."));
         Files.createSymbolicLink(d.resolve("link.txt"), Path.of("x.txt"));
+        Files.createSymbolicLink(d.resolve("dlink"), Path.of("../many"));
         run(root, "mkfifo d/fifo && : > \"bad/$(printf 'bad\\377.txt')\"");
     }
 
@@ -224,12 +225,17 @@ public final class AsEditDriver {
         step("delete missing", () -> o.delete("d/none"), () -> fs.delete(RC, "d/none"), a, b);
         step("delete dangling link", () -> o.delete("d/dang"), () -> fs.delete(RC, "d/dang"), a, b);
         step("delete dir", () -> o.delete("d/.hidden"), () -> fs.delete(RC, "d/.hidden"), a, b);
+        step("delete dir symlink", () -> o.delete("d/dlink"), () -> fs.delete(RC, "d/dlink"), a, b);
         step("delete dir with loop", () -> o.delete("d/sub"), () -> fs.delete(RC, "d/sub"), a, b);
         step("move file", () -> o.move("d/a:b.txt", "m/a:b.txt"), () -> fs.move(RC, "d/a:b.txt", "m/a:b.txt"), a, b);
         step("move over file", () -> o.move("d/noeol.txt", "m/a:b.txt"), () -> fs.move(RC, "d/noeol.txt", "m/a:b.txt"), a, b);
         step("move missing", () -> o.move("d/none", "m/none"), () -> fs.move(RC, "d/none", "m/none"), a, b);
         step("move into dir", () -> o.move("d/crlf.txt", "m"), () -> fs.move(RC, "d/crlf.txt", "m"), a, b);
         step("move dir", () -> o.move("d/.git", "m2/g"), () -> fs.move(RC, "d/.git", "m2/g"), a, b);
+        Files.createDirectories(a.resolve("m2/e"));
+        Files.createDirectories(b.resolve("m2/e"));
+        step("move dir over file", () -> o.move("m2/g", "d/x.txt"), () -> fs.move(RC, "m2/g", "d/x.txt"), a, b);
+        step("move file over empty dir", () -> o.move("d/x.txt", "m2/e"), () -> fs.move(RC, "d/x.txt", "m2/e"), a, b);
         step("move space", () -> o.move("d/with space.md", "d/new dir/x y.md"), () -> fs.move(RC, "d/with space.md", "d/new dir/x y.md"), a, b);
     }
 

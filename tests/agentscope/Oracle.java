@@ -242,8 +242,10 @@ final class Oracle {
         if (!Files.exists(f, NOFOLLOW)) {
             return WriteResult.fail("Source does not exist: " + from);
         }
-        if (Files.isDirectory(t)) {
-            // Never into it (the shell's mv would); the detail is the helper's.
+        if (Files.isDirectory(t) || (Files.isDirectory(f, NOFOLLOW) && Files.exists(t, NOFOLLOW))) {
+            // Never into a directory (the shell's mv would), nor over one (LocalFilesystem's
+            // REPLACE_EXISTING replaces an empty one), nor a directory over anything; the
+            // detail is the helper's.
             return WriteResult.fail("Error moving '" + from + "' to '" + to + "': …");
         }
         try {
