@@ -83,14 +83,14 @@ import java.util.Map;
  *       blank path or one with a {@code ..} component ({@link AbstractFilesystem#validatePath},
  *       as every AgentScope implementation does), and from the constructor for a null backend or
  *       a null or blank helper path.
- *   <li>{@link NullPointerException} for a null path, pattern or content where the interface
- *       requires one ({@code read}, {@code write}, {@code edit}, {@code glob}'s pattern).
  *   <li>Whatever the backend's {@code execute}, {@code uploadFiles}, {@code downloadFiles} or
  *       fallback methods throw passes through unchanged.
  * </ul>
  *
- * Nothing else is thrown: a helper answer that does not parse is the method's failure result
- * ({@code …: unexpected helper output: …}).
+ * Nothing else is thrown: a null path, pattern, string or content is the method's failure
+ * result ({@code invalid_argument}, as the helper refuses it; {@code ls}, {@code read},
+ * {@code grep} and {@code exists} take a null as the interface allows), and so is a helper answer
+ * that does not parse ({@code …: unexpected helper output: …}).
  */
 public final class AsEditFilesystem implements AbstractSandboxFilesystem {
 
@@ -330,6 +330,11 @@ public final class AsEditFilesystem implements AbstractSandboxFilesystem {
 
     @Override
     public WriteResult write(RuntimeContext rc, String filePath, String content) {
+        if (filePath == null || content == null) {
+            return WriteResult.fail(
+                    "Failed to write file '" + filePath + "': invalid_argument: a null "
+                            + (filePath == null ? "path" : "content"));
+        }
         ObjectNode req = txOp("create");
         putPath(req, "path", filePath);
         req.put("content", content).put("overwrite", false);
@@ -492,6 +497,9 @@ public final class AsEditFilesystem implements AbstractSandboxFilesystem {
 
     @Override
     public GlobResult glob(RuntimeContext rc, String pattern, String path) {
+        if (pattern == null) {
+            return GlobResult.fail("Error in glob 'null': invalid_argument: a null pattern");
+        }
         String p = pattern;
         while (p.startsWith("/")) {
             p = p.substring(1);

@@ -331,6 +331,15 @@ public final class AsEditDriver {
     }
 
     static void exceptions(AsEditFilesystem fs) {
+        // Nulls are failure results, never exceptions (the Javadoc's promise).
+        check("null: ls", false, fs.ls(RC, null).isSuccess());
+        check("null: read", false, fs.read(RC, null, 0, 10).isSuccess());
+        check("null: write path", false, fs.write(RC, null, "x").isSuccess());
+        check("null: write content", false, fs.write(RC, "d/n.txt", null).isSuccess());
+        check("null: edit old", false, fs.edit(RC, "d/new.txt", null, "x", false).isSuccess());
+        check("null: grep", false, fs.grep(RC, null, "d", null).isSuccess());
+        check("null: glob", false, fs.glob(RC, null, "d").isSuccess());
+        check("null: exists", false, fs.exists(RC, null));
         throwsIae("delete ..", () -> fs.delete(RC, "d/../x"));
         throwsIae("delete blank", () -> fs.delete(RC, " "));
         throwsIae("move null", () -> fs.move(RC, null, "x"));
