@@ -75,6 +75,31 @@ pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
     sb: &mut S,
     txn: &Txn,
 ) -> Result<Applied, EditError> {
+    // Directories are the helper's: the transfer moves file contents.
+    if let Some(k) = (txn.ops.iter()).position(|o| {
+        matches!(
+            o.kind,
+            OpKind::Mkdir { .. }
+                | OpKind::Delete {
+                    recursive: true,
+                    ..
+                }
+        )
+    }) {
+        return Err(EditError::Failed {
+            kind: Token::Known(ErrorKind::InvalidArgument),
+            detail: Some(format!(
+                "file {} of {}: mkdir and a recursive delete need the helper (the transfer fallback moves file contents only)",
+                k + 1,
+                txn.ops.len()
+            )),
+            count: None,
+            via: Via::Transfer,
+            hints: None,
+            indent: None,
+            at: None,
+        });
+    }
     let mut paths: Vec<&Path> = txn.ops.iter().map(|o| o.path.as_path()).collect();
     paths.extend(txn.ops.iter().filter_map(|o| match &o.kind {
         OpKind::Move { to, .. } => Some(to.as_path()),
@@ -235,7 +260,7 @@ fn apply_op<S: Sandbox + ?Sized>(
             }
             Ok(c)
         }
-        OpKind::Delete { expect_sha256 } => {
+        OpKind::Delete { expect_sha256, .. } => {
             let (i, bytes) = files.existing(path, file)?;
             check_sha(files, &bytes, expect_sha256, file, path)?;
             files.set(i, None, file);
@@ -271,6 +296,7 @@ fn apply_op<S: Sandbox + ?Sized>(
             files.entries[j].mode = mode;
             Ok(c)
         }
+        OpKind::Mkdir { .. } => unreachable!("refused by transfer_txn"),
     }
 }
 

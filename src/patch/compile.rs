@@ -47,6 +47,7 @@ pub fn compile(patch: Patch, options: EditOptions, strict: bool, overwrite: bool
                 path: path.into(),
                 kind: OpKind::Delete {
                     expect_sha256: None,
+                    recursive: false,
                 },
             },
             Hunk::Update {

@@ -29,6 +29,7 @@ use super::prepare::{first_op, temp_dir};
 use super::undo::{self, Back};
 
 mod place;
+mod tree;
 use super::TxnError;
 use place::place;
 
@@ -46,6 +47,9 @@ struct Commit<'p> {
     made: Vec<OwnedFd>,
     /// Hidden names holding originals, removed once all is committed.
     hidden: Vec<(D, CString)>,
+    /// Directories deleted: file and hidden name, each tree removed once
+    /// all is committed (`tree`).
+    trees: Vec<(usize, CString)>,
     steps: u32,
     /// Originals released after staging and locked again by the hiding
     /// of a moved original (below), kept until their file's commit.
@@ -190,7 +194,8 @@ impl Commit<'_> {
 }
 
 /// Commits every file; on a failure undoes what was done and says so.
-/// Returns whether everything is known durable (`--fsync`). `done`: the
+/// Returns whether everything is known durable (`--fsync`), and the hidden
+/// names of deleted trees that could not be removed in full. `done`: the
 /// result's count and files, for an exit once committed (`fs::committed`).
 #[cold] // off the single-file path: LLVM optimizes it for size
 #[cfg_attr(as_edit_small, optimize(size))]
@@ -200,12 +205,13 @@ pub(super) fn commit<'p>(
     locked: &[Option<Locked>],
     temps: &mut [Option<Temp<'p>>],
     done: (u64, usize),
-) -> Result<bool, TxnError> {
+) -> Result<(bool, Vec<String>), TxnError> {
     super::lock::recheck_all(plan, locked)?;
     let mut c = Commit {
         plan,
         made: Vec::new(),
         hidden: Vec::new(),
+        trees: Vec::new(),
         steps: 0,
         again: plan.files.iter().map(|_| None).collect(),
     };
@@ -231,15 +237,20 @@ pub(super) fn commit<'p>(
             (order[..k].iter())
                 .any(|&g| matches!(&plan.files[g].end, End::At(d) if d.t.path == t.path))
         };
-        if let (Some((t, _, _)), End::At(_), Some(l)) = (&file.orig, &file.end, &locked[f]) {
-            if !taken(t) {
+        if let (Some((t, _, _)), End::At(_)) = (&file.orig, &file.end) {
+            // A directory is not locked: rechecked, then hidden.
+            let dir = file.tree != super::plan::Tree::No;
+            if !taken(t) || (locked[f].is_none() && !dir) {
                 continue;
             }
-            let r = l.held(t);
+            let r = match &locked[f] {
+                Some(l) => l.held(t).map(Some),
+                None => super::lock::recheck_link(plan, f).map(|()| None),
+            };
             let r = r.map_err(|e| TxnError::of(first_op(plan, f), e));
             match r.and_then(|held| {
                 let h = c.hide(f, temps[f].is_some());
-                if let Held::Again(fd) = held {
+                if let Some(Held::Again(fd)) = held {
                     c.again[f] = Some(fd);
                 }
                 h.map_err(|e| super::prepare::hide_err(plan, f, e))
@@ -264,7 +275,17 @@ pub(super) fn commit<'p>(
         for (d, h) in std::mem::take(&mut c.hidden) {
             let _ = rfs::unlinkat(c.dir(d), &h, AtFlags::empty());
         }
-        return Ok(super::flush::flush(txn, plan, locked, temps));
+        // Deleted trees, last: a file deleted inside one was hidden there.
+        let mut left = Vec::new();
+        for (f, h) in std::mem::take(&mut c.trees) {
+            if tree::remove(c.dir(D::Orig(f)), &h).is_err() {
+                let t = orig(plan, f);
+                left.push(crate::protocol::display_path(&t.path.with_file_name(
+                    <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(h.as_bytes()),
+                )));
+            }
+        }
+        return Ok((super::flush::flush(txn, plan, locked, temps), left));
     };
     // Newest first; a failed undo leaves its file (partly) new.
     let mut new = vec![false; plan.files.len()];

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::plan::{End, Plan};
+use super::plan::{End, Plan, Tree};
 
 impl Plan {
     /// K, the result's `"files"`: the distinct paths whose entry changes
@@ -16,6 +16,8 @@ impl Plan {
             match &file.end {
                 End::InPlace if !rewritten(f) => {}
                 End::InPlace | End::Gone => paths.extend(orig),
+                // A `mkdir -p` of a directory an earlier op makes: nothing new.
+                End::At(_) if matches!(file.tree, Tree::Mkdir { quiet: true, .. }) => {}
                 End::At(d) => paths.extend(orig.into_iter().chain([d.t.path.as_path()])),
             }
         }

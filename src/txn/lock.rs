@@ -233,7 +233,12 @@ pub(super) fn recheck_link(plan: &Plan, f: usize) -> Result<(), FsError> {
     match &plan.files[f].orig {
         Some((t, id, true)) => {
             let now = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW);
-            let link = |s: &Stat| rfs::FileType::from_raw_mode(s.st_mode).is_symlink();
+            // A directory (`plan::dir`) is not locked either: still that one.
+            let want = match plan.files[f].tree {
+                super::plan::Tree::No => rfs::FileType::Symlink,
+                _ => rfs::FileType::Directory,
+            };
+            let link = |s: &Stat| rfs::FileType::from_raw_mode(s.st_mode) == want;
             match now.map(|s| (s.st_dev, s.st_ino, link(&s))) {
                 Ok(n) if n == (id.0, id.1, true) => Ok(()),
                 n => Err(FsError::Conflict {

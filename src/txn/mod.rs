@@ -79,7 +79,7 @@ pub fn run(txn: &Txn) -> (String, i32) {
         .collect();
     let mut counts = vec![0u64; txn.ops.len()];
     match run_inner(txn, &mut reports, &mut counts) {
-        Ok((files, durable, plan_paths)) => {
+        Ok((files, durable, plan_paths, left)) => {
             let count = counts.iter().sum();
             let changes = txn
                 .options
@@ -91,6 +91,7 @@ pub fn run(txn: &Txn) -> (String, i32) {
                 changes,
                 dry_run: (txn.options.dry_run && txn.options.report).then_some(true),
                 durable: (!durable).then_some(false),
+                left: (!left.is_empty()).then_some(left),
             };
             (
                 crate::protocol::render_json(&line),
@@ -155,7 +156,7 @@ fn run_inner(
     txn: &Txn,
     reports: &mut [Option<Report>],
     counts: &mut [u64],
-) -> Result<(usize, bool, Paths), TxnError> {
+) -> Result<(usize, bool, Paths, Vec<String>), TxnError> {
     let plan = plan::plan(txn)?;
     let mut locked = lock::lock_all(txn, &plan)?;
     let tight = nofile::tight(&plan);
@@ -187,8 +188,8 @@ fn run_inner(
         }
     }
     let changed = plan.changed_paths(|f| temps[f].is_some());
-    let durable = match txn.options.dry_run {
-        true => true,
+    let (durable, left) = match txn.options.dry_run {
+        true => (true, Vec::new()),
         false => {
             let done = (counts.iter().sum(), changed);
             commit::commit(txn, &plan, &locked, &mut temps, done)?
@@ -197,7 +198,7 @@ fn run_inner(
     drop(temps);
     // Originals are freed at their last close, which can wait for the device.
     crate::fs::release::close_all(locked.into_iter().flatten().filter_map(|l| l.fd).collect());
-    Ok((changed, durable, plan.resolved))
+    Ok((changed, durable, plan.resolved, left))
 }
 
 #[cfg_attr(as_edit_small, optimize(size))]
@@ -231,6 +232,7 @@ fn changes(
                     OpKind::Create { .. } => "create",
                     OpKind::Delete { .. } => "delete",
                     OpKind::Move { .. } => "move",
+                    OpKind::Mkdir { .. } => "mkdir",
                 },
                 to: to.map(|t| display_path(&t)),
                 count: *count,
@@ -267,6 +269,9 @@ struct Success {
     dry_run: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     durable: Option<bool>,
+    /// Deleted trees whose removal failed part way: their hidden names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    left: Option<Vec<String>>,
 }
 
 /// One op under `--report`'s `changes` (the fields of [`Report`] a

@@ -78,8 +78,8 @@ pub struct Op {
     pub kind: OpKind,
 }
 
-/// The five operations. Their JSON names are `edit`, `insert`, `create`,
-/// `delete` and `move`.
+/// The six operations. Their JSON names are `edit`, `insert`, `create`,
+/// `delete`, `move` and `mkdir`.
 #[derive(Debug)]
 pub enum OpKind {
     /// Change an existing file's content in place (by rename, as always).
@@ -114,6 +114,10 @@ pub enum OpKind {
     Delete {
         /// Refuse with `conflict` unless the file has these raw bytes.
         expect_sha256: Option<[u8; 32]>,
+        /// A directory is removed with everything under it (`rm -r`, on
+        /// one file system, no symlink followed); without it a directory
+        /// is refused.
+        recursive: bool,
     },
     /// Rename to `to` (missing parents created), changing the content on
     /// the way when `change` is given.
@@ -126,6 +130,12 @@ pub enum OpKind {
         change: Option<Change>,
         /// Refuse with `conflict` unless the file has these raw bytes.
         expect_sha256: Option<[u8; 32]>,
+    },
+    /// Make the directory (0777 before the umask); `parents`: as
+    /// `mkdir -p` (missing parents made, an existing directory is fine).
+    Mkdir {
+        /// `mkdir -p`.
+        parents: bool,
     },
 }
 

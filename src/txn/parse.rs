@@ -3,6 +3,7 @@
 //! ops are `invalid_argument`. Plain structs with `deny_unknown_fields`,
 //! as the single-file request has.
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use crate::args::{stdin_edits, EditList, LineNo};
@@ -67,6 +68,8 @@ struct RawOp {
     mode: Option<String>,
     to: Option<String>,
     to_b64: Option<String>,
+    recursive: Option<bool>,
+    parents: Option<bool>,
 }
 
 /// A `--stdin` or `--request-b64` request: one file, or a transaction.
@@ -108,10 +111,13 @@ pub fn parse_request(json: &[u8], options: EditOptions) -> Result<Parsed, Failur
 }
 
 /// Whether `op` names a transaction op (`edit`, `insert`, `create`,
-/// `delete`, `move`): such an op alone at the top level is a transaction
+/// `delete`, `move`, `mkdir`): such an op alone at the top level is a transaction
 /// of one ([`parse_op`]).
 pub fn is_op(op: Option<&str>) -> bool {
-    matches!(op, Some("edit" | "insert" | "create" | "delete" | "move"))
+    matches!(
+        op,
+        Some("edit" | "insert" | "create" | "delete" | "move" | "mkdir")
+    )
 }
 
 /// A transaction op given alone at the top level (`{"op":"create",…}`):
@@ -229,11 +235,12 @@ fn op(mut raw: RawOp, what: &str) -> Result<Op, Failure> {
         "edit" => &["edits", "expect_sha256"],
         "insert" => &["line", "text"],
         "create" => &["content", "overwrite", "mode"],
-        "delete" => &["expect_sha256"],
+        "delete" => &["expect_sha256", "recursive"],
         "move" => &["to", "overwrite", "edits", "expect_sha256"],
+        "mkdir" => &["parents"],
         other => {
             return Err(invalid(format!(
-                "{what}: unknown op {other:?} (edit, insert, create, delete or move)"
+                "{what}: unknown op {other:?} (edit, insert, create, delete, move or mkdir)"
             )))
         }
     };
@@ -246,6 +253,8 @@ fn op(mut raw: RawOp, what: &str) -> Result<Op, Failure> {
         ("overwrite", raw.overwrite.is_some()),
         ("mode", raw.mode.is_some()),
         ("to", raw.to.is_some() || raw.to_b64.is_some()),
+        ("recursive", raw.recursive.is_some()),
+        ("parents", raw.parents.is_some()),
     ];
     if let Some((k, _)) = given.iter().find(|(k, g)| *g && !allowed.contains(k)) {
         return Err(invalid(format!("{what}: {:?} takes no {k:?}", raw.op)));
@@ -287,6 +296,10 @@ fn op(mut raw: RawOp, what: &str) -> Result<Op, Failure> {
         },
         "delete" => OpKind::Delete {
             expect_sha256: expect,
+            recursive: raw.recursive.unwrap_or(false),
+        },
+        "mkdir" => OpKind::Mkdir {
+            parents: raw.parents.unwrap_or(false),
         },
         _ => OpKind::Move {
             to: name(what, "to", raw.to.take(), raw.to_b64.take())?.ok_or_else(|| need("to"))?,
@@ -295,11 +308,17 @@ fn op(mut raw: RawOp, what: &str) -> Result<Op, Failure> {
             expect_sha256: expect,
         },
     };
-    Ok(Op {
-        path: name(what, "path", raw.path.take(), raw.path_b64.take())?
-            .ok_or_else(|| need("path"))?,
-        kind,
-    })
+    let mut path =
+        name(what, "path", raw.path.take(), raw.path_b64.take())?.ok_or_else(|| need("path"))?;
+    if let OpKind::Mkdir { .. } = kind {
+        // `mkdir a/` is `mkdir a`: the trailing `/` names the directory made.
+        let b = path.as_os_str().as_encoded_bytes();
+        let n = b.len() - b.iter().rev().take_while(|&&c| c == b'/').count();
+        if n > 0 {
+            path = PathBuf::from(std::ffi::OsStr::from_bytes(&b[..n]));
+        }
+    }
+    Ok(Op { path, kind })
 }
 
 /// `"0644"`, `"644"`, `"1777"`: permission bits, at most 0o7777.

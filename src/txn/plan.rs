@@ -13,18 +13,19 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
-use rustix::fs::{self as rfs, AtFlags, FileType};
+use rustix::fs as rfs;
 
-use crate::fs::resolve::{open_dir, open_root, outside_root, split};
-use crate::fs::{FileKind, FsError, NotFoundKind, Target};
+use crate::fs::resolve::{open_dir, open_root};
+use crate::fs::{FsError, NotFoundKind, Target};
 
 use super::op::{OpKind, Txn};
 use super::TxnError;
 
+mod dir;
 mod new;
 mod walk;
-use new::{dangling, exists, names_a_dir, refused, DIR};
-use walk::What;
+pub(super) use dir::Tree;
+use new::{dangling, exists, refused};
 
 /// Where a file ends up.
 pub(super) enum End {
@@ -62,6 +63,9 @@ pub(super) struct File {
     /// A file created and then removed in the same transaction: where it
     /// would have been, so its ops still run (and may refuse) on a temp.
     pub(super) unborn: Option<Target>,
+    /// A directory (deleted with everything under it, or moved), or one a
+    /// `mkdir` makes; `Tree::No` for a file or a symlink.
+    pub(super) tree: Tree,
 }
 
 /// The whole model.
@@ -189,7 +193,23 @@ impl Model<'_> {
         let op = &self.txn.ops[i];
         let follow = !matches!(op.kind, OpKind::Delete { .. });
         let entry = matches!(op.kind, OpKind::Delete { .. } | OpKind::Move { .. });
-        let f = match (&op.kind, self.locate(&op.path, follow)?) {
+        // Directories: a recursive delete's, a move's (`dir`).
+        let dirs = match op.kind {
+            OpKind::Mkdir { parents } => return self.mkdir(i, parents),
+            // Without `recursive` a directory is refused as before.
+            OpKind::Delete { recursive, .. } => {
+                if recursive {
+                    self.protected(&op.path, false)?;
+                }
+                recursive
+            }
+            OpKind::Move { .. } => {
+                self.protected(&op.path, true)?;
+                true
+            }
+            _ => false,
+        };
+        let f = match (&op.kind, self.locate(&op.path, follow, dirs)?) {
             (OpKind::Create { overwrite, .. }, Named::Nothing(dest, link, via)) => {
                 let dest = self.landing(&op.path, dest, (link, via), *overwrite)?;
                 self.make_dirs(&dest);
@@ -218,10 +238,14 @@ impl Model<'_> {
         };
         self.files[f].last = i;
         let from = self.at[f].clone().expect("present");
+        if self.files[f].tree == Tree::Dir {
+            self.dir_op(i, f, &from)?;
+        }
         match &op.kind {
             OpKind::Edit { .. } | OpKind::Insert { .. } | OpKind::Create { .. } => {
                 self.files[f].steps.push(i)
             }
+            OpKind::Mkdir { .. } => unreachable!("made above"),
             OpKind::Delete { .. } => {
                 self.vacate(f);
                 self.gone(f);
@@ -235,11 +259,19 @@ impl Model<'_> {
                 if change.is_some() {
                     self.files[f].steps.push(i);
                 }
-                let dest = match self.locate(to, true)? {
+                let dest = match self.locate(to, true, true)? {
                     Named::Nothing(d, link, via) => self.landing(to, d, (link, via), *overwrite)?,
                     // Onto itself (a hard link of it too: rename(2) leaves both).
                     Named::File(g) | Named::Link(g) if g == f => return Ok((f, from)),
                     _ if !overwrite => return Err(exists(to)),
+                    // Never over a directory (nor into one), nor a
+                    // directory over anything (`dir`).
+                    Named::File(g) if self.files[g].tree != Tree::No => {
+                        return Err(dir::over(to, "is a directory"))
+                    }
+                    _ if self.files[f].tree != Tree::No => {
+                        return Err(dir::over(to, "exists and the source is a directory"))
+                    }
                     // It would land at g's other name.
                     Named::Link(g) => return Err(self.link(g, to)),
                     Named::File(g) => {
@@ -259,6 +291,9 @@ impl Model<'_> {
                         d
                     }
                 };
+                if self.files[f].tree == Tree::Dir && dest.t.path.starts_with(&from) {
+                    return Err(dir::into_itself(&from, &dest.t.path));
+                }
                 self.make_dirs(&dest);
                 self.vacate(f);
                 // Moved back to where it was: in place again.
@@ -292,6 +327,7 @@ impl Model<'_> {
             steps: Vec::new(),
             last: i,
             unborn: None,
+            tree: Tree::No,
         });
         let f = self.files.len() - 1;
         self.at.push(None);
@@ -364,71 +400,5 @@ impl Model<'_> {
         let key = self.at[g].clone().expect("present");
         let w = self.walk(&key, false).map_err(|e| TxnError::of(0, e))?;
         self.dest(w)
-    }
-
-    /// What `path` names now (`walk`: the transaction's effects first,
-    /// then the disk). `follow`: the last component may be a symlink to
-    /// the file (every op but `delete`).
-    #[cold] // off the single-file path: LLVM optimizes it for size
-    #[cfg_attr(as_edit_small, optimize(size))]
-    fn locate(&mut self, path: &Path, follow: bool) -> Result<Named, TxnError> {
-        let err = |e| TxnError::of(0, e);
-        let root = self.root.as_ref().map(|r| r.0.as_path());
-        let w = self.walk(path, follow).and_then(|w| match root {
-            Some(r) if !w.key().starts_with(r) => Err(outside_root(path, r)),
-            _ => Ok(w),
-        });
-        // Outside the root first: the spelling says nothing of what is there.
-        if names_a_dir(path) && !matches!(w, Err(FsError::OutsideRoot { .. })) {
-            return Err(refused(path, DIR));
-        }
-        let w = w.map_err(err)?;
-        let key = w.key();
-        match (&w.what, &w.name) {
-            (What::File(f), _) => return Ok(Named::File(*f)),
-            (What::Made, _) => return Err(refused(path, "is a directory an earlier op makes")),
-            (What::Absent, None) => return Err(dangling(w.link.unwrap_or(key))),
-            (What::Absent, _) => {
-                let (link, via) = (w.link.clone(), w.through.clone());
-                return Ok(Named::Nothing(self.dest(w)?, link, via));
-            }
-            (What::Disk, _) => {}
-        }
-        // `key` is canonical: split, not resolved again.
-        let (parent, name) = split(&key, &key, root).map_err(err)?;
-        let (dir, path) = (self.open_dir(parent)?, key.clone());
-        let t = Target { dir, name, path };
-        let st = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
-            err(FsError::NotFound {
-                path: t.path.clone(),
-                kind: NotFoundKind::Other(e),
-            })
-        })?;
-        let kind = FileType::from_raw_mode(st.st_mode);
-        if kind == FileType::Directory {
-            return Err(err(FsError::NotFound {
-                path: t.path.clone(),
-                kind: NotFoundKind::NotRegular(FileKind::Directory),
-            }));
-        }
-        let id = (st.st_dev, st.st_ino);
-        // The same inode by another name (a hard link): one file.
-        if let Some(f) =
-            (self.files.iter()).position(|f| f.orig.as_ref().is_some_and(|o| o.1 == id))
-        {
-            let o = &self.files[f].orig.as_ref().expect("found").0;
-            let now = rfs::statat(&o.dir, &o.name, AtFlags::SYMLINK_NOFOLLOW);
-            if now.map(|s| (s.st_dev, s.st_ino)) != Ok(id) {
-                self.stale = true;
-                return Err(err(FsError::KeptChanging { path: key }));
-            }
-            return Ok(Named::Link(f));
-        }
-        let i = self.txn.ops.len();
-        Ok(Named::File(self.add(
-            Some((t, id, kind == FileType::Symlink)),
-            End::InPlace,
-            i,
-        )))
     }
 }

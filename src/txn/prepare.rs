@@ -109,7 +109,9 @@ pub(super) fn stage<'a>(
             continue;
         }
         let expect = match &op.kind {
-            OpKind::Delete { expect_sha256 } | OpKind::Move { expect_sha256, .. } => expect_sha256,
+            OpKind::Delete { expect_sha256, .. } | OpKind::Move { expect_sha256, .. } => {
+                expect_sha256
+            }
             _ => &None,
         };
         if let (Some(want), Some(fd)) = (expect, orig) {

@@ -151,6 +151,12 @@ pub(super) fn undo(b: &Back) -> Result<(), Errno> {
             rfs::renameat_with(fd(*a), an, fd(*b), bn, RenameFlags::EXCHANGE)
         }
         Back::Unlink(a, an) => rfs::unlinkat(fd(*a), an, AtFlags::empty()),
-        Back::Rmdir(a, an) => rfs::unlinkat(fd(*a), an, AtFlags::REMOVEDIR),
+        // A directory another writer put an entry in since we made it (a
+        // racing creator of the same new directory) is theirs now too: it
+        // stays, and that is no failed undo (it failed as internal_error).
+        Back::Rmdir(a, an) => match rfs::unlinkat(fd(*a), an, AtFlags::REMOVEDIR) {
+            Err(Errno::NOTEMPTY | Errno::EXIST) => Ok(()),
+            r => r,
+        },
     }
 }

@@ -4,7 +4,7 @@
 use std::ffi::CStr;
 use std::os::fd::{AsRawFd, OwnedFd};
 
-use rustix::fs::{self as rfs, Mode, OFlags};
+use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::fs::temp::Temp;
@@ -12,7 +12,7 @@ use crate::fs::{FsError, WriteStep};
 use crate::protocol::{display_path, ErrorKind, Failure};
 
 use super::super::lock::Locked;
-use super::super::plan::End;
+use super::super::plan::{End, Tree};
 use super::super::prepare::temp_dir;
 use super::super::undo::{self, Back};
 use super::super::TxnError;
@@ -85,16 +85,30 @@ pub(super) fn place<'p>(
                 .iter()
                 .any(|g| matches!(&g.end, End::At(d) if d.replaces == Some(f)));
             if file.orig.is_some() && !replaced {
-                c.hide(f, true).map_err(rename)?;
+                // A directory's tree is removed once all is committed.
+                let dir = file.tree != Tree::No;
+                let h = c.hide(f, !dir).map_err(rename)?;
+                if dir {
+                    c.trees.push((f, h));
+                }
             }
         }
         End::At(d) => {
             // The missing directories, outermost first.
             let mut at = D::Dest(f);
+            // A mkdir's directories: 0777 before the umask, as mkdir(1).
+            let mkdir = match file.tree {
+                Tree::Mkdir { exist_ok, .. } => Some(exist_ok),
+                _ => None,
+            };
+            let dmode = match mkdir {
+                Some(_) => 0o777,
+                None => txn.new_modes.dir,
+            };
             for name in &d.missing {
                 let back = Back::Rmdir(c.raw(at), name.clone());
                 c.step().map_err(|e| io(WriteStep::Rename, e))?;
-                let mode = Mode::from_raw_mode(txn.new_modes.dir);
+                let mode = Mode::from_raw_mode(dmode);
                 match rfs::mkdirat(c.dir(at), name.as_c_str(), mode) {
                     Ok(()) => c.log(f, back),
                     Err(Errno::EXIST) => {}
@@ -105,6 +119,23 @@ pub(super) fn place<'p>(
                     .map_err(rename)?;
                 c.made.push(fd);
                 at = D::Made(c.made.len() - 1);
+            }
+            if let Some(exist_ok) = mkdir {
+                let back = Back::Rmdir(c.raw(at), d.t.name.clone());
+                c.step().map_err(rename)?;
+                match rfs::mkdirat(c.dir(at), d.t.name.as_c_str(), Mode::from_raw_mode(0o777)) {
+                    Ok(()) => c.log(f, back),
+                    // `-p`: made meanwhile (or by an earlier op) is fine if a directory.
+                    Err(Errno::EXIST)
+                        if exist_ok
+                            && rfs::statat(c.dir(at), d.t.name.as_c_str(), AtFlags::empty())
+                                .is_ok_and(|s| {
+                                    rfs::FileType::from_raw_mode(s.st_mode)
+                                        == rfs::FileType::Directory
+                                }) => {}
+                    Err(e) => return Err(rename(e)),
+                }
+                return Ok(true);
             }
             match (&tname, &file.orig) {
                 (Some(h), _) => {
@@ -140,6 +171,10 @@ pub(super) fn place<'p>(
                         r
                     };
                     match r {
+                        // A directory is not copied: refused, rolled back.
+                        Err(Errno::XDEV) if file.tree != Tree::No => {
+                            return Err(TxnError::fail(op, Failure::new(ErrorKind::WriteFailed, format!("{} is on another file system (or mount) than {}: a directory is moved only by rename, never copied; nothing was changed", display_path(&t.path), display_path(&d.t.path)))))
+                        }
                         Err(Errno::XDEV) => return Ok(false),
                         r => r.map_err(rename)?,
                     }

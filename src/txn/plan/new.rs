@@ -6,8 +6,12 @@ use std::ffi::{CString, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
-use super::walk::Walked;
-use super::{Dest, End, Model};
+use rustix::fs::{self as rfs, AtFlags, FileType};
+
+use super::walk::{Walked, What};
+use super::{Dest, End, Model, Named, Tree};
+use crate::fs::resolve::{outside_root, split};
+use crate::fs::FileKind;
 use crate::fs::{FsError, NotFoundKind, Target};
 use crate::protocol::{ErrorKind, Failure};
 use crate::txn::TxnError;
@@ -79,6 +83,85 @@ impl Model<'_> {
             self.made.push(d.to_owned());
             dir = d.parent();
         }
+    }
+}
+
+impl Model<'_> {
+    /// What `path` names now (`walk`: the transaction's effects first,
+    /// then the disk). `follow`: the last component may be a symlink to
+    /// the file (every op but `delete`).
+    #[cold] // off the single-file path: LLVM optimizes it for size
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn locate(
+        &mut self,
+        path: &Path,
+        follow: bool,
+        dirs: bool,
+    ) -> Result<Named, TxnError> {
+        let err = |e| TxnError::of(0, e);
+        let root = self.root.as_ref().map(|r| r.0.as_path());
+        let w = self.walk(path, follow).and_then(|w| match root {
+            Some(r) if !w.key().starts_with(r) => Err(outside_root(path, r)),
+            _ => Ok(w),
+        });
+        // Outside the root first: the spelling says nothing of what is there.
+        if names_a_dir(path) && !matches!(w, Err(FsError::OutsideRoot { .. })) {
+            return Err(refused(path, DIR));
+        }
+        let w = w.map_err(err)?;
+        let key = w.key();
+        match (&w.what, &w.name) {
+            (What::File(f), _) => return Ok(Named::File(*f)),
+            (What::Made, _) => return Err(refused(path, "is a directory an earlier op makes")),
+            (What::Absent, None) => return Err(dangling(w.link.unwrap_or(key))),
+            (What::Absent, _) => {
+                let (link, via) = (w.link.clone(), w.through.clone());
+                return Ok(Named::Nothing(self.dest(w)?, link, via));
+            }
+            (What::Disk, _) => {}
+        }
+        // `key` is canonical: split, not resolved again.
+        let (parent, name) = split(&key, &key, root).map_err(err)?;
+        let (dir, path) = (self.open_dir(parent)?, key.clone());
+        let t = Target { dir, name, path };
+        let st = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
+            err(FsError::NotFound {
+                path: t.path.clone(),
+                kind: NotFoundKind::Other(e),
+            })
+        })?;
+        let kind = FileType::from_raw_mode(st.st_mode);
+        if kind == FileType::Directory && !dirs {
+            return Err(err(FsError::NotFound {
+                path: t.path.clone(),
+                kind: NotFoundKind::NotRegular(FileKind::Directory),
+            }));
+        }
+        let id = (st.st_dev, st.st_ino);
+        // The same inode by another name (a hard link): one file.
+        if let Some(f) =
+            (self.files.iter()).position(|f| f.orig.as_ref().is_some_and(|o| o.1 == id))
+        {
+            let o = &self.files[f].orig.as_ref().expect("found").0;
+            let now = rfs::statat(&o.dir, &o.name, AtFlags::SYMLINK_NOFOLLOW);
+            if now.map(|s| (s.st_dev, s.st_ino)) != Ok(id) {
+                self.stale = true;
+                return Err(err(FsError::KeptChanging { path: key }));
+            }
+            return Ok(Named::Link(f));
+        }
+        let i = self.txn.ops.len();
+        // Neither a symlink nor a directory is locked (`lock`).
+        let dir = kind == FileType::Directory;
+        let f = self.add(
+            Some((t, id, kind == FileType::Symlink || dir)),
+            End::InPlace,
+            i,
+        );
+        if dir {
+            self.files[f].tree = Tree::Dir;
+        }
+        Ok(Named::File(f))
     }
 }
 

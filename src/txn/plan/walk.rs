@@ -154,6 +154,15 @@ impl Model<'_> {
                 }
             }
             let known = self.names.iter().find(|n| n.0 == key).map(|n| n.1);
+            // A directory of the model still at its own name is the disk's.
+            let known = known.filter(|f| {
+                !f.is_some_and(|f| {
+                    let file = &self.files[f];
+                    file.tree == super::Tree::Dir
+                        && file.orig.as_ref().is_some_and(|o| o.0.path == key)
+                        && !last
+                })
+            });
             let what = if self.made.contains(&key) {
                 What::Made
             } else if let Some(f) = known {

@@ -1,0 +1,276 @@
+//! Directories in the model (issue 34 item 7): a directory a recursive
+//! `delete` removes or a `move` renames, and one a `mkdir` makes.
+//!
+//! A directory is one entry of the model, as a file is: its name vacated
+//! (everything under it is then missing to later ops) or taken. It is not
+//! locked (a lock on a directory keeps no writer out of the files in it);
+//! its name must still hold it, by device, inode and type, when the
+//! commit comes (`lock::recheck_link`). A recursive delete is refused
+//! before anything is touched for `--root`, `/`, the working directory
+//! and its ancestors (`invalid_argument`), for a tree holding a mount
+//! point or itself one (`invalid_argument`, naming it: it stays on one
+//! file system), and where a directory of the tree that holds entries does
+//! not let the caller remove them (`permission_denied`, naming it: as root
+//! every tree is removable; as another user a read-only subdirectory
+//! refuses the whole delete rather than leaving half a tree).
+
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{self as rfs, Access, AtFlags, FileType, Mode, OFlags};
+
+use super::new::refused;
+use super::walk::What;
+use super::{End, Model};
+use crate::fs::{FsError, NotFoundKind};
+use crate::protocol::{display_path, ErrorKind, Failure};
+use crate::txn::op::OpKind;
+use crate::txn::TxnError;
+
+/// What kind of entry a file of the model is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(in crate::txn) enum Tree {
+    /// A regular file or a symlink.
+    No,
+    /// An existing directory (a no-op `mkdir -p` names one too).
+    Dir,
+    /// A directory a `mkdir` makes; `exist_ok`: `parents` (an existing
+    /// directory at the commit is no failure); `quiet`: an earlier op
+    /// makes it already (not counted in `"files"`).
+    Mkdir { exist_ok: bool, quiet: bool },
+}
+
+fn fail(kind: ErrorKind, detail: String) -> TxnError {
+    TxnError::fail(0, Failure::new(kind, detail))
+}
+
+/// `file_exists`: a move onto `to`, which `said`.
+pub(super) fn over(to: &Path, said: &str) -> TxnError {
+    let p = display_path(to);
+    fail(
+        ErrorKind::FileExists,
+        format!("{p} {said}: a move never replaces a directory, moves into one, or moves a directory over anything"),
+    )
+}
+
+/// `file_exists`: a `mkdir` of an existing `path`.
+fn taken(path: &Path) -> TxnError {
+    let p = display_path(path);
+    fail(
+        ErrorKind::FileExists,
+        format!("{p} exists (\"parents\": true accepts an existing directory)"),
+    )
+}
+
+/// `invalid_argument`: a directory moved into its own subtree.
+pub(super) fn into_itself(from: &Path, to: &Path) -> TxnError {
+    fail(
+        ErrorKind::InvalidArgument,
+        format!(
+            "cannot move the directory {} into itself ({})",
+            display_path(from),
+            display_path(to)
+        ),
+    )
+}
+
+impl Model<'_> {
+    /// Refuses a recursive delete or a move of `--root`, `/`, the working
+    /// directory or one of its ancestors (`path` resolved; its last name
+    /// followed for a move, which follows it, not for a delete, which
+    /// removes a symlink to one of them as a link).
+    pub(super) fn protected(&self, path: &Path, follow: bool) -> Result<(), TxnError> {
+        let Ok(w) = self.walk(path, follow) else {
+            return Ok(()); // its own refusal comes from `locate`
+        };
+        let key = w.key();
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let root = self.root.as_ref().map(|r| r.0.as_path());
+        let what = if key == Path::new("/") {
+            "/"
+        } else if root == Some(key.as_path()) {
+            "--root"
+        } else if cwd.starts_with(&key) {
+            "the working directory or one of its ancestors"
+        } else {
+            return Ok(());
+        };
+        Err(fail(
+            ErrorKind::InvalidArgument,
+            format!(
+                "{} is {what}: it is never deleted or moved",
+                display_path(&key)
+            ),
+        ))
+    }
+
+    /// Checks op `i` on the directory file `f` at `from`.
+    pub(super) fn dir_op(&mut self, i: usize, f: usize, from: &Path) -> Result<(), TxnError> {
+        let p = display_path(from);
+        let (expect, change) = match &self.txn.ops[i].kind {
+            OpKind::Delete { expect_sha256, .. } => (expect_sha256.is_some(), false),
+            OpKind::Move {
+                expect_sha256,
+                change,
+                ..
+            } => (expect_sha256.is_some(), change.is_some()),
+            _ => (false, false),
+        };
+        if expect || change {
+            let k = if expect { "expect_sha256" } else { "edits" };
+            return Err(fail(
+                ErrorKind::InvalidArgument,
+                format!("{p} is a directory: {k:?} applies to a file"),
+            ));
+        }
+        let (t, _, _) = self.files[f].orig.as_ref().expect("on disk");
+        let parent = rfs::fstat(&t.dir).map_err(|e| io(from, e))?.st_dev;
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rfs::openat(&t.dir, &t.name, flags, Mode::empty()).map_err(|e| io(from, e))?;
+        let dev = rfs::fstat(&fd).map_err(|e| io(from, e))?.st_dev;
+        if dev != parent {
+            return Err(mount(from));
+        }
+        if matches!(self.txn.ops[i].kind, OpKind::Delete { .. }) {
+            scan(fd, dev, from.to_owned())?;
+        }
+        Ok(())
+    }
+
+    /// Op `i`, a `mkdir` (`parents`: `-p`).
+    pub(super) fn mkdir(&mut self, i: usize, parents: bool) -> Result<(usize, PathBuf), TxnError> {
+        let path = &self.txn.ops[i].path;
+        let root = self.root.as_ref().map(|r| r.0.as_path());
+        let w = self.walk(path, false).and_then(|w| match root {
+            Some(r) if !w.key().starts_with(r) => Err(crate::fs::resolve::outside_root(path, r)),
+            _ => Ok(w),
+        });
+        let w = w.map_err(|e| TxnError::of(0, e))?;
+        let key = w.key();
+        let quiet = match (&w.what, &w.name) {
+            (What::File(g), _) if parents && self.files[*g].tree != Tree::No => {
+                return Ok((*g, key))
+            }
+            (What::Made, Some(_)) if parents => true,
+            (What::Absent, Some(_)) => false,
+            (What::Disk, _) => {
+                // `mkdir -p` accepts a directory, or a symlink to one.
+                let st = rfs::stat(&key).map(|s| FileType::from_raw_mode(s.st_mode));
+                if !parents || st != Ok(FileType::Directory) {
+                    return Err(taken(path));
+                }
+                return self.existing(i, key);
+            }
+            (What::Absent, None) => return Err(super::new::dangling(w.link.unwrap_or(key))),
+            _ => return Err(taken(path)),
+        };
+        if let Some(l) = &w.through {
+            return Err(super::new::dangling(l.clone()));
+        }
+        if !parents && !w.rest.is_empty() {
+            let mut missing = w.base.clone();
+            missing.push(&w.rest[0]);
+            return Err(TxnError::of(
+                0,
+                FsError::NotFound {
+                    path: missing,
+                    kind: NotFoundKind::Missing,
+                },
+            ));
+        }
+        let dest = self.dest(w)?;
+        let dest = self.landing(path, dest, (None, None), false)?;
+        self.make_dirs(&dest);
+        self.made.push(key.clone());
+        let f = self.add(None, End::At(dest), i);
+        self.files[f].tree = Tree::Mkdir {
+            exist_ok: parents,
+            quiet,
+        };
+        Ok((f, key))
+    }
+
+    /// A `mkdir -p` of the existing directory at `key`: a file of the
+    /// model that nothing changes.
+    fn existing(&mut self, i: usize, key: PathBuf) -> Result<(usize, PathBuf), TxnError> {
+        match self.locate(&key, true, true)? {
+            super::Named::File(g) | super::Named::Link(g) => {
+                // New to the model: it commits (is rechecked) here.
+                if self.files[g].last == self.txn.ops.len() {
+                    self.files[g].last = i;
+                }
+                Ok((g, key))
+            }
+            super::Named::Nothing(..) => Err(refused(&key, "is missing")),
+        }
+    }
+}
+
+fn io(path: &Path, e: rustix::io::Errno) -> TxnError {
+    TxnError::of(
+        0,
+        FsError::NotFound {
+            path: path.to_owned(),
+            kind: NotFoundKind::Other(e),
+        },
+    )
+}
+
+fn mount(path: &Path) -> TxnError {
+    fail(
+        ErrorKind::InvalidArgument,
+        format!(
+            "{} is a mount point (another file system): a recursive delete or a directory move stays on one file system; nothing was changed",
+            display_path(path)
+        ),
+    )
+}
+
+/// Every directory of the tree at `fd` (at `path`, on device `dev`): on
+/// that device, and where it holds entries, writable and searchable by
+/// the caller. Never follows a symlink.
+fn scan(fd: OwnedFd, dev: u64, path: PathBuf) -> Result<(), TxnError> {
+    let dir = rfs::Dir::read_from(&fd).map_err(|e| io(&path, e))?;
+    let mut full = false;
+    for e in dir {
+        let e = e.map_err(|e| io(&path, e))?;
+        let name = e.file_name();
+        if name == c"." || name == c".." {
+            continue;
+        }
+        full = true;
+        let st = rfs::statat(fd.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW);
+        let sub = path.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
+        let st = st.map_err(|e| io(&sub, e))?;
+        if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+            continue;
+        }
+        if st.st_dev != dev {
+            return Err(mount(&sub));
+        }
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let sfd = rfs::openat(fd.as_fd(), name, flags, Mode::empty()).map_err(|e| io(&sub, e))?;
+        if rfs::fstat(&sfd).map_err(|e| io(&sub, e))?.st_dev != dev {
+            return Err(mount(&sub));
+        }
+        scan(sfd, dev, sub)?;
+    }
+    let ok = rfs::accessat(
+        fd.as_fd(),
+        c".",
+        Access::WRITE_OK | Access::EXEC_OK,
+        AtFlags::EACCESS,
+    );
+    if full && ok.is_err() {
+        return Err(fail(
+            ErrorKind::PermissionDenied,
+            format!(
+                "{} does not let its entries be removed (no write or search permission): nothing was deleted",
+                display_path(&path)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+use std::os::unix::ffi::OsStrExt;
