@@ -88,9 +88,9 @@ import java.util.Map;
  * </ul>
  *
  * Nothing else is thrown: a null path, pattern, string or content is the method's failure
- * result ({@code invalid_argument}, as the helper refuses it; {@code ls}, {@code read},
- * {@code grep} and {@code exists} take a null as the interface allows), and so is a helper answer
- * that does not parse ({@code …: unexpected helper output: …}).
+ * result ({@code invalid_argument}, as the helper refuses it), except where the interface allows
+ * a null ({@code grep}'s path and glob; {@code exists(null)} is {@code false}), and so is a
+ * helper answer that does not parse ({@code …: unexpected helper output: …}).
  */
 public final class AsEditFilesystem implements AbstractSandboxFilesystem {
 
@@ -298,7 +298,12 @@ public final class AsEditFilesystem implements AbstractSandboxFilesystem {
             if (a.error != null) {
                 return ReadResult.fail("Error reading file '" + filePath + "': " + a.errorText());
             }
-            bytes.writeBytes(Base64.getDecoder().decode(a.result.path("b64").asText()));
+            try {
+                bytes.writeBytes(Base64.getDecoder().decode(a.result.path("b64").asText()));
+            } catch (IllegalArgumentException e) {
+                return ReadResult.fail(
+                        "Error reading file '" + filePath + "': unexpected helper output: " + a.raw);
+            }
             if (a.result.path("eof").asBoolean() || !a.result.has("next")) {
                 break;
             }
@@ -716,8 +721,12 @@ public final class AsEditFilesystem implements AbstractSandboxFilesystem {
         if (e.has("path")) {
             return e.get("path").asText();
         }
-        byte[] b = Base64.getDecoder().decode(e.path("path_b64").asText());
-        return new String(b, StandardCharsets.UTF_8);
+        String b64 = e.path("path_b64").asText();
+        try {
+            return new String(Base64.getDecoder().decode(b64), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException bad) {
+            return b64; // not the helper's answer; shown as it came rather than thrown
+        }
     }
 
     /** A {@code file_not_found} detail saying that nothing is there (not a wrong type). */

@@ -320,6 +320,11 @@ public final class AsEditDriver {
             AsEditFilesystem q = new AsEditFilesystem(backend, quiet.toString());
             check("fallback without a result line: ls", LsResult.fail("backend ls"), q.ls(RC, "d"));
             check("fallback without a result line: read", ReadResult.fail("backend read"), q.read(RC, "d/x.txt", 0, 1));
+            // A result line that does not parse: the method's failure result, nothing thrown.
+            Files.writeString(quiet, "#!" + sh + "\necho '__RESULT__{oops'\n");
+            check("garbled result: ls", LsResult.fail("Error listing 'd': unexpected helper output: __RESULT__{oops"), q.ls(RC, "d"));
+            check("garbled result: exists", false, q.exists(RC, "d"));
+            check("garbled result: write", WriteResult.fail("Failed to write file 'd/g': unexpected helper output: __RESULT__{oops"), q.write(RC, "d/g", "g"));
             Files.delete(quiet);
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
