@@ -16,6 +16,8 @@
 //! - [`txn`]: several files in one call, all or nothing (`{"files":[...]}`);
 //! - `bytes`: short copies without libc's `memcpy` start-up (engine and `fs`);
 //! - [`hex`]: lowercase hex and random names, shared by `fs`, `args` and `host`;
+//! - [`toolset`]: `--toolset agent_toolset_20260401`, Anthropic's file
+//!   tools' texts (read, write, edit, glob);
 //! - [`host`]: the host library (command building, parsing, the `Editor`,
 //!   fallback, install, backends).
 
@@ -38,6 +40,7 @@ pub mod protocol;
 pub mod request;
 mod spare;
 mod strict_json;
+pub mod toolset;
 pub mod txn;
 
 use std::io::Read;
@@ -67,6 +70,10 @@ pub fn run(
     env_root: Option<std::ffi::OsString>,
     stdin: &mut dyn Read,
 ) -> Response {
+    // A toolset request has its own grammar and texts (src/toolset).
+    if let Some((stdout, exit_code)) = toolset::cli(args, stdin) {
+        return Response { stdout, exit_code };
+    }
     let (source, strict, args) = match patch::cli::split(args) {
         Ok(s) => s,
         Err(f) => return failed(&f),

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The differential of `as-edit --toolset agent_toolset_20260401` against
+# Anthropic's reference tools (issue 35 item 4; scripts/toolset-diff.py has
+# the details): a venv holding the pinned `anthropic`, then the comparison on
+# the release binary.
+# Usage: scripts/toolset-diff.sh [CASES] [SEED]   (default 3000 cases, seed 35)
+#
+# The reference's texts depend on its environment, which is pinned: Python
+# 3.11 (pathlib.Path.glob's rules) and Debian 12's ripgrep 13 on PATH (the
+# grep tool runs rg). A fresh machine gets ripgrep and python3-venv from
+# apt; nothing is ever removed. Env: AS_EDIT (the binary; default: build
+# target/release/as-edit), PYTHON (a Python 3.11; default python3),
+# TOOLSET_VENV (default target/toolset-venv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/common.sh
+
+# The version whose texts the toolset follows (README, "Anthropic's toolset").
+ANTHROPIC_VERSION=2.17.0
+
+command -v rg >/dev/null || apt_need ripgrep
+PY=${PYTHON:-python3}
+"$PY" -c 'import venv, ensurepip' 2>/dev/null || apt_need python3-venv
+[ "$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" = 3.11 ] \
+  || die "toolset-diff: needs Python 3.11 (set PYTHON): the reference's glob is 3.11's pathlib"
+
+venv=${TOOLSET_VENV:-target/toolset-venv}
+[ -x "$venv/bin/python" ] || "$PY" -m venv "$venv"
+"$venv/bin/python" -c "import anthropic, sys; sys.exit(anthropic.__version__ != '$ANTHROPIC_VERSION')" 2>/dev/null \
+  || "$venv/bin/pip" install -q "anthropic==$ANTHROPIC_VERSION"
+
+bin=${AS_EDIT:-}
+if [ -z "$bin" ]; then
+  cargo build --release --quiet
+  bin=${CARGO_TARGET_DIR:-target}/release/as-edit
+fi
+exec "$venv/bin/python" scripts/toolset-diff.py --bin "$bin" --cases "${1:-3000}" --seed "${2:-35}"

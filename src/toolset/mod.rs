@@ -1,0 +1,211 @@
+//! Anthropic's `agent_toolset_20260401` file tools as one invocation each
+//! (issue 35 item 3): `as-edit --toolset agent_toolset_20260401` reads
+//! `{"name": TOOL, "input": INPUT}` — the tool-use block's name and input
+//! as the model sent them — on stdin, or as `--request-b64 B64`, and prints
+//! exactly the text the reference function returns for the same tree, exit
+//! 0; where the reference raises, the text a tool runner sends for it (the
+//! `ToolError`'s message; `repr()` of any other exception, e.g.
+//! `ValueError('Invalid arguments for function read')`), exit 1, so a host
+//! sets `is_error`. A request that is not `{"name","input"}` JSON, or names
+//! another tool, is exit 2 with a line saying why (the reference has no
+//! text for it). Nothing but the text is printed: no result line, no
+//! newline of our own.
+//!
+//! # The reference, pinned
+//!
+//! PyPI `anthropic` 2.17.0, `anthropic.lib.tools.agent_toolset`
+//! (`beta_agent_toolset_20260401(AgentToolContext(workdir=W))`), run by
+//! Python 3.11 with Debian 12's ripgrep 13 on `PATH`; W is our working
+//! directory. Its texts, tool by tool (P is the path as the model wrote it):
+//!
+//! - **Arguments** are validated by pydantic (`validate_call`, lax mode)
+//!   before anything runs: an unknown or missing field, or a value of the
+//!   wrong type, is `ValueError('Invalid arguments for function T')`; an
+//!   input that is not an object is `TypeError('Input must be a
+//!   dictionary, got list')` (Python's type name). Strings must be JSON
+//!   strings; an int is a JSON integer, a float with no fraction, a bool,
+//!   or a string holding one (`" 7 "`, `"+1"`, `"1_0"`, `"1.00"`); a bool
+//!   is a JSON bool, 0 or 1, or one of `0 off f false n no 1 on t true y
+//!   yes` in any case ([`input`]).
+//! - **Paths** ([`path`]): P is joined to W, `.` and `..` collapsed
+//!   lexically, then every symlink followed (the leaf too, even dangling;
+//!   missing trailing components kept); outside W is `T: path "P" is
+//!   outside the session's working directory`; a loop is `T: path "P": too
+//!   many levels of symbolic links`; a NUL is `T: embedded null byte`.
+//!   The resolved path is what the tool works on. File-system errors read
+//!   `T: P: no such file or directory` (not a directory, is a directory,
+//!   permission denied, file already exists, or `strerror` in lower case).
+//! - **read** `{file_path, view_range?}` ([`read`]): a `view_range` that is
+//!   not empty and not two numbers: `read: view_range must be [start_line,
+//!   end_line]`; not a regular file (a FIFO is never opened): `read: P: not
+//!   a regular file`; `.png .jpg .jpeg .gif .webp` (any case, of the
+//!   resolved name) are an `image` block, `.pdf` a `document` block, printed
+//!   as the JSON list of that one block (`view_range` with them is refused;
+//!   over 3,932,160 bytes for an image or 20 MiB for a PDF: `read: P is N
+//!   bytes, exceeds L-byte limit for image/PDF files.`). Text: a file over
+//!   110,000 bytes needs a `view_range` (`read: P is N bytes, exceeds
+//!   110000-byte limit. Use the view_range parameter …`), and then the
+//!   selected lines are capped at 110,000 bytes (`read: view_range [S, E]
+//!   of P exceeds …` / `read: line N of P alone exceeds …`); not UTF-8:
+//!   `read: P: not valid UTF-8 text (binary files are only supported for
+//!   image/PDF extensions)` (the whole file is checked, or only the
+//!   selected lines of a large one). No `view_range` (or `[]`): the file's
+//!   text as it is. `[S, E]`: the text split at `\n`, items `max(0, S-1)`
+//!   up to `E` (to the end when `E ≤ 0`), joined with `\n` — `\r` kept,
+//!   no numbers.
+//! - **write** `{file_path, content}`: missing parents made; `wrote N bytes
+//!   to P` with N the *characters* of `content`.
+//! - **edit** `{file_path, old_string, new_string, replace_all?}`: the file
+//!   as exact UTF-8 text (no CRLF normalizing, unlike as-edit's own edits),
+//!   at most 262,144 bytes; N = occurrences of `old_string` (Python's
+//!   `str.count`: an empty one occurs at every character boundary): `edit:
+//!   old_string not found in P`, `edit: old_string appears N times in P
+//!   (must be unique)` unless `replace_all`, `edit: N replacements would
+//!   make P S bytes, exceeds 262144-byte limit.`; else `edited P (N
+//!   replacement(s))` (1 without `replace_all`).
+//! - **glob** `{pattern, path?}` ([`glob`]): Python 3.11's
+//!   `pathlib.Path.glob` under W or the resolved `path`: `*`, `?`, `[…]`
+//!   (fnmatch's rules, `[!…]` negates) within a component, matching
+//!   dotfiles and newlines; `**` alone is any number of directories (never
+//!   through a symlink), and a final `**` (or a final `/`) yields
+//!   directories; braces are literal. Matches whose resolved path leaves
+//!   the search root are dropped; the rest sorted newest first (by
+//!   `st_mtime` through links, 0 when that fails; ties keep the walk's
+//!   order), at most 200, as absolute paths, one a line; none: `no
+//!   matches`. Refused: an absolute pattern, a `..` component, an empty
+//!   pattern, `**` inside a component.
+//! - **grep** `{pattern, path?}`: `rg --no-config -n --no-heading -e
+//!   PATTERN -- ROOT` (see the README: not yet answered by this module).
+//!
+//! # Better than the reference, with the same text
+//!
+//! - write and edit replace the file atomically (a temp renamed over it,
+//!   mode and owner kept, the target `flock`ed as every as-edit edit), where
+//!   the reference truncates it in place; a new file is linked in with no
+//!   check-then-create window;
+//! - a FIFO given to write is refused (`write: P: not a regular file`)
+//!   where the reference's `open` blocks until a reader comes;
+//! - read streams a large file's range in 64 KiB blocks and stops at its
+//!   end; edit and read load at most their byte limits.
+//!
+//! # Differences (and why)
+//!
+//! - A JSON string holding a lone surrogate (`"\ud800"`) is refused (exit
+//!   2): the reference sees a Python string that cannot name a file.
+//! - A float over 2^63 written with a fraction or exponent (`1e300`) is
+//!   taken as a (huge) line number; pydantic refuses it. JSON does not say
+//!   whether `1e20` was an integer, and integers that large are valid.
+//! - An `OSError` other than the ignored ones inside a glob walk (a name
+//!   too long) is reported by the reference as Python's `[Errno N] …`
+//!   text with a host path; here as `glob: ` and the reason.
+
+pub mod glob;
+pub mod input;
+pub mod path;
+pub mod read;
+pub mod write;
+
+use std::path::PathBuf;
+
+use input::{Args, Outcome};
+
+/// The only toolset this module answers for.
+pub const TOOLSET: &str = "agent_toolset_20260401";
+
+/// What to print and the exit status: 0 a result, 1 the reference raised.
+pub type Answer = (String, i32);
+
+/// Runs one `{"name","input"}` request in the working directory.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn run(json: &[u8]) -> Answer {
+    let (name, args) = match input::parse(json) {
+        Ok(p) => p,
+        Err(Outcome::Refused(text)) => return (text, 1),
+        Err(Outcome::Invalid(text)) => return (text, 2),
+    };
+    let cwd = match std::env::current_dir() {
+        Ok(d) => d,
+        Err(e) => return (format!("as-edit: the working directory: {e}\n"), 2),
+    };
+    let answer = match (name.as_str(), args) {
+        ("read", Args::Read { file_path, range }) => read::read(&cwd, &file_path, range),
+        ("write", Args::Write { file_path, content }) => write::write(&cwd, &file_path, &content),
+        ("edit", Args::Edit(e)) => write::edit(&cwd, &e),
+        ("glob", Args::Glob { pattern, path }) => glob::glob(&cwd, &pattern, path.as_deref()),
+        _ => unreachable!("input::parse pairs each name with its arguments"),
+    };
+    match answer {
+        Ok(text) => (text, 0),
+        Err(text) => (text, 1),
+    }
+}
+
+/// `--toolset NAME [--stdin] [--request-b64 B64]`: `None` when the
+/// arguments do not ask for a toolset at all.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn cli(args: &[std::ffi::OsString], stdin: &mut dyn std::io::Read) -> Option<Answer> {
+    let pos = args.iter().position(|a| {
+        let a = a.as_encoded_bytes();
+        a == b"--toolset" || a.starts_with(b"--toolset=")
+    })?;
+    let mut rest: Vec<&[u8]> = args.iter().map(|a| a.as_encoded_bytes()).collect();
+    let name: &[u8] = if rest[pos] == b"--toolset" {
+        if pos + 1 >= rest.len() {
+            return Some(usage("--toolset needs a name"));
+        }
+        rest.remove(pos + 1)
+    } else {
+        &rest[pos][b"--toolset=".len()..]
+    };
+    if name != TOOLSET.as_bytes() {
+        return Some(usage(&format!(
+            "unknown toolset {:?} (this binary has {TOOLSET})",
+            String::from_utf8_lossy(name)
+        )));
+    }
+    rest.remove(pos);
+    let mut b64 = None;
+    let mut i = 0;
+    while i < rest.len() {
+        match rest[i] {
+            b"--stdin" => {}
+            b"--request-b64" if i + 1 < rest.len() && b64.is_none() => {
+                i += 1;
+                b64 = Some(rest[i]);
+            }
+            a => {
+                return Some(usage(&format!(
+                    "--toolset takes only --stdin or --request-b64 B64, not {:?}",
+                    String::from_utf8_lossy(a)
+                )))
+            }
+        }
+        i += 1;
+    }
+    let json = match b64 {
+        Some(b) => match crate::args::b64::decode(b) {
+            Ok(j) => j,
+            Err(e) => return Some(usage(&format!("--request-b64: {e}"))),
+        },
+        None => {
+            let mut buf = Vec::new();
+            // The inputs a model sends are small; 64 MiB bounds a runaway pipe.
+            if let Err(e) = stdin.take(64 << 20).read_to_end(&mut buf) {
+                return Some(usage(&format!("reading the request: {e}")));
+            }
+            buf
+        }
+    };
+    Some(run(&json))
+}
+
+use std::io::Read as _;
+
+fn usage(why: &str) -> Answer {
+    (format!("as-edit --toolset: {why}\n"), 2)
+}
+
+/// The working directory as the reference resolves it (`Path.resolve()`).
+pub(crate) fn root(cwd: &std::path::Path) -> PathBuf {
+    std::fs::canonicalize(cwd).unwrap_or_else(|_| cwd.to_owned())
+}
