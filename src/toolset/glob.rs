@@ -65,6 +65,14 @@ pub fn glob(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
         return Err("glob: Unacceptable pattern: ''".into());
     }
     if pattern.ends_with('/') {
+        if parts.is_empty() {
+            // `./`: pathlib's selector for the empty component alone has no
+            // `select_from` (a Python 3.11 bug the tool passes on).
+            return Err(
+                "AttributeError(\"'_TerminatingSelector' object has no attribute 'select_from'\")"
+                    .into(),
+            );
+        }
         parts.push("");
     }
     if parts.is_empty() {
@@ -339,10 +347,7 @@ fn class(p: &[char], i0: usize, j: usize) -> Result<Tok, String> {
     } else {
         let mut i = i0;
         let mut k = if p[i0] == '!' { i0 + 2 } else { i0 + 1 };
-        loop {
-            let Some(at) = (k..j).find(|&x| p[x] == '-') else {
-                break;
-            };
+        while let Some(at) = (k..j).find(|&x| p[x] == '-') {
             chunks.push(p[i..at].to_vec());
             i = at + 1;
             k = at + 3;

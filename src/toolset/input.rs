@@ -254,8 +254,8 @@ fn boolean(v: &Value) -> Option<bool> {
     match v {
         Value::Bool(b) => Some(*b),
         Value::Number(n) => match n.as_f64()? {
-            x if x == 0.0 => Some(false),
-            x if x == 1.0 => Some(true),
+            0.0 => Some(false),
+            1.0 => Some(true),
             _ => None,
         },
         Value::String(s) => match s.to_ascii_lowercase().as_str() {

@@ -90,8 +90,7 @@ pub fn read(cwd: &Path, fp: &str, range: Option<Vec<Int>>) -> Result<String, Str
             ));
         };
         let f = File::open(&target).map_err(fs_err)?;
-        let bytes =
-            lines_capped(f, fp, &r[0], &r[1]).map_err(|e| e.unwrap_or_else(|e| fs_err(e)))?;
+        let bytes = lines_capped(f, fp, &r[0], &r[1]).map_err(|e| e.unwrap_or_else(&fs_err))?;
         return String::from_utf8(bytes).map_err(|_| not_text());
     }
     let mut data = Vec::with_capacity(st.size() as usize);

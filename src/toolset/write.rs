@@ -151,10 +151,10 @@ fn put(target: &Path, content: &[u8], _: Option<()>) -> Result<(), String> {
                 kind: NotFoundKind::Other(Errno::NOENT),
                 ..
             }) => continue, // removed meanwhile: create it
-            r => r.map_err(|e| fs_reason(e))?,
+            r => r.map_err(fs_reason)?,
         };
-        check_writable(&t, &file, &st).map_err(|e| fs_reason(e))?;
-        return replace(&t, &file, &st, content).map_err(|e| fs_reason(e));
+        check_writable(&t, &file, &st).map_err(fs_reason)?;
+        return replace(&t, &file, &st, content).map_err(fs_reason);
     }
     Err("the path kept changing".into())
 }
