@@ -471,3 +471,13 @@ fn requests_that_are_not_tool_calls_are_invalid_invocations() {
     assert_eq!(r.code, 2, "{r:?}");
     assert!(listing(d.path()).is_empty());
 }
+
+#[test]
+fn a_file_named_like_the_option_is_still_edited() {
+    let d = scratch();
+    write_file(d.path(), "--toolset", b"abc", 0o644);
+    let (o, n) = (b64("b"), b64("x"));
+    let r = run_argv(d.path(), &[b"--", b"--toolset", o.as_bytes(), n.as_bytes()]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(std::fs::read(d.path().join("--toolset")).unwrap(), b"axc");
+}

@@ -74,8 +74,30 @@
 //!   order), at most 200, as absolute paths, one a line; none: `no
 //!   matches`. Refused: an absolute pattern, a `..` component, an empty
 //!   pattern, `**` inside a component.
-//! - **grep** `{pattern, path?}`: `rg --no-config -n --no-heading -e
-//!   PATTERN -- ROOT` (see the README: not yet answered by this module).
+//! - **grep** `{pattern, path?}` — **not answered yet** (a grep request
+//!   is exit 2, `grep is not answered by this build yet`); what it must
+//!   print, learnt from the reference and rg 13.0.0 (Debian 12's):
+//!   ROOT is the resolved `path` (a falsy one: W), and the text is what
+//!   `rg --no-config -n --no-heading -e PATTERN -- ROOT` prints on stdout,
+//!   decoded as UTF-8 with each invalid sequence one U+FFFD; exit 1 of rg
+//!   is `no matches`; any other failure is `grep: rg failed: ` and rg's
+//!   whole stderr (`regex parse error:\n    x{\n     ^\nerror: unclosed
+//!   counted repetition\n`; `the literal '"\n"' is not allowed in a
+//!   regex` and its advice; `ROOT/missing: No such file or directory (os
+//!   error 2)` for a missing path, also when other files matched). Over
+//!   102,400 characters the text is cut there and `\n[output truncated at
+//!   102400 bytes]` appended. Lines: `ABS:N:LINE\n` (the line as stored,
+//!   a `\r` kept), or `N:LINE\n` when ROOT is a file. The walk: hidden
+//!   names skipped below ROOT (ROOT itself may be hidden), `.ignore` and
+//!   `.rgignore` honoured everywhere, `.gitignore` and `.git/info/exclude`
+//!   only inside a git repository (a `.git` in ROOT or above), parent
+//!   directories' ignore files too, `node_modules` searched, symlinks not
+//!   followed, FIFOs skipped; a file with a NUL byte skipped in the walk
+//!   (even its matches before the NUL), and a named one printed as the
+//!   single line `binary file matches (found "\0" byte around offset N)`
+//!   when it has a match; rg's parallel walk gives no fixed file order (the
+//!   differential compares sorted lines). Regex: Rust's `regex` 1.x
+//!   syntax, Unicode classes, an empty pattern matches every line.
 //!
 //! # Better than the reference, with the same text
 //!
@@ -97,7 +119,26 @@
 //!   whether `1e20` was an integer, and integers that large are valid.
 //! - An `OSError` other than the ignored ones inside a glob walk (a name
 //!   too long) is reported by the reference as Python's `[Errno N] …`
-//!   text with a host path; here as `glob: ` and the reason.
+//!   text with a host path; here the entry is skipped.
+//! - A name that is not UTF-8 is matched by glob as Python's surrogate
+//!   escapes are (each such byte its own character); a class range that
+//!   spans U+DC80–U+DCFF would match them there, not here.
+//!
+//! # The differential (scripts/toolset-diff.sh)
+//!
+//! Generated trees (spaces, `:`, tabs, newlines, leading `-`, dotfiles,
+//! brackets, braces, non-ASCII; CRLF, empty, NUL, invalid UTF-8, files
+//! around the 110,000 and 262,144-byte limits, long lines, images; links
+//! inside, outside, dangling, looping; FIFOs; `.git`, `.gitignore`,
+//! `.ignore`) and generated inputs (ranges, coerced and wrong types,
+//! missing and extra fields, escaping and odd paths, fnmatch corner cases)
+//! are given to the reference and to as-edit on the same tree at the same
+//! path; texts, exit status and the whole tree afterwards must agree. The
+//! documented reasons a case may differ (each counted by name):
+//! `fifo-blocks-reference` (write or grep naming a FIFO: the reference
+//! would block; as-edit must answer `…: not a regular file`, exit 1),
+//! `mtime-tie-order` (glob, equal mtimes: equal as sorted lines),
+//! `directory-order`, `grep-cut-order`, `regex-error-text` (grep).
 
 pub mod glob;
 pub mod input;
@@ -144,7 +185,12 @@ pub fn run(json: &[u8]) -> Answer {
 /// arguments do not ask for a toolset at all.
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn cli(args: &[std::ffi::OsString], stdin: &mut dyn std::io::Read) -> Option<Answer> {
-    let pos = args.iter().position(|a| {
+    // Only an option: after `--` a `--toolset` is an edit's path.
+    let end = args
+        .iter()
+        .position(|a| a.as_encoded_bytes() == b"--")
+        .unwrap_or(args.len());
+    let pos = args[..end].iter().position(|a| {
         let a = a.as_encoded_bytes();
         a == b"--toolset" || a.starts_with(b"--toolset=")
     })?;
