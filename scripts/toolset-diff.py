@@ -60,6 +60,9 @@ REASONS = {
     "order; both are cut at the same place with the same notice and every kept line is one of rg's",
     "regex-error-text": "grep with an invalid regex: both refuse with 'grep: rg failed: regex parse "
     "error:', but the rest of the text is rg's regex crate's and as-edit's own",
+    "surrogate-in-input": "the input holds a lone surrogate (\\udce9: how Python spells the byte of a "
+    "name that is not UTF-8): the reference's file system calls turn it back into that byte, as-edit "
+    "refuses such JSON (exit 2); a model never sees one, since results carry U+FFFD instead",
     "fifo-blocks-reference": "grep or write naming a FIFO: the reference blocks forever opening it "
     "(rg; open for writing), as-edit answers at once; the reference is not called",
 }
@@ -69,7 +72,7 @@ NAMES = [
     "a.txt", "b.py", "c.rs", "README.md", "notes", "data.bin", "img.png", "pic.JPG", "doc.pdf",
     "with space.txt", "co:lon.txt", "-lead.txt", "tab\there.txt", "new\nline.txt", ".hidden",
     ".env", "x.tar.gz", "[brack].txt", "star*.txt", "q?.txt", "{a,b}.txt", "é.txt", "UPPER.TXT",
-    "a.", ".png", "crlf.txt",
+    "a.", ".png", "crlf.txt", "caf\udce9.txt",  # the last is b"caf\xe9.txt": not UTF-8
 ]
 DIRS = ["sub", "src", "deep", ".dot", "node_modules", "sp ace", "co:l", "lib"]
 
@@ -355,16 +358,27 @@ def names_a_fifo(ws: str, inp) -> bool:
 
 
 def reference_call(tools: dict, name: str, inp) -> tuple[int, str]:
-    from anthropic.lib.tools._tool_dispatch import tool_error_content
+    from anthropic.lib.tools._tool_dispatch import tool_error_content, tool_result_content
 
     try:
-        result = asyncio.run(tools[name].call(inp))
+        # As a runner sends it: a lone surrogate (a name that is not UTF-8) becomes U+FFFD.
+        result = tool_result_content(asyncio.run(tools[name].call(inp)))
     except Exception as e:  # the runner sends every exception as is_error content
         content = tool_error_content(e)
         return 1, content if isinstance(content, str) else json.dumps(content)
     if isinstance(result, str):
         return 0, result
     return 0, json.dumps(list(result))
+
+
+def has_surrogate(v) -> bool:
+    if isinstance(v, str):
+        return any(0xD800 <= ord(c) <= 0xDFFF for c in v)
+    if isinstance(v, dict):
+        return any(has_surrogate(k) or has_surrogate(x) for k, x in v.items())
+    if isinstance(v, list):
+        return any(has_surrogate(x) for x in v)
+    return False
 
 
 def ours_call(binary: str, ws: str, name: str, inp, use_b64: bool, env: dict) -> tuple[int, str]:
@@ -386,6 +400,13 @@ def same_blocks(a: str, b: str) -> bool:
         return False
 
 
+def mtime_of(path: str) -> float:
+    try:
+        return os.stat(path).st_mtime
+    except (OSError, ValueError):
+        return 0.0
+
+
 def explain(tool: str, inp, ref: tuple[int, str], ours: tuple[int, str], full_rg: str | None) -> str | None:
     """None when equal; a reason from REASONS; or 'UNEXPLAINED'."""
     if ref == ours:
@@ -393,6 +414,8 @@ def explain(tool: str, inp, ref: tuple[int, str], ours: tuple[int, str], full_rg
     (rc, rt), (oc, ot) = ref, ours
     if rc == oc == 0 and rt.startswith("[{") and same_blocks(rt, ot):
         return None
+    if oc == 2 and has_surrogate(inp) and ot.startswith("as-edit --toolset: the request is not JSON"):
+        return "surrogate-in-input"
     if rc != oc:
         return "UNEXPLAINED"
     searches_dir = tool == "grep" and not rt.startswith(("grep:",)) and rc == 0
@@ -401,7 +424,8 @@ def explain(tool: str, inp, ref: tuple[int, str], ours: tuple[int, str], full_rg
     ):
         return "regex-error-text"
     if sorted(rt.split("\n")) == sorted(ot.split("\n")):
-        if tool == "glob":
+        # Only lines of equal mtimes may trade places.
+        if tool == "glob" and [mtime_of(x) for x in rt.split("\n")] == [mtime_of(x) for x in ot.split("\n")]:
             return "mtime-tie-order"
         if searches_dir:
             return "directory-order"

@@ -112,8 +112,10 @@
 //!
 //! # Differences (and why)
 //!
-//! - A JSON string holding a lone surrogate (`"\ud800"`) is refused (exit
-//!   2): the reference sees a Python string that cannot name a file.
+//! - A JSON string holding a lone surrogate (`"\udce9"`) is refused (exit
+//!   2); the reference's file calls turn U+DC80–U+DCFF back into the byte
+//!   they escape (Python's surrogateescape). A model never receives one:
+//!   every result carries U+FFFD for such bytes.
 //! - A float over 2^63 written with a fraction or exponent (`1e300`) is
 //!   taken as a (huge) line number; pydantic refuses it. JSON does not say
 //!   whether `1e20` was an integer, and integers that large are valid.
@@ -135,7 +137,8 @@
 //! are given to the reference and to as-edit on the same tree at the same
 //! path; texts, exit status and the whole tree afterwards must agree. The
 //! documented reasons a case may differ (each counted by name):
-//! `fifo-blocks-reference` (write or grep naming a FIFO: the reference
+//! `surrogate-in-input` (above), `fifo-blocks-reference` (write or grep
+//! naming a FIFO: the reference
 //! would block; as-edit must answer `…: not a regular file`, exit 1),
 //! `mtime-tie-order` (glob, equal mtimes: equal as sorted lines),
 //! `directory-order`, `grep-cut-order`, `regex-error-text` (grep).
