@@ -16,7 +16,12 @@
 //! PyPI `anthropic` 2.17.0, `anthropic.lib.tools.agent_toolset`
 //! (`beta_agent_toolset_20260401(AgentToolContext(workdir=W))`), run by
 //! Python 3.11 with Debian 12's ripgrep 13 on `PATH`; W is our working
-//! directory. Its texts, tool by tool (P is the path as the model wrote it):
+//! directory. (The issue names 2.10.0; 2.17.0 is what `pip install
+//! anthropic` gave on 2026-12-05, and its texts differ: 2.10.0 quotes a
+//! refused path with Python's `repr` (`path 'P' is outside …`), caps a
+//! whole-file read at 262,144 bytes instead of 110,000, and has no
+//! `N replacements would make P S bytes` refusal.) Its texts, tool by
+//! tool (P is the path as the model wrote it):
 //!
 //! - **Arguments** are validated by pydantic (`validate_call`, lax mode)
 //!   before anything runs: an unknown or missing field, or a value of the
@@ -137,11 +142,11 @@
 //! are given to the reference and to as-edit on the same tree at the same
 //! path; texts, exit status and the whole tree afterwards must agree. The
 //! documented reasons a case may differ (each counted by name):
-//! `surrogate-in-input` (above), `fifo-blocks-reference` (write or grep
-//! naming a FIFO: the reference
-//! would block; as-edit must answer `…: not a regular file`, exit 1),
-//! `mtime-tie-order` (glob, equal mtimes: equal as sorted lines),
-//! `directory-order`, `grep-cut-order`, `regex-error-text` (grep).
+//! `surrogate-in-input` (above); `fifo-blocks-reference` (write or grep
+//! naming a FIFO: the reference would block, as-edit must answer `…: not
+//! a regular file`, exit 1); `mtime-tie-order` (glob: only lines of equal
+//! mtimes trade places); for grep, once answered, `directory-order`,
+//! `grep-cut-order` and `regex-error-text`.
 
 pub mod glob;
 pub mod input;
