@@ -481,3 +481,47 @@ fn a_file_named_like_the_option_is_still_edited() {
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(std::fs::read(d.path().join("--toolset")).unwrap(), b"axc");
 }
+
+#[test]
+fn a_file_this_user_may_not_write_is_refused_not_replaced() {
+    // The reference opens the file for writing: EACCES. A rename through
+    // the writable directory would replace it anyway; as-edit must not.
+    if !setpriv_available() {
+        return skip("needs root and setpriv to run as another user");
+    }
+    let d = scratch();
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let f = write_file(d.path(), "f.txt", b"abc", 0o444);
+    let ino = inode(&f);
+    for (name, input, want) in [
+        (
+            "write",
+            serde_json::json!({"file_path": "f.txt", "content": "x"}),
+            "write: f.txt: permission denied",
+        ),
+        (
+            "edit",
+            serde_json::json!({"file_path": "f.txt", "old_string": "b", "new_string": "x"}),
+            "edit: f.txt: permission denied",
+        ),
+    ] {
+        let req = serde_json::json!({"name": name, "input": input}).to_string();
+        let b = b64(&req);
+        let r = run_as_nobody(
+            d.path(),
+            &[
+                b"--toolset",
+                b"agent_toolset_20260401",
+                b"--request-b64",
+                b.as_bytes(),
+            ],
+        );
+        assert_eq!((r.stdout.as_str(), r.code), (want, 1), "{r:?}");
+        assert_unchanged(&f, b"abc", ino);
+    }
+    assert_eq!(listing(d.path()), ["f.txt"]);
+}

@@ -62,6 +62,9 @@ pub fn edit(cwd: &Path, e: &Edit) -> Result<String, String> {
     if lst.st_size as u64 > MAX_EDIT_BYTES {
         return Err(too_large(lst.st_size as u64));
     }
+    // The reference opens the file for writing: one this user may not
+    // write is refused, not replaced through its writable directory.
+    check_writable(&t, &file, &lst).map_err(|err| fail(fs_reason(err)))?;
     let bytes = read_all(&file, lst.st_size as usize).map_err(|err| fail(reason(&err.into())))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| format!("edit: {fp}: not valid UTF-8 text (cannot edit binary files)"))?;
