@@ -14,7 +14,7 @@ modes and mtimes), runs `as-edit --toolset agent_toolset_20260401` there
   exception (`ToolError`'s message; `repr()` of anything else, as
   `anthropic.lib.tools._tool_dispatch.tool_error_content` renders it);
 - the status: the reference raised (the runner sets `is_error`) <=> exit 1,
-  else exit 0;
+  content blocks <=> exit 3, else exit 0;
 - for write and edit, the whole of `BASE` afterwards (types, bytes, modes,
   link targets; no temp left), since as-edit writes atomically where the
   reference truncates in place.
@@ -368,7 +368,8 @@ def reference_call(tools: dict, name: str, inp) -> tuple[int, str]:
         return 1, content if isinstance(content, str) else json.dumps(content)
     if isinstance(result, str):
         return 0, result
-    return 0, json.dumps(list(result))
+    # Content blocks (an image or PDF read): as-edit exits 3 for them.
+    return 3, json.dumps(list(result))
 
 
 def has_surrogate(v) -> bool:
@@ -412,7 +413,7 @@ def explain(tool: str, inp, ref: tuple[int, str], ours: tuple[int, str], full_rg
     if ref == ours:
         return None
     (rc, rt), (oc, ot) = ref, ours
-    if rc == oc == 0 and rt.startswith("[{") and same_blocks(rt, ot):
+    if rc == oc == 3 and same_blocks(rt, ot):
         return None
     if oc == 2 and has_surrogate(inp) and ot.startswith("as-edit --toolset: the request is not JSON"):
         return "surrogate-in-input"

@@ -6,10 +6,14 @@
 //! 0; where the reference raises, the text a tool runner sends for it (the
 //! `ToolError`'s message; `repr()` of any other exception, e.g.
 //! `ValueError('Invalid arguments for function read')`), exit 1, so a host
-//! sets `is_error`. A request that is not `{"name","input"}` JSON, or names
-//! another tool, is exit 2 with a line saying why (the reference has no
-//! text for it). Nothing but the text is printed: no result line, no
-//! newline of our own.
+//! sets `is_error`. An image or PDF read prints the reference's content
+//! block as a JSON list, exit 3 ([`EXIT_BLOCKS`]): a text read of a file
+//! that starts with `[{` prints the same bytes, so only the status tells
+//! the host to send `json.loads(stdout)` as the tool result's content. A
+//! request that is not `{"name","input"}` JSON, or names another tool, is
+//! exit 2 with a line saying why (the reference has no text for it).
+//! Nothing but the text is printed: no result line, no newline of our
+//! own.
 //!
 //! # The reference, pinned
 //!
@@ -161,7 +165,12 @@ use input::{Args, Outcome};
 /// The only toolset this module answers for.
 pub const TOOLSET: &str = "agent_toolset_20260401";
 
-/// What to print and the exit status: 0 a result, 1 the reference raised.
+/// The exit status of an image or PDF read: stdout is the JSON list of
+/// the content block, which no text answer (exit 0) can be told from.
+pub const EXIT_BLOCKS: i32 = 3;
+
+/// What to print and the exit status: 0 a text, 1 the reference raised
+/// (`is_error`), 2 not a tool call, [`EXIT_BLOCKS`] content blocks.
 pub type Answer = (String, i32);
 
 /// Runs one `{"name","input"}` request in the working directory.
@@ -177,7 +186,11 @@ pub fn run(json: &[u8]) -> Answer {
         Err(e) => return (format!("as-edit: the working directory: {e}\n"), 2),
     };
     let answer = match (name.as_str(), args) {
-        ("read", Args::Read { file_path, range }) => read::read(&cwd, &file_path, range),
+        ("read", Args::Read { file_path, range }) => match read::read(&cwd, &file_path, range) {
+            Ok(read::Reply::Blocks(json)) => return (json, EXIT_BLOCKS),
+            Ok(read::Reply::Text(t)) => Ok(t),
+            Err(e) => Err(e),
+        },
         ("write", Args::Write { file_path, content }) => write::write(&cwd, &file_path, &content),
         ("edit", Args::Edit(e)) => write::edit(&cwd, &e),
         ("glob", Args::Glob { pattern, path }) => glob::glob(&cwd, &pattern, path.as_deref()),

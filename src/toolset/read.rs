@@ -34,9 +34,17 @@ fn media_type(target: &Path) -> Option<&'static str> {
     })
 }
 
-/// The tool's text, or the reference's refusal.
+/// What a read returns.
+pub enum Reply {
+    /// The file's text (or lines of it).
+    Text(String),
+    /// An image or PDF: the JSON list of the one content block.
+    Blocks(String),
+}
+
+/// The tool's answer, or the reference's refusal.
 #[cfg_attr(as_edit_small, optimize(size))]
-pub fn read(cwd: &Path, fp: &str, range: Option<Vec<Int>>) -> Result<String, String> {
+pub fn read(cwd: &Path, fp: &str, range: Option<Vec<Int>>) -> Result<Reply, String> {
     let root = super::root(cwd);
     let target = resolve(&root, fp).map_err(|r| format!("read: {r}"))?;
     // `if view_range and len(view_range) != 2`: an empty list is no range.
@@ -73,10 +81,10 @@ pub fn read(cwd: &Path, fp: &str, range: Option<Vec<Int>>) -> Result<String, Str
         } else {
             "image"
         };
-        return Ok(format!(
+        return Ok(Reply::Blocks(format!(
             r#"[{{"type":"{kind}","source":{{"type":"base64","media_type":"{media}","data":"{}"}}}}]"#,
             b64(&data)
-        ));
+        )));
     }
     let not_text = || {
         format!("read: {fp}: not valid UTF-8 text (binary files are only supported for image/PDF extensions)")
@@ -91,7 +99,9 @@ pub fn read(cwd: &Path, fp: &str, range: Option<Vec<Int>>) -> Result<String, Str
         };
         let f = File::open(&target).map_err(fs_err)?;
         let bytes = lines_capped(f, fp, &r[0], &r[1]).map_err(|e| e.unwrap_or_else(&fs_err))?;
-        return String::from_utf8(bytes).map_err(|_| not_text());
+        return String::from_utf8(bytes)
+            .map(Reply::Text)
+            .map_err(|_| not_text());
     }
     let mut data = Vec::with_capacity(st.size() as usize);
     File::open(&target)
@@ -99,15 +109,15 @@ pub fn read(cwd: &Path, fp: &str, range: Option<Vec<Int>>) -> Result<String, Str
         .map_err(fs_err)?;
     let text = String::from_utf8(data).map_err(|_| not_text())?;
     let Some(r) = range else {
-        return Ok(text);
+        return Ok(Reply::Text(text));
     };
     let lines: Vec<&str> = text.split('\n').collect();
     let (start, end) = bounds(&r[0], &r[1], lines.len() as i128);
-    Ok(if start < end {
+    Ok(Reply::Text(if start < end {
         lines[start..end].join("\n")
     } else {
         String::new()
-    })
+    }))
 }
 
 /// `[max(0, S-1), E or the end)` as indexes into `n` items.
