@@ -193,7 +193,7 @@ done
 
 # shellcheck disable=SC2086
 ver=$(unshare --root="$root" --wd=/ $runner"$helper" --version 2>&1) || true
-if [ "$ver" = "as-edit $(pkg_version) (protocol 3; $arch-unknown-linux-musl)" ]; then ok "--version names $arch-unknown-linux-musl"; else bad "--version: $ver"; fi
+if [ "$ver" = "as-edit $(pkg_version) (protocol 4; $arch-unknown-linux-musl)" ]; then ok "--version names $arch-unknown-linux-musl"; else bad "--version: $ver"; fi
 if chroot "$root" /bin/sh -c 'command -v python3' >/dev/null 2>&1 || [ -n "$(find "$root" -name 'python*' -print -quit)" ]; then
   bad "python3 is absent from the root"
 else

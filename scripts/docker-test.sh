@@ -83,7 +83,7 @@ if ((${#arm[@]})); then
   # images; the copied-out binary runs under qemu-aarch64-static instead.
   if command -v qemu-aarch64-static >/dev/null; then
     got=$(qemu-aarch64-static "$work/arm" --version)
-    [ "$got" = "as-edit $version (protocol 3; aarch64-unknown-linux-musl)" ] || die "aarch64 image binary: $got"
+    [ "$got" = "as-edit $version (protocol 4; aarch64-unknown-linux-musl)" ] || die "aarch64 image binary: $got"
   fi
   echo "ok: as-edit:$version-aarch64 is linux/arm64 and holds $arm_bin"
 else
@@ -109,7 +109,7 @@ for base in busybox scratch; do
   build "as-edit-test/$base-helper:$tag" "$work/$base-helper"
 done
 c=$(run "as-edit-test/busybox-helper:$tag" sleep 3600)
-want="as-edit $version (protocol 3; x86_64-unknown-linux-musl)"
+want="as-edit $version (protocol 4; x86_64-unknown-linux-musl)"
 got=$(docker exec "$c" /opt/as-edit/as-edit --version)
 [ "$got" = "$want" ] || die "COPY --from: --version said '$got'"
 got=$(docker exec "$c" stat -c '%a %u:%g' /opt/as-edit/as-edit)

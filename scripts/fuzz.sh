@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
-for target in engine args patch stdin_fast; do
+for target in engine args patch stdin_fast glob gitignore; do
   echo "fuzzing $target for ${secs}s"
   cargo +nightly fuzz run "$target" -- -max_total_time="$secs" -rss_limit_mb=2048 2>&1 | tail -n 3
 done

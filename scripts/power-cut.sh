@@ -17,9 +17,10 @@
 # (torn, empty, a refused edit's content, a file in no log, fsck unclean,
 # or with --fsync an edit lost after its success line); 2: the harness
 # could not run. It never skips.
-# Kernel and packages are cached in $AS_EDIT_POWER_CUT_CACHE (default
-# target/power-cut); each run's images and console logs stay in its run-*
-# directory there.
+# Kernel, packages and a private qemu (when installing qemu-system-x86
+# would remove a package: scripts/power-cut/qemu.sh) are cached in
+# $AS_EDIT_POWER_CUT_CACHE (default target/power-cut); each run's images
+# and console logs stay in its run-* directory there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
@@ -44,7 +45,15 @@ fail() { echo "power-cut: error: $*" >&2; exit 2; }
 [ "$cuts" -ge 2 ] 2>/dev/null || fail "--cuts takes 2 or more (the first cut only measures the series)"
 [ "$(id -u)" = 0 ] || fail "needs root (loop mounts of the work disks)"
 
-(apt_need qemu-system-x86 busybox-static e2fsprogs xfsprogs kmod python3 util-linux file) || fail "installing the packages it needs failed"
+(apt_need busybox-static e2fsprogs xfsprogs kmod python3 util-linux file) || fail "installing the packages it needs failed"
+
+cache=${AS_EDIT_POWER_CUT_CACHE:-$PWD/target/power-cut}
+mkdir -p "$cache"
+cache=$(cd "$cache" && pwd)
+# qemu-system-x86 installed when that removes nothing, else a private copy
+# (scripts/power-cut/qemu.sh): sets qemu_bin and qemu_dirs.
+. scripts/power-cut/qemu.sh
+qemu_get "$cache"
 
 if [ -z "$bin" ]; then
   scripts/build-static.sh x86_64-unknown-linux-musl >&2 || fail "scripts/build-static.sh failed"
@@ -55,9 +64,6 @@ file -b "$bin" | grep -Eq 'statically linked|static-pie linked' || fail "$bin is
 proto=$("$bin" --version | sed -n 's/.*(protocol \([0-9]*\);.*/\1/p')
 [ -n "$proto" ] || fail "$bin --version names no protocol"
 
-cache=${AS_EDIT_POWER_CUT_CACHE:-$PWD/target/power-cut}
-mkdir -p "$cache"
-cache=$(cd "$cache" && pwd)
 # The kernel linux-image-amd64 depends on now; its modules come from the same
 # package, which ships no modules.dep: depmod -b makes one.
 pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: \(linux-image-[0-9.-]*-amd64\)$/\1/p' | head -n 1)
@@ -116,8 +122,9 @@ done
 
 echo "power-cut: kernel $kver, binary $bin (protocol $proto), run directory $run" >&2
 args=(--kernel "$kernel" --initrd "$run/initrd.cpio" --work "$run"
-  --proto "$proto" --cuts "$cuts" --ops "$ops" --seconds "$seconds" --disks "$disks" --accel "$accel")
+  --qemu "$qemu_bin" --proto "$proto" --cuts "$cuts" --ops "$ops" --seconds "$seconds" --disks "$disks" --accel "$accel")
 [ -z "$seed" ] || args+=(--seed "$seed")
+for d in "${qemu_dirs[@]}"; do args+=(--qemu-dir "$d"); done
 trap - ERR
 rc=0
 python3 scripts/power-cut/cut.py "${args[@]}" || rc=$?

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Every test of the project, as CI runs it. Installs what a fresh machine lacks.
+# Every test of the project, as CI runs it. Installs what a fresh machine lacks,
+# never removing or downgrading what it has (apt_need, scripts/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 
 step() { printf '\n==> %s\n' "$*"; }
+
+step "the scripts never remove or downgrade a package (every apt install with --no-remove; apt_need's refusals)"
+scripts/no-remove.sh
 
 rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
@@ -13,7 +17,10 @@ rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup comp
 # child; scripts/power-cut.sh
 # installs its own). As another user, the
 # tests that need them say why they skip, and conformance fails clearly.
-[ "$(id -u)" = 0 ] && apt_need busybox-static qemu-user-static acl strace time
+# ripgrep and rust-src: the toolset's differential against rg on the
+# Rust standard library's source (tests/walk_diff.rs).
+[ "$(id -u)" = 0 ] && apt_need busybox-static qemu-user-static acl strace time ripgrep
+rustup component list --installed 2>/dev/null | grep -q '^rust-src' || rustup component add rust-src
 
 step "format and lints"
 cargo fmt --all -- --check
@@ -36,7 +43,7 @@ step "the crate packages: what a user needs, and it builds"
 pkg_list=$(cargo package --list --quiet --allow-dirty --locked --offline)
 pkg_bad=$(grep -E '^(dist|fuzz|scripts|proptest-regressions|target|\.cargo|\.ci)/|^tests/scenarios(/|\.rs$)|\.proptest-regressions$|^cross\.toml$' <<<"$pkg_list" || true)
 [ -z "$pkg_bad" ] || die "cargo package would ship: $pkg_bad"
-for f in Cargo.toml README.md src/lib.rs src/main.rs; do
+for f in Cargo.toml README.md LICENSE-MIT LICENSE-APACHE src/lib.rs src/main.rs; do
   grep -qx "$f" <<<"$pkg_list" || die "cargo package would not ship $f"
 done
 # Verifies by building the unpacked archive (in target/package).

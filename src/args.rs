@@ -323,6 +323,7 @@ Options:
   --stdin                  read {\"path\",\"edits\":[{\"old\",\"new\",\"replace_all\",
                            \"at_line\"}],\"expect_sha256\"} as JSON from standard input
                            or {\"files\":[OP,...]}: several files, all or nothing
+                           or {\"op\":\"stat\"|\"list\"|\"read\",...}: the toolset
   --request-b64 B64        the --stdin request as base64, in argv
   --max-request-bytes N    bound for --stdin [67108864]
   --eol lf|preserve        line endings written: LF, or the file's own [lf]

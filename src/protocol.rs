@@ -21,8 +21,9 @@ pub const RESULT_PREFIX: &str = "__RESULT__";
 /// Protocol version reported by `--version`; bumped only on incompatible change.
 /// 2: `--hints` and `--at-line` (hosts pass `--hints` only to a helper of
 /// protocol 2 or later). 3: `{"files":[...]}` transactions, `--request-b64`,
-/// `line_out_of_range` and `file_exists`.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// `line_out_of_range` and `file_exists`. 4: the toolset's `{"op"}`
+/// requests (`stat`, `list`, `read`; a transaction op alone), `not_text`.
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Exit code: the file was edited.
 pub const EXIT_EDITED: i32 = 0;
@@ -64,11 +65,14 @@ pub enum ErrorKind {
     FileExists,
     /// `invalid_patch`: a V4A patch that does not parse (exit 1: a model wrote it).
     InvalidPatch,
+    /// `not_text`: a `read` of a file that is not UTF-8 text (a NUL byte,
+    /// or invalid UTF-8); the detail names the byte offset.
+    NotText,
 }
 
 impl ErrorKind {
     /// Every kind, for [`ErrorKind::from_token`] and exhaustive tests.
-    pub const ALL: [ErrorKind; 15] = [
+    pub const ALL: [ErrorKind; 16] = [
         ErrorKind::FileNotFound,
         ErrorKind::ReadFailed,
         ErrorKind::Empty,
@@ -84,6 +88,7 @@ impl ErrorKind {
         ErrorKind::LineOutOfRange,
         ErrorKind::FileExists,
         ErrorKind::InvalidPatch,
+        ErrorKind::NotText,
     ];
 
     /// The token as the result line spells it (`file_not_found`, …).
@@ -105,6 +110,7 @@ impl ErrorKind {
             ErrorKind::LineOutOfRange => "line_out_of_range",
             ErrorKind::FileExists => "file_exists",
             ErrorKind::InvalidPatch => "invalid_patch",
+            ErrorKind::NotText => "not_text",
         }
     }
 

@@ -95,7 +95,7 @@ fn version_and_help_are_for_humans() {
     let arch = std::env::consts::ARCH;
     assert!(
         r.stdout.starts_with(&format!(
-            "as-edit {} (protocol 3; {arch}-unknown-linux-",
+            "as-edit {} (protocol 4; {arch}-unknown-linux-",
             env!("CARGO_PKG_VERSION")
         )),
         "{}",

@@ -500,3 +500,87 @@ fn a_late_second_occurrence_copies_no_prefix() {
         assert_result(&r, r#"{"error":"multiple_occurrences","count":2}"#, 1);
     }
 }
+
+/// A long raw prefix is copied in 8 MiB pieces, each piece's write-back
+/// started as soon as it is copied, so the device writes it while the next
+/// piece copies (issue 33 item 19: one copy of the whole prefix, then one
+/// wait for all of it, cost the large edit 7-13% of its time); the last
+/// piece's is the whole temp's, written back and waited for once, last,
+/// before its name.
+#[test]
+fn a_long_prefix_is_copied_in_pieces_each_written_back_at_once() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        return skip("strace is not installed (scripts/test.sh installs it as root)");
+    }
+    const PIECE: u64 = 8 << 20;
+    let d = scratch();
+    let content = with_needles(text((20 << 20) + CHUNK, "\n"), "ONCE", &[(20 << 20) + 100]);
+    write_file(d.path(), "f", &content, 0o644);
+    let log = d.path().join("..").join(format!(
+        "strace-{}.log",
+        d.path().file_name().unwrap().to_string_lossy()
+    ));
+    let out = Command::new("strace")
+        .args(["-qq", "-e", "trace=copy_file_range,sync_file_range", "-o"])
+        .arg(&log)
+        .args([BIN, "--", "f", &b64("ONCE"), &b64("x")])
+        .current_dir(d.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.stdout, b"__RESULT__{\"count\":1}\n");
+    let trace = std::fs::read_to_string(&log).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    assert_eq!(
+        std::fs::read(d.path().join("f")).unwrap(),
+        expected(&content, "ONCE", "x", false)
+    );
+    // The calls only (strace also notes the commit child's SIGCHLD).
+    let lines: Vec<&str> = trace
+        .lines()
+        .filter(|l| l.starts_with("copy_file_range(") || l.starts_with("sync_file_range("))
+        .collect();
+    let (last, pairs) = lines.split_last().unwrap();
+    assert!(
+        last.starts_with("sync_file_range(")
+            && last.ends_with(
+                ", 0, 0, SYNC_FILE_RANGE_WAIT_BEFORE|SYNC_FILE_RANGE_WRITE|SYNC_FILE_RANGE_WAIT_AFTER) = 0"
+            ),
+        "the whole temp is written back and waited for last: {trace}"
+    );
+    let (final_copy, pairs) = pairs.split_last().unwrap();
+    assert_eq!(
+        pairs.len() % 2,
+        0,
+        "each copy followed by its write-back: {trace}"
+    );
+    let mut copied = 0u64;
+    for pair in pairs.chunks(2) {
+        // copy_file_range(4, [OFF], 6, [OFF], LEN, 0) = LEN
+        let c = pair[0];
+        let (args, n) = c
+            .strip_prefix("copy_file_range(")
+            .unwrap()
+            .split_once(") = ")
+            .unwrap();
+        let n: u64 = n.parse().unwrap();
+        let a: Vec<&str> = args.split(", ").collect();
+        assert_eq!(a[1], format!("[{copied}]"), "{c}");
+        assert!(n == a[4].parse::<u64>().unwrap() && n <= PIECE, "{c}");
+        assert_eq!(
+            pair[1],
+            format!(
+                "sync_file_range({}, {copied}, {n}, SYNC_FILE_RANGE_WRITE) = 0",
+                a[2]
+            ),
+            "the piece's write-back, right after its copy: {trace}"
+        );
+        copied += n;
+    }
+    assert!(
+        final_copy.starts_with("copy_file_range(")
+            && final_copy.contains(&format!(", [{copied}], ")),
+        "the last piece, its write-back left to the wait: {trace}"
+    );
+    assert!(pairs.len() == 4 && copied == 2 * PIECE, "{trace}");
+}

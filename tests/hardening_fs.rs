@@ -1220,7 +1220,7 @@ fn an_immutable_target_is_permission_denied_naming_the_flag() {
 fn an_append_only_target_is_permission_denied_naming_the_flag() {
     refused_for_inode_flag(
         rustix::fs::IFlags::APPEND,
-        "append-only (chattr +a): it can only be appended to, not rewritten or replaced",
+        "append-only (chattr +a): it can only be appended to, not rewritten, replaced or removed",
     );
 }
 

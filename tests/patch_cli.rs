@@ -205,3 +205,34 @@ fn an_unwritable_stdout_exits_as_codex_does() {
         ),
     }
 }
+
+/// Issue 33, items 3, 4, 6 and 12 in this mode (the same parser and
+/// locator as `--patch`, whose scenario folders 480-485 hold them): each
+/// result is the one Codex's binary gives (checked against
+/// `@openai/codex` 0.171.0); before, X went to the end (3, 4), the patch
+/// was refused as invalid (6) and after-c went before END (12).
+#[test]
+fn codex_placements_of_issue_33() {
+    let cases = [
+        ("a\n\nb\n", "\n+X", "a\n\nX\nb\n"),
+        ("a\nb\n", "+X\n\n*** End of File", "X\na\nb\n"),
+        ("a\nb\n", "@@\n-a\n+A\n@@\n", "A\nb\n"),
+        ("b\n\nb\n\nc\n", "@@\n\n@@\n-b\n+B", "b\n\nB\n\nc\n"),
+        (
+            "a\nb\nc\n",
+            "@@\n+END\n@@\n c\n+after-c",
+            "a\nb\nc\nEND\nafter-c\n",
+        ),
+    ];
+    for (before, body, after) in cases {
+        let d = setup(&[("f.txt", before)]);
+        let patch = format!("*** Begin Patch\n*** Update File: f.txt\n{body}\n*** End Patch\n");
+        let (out, err, code) = apply_patch(d.path(), &[&patch], "");
+        assert_eq!(
+            (out.as_str(), err.as_str(), code),
+            ("Success. Updated the following files:\nM f.txt\n", "", 0),
+            "{body:?}"
+        );
+        assert_eq!(read(d.path(), "f.txt").as_deref(), Some(after), "{body:?}");
+    }
+}

@@ -67,7 +67,8 @@ def mkfs(fs, img, size):
 class Guest:
     def __init__(self, a, accel, append, console, disks):
         self.console = console
-        cmd = ["qemu-system-x86_64", "-accel", accel, "-m", "256", "-smp", "1",
+        # --qemu-dir: a private qemu's firmware directories (power-cut.sh).
+        cmd = [a.qemu, "-accel", accel, "-m", "256", "-smp", "1",
                "-nodefaults", "-no-user-config", "-display", "none", "-monitor", "none",
                "-no-reboot", "-serial", "file:" + console,
                "-kernel", a.kernel, "-initrd", a.initrd,
@@ -75,6 +76,8 @@ class Guest:
                           "mitigations=off nokaslr " + append)]
         if accel == "tcg":
             cmd[3:3] = ["-cpu", "max"]
+        for d in reversed(a.qemu_dir):
+            cmd[1:1] = ["-L", d]
         for img in disks:
             cmd += ["-drive", "file=%s,format=raw,if=virtio,cache=none" % img]
         self.log = open(console + ".qemu", "w")
@@ -265,6 +268,8 @@ def main():
                     help="start no cut after this many seconds (0: no bound)")
     ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--accel", default="auto", choices=["auto", "tcg", "kvm"])
+    ap.add_argument("--qemu", default="qemu-system-x86_64")
+    ap.add_argument("--qemu-dir", action="append", default=[])
     ap.add_argument("--kvm-probe-seconds", type=float, default=20)
     ap.add_argument("--boot-timeout", type=float, default=300)
     a = ap.parse_args()

@@ -366,7 +366,7 @@ impl From<FsError> for Failure {
             FsError::FileFlag { path, flag } => {
                 let what = match flag {
                     InodeFlag::Immutable => "immutable (chattr +i): it cannot be written, replaced or removed until the flag is cleared",
-                    InodeFlag::AppendOnly => "append-only (chattr +a): it can only be appended to, not rewritten or replaced",
+                    InodeFlag::AppendOnly => "append-only (chattr +a): it can only be appended to, not rewritten, replaced or removed",
                 };
                 (K::PermissionDenied, format!("{} is {what}", shown(&path)))
             }

@@ -50,6 +50,20 @@ pub(crate) fn check_writable(t: &Target, file: &OwnedFd, st: &Stat) -> Result<()
     }
 }
 
+/// A file a transaction deletes or moves: `chattr +i` and `+a` let no
+/// name of it go (the rename fails EPERM inside the commit), so they are
+/// refused before, as an edit of it is (`permission_denied`).
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(crate) fn check_removable(t: &Target, file: &OwnedFd) -> Result<(), FsError> {
+    match inode_flag(file) {
+        Some(flag) => Err(FsError::FileFlag {
+            path: t.path.clone(),
+            flag,
+        }),
+        None => Ok(()),
+    }
+}
+
 /// `chattr +i` / `+a`: for a file, no writer can replace or truncate it, the
 /// host's transfer path included, so the refusal is final; for a directory,
 /// no name in it can be replaced. Read with `FS_IOC_GETFLAGS`; where that

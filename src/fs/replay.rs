@@ -4,7 +4,7 @@
 //! write loops the sink writes through.
 
 use std::io::IoSlice;
-use std::os::fd::BorrowedFd;
+use std::os::fd::{AsRawFd, BorrowedFd};
 
 use rustix::io::Errno;
 
@@ -67,10 +67,18 @@ fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> Result<usize, Short> {
     }
 }
 
+/// What one `copy_file_range` call copies before the piece's write-back is
+/// started: the temp is written back and waited for before it is named
+/// (`temp::settle`), so starting each piece's writes as soon as it is
+/// copied lets the device write it while the next piece copies, instead
+/// of the whole prefix after the copy (issue 33 item 19).
+const COPY_PIECE: usize = 8 << 20;
+
 /// Copies the first `len` bytes of `src` to the first `len` of `dst`, in
 /// the kernel where it can (`copy_file_range` with explicit offsets, so
 /// neither file's position moves; a reflink on XFS and btrfs), else through
-/// a buffer.
+/// a buffer. Each piece copied in the kernel but the last has its
+/// write-back started.
 pub(super) fn copy_raw(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64) -> Result<(), Short> {
     let mut off = 0u64;
     // Test builds only: answer as a kernel, file system or seccomp filter
@@ -94,8 +102,9 @@ pub(super) fn copy_raw(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64) -> Re
     #[cfg(not(any(debug_assertions, feature = "fault-injection")))]
     let (refused, piece): (Option<Errno>, Option<usize>) = (None, None);
     while off < len {
-        let want = (len - off).min(1 << 30) as usize;
+        let want = (len - off).min(COPY_PIECE as u64) as usize;
         let want = piece.map_or(want, |p| want.min(p.max(1)));
+        let from = off;
         let r = match refused {
             Some(e) => Err(e),
             None => {
@@ -105,7 +114,11 @@ pub(super) fn copy_raw(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64) -> Re
         };
         match r {
             Ok(0) => return Err(Short::Changed),
-            Ok(_) => {} // `off` has advanced
+            // `off` has advanced. The last piece's write-back is left to
+            // `settle`, which follows at once and waits for all of it (and
+            // reports its errors): a short prefix costs no extra call.
+            Ok(n) if off < len => start_writeback(dst, from, n),
+            Ok(_) => {}
             Err(Errno::INTR) => {}
             // Not between these files (EXDEV on older kernels, EINVAL or
             // EOPNOTSUPP on some file systems), not on this kernel (ENOSYS),
@@ -120,6 +133,19 @@ pub(super) fn copy_raw(src: BorrowedFd<'_>, dst: BorrowedFd<'_>, len: u64) -> Re
         }
     }
     Ok(())
+}
+
+/// Starts writing `len` bytes of `fd` at `off` back, without waiting.
+fn start_writeback(fd: BorrowedFd<'_>, off: u64, len: usize) {
+    // SAFETY: a syscall on a descriptor we hold; no memory is passed.
+    unsafe {
+        libc::sync_file_range(
+            fd.as_raw_fd(),
+            off as i64,
+            len as i64,
+            libc::SYNC_FILE_RANGE_WRITE,
+        )
+    };
 }
 
 /// The fallback: `pread` the source from `off` up to `len`, write to `dst`.

@@ -152,7 +152,7 @@ fn other(path: &Path, e: Errno) -> FsError {
 
 /// Classifies a failed resolution of `path`.
 #[cfg_attr(as_edit_small, optimize(size))]
-fn not_found(path: &Path, e: Errno) -> FsError {
+pub(crate) fn not_found(path: &Path, e: Errno) -> FsError {
     let kind = match e {
         Errno::NOENT => match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => NotFoundKind::DanglingSymlink,
@@ -185,7 +185,7 @@ pub(crate) fn outside_root(path: &Path, root: &Path) -> FsError {
 /// (a symlink to a missing or non-directory name there) is never told.
 /// Names on the way to the (canonical) root are its own directories.
 #[cfg_attr(as_edit_small, optimize(size))]
-fn fails_within(path: &Path, root: &Path) -> bool {
+pub(crate) fn fails_within(path: &Path, root: &Path) -> bool {
     let Ok(cwd) = std::env::current_dir() else {
         return false;
     };

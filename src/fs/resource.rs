@@ -27,7 +27,7 @@ use super::error::{cause, shown, FsError, NotFoundKind};
 use crate::protocol::{ErrorKind, Failure};
 
 /// Is `e` a resource running out, not a fact about the file?
-pub(super) fn is_resource(e: Errno) -> bool {
+pub(crate) fn is_resource(e: Errno) -> bool {
     matches!(e, Errno::MFILE | Errno::NFILE | Errno::NOMEM)
 }
 

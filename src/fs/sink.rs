@@ -12,7 +12,8 @@
 //! *materializes*: creates the temp, brings the prefix over from the source
 //! (re-reading and re-normalizing it; or, when it is the raw input byte for
 //! byte, leaving a hole of its length that `complete` fills in the kernel
-//! by `copy_file_range` once the edit has succeeded), writes the retained
+//! by `copy_file_range` once the edit has succeeded, starting each 8 MiB
+//! piece's write-back as it is copied), writes the retained
 //! output and from then on writes through. A refusal (`string_not_found`,
 //! say) therefore writes nothing, and no temp ever exists; one found after
 //! the first change (`multiple_occurrences`) leaves a raw prefix uncopied.

@@ -260,7 +260,7 @@ pub(crate) fn command(
 pub struct Applied {
     /// Replacements summed over the edits (a patch: chunks applied).
     pub count: u64,
-    /// The distinct paths whose entry changed (`src/txn/mod.rs` defines
+    /// The distinct paths whose entry changed (`src/txn/txn.md` defines
     /// it: a move counts its source and its target). The transfer path
     /// leaves a file whose new bytes equal its old ones alone and does not
     /// count it; the helper replaces it and does.

@@ -226,9 +226,12 @@ fn apply_op<S: Sandbox + ?Sized>(
             }
             let c = change("create", path, Some(content.as_bytes()), 0, Vec::new());
             files.set(i, Some(content.as_bytes().to_vec()), file);
-            // A new file gets the mode; one replaced keeps its own.
-            if new {
-                files.entries[i].mode = Some(*mode);
+            // A new file gets the mode; one replaced keeps its own unless
+            // the op gives one (as the helper's commit does).
+            match (new, mode) {
+                (_, Some(m)) => files.entries[i].mode = Some(*m),
+                (true, None) => files.entries[i].mode = Some(crate::txn::NewModes::REQUEST.file),
+                (false, None) => {}
             }
             Ok(c)
         }

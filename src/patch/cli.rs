@@ -151,12 +151,13 @@ struct Request {
     operations: Option<Vec<Operation>>,
 }
 
-#[derive(serde::Deserialize)]
+/// One of the Responses API's operations, as read.
+#[derive(Debug, serde::Deserialize)]
 #[serde(
     deny_unknown_fields,
     expecting = "an operation {\"type\", \"path\", \"diff\"}"
 )]
-struct Operation {
+pub struct Operation {
     #[serde(rename = "type")]
     kind: String,
     path: String,
@@ -166,31 +167,45 @@ struct Operation {
     move_to: Option<String>,
 }
 
-/// A `--stdin` request holding `patch` or `operations`: its result line
-/// and exit code; None for any other request.
+/// What a `--stdin` request holding `patch` or `operations` asks for.
+pub enum Json {
+    /// `{"patch": TEXT}`: run as `--patch` would ([`run_text`]).
+    Text(String),
+    /// `{"operations": [...]}` (not empty): run by [`run_operations`].
+    Operations(Vec<Operation>),
+}
+
+/// A `--stdin` request holding `patch` or `operations` (not null), read
+/// strictly; None for any other request. A malformed one is
+/// `invalid_argument` in the request's words.
 #[cfg_attr(as_edit_small, optimize(size))]
-pub fn run_json(json: &[u8], options: &EditOptions, strict: bool) -> Option<(String, i32)> {
+pub fn parse_json(json: &[u8]) -> Option<Result<Json, Failure>> {
     let text = std::str::from_utf8(json).ok()?;
     let probe: Probe = crate::strict_json::from_str(text).ok()?;
     probe.patch.as_ref().or(probe.operations.as_ref())?;
-    let options = options.clone();
-    let bad = |d: String| {
-        let f = invalid(format!("stdin request: {d}"));
-        Some((failure_line(&f, None), f.kind.exit_code()))
-    };
+    let bad = |d: String| Some(Err(invalid(format!("stdin request: {d}"))));
     let req: Request = match crate::strict_json::from_str(text) {
         Ok(r) => r,
         Err(e) => return bad(e.to_string()),
     };
     match (req.patch, req.operations) {
-        (Some(p), None) => Some(run_text(p.as_bytes(), options, strict)),
-        (None, Some(ops)) if !ops.is_empty() => Some(match operations(ops) {
-            Ok(p) => run_patch(p, options, strict),
-            Err(Ok(d)) => invalid_patch(d),
-            Err(Err(d)) => return bad(d),
-        }),
+        (Some(p), None) => Some(Ok(Json::Text(p))),
+        (None, Some(ops)) if !ops.is_empty() => Some(Ok(Json::Operations(ops))),
         (None, Some(_)) => bad("operations is empty".into()),
         _ => bad("give patch or operations, not both".into()),
+    }
+}
+
+/// Runs the Responses API's operations: their result line and exit code.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn run_operations(ops: Vec<Operation>, options: EditOptions, strict: bool) -> (String, i32) {
+    match operations(ops) {
+        Ok(p) => run_patch(p, options, strict),
+        Err(Ok(d)) => invalid_patch(d),
+        Err(Err(d)) => {
+            let f = invalid(format!("stdin request: {d}"));
+            (failure_line(&f, None), f.kind.exit_code())
+        }
     }
 }
 

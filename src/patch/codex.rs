@@ -4,7 +4,16 @@
 //! optional `--preserve-crlf`, which keeps CRLF files CRLF) or on stdin;
 //! `Success. Updated the following files:` then `A`/`M`/`D` lines on
 //! stdout and exit 0; errors on stderr with exit 1 (2 for a usage error).
-//! Add File and Move to overwrite, as Codex's do. Unlike Codex it is all or
+//! Add File and Move to overwrite, as Codex's do (onto a symlink, dangling
+//! too, they write its target through it, as Codex's binary does; after a
+//! Delete File of the link, Add File makes a regular file in its place and
+//! Update File finds nothing, as Codex's). Added files and the
+//! directories made for them follow the umask alone, as Codex's (std's
+//! `fs::write` and `create_dir_all`): 0666 and 0777 before it (0644 and
+//! 0755 under umask 022, 0664 and 0775 under 002); a file Add File
+//! replaces keeps its mode, as Codex's (it writes in place). A `{"files"}`
+//! request and `--patch` give 0644 (or a create's `mode`) and 0755 before
+//! the umask (`txn::NewModes`). Unlike Codex it is all or
 //! nothing and refuses an ambiguous chunk. `AS_EDIT_ROOT` confines paths as
 //! in the normal mode.
 //!
@@ -117,7 +126,9 @@ pub fn run(
         };
         summary.0[i].push_str(&format!("{} {path}\n", ["A", "M", "D"][i]));
     }
-    let (line, code) = crate::txn::run(&compile(patch, options, false, true));
+    let mut txn = compile(patch, options, false, true);
+    txn.new_modes = crate::txn::NewModes::CODEX;
+    let (line, code) = crate::txn::run(&txn);
     if code == 0 {
         summary.1 = "Success. Updated the following files:\n".into();
         summary.1.extend(summary.0);

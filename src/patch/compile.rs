@@ -40,7 +40,7 @@ pub fn compile(patch: Patch, options: EditOptions, strict: bool, overwrite: bool
                 kind: OpKind::Create {
                     content,
                     overwrite,
-                    mode: 0o644,
+                    mode: None,
                 },
             },
             Hunk::Delete { path } => Op {
@@ -74,7 +74,11 @@ pub fn compile(patch: Patch, options: EditOptions, strict: bool, overwrite: bool
             }
         })
         .collect();
-    Txn { ops, options }
+    Txn {
+        ops,
+        options,
+        new_modes: crate::txn::NewModes::REQUEST,
+    }
 }
 
 fn transform(chunks: Vec<Chunk>, strict: bool, hints: bool) -> Change {

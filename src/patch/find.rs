@@ -209,7 +209,7 @@ fn order(a: &str, b: &str, g: Grade) -> Ordering {
 /// The Unicode punctuation models and editors swap for ASCII (the set the
 /// reference appliers map).
 #[cfg_attr(as_edit_small, optimize(size))]
-fn ascii(c: char) -> char {
+pub(super) fn ascii(c: char) -> char {
     match c {
         '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
         '\u{2018}'..='\u{201B}' => '\'',

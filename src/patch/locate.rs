@@ -12,21 +12,28 @@
 //! match there must be exactly one: several refuse with [`Miss::Multiple`]
 //! and their lines (the reference appliers take the first; a model fixes
 //! the refusal by adding an `@@` header or context), none at any grade is
-//! [`Miss::NotFound`]. `*** End of File` allows only a match that ends the
-//! file. When a chunk is not found and its old lines end in an empty line,
-//! it is retried without that line (and without a final empty new line), as
-//! Codex does: an empty context line written for the final newline.
+//! [`Miss::NotFound`]; a chunk that changes nothing (context alone, as a
+//! chunk of empty lines is) takes its first match instead, as a header
+//! does: it only moves the search. `*** End of File` allows only a match
+//! that ends the file. When a chunk is not found and its old lines end in
+//! an empty line, it is retried without that line (and without a final
+//! empty new line), as Codex does: an empty context line written for the
+//! final newline. Not when the parser dropped empty lines ending the chunk
+//! as separators: Codex's one retry drops one of those.
 //!
 //! A pure addition (no old lines) goes right after its last `@@` header, or,
 //! with no header (or with `*** End of File`), at the end of the file; one
 //! whose only old line was that final empty line goes where the search
-//! stands (Codex's place).
+//! stands, `*** End of File` or not (Codex's place).
 //! Codex puts it at the end of the file even after a header, the Agents SDK
 //! at the current position (the start of the file for a first chunk).
+//! Where several meet, they go in chunk order; the lines a chunk adds after
+//! its last old line, when that is a context line ending the file, go after
+//! the additions of earlier chunks at the end (Codex writes a chunk's lines
+//! between its context lines, so they meet there).
 //!
 //! The new content is every line followed by `\n`: an updated file always
-//! ends with a newline, as with Codex (which, unlike this, also drops the
-//! last line when it is empty: `a\n\n` becomes `a\n`).
+//! ends with a newline, as with Codex (a last empty line stays, as there).
 //!
 //! Searching is `find.rs`'s: a scan while that is cheap, then an index of
 //! the lines per grade, so that many chunks cost about the file's size, not
@@ -39,8 +46,11 @@
 //! `stream.rs`'s one pass, and when that cannot prove its answer (a
 //! refusal, a loose match overruled later, the retry, `--diff`, more than
 //! 64 loose chunks) `passes.rs`, give its answer in memory bounded by the
-//! patch. The host's transfer fallback runs this, on the text it
-//! downloaded; it is the oracle of both.
+//! patch, and in time about the file's lines plus the patch's: a line is
+//! compared only with the chunks and headers it can start (`table.rs`)
+//! and those under way (chunks of lines the file repeats still cost those
+//! lines times their length). The host's transfer fallback runs this, on
+//! the text it downloaded; it is the oracle of both.
 
 use super::find::Finder;
 use super::parse::Chunk;
@@ -159,13 +169,14 @@ fn locate_with(f: &mut Finder<'_>, chunks: &[Chunk], strict: bool) -> Result<Pla
             }
         }
         let (mut old, mut new) = (&c.old[..], c.new.len());
+        let limit = if noop(c) { 1 } else { usize::MAX };
         // A pure addition has nothing to find.
         let mut find = |old: &[String]| match old.is_empty() {
             true => None,
-            false => f.find(old, cursor, c.eof, grades, usize::MAX),
+            false => f.find(old, cursor, c.eof, grades, limit),
         };
         let mut hit = find(old);
-        if hit.is_none() && old.last().is_some_and(|l| l.is_empty()) {
+        if hit.is_none() && !c.separated && old.last().is_some_and(|l| l.is_empty()) {
             old = &old[..old.len() - 1];
             if c.new.last().is_some_and(|l| l.is_empty()) {
                 new -= 1;
@@ -173,9 +184,10 @@ fn locate_with(f: &mut Finder<'_>, chunks: &[Chunk], strict: bool) -> Result<Pla
             hit = find(old);
         }
         let (grade, at) = if old.is_empty() {
-            // An addition with no header goes at the end, as with Codex;
-            // one whose only old line was a final empty one stays here.
-            let end = c.old.is_empty() && c.headers.is_empty() || c.eof;
+            // An addition with no header (or with End of File) goes at
+            // the end, as with Codex; one whose only old line was a final
+            // empty one stays here, End of File or not (Codex's place).
+            let end = c.old.is_empty() && (c.headers.is_empty() || c.eof);
             (Grade::Exact, if end { f.len() } else { cursor })
         } else {
             match hit {
@@ -199,6 +211,7 @@ fn locate_with(f: &mut Finder<'_>, chunks: &[Chunk], strict: bool) -> Result<Pla
             old: old.len(),
             chunk: ci,
             new,
+            from: 0,
         });
         placed.push(Placed {
             grade,
@@ -206,8 +219,23 @@ fn locate_with(f: &mut Finder<'_>, chunks: &[Chunk], strict: bool) -> Result<Pla
         });
     }
     // Pure additions at the end of the file may precede later chunks.
-    Splice::sort(&mut splices);
+    Splice::sort(&mut splices, chunks, f.len());
     Ok(Plan { splices, placed })
+}
+
+/// A chunk of context lines alone (a chunk of empty lines is one) changes
+/// nothing wherever it matches, so it takes its first match, as a header
+/// does (Codex's, as for any chunk): it only moves the search.
+pub(super) fn noop(c: &Chunk) -> bool {
+    c.old.len() == c.new.len() && (c.keep.iter().enumerate()).all(|(j, k)| *k == Some(j))
+}
+
+/// Where the new lines after a chunk's last old line (of `old` placed)
+/// begin, when that line is a context line and `new` lines follow it.
+pub(super) fn tail(c: &Chunk, old: usize, new: usize) -> Option<usize> {
+    let last = old.checked_sub(1)?;
+    let j = c.keep[..new].iter().position(|k| *k == Some(last))?;
+    (j + 1 < new).then_some(j + 1)
 }
 
 /// Streams the new content: every line, each followed by `\n`. Returns
@@ -229,9 +257,11 @@ pub fn write(
         let c = &chunks[s.chunk];
         // Lines written so far: the original ones before `at`, grown by
         // the earlier splices.
-        starts[s.chunk] = (s.at as isize + grown) as usize + 1;
-        grown += s.new as isize - s.old as isize;
-        for (j, l) in c.new[..s.new].iter().enumerate() {
+        if s.from == 0 {
+            starts[s.chunk] = (s.at as isize + grown) as usize + 1;
+        }
+        grown += (s.new - s.from) as isize - s.old as isize;
+        for (j, l) in c.new[..s.new].iter().enumerate().skip(s.from) {
             match c.keep.get(j) {
                 Some(&Some(k)) if k < s.old => line(lines[s.at + k]),
                 _ => line(l),
@@ -265,6 +295,7 @@ mod tests {
             new: s(new),
             keep: vec![None; new.len()],
             eof,
+            separated: false,
             line: 1,
         }
     }
@@ -520,6 +551,75 @@ mod tests {
         );
     }
 
+    /// Issue 33, item 4: `+X`, an empty line, `*** End of File` on a file
+    /// not ending in an empty line: retried without it, the addition stays
+    /// where the search stands, as Codex puts it (it went to the end).
+    #[test]
+    fn an_end_of_file_addition_retried_stays_where_the_search_stands() {
+        let mut x = c(&[], &[""], &["X", ""], true);
+        x.keep = vec![None, Some(0)];
+        assert_eq!(ok("a\nb\n", &[x.clone()]).0, "X\na\nb\n");
+        let a = c(&[], &["a"], &["A"], false);
+        assert_eq!(ok("a\nb\n", &[a, x.clone()]).0, "A\nX\nb\n");
+        // Where the file ends in the empty line, it is matched there.
+        assert_eq!(ok("a\n\n", &[x]).0, "a\nX\n\n");
+    }
+
+    /// Issue 33, item 6: a chunk that changes nothing (a chunk of empty
+    /// lines alone, context alone) takes its first match, as Codex does,
+    /// however many follow: it moves the search, or, not found, stays.
+    #[test]
+    fn a_chunk_that_changes_nothing_takes_its_first_match() {
+        let mut blank = c(&[], &[""], &[""], false);
+        blank.keep = vec![Some(0)];
+        let b = c(&[], &["b"], &["B"], false);
+        let t = "a\n\nb\n\nc\n";
+        let (s, p) = ok(t, &[blank.clone(), b.clone()]);
+        assert_eq!((s.as_str(), p[0]), ("a\n\nB\n\nc\n", (Grade::Exact, 2)));
+        // The search moved past the empty line: "a" is before it.
+        let a = c(&[], &["a"], &["A"], false);
+        let r = no(t, &[blank.clone(), a.clone()], false);
+        assert_eq!(r.miss, Miss::NotFound { old: "a".into() });
+        // Not there: a no-op where the search stands.
+        assert_eq!(ok("a\nb\n", &[a, blank.clone(), b]).0, "A\nB\n");
+        // Loosely: the first at the first grade that matches.
+        assert_eq!(
+            ok("x\n \n\t\n", &[blank]).1,
+            vec![(Grade::TrailingWhitespace, 2)]
+        );
+        // Context alone, not empty, likewise.
+        let mut ctx = c(&[], &["b"], &["b"], false);
+        ctx.keep = vec![Some(0)];
+        assert_eq!(ok("a\nb\nb\n", &[ctx]).1, vec![(Grade::Exact, 2)]);
+    }
+
+    /// Issue 33, item 12: an addition at the end, then a chunk whose last
+    /// old line is a context line ending the file and which adds lines
+    /// after it: Codex places those after the addition (it splits a chunk
+    /// at its context lines and sorts additions at one line in chunk
+    /// order); they went before it.
+    #[test]
+    fn lines_added_after_a_final_context_line_follow_earlier_additions_at_the_end() {
+        let end = c(&[], &[], &["END"], false);
+        let mut after = c(&[], &["c"], &["c", "after-c"], false);
+        after.keep = vec![Some(0), None];
+        let (s, p) = ok("a\nb\nc\n", &[end.clone(), after.clone()]);
+        assert_eq!(s, "a\nb\nc\nEND\nafter-c\n");
+        assert_eq!(p, vec![(Grade::Exact, 4), (Grade::Exact, 3)]);
+        // Not the last line: all of the chunk comes first.
+        assert_eq!(
+            ok("a\nc\nd\n", &[end.clone(), after.clone()]).0,
+            "a\nc\nafter-c\nd\nEND\n"
+        );
+        // A last line removed, not kept: the chunk's lines come first.
+        let gone = c(&[], &["c"], &["x"], false);
+        assert_eq!(ok("a\nc\n", &[end.clone(), gone]).0, "a\nx\nEND\n");
+        // Additions of later chunks follow, in chunk order.
+        let more = c(&[], &[], &["MORE"], false);
+        let (s, _) = ok("c\n", &[end, after, more]);
+        assert_eq!(s, "c\nEND\nafter-c\nMORE\n");
+    }
+
     #[test]
     fn end_of_file_requires_the_last_lines() {
         let t = "x\ny\nx\n";
@@ -619,6 +719,7 @@ mod tests {
                     new: vec![a.to_owned(), b.replace("let", "let mut")],
                     keep: vec![Some(0), None],
                     eof: false,
+                    separated: false,
                     line: 1,
                 }
             })

@@ -17,7 +17,8 @@
 //! The references are Codex's `apply_patch` (`@openai/codex` on npm) and
 //! the Agents SDK's `apply_diff` (`openai-agents` on PyPI);
 //! `scripts/patch-diff.sh` runs all three on generated patches and counts
-//! each difference below.
+//! each difference below. Each Codex cell was checked against the binary
+//! of `@openai/codex` 0.171.0 (its source on GitHub may be newer or older).
 //!
 //! | case | Codex | Agents SDK | as-edit |
 //! | --- | --- | --- | --- |
@@ -28,19 +29,33 @@
 //! | pure addition without header | end of file | where the search stands (a first chunk: the start) | end of file (Codex) |
 //! | final newline of an updated file | always added | as the input had it | always added (Codex) |
 //! | final newline of an added file | added | left off | added (Codex) |
-//! | a file ending in an empty line | that line is dropped | kept | kept (the patch did not touch it) |
+//! | a file ending in an empty line | kept | kept | kept (the patch did not touch it) |
 //! | Unicode punctuation grade | yes | no | yes (Codex) |
 //! | a loosely matched context line | the file's text | the file's text | the file's text |
 //! | `*** End of File` not at the end | not found | found elsewhere | not found (Codex) |
 //! | Add File / Move to onto a file | overwrite | n/a | `file_exists` (`apply_patch` mode: overwrite) |
-//! | an empty line where a chunk starts | skipped | context | skipped (Codex) |
-//! | empty lines ending a chunk | context, retried without one | context | separators (kept before `*** End of File` or when the chunk has no other old line) |
+//! | Add File / Move to onto a dangling symlink | its target written through it (the link stays) | n/a | `file_exists` (`apply_patch` mode: as Codex, where the target's directory exists) |
+//! | Delete File of a symlink to a directory | fails (checked against `@openai/codex`'s binary) | n/a | removes the link (a delete removes a symlink itself) |
+//! | an empty line where the first chunk starts | context | context | context |
+//! | an empty line where a later chunk starts (after `*** End of File`) | skipped | refused (`Invalid Line`) | skipped (Codex) |
+//! | empty lines ending a chunk | context, retried without one | context | separators (kept before `*** End of File`, when they are all its old lines, or in a chunk of context alone); a chunk that lost them is not retried |
+//! | a chunk of empty lines alone (or of context alone) | its first match, moving the search (none: a no-op there) | the same | the same (Codex) |
+//! | a chunk's old lines are only a final empty line not found (`+X`, an empty line) | `+X` where the search stands, `*** End of File` or not | at the end (refused with `*** End of File`) | where the search stands (Codex) |
+//! | a pure addition at the end, then a chunk adding lines after a last context line that ends the file | the addition first (it places lines between context lines) | the addition where the search stood | the addition first (Codex) |
+//! | `Update File` + `Move to` of a symlink | the link removed, its target kept | n/a | the target moved (a move follows a final symlink), the link left dangling: open, see below |
+//! | `Update File` of two hard links of one file, one after the other | both names hold the result | n/a | the edits chain into the first name's new file; the other name keeps the old inode: open |
+//! | `Update File: a` + `Move to: h`, `h` a hard link of `a` | `a` removed, `h` the new content | n/a | `a` edited, `h` unchanged, reported `M h`: open |
+//! | a chunk that lost separator empty lines, then a chunk placed where the search stands | after those empty lines | n/a | before them: open |
 //! | an `@@` header line's match | first, 4 grades | first, exact then trimmed | first, 4 grades (Codex) |
 //! | a CRLF file | kept CRLF | n/a | LF, the edit contract (`--eol preserve`; `apply_patch` mode: `--preserve-crlf`) |
+//! | the mode after `Move to` | a new file's: 0666 less the umask | n/a | the file's own (it is renamed) |
 //! | `Move to:` the file's own path | the file is deleted (checked against `@openai/codex`'s binary) | n/a | an update in place |
 //!
 //! The SDK's `apply_diff` takes one file's diff; the patch-level rows
-//! (hunks, Add/Move) are Codex's alone.
+//! (hunks, Add/Move) are Codex's alone. The rows marked "open" are wrong
+//! answers found by issue 33's breaker and not yet decided: the patch
+//! forms share the transaction's rules (a `move` follows a final symlink;
+//! other hard links keep the old inode), which differ from Codex's there.
 
 pub mod cli;
 pub mod codex;
@@ -52,6 +67,7 @@ pub mod parse;
 pub mod passes;
 mod rewrite;
 pub mod stream;
+mod table;
 mod watch;
 
 use std::collections::BTreeMap;

@@ -33,13 +33,12 @@
 //!   locator finds each in turn. `@@` alone (or with only whitespace) narrows
 //!   nothing. The header is the text after `@@ ` (or after `@@`).
 //! - Body: ` ` context (in old and new), `-` old only, `+` new only; an empty
-//!   line (no prefix at all) is an empty context line, which models write for
-//!   blank lines, except at the end of a chunk not closed by
-//!   `*** End of File`, where empty lines separate it from the next one and
-//!   are dropped (unless the chunk has no other old line) (Codex keeps them and retries
-//!   without one when the chunk is not found: the same result, and not
-//!   limited to one line). A body line with any other first character ends
-//!   the chunk.
+//!   line (no prefix) is empty context, as models write blank lines (first
+//!   in the first chunk too: Codex skips them only before a later one), but
+//!   ending a chunk not closed by `*** End of File` empty lines separate
+//!   chunks, dropped unless they are its only old lines or it is context
+//!   alone (Codex keeps them, retrying once without one: [`Chunk::separated`]);
+//!   a chunk of them alone changes nothing. Any other first character ends it.
 //! - `*** End of File` after a body: the chunk's old lines must end the file.
 //! - An empty patch (no hunk) and an Update with no chunk are errors, as in
 //!   Codex, so a model learns that nothing happened.
@@ -91,12 +90,13 @@ pub struct Chunk {
     pub old: Vec<String>,
     /// Context and `+` lines: what replaces `old`.
     pub new: Vec<String>,
-    /// Per line of `new`: its index in `old` when it is a context line. A
-    /// context line keeps the file's text, which a looser grade may have
-    /// matched with different whitespace or punctuation (as Codex does).
+    /// Per line of `new`: its index in `old` when it is a context line, which
+    /// keeps the file's text, matched maybe loosely (as Codex does).
     pub keep: Vec<Option<usize>>,
     /// `*** End of File` followed: `old` must end the file.
     pub eof: bool,
+    /// Empty lines ending it were dropped: Codex's one retry drops one.
+    pub separated: bool,
     /// 1-based line of the patch text where the chunk starts.
     pub line: usize,
 }
@@ -361,7 +361,9 @@ impl Lines<'_, '_> {
     fn chunks(&mut self) -> Result<Vec<Chunk>, ParseError> {
         let mut chunks = Vec::new();
         loop {
-            self.skip_blank();
+            if !chunks.is_empty() {
+                self.skip_blank(); // before the first chunk: its context (Codex)
+            }
             if self.i == self.end || self.lines[self.i].starts_with('*') {
                 return Ok(chunks);
             }
@@ -405,8 +407,7 @@ impl Lines<'_, '_> {
                     break;
                 }
                 // Empty lines before it are the file's last lines.
-                (c.eof, blank_run) = (true, 0);
-                self.i += 1;
+                (c.eof, blank_run, self.i) = (true, 0, self.i + 1);
                 break;
             }
             let (tag, text) = match line.chars().next() {
@@ -424,13 +425,13 @@ impl Lines<'_, '_> {
             }
             self.i += 1;
         }
-        // Trailing empty lines separate chunks (module docs), unless they
-        // are all the chunk has besides '+' lines: then they are context
-        // (Codex matches them; dropped, the chunk would become an addition
-        // at the end of the file).
-        if c.old.len() == blank_run && c.new.len() > blank_run {
+        // Trailing empty lines separate chunks (module docs), but are context
+        // when they are all its old lines (else nothing or an addition at the
+        // end) or it is context alone (its first match is Codex's with them).
+        if c.old.len() == blank_run || super::locate::noop(c) {
             blank_run = 0;
         }
+        c.separated = blank_run > 0;
         c.old.truncate(c.old.len() - blank_run);
         c.new.truncate(c.new.len() - blank_run);
         c.keep.truncate(c.new.len());
@@ -473,6 +474,7 @@ mod tests {
             new: s(new),
             keep,
             eof,
+            separated: false,
             line,
         }
     }
@@ -584,12 +586,40 @@ mod tests {
             update(
                 "f",
                 vec![
-                    chunk(&[], &["ctx", "a"], &["ctx", "b"], false, 3),
-                    chunk(&["fn g()"], &["c"], &["d"], false, 8),
+                    Chunk {
+                        separated: true,
+                        ..chunk(&[], &["ctx", "a"], &["ctx", "b"], false, 3)
+                    },
+                    Chunk {
+                        separated: true,
+                        ..chunk(&["fn g()"], &["c"], &["d"], false, 8)
+                    },
                     chunk(&[], &["e"], &[], false, 12),
                 ]
             )
         );
+    }
+
+    /// brk33p: a chunk of context alone keeps the empty lines ending it as
+    /// context (it takes its first match, which Codex takes with them),
+    /// and a chunk whose ending empty lines were dropped is marked, so no
+    /// retry drops another (Codex's one retry is spent on them).
+    #[test]
+    fn empty_lines_ending_a_chunk_of_context_alone_are_context() {
+        let h = one("*** Begin Patch\n*** Update File: f\n b\n\n@@\n-x\n*** End Patch");
+        let Hunk::Update { chunks, .. } = h else {
+            panic!("an update")
+        };
+        let mut ctx = chunk(&[], &["b", ""], &["b", ""], false, 3);
+        ctx.keep = vec![Some(0), Some(1)];
+        assert_eq!(chunks, [ctx, chunk(&[], &["x"], &[], false, 5)]);
+        let h = one("*** Begin Patch\n*** Update File: f\n x\n \n+Y\n\n@@\n+Z\n*** End Patch");
+        let Hunk::Update { chunks, .. } = h else {
+            panic!("an update")
+        };
+        let mut want = chunk(&[], &["x", ""], &["x", "", "Y"], false, 3);
+        (want.keep, want.separated) = (vec![Some(0), Some(1), None], true);
+        assert_eq!(chunks[0], want);
     }
 
     #[test]
@@ -647,6 +677,55 @@ mod tests {
                 ]
             )
         );
+    }
+
+    /// Issue 33, item 6: a chunk of empty lines alone, before the end,
+    /// the next `@@` or the next hunk, is context that changes nothing
+    /// (Codex applies it); it was `invalid_patch`.
+    #[test]
+    fn a_chunk_of_empty_lines_alone_is_context() {
+        let h = one("*** Begin Patch\n*** Update File: f\n@@\n-a\n@@\n\n*** End Patch");
+        let want = vec![
+            chunk(&[], &["a"], &[], false, 3),
+            chunk(&[], &[""], &[""], false, 5),
+        ];
+        assert_eq!(h, update("f", want));
+        let p = parse("*** Begin Patch\n*** Update File: f\n@@ h\n\n\n@@\n-a\n*** Delete File: g\n*** End Patch");
+        let Hunk::Update { chunks, .. } = &p.unwrap().hunks[0] else {
+            panic!("an update")
+        };
+        let want = chunk(&["h"], &["", ""], &["", ""], false, 3);
+        assert_eq!(chunks[..], [want, chunk(&[], &["a"], &[], false, 6)]);
+        let p =
+            parse("*** Begin Patch\n*** Update File: f\n@@\n\n*** Delete File: f\n*** End Patch");
+        let h = &p.unwrap().hunks[0];
+        assert_eq!(h, &update("f", vec![chunk(&[], &[""], &[""], false, 3)]));
+    }
+
+    /// Issue 33, item 3: empty lines starting the first chunk are its
+    /// context, as Codex takes them (it skips blank lines only before a
+    /// later chunk); they were skipped, making `+X` an addition at the end.
+    #[test]
+    fn empty_lines_starting_the_first_chunk_are_context() {
+        let h = one("*** Begin Patch\n*** Update File: f\n\n+X\n*** End Patch");
+        assert_eq!(
+            h,
+            update("f", vec![chunk(&[], &[""], &["", "X"], false, 3)])
+        );
+        let h = one("*** Begin Patch\n*** Update File: f\n*** Move to: g\n\n\n-a\n*** End Patch");
+        let Hunk::Update { chunks, .. } = h else {
+            panic!("an update")
+        };
+        assert_eq!(chunks, [chunk(&[], &["", "", "a"], &["", ""], false, 4)]);
+        // After End of File they separate the next chunk.
+        let h = one(
+            "*** Begin Patch\n*** Update File: f\n-a\n*** End of File\n\n@@\n-b\n*** End Patch",
+        );
+        let want = vec![
+            chunk(&[], &["a"], &[], true, 3),
+            chunk(&[], &["b"], &[], false, 6),
+        ];
+        assert_eq!(h, update("f", want));
     }
 
     #[test]
@@ -744,11 +823,6 @@ mod tests {
         fails(
             "*** Begin Patch\n*** Update File: f\n@@ h\n*** End of File\n*** End Patch",
             4,
-            "starting with ' ', '-' or '+'",
-        );
-        fails(
-            "*** Begin Patch\n*** Update File: f\n@@\n\n\n*** End Patch",
-            6,
             "starting with ' ', '-' or '+'",
         );
         // An Add File line without '+' is not content: the next hunk is expected.

@@ -3,23 +3,50 @@
 //! file's text), streamed: a line is never held, only, with `--diff`, a
 //! chunk's old and new lines for the diff [`Builder`]. Pure.
 
+use super::locate::tail;
 use super::parse::Chunk;
 use crate::diff::Builder;
 
-/// A chunk's place: its old lines `at..at + old` become its first `new`
-/// new lines (`at`: `usize::MAX` for the end of the file).
+/// A chunk's place: its old lines `at..at + old` become its new lines
+/// `from..new` (`at`: `usize::MAX` for the end of the file).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Splice {
     pub(super) at: usize,
     pub(super) old: usize,
     pub(super) chunk: usize,
     pub(super) new: usize,
+    pub(super) from: usize,
 }
 
 impl Splice {
-    /// In file order (one sort for `locate` and the passes).
-    pub(super) fn sort(v: &mut [Splice]) {
-        v.sort_by_key(|s| s.at);
+    /// In file order, in chunk order where they meet (one sort for
+    /// `locate` and the passes; `v` in chunk order, of a text of `n`
+    /// lines). Codex places a chunk's lines between its context lines, so
+    /// what it adds after its last line, when that is context and the
+    /// text's last, goes after the pure additions of earlier chunks at the
+    /// end: that tail becomes a splice of its own at the end then.
+    pub(super) fn sort(v: &mut Vec<Splice>, chunks: &[Chunk], n: usize) {
+        let mut i = 0;
+        while i < v.len() {
+            let s = v[i];
+            let after = v[..i].iter().any(|e| e.old == 0 && e.at >= n);
+            let end = s.old > 0 && s.at.wrapping_add(s.old) == n && after;
+            if let Some(from) = end.then(|| tail(&chunks[s.chunk], s.old, s.new)).flatten() {
+                v[i].new = from;
+                v.insert(
+                    i + 1,
+                    Splice {
+                        at: n,
+                        old: 0,
+                        from,
+                        ..s
+                    },
+                );
+                i += 1;
+            }
+            i += 1;
+        }
+        v.sort_by_key(|s| (s.at, s.chunk));
     }
 }
 
@@ -170,8 +197,10 @@ impl<'c, 'o, 'd> Writer<'c, 'o, 'd> {
 
     fn open_splice(&mut self) {
         let s = self.splices[self.next];
-        self.starts[s.chunk] = self.written + 1;
-        self.active = Some((self.next, 0, 0));
+        if s.from == 0 {
+            self.starts[s.chunk] = self.written + 1;
+        }
+        self.active = Some((self.next, 0, s.from));
         self.next += 1;
     }
 
@@ -219,7 +248,7 @@ impl<'c, 'o, 'd> Writer<'c, 'o, 'd> {
         for i in rest {
             self.next = i;
             self.open_splice();
-            self.close(self.splices[i], 0);
+            self.close(self.splices[i], self.splices[i].from);
         }
     }
 }

@@ -14,10 +14,13 @@
 //! and nothing after it at its grade or stricter, so its grade is the
 //! first with a match there and it is the only match at that grade. A
 //! later one (the locator's refusal, or its better place, which moves
-//! every later chunk), a miss, and the retry without a final empty line
-//! are `None`: the caller discards what was written and runs the locator
-//! in passes over the file (`passes.rs`), which answers with its refusal
-//! and hints (and `--diff`), still in memory bounded by the patch.
+//! every later chunk), a miss, the retry without a final empty line, and
+//! a chunk adding lines after a final context line while an addition
+//! waits for the end (their order depends on whether that line ends the
+//! file: `Splice::sort`) are `None`: the caller discards what was written
+//! and runs the locator in passes over the file (`passes.rs`), which
+//! answers with its refusal and hints (and `--diff`), still in memory
+//! bounded by the patch.
 //!
 //! One pass, so no second read can disagree with the first: the output is
 //! written while the file is read, and only kept if the pass proves it. A
@@ -28,7 +31,9 @@
 //! A fallback costs what the pass wrote (an unnamed temp, dropped) and a
 //! read (one more per match a later line overrules), then one to write.
 //!
-//! Held: the patch; the current line up to `hold()` bytes (a longer line
+//! Held: the patch (and the keys of the headers found loosely, watched
+//! for a stricter match: a line is compared only with those it can match,
+//! `table.rs`); the current line up to `hold()` bytes (a longer line
 //! whose characters outnumber every patch line's matches none and streams
 //! through; one that might still match loosely is `None`); the searched
 //! chunk's partially matched lines, copied (a loose match writes the
@@ -39,9 +44,13 @@
 //! once leave the patch to the locator).
 
 use super::find::{best, core_chars};
-use super::locate::Grade;
+use super::locate::{tail, Grade};
 use super::parse::Chunk;
+use super::table::{Keys, Table};
 use super::watch::Watch;
+
+/// A pure addition's place at the end of the file, its length unknown.
+const END: usize = usize::MAX;
 
 /// Per chunk, the 1-based line of the new text where it starts, as
 /// `write` reports it, and the grade it matched at.
@@ -64,8 +73,12 @@ struct Pass<'c, 'o> {
     max: Grade,
     /// Partial matches, and the placed chunks watched.
     w: Watch<'c>,
-    /// Headers found at a loose grade, with it.
+    /// Headers found at a loose grade, with it, and by their keys: a line
+    /// is compared only with those it can match (`table.rs`), not each.
     loose: Vec<(&'c str, Grade)>,
+    by_key: Table,
+    keys: Keys,
+    hits: Vec<usize>,
     /// The chunk searched (every one before it is placed), and how many
     /// of its headers are found (more than it has: its old lines).
     k: usize,
@@ -130,6 +143,9 @@ pub fn run(
         max,
         w: Watch::new(chunks, max),
         loose: Vec::new(),
+        by_key: Table::default(),
+        keys: Keys::default(),
+        hits: Vec::new(),
         k: 0,
         h: 0,
         bound,
@@ -161,6 +177,8 @@ pub fn run(
 thread_local! {
     /// The last pass's old lines, for the tests.
     static OLD_LINES: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Lines compared with a header found loosely, for the tests.
+    static HEADER_LINES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl Pass<'_, '_> {
@@ -253,7 +271,7 @@ impl Pass<'_, '_> {
             }
             // As `locate`: the end without a header or with End of File.
             let at = match c.headers.is_empty() || c.eof {
-                true => usize::MAX,
+                true => END,
                 false => from,
             };
             self.pending.push((at, self.k));
@@ -280,8 +298,17 @@ impl Pass<'_, '_> {
     /// there), matched at `grade`.
     #[cfg_attr(as_edit_small, optimize(size))]
     fn splice(&mut self, k: usize, at: usize, grade: Grade) {
-        self.mark();
         let c = &self.chunks[k];
+        // Its lines after a final context line go after the additions
+        // waiting for the end if that line is the last (`Splice::sort`),
+        // which only the end shows: the passes' (module docs).
+        if tail(c, c.old.len(), c.new.len()).is_some()
+            && self.pending.iter().any(|&(at, j)| at == END && j < k)
+        {
+            self.failed = true;
+            return;
+        }
+        self.mark();
         #[cfg(test)]
         {
             self.old_lines[k] = at + 1;
@@ -325,9 +352,18 @@ impl Pass<'_, '_> {
         // A second occurrence: the locator refuses, or places the chunk
         // there (a stricter grade).
         self.failed |= !self.w.line(n, l);
-        for &(h, g) in &self.loose {
-            // The locator's header is this stricter one.
-            self.failed |= l.and_then(|l| best(l, h, g)).is_some_and(|b| b < g);
+        if let Some(l) = l.filter(|_| !self.loose.is_empty()) {
+            let mut hits = std::mem::take(&mut self.hits);
+            hits.clear();
+            self.by_key.hits(&self.keys.of(l, self.max), &mut hits);
+            #[cfg(test)]
+            HEADER_LINES.with(|c| c.set(c.get() + hits.len()));
+            for &i in &hits {
+                // The locator's header is this stricter one.
+                let (h, g) = self.loose[i];
+                self.failed |= best(l, h, g).is_some_and(|b| b < g);
+            }
+            self.hits = hits;
         }
         if self.failed {
             // Nothing more is written: an addition due here, or a chunk
@@ -343,6 +379,8 @@ impl Pass<'_, '_> {
                 let h = &c.headers[self.h];
                 if let Some(g) = l.and_then(|l| best(l, h, self.max)) {
                     if g > Grade::Exact {
+                        let i = self.loose.len();
+                        self.by_key.insert(&mut self.keys, h, i, self.max);
                         self.loose.push((h, g));
                     }
                     self.h += 1;
@@ -399,8 +437,10 @@ impl Pass<'_, '_> {
         if let Some((s, g)) = eof {
             self.splice(k, s, g);
         }
-        self.additions(true);
-        self.mark(); // a held final newline
+        if !self.failed {
+            self.additions(true);
+            self.mark(); // a held final newline
+        }
     }
 }
 
@@ -457,6 +497,7 @@ mod tests {
             new: s(new),
             keep,
             eof: false,
+            separated: false,
             line: 1,
         }
     }
@@ -498,8 +539,15 @@ mod tests {
                 .map(|(o, l)| best(l.as_bytes(), o, g))
                 .try_fold(Grade::Exact, |a, b| Some(a.max(b?)))
         };
-        let mut cursor = 0;
+        let (mut cursor, mut waits) = (0, false);
         for c in chunks {
+            // After an addition at the end, lines after a final context
+            // line (the passes', `Splice::sort`).
+            let n = c.new.len();
+            if waits && locate::tail(c, c.old.len(), n).is_some() {
+                return false;
+            }
+            waits |= c.old.is_empty() && (c.headers.is_empty() || c.eof);
             for h in &c.headers {
                 let hit =
                     (cursor..ls.len()).find_map(|i| Some((i, best(ls[i].as_bytes(), h, max)?)));
@@ -619,6 +667,9 @@ mod tests {
                         old.push(String::new());
                     }
                 }
+                if r(16) == 0 {
+                    old = vec![String::new(); 1 + r(2)]; // empty lines alone
+                }
                 let (mut new, mut keep) = (Vec::new(), Vec::new());
                 for (j, o) in old.iter().enumerate() {
                     match r(3) {
@@ -637,12 +688,22 @@ mod tests {
                     new.push("added".into());
                     keep.push(None);
                 }
+                if !old.is_empty() && r(12) == 0 {
+                    // Context alone: a chunk that changes nothing.
+                    (new, keep) = (old.clone(), (0..old.len()).map(Some).collect());
+                }
+                if !old.is_empty() && r(6) == 0 {
+                    // A '+' line first (`+X`, then context).
+                    new.insert(0, "first".into());
+                    keep.insert(0, None);
+                }
                 chunks.push(Chunk {
                     headers,
                     old,
                     new,
                     keep,
                     eof: r(if at == n { 2 } else { 16 }) == 0,
+                    separated: false,
                     line: 1,
                 });
             }
@@ -708,6 +769,27 @@ mod tests {
         // A partial match that fails is written as it was.
         let got = pass("a\na\nb\nx\na\nb\nc\n", &[c(&["a", "b", "c"], &["d"])], 1);
         assert_eq!(got.unwrap(), ("a\na\nb\nx\nd\n".into(), (vec![5], vec![5])));
+    }
+
+    /// Issue 33, item 12: lines a chunk adds after a final context line,
+    /// while an addition waits for the end, are left to the passes (their
+    /// place depends on whether that line ends the file), with no mark;
+    /// without the waiting addition, or with its lines first, streamed.
+    #[test]
+    fn lines_after_a_final_context_line_wait_for_no_addition() {
+        let end = chunk(&[], &[], &["END"], vec![None]);
+        let after = chunk(&[], &["c"], &["c", "after-c"], vec![Some(0), None]);
+        let mut mark = false;
+        let mut source = |each: &mut dyn FnMut(&[u8])| {
+            each(b"a\nc\n");
+            true
+        };
+        let two = [end.clone(), after.clone()];
+        let r = run(&two, false, &mut source, &mut |b| mark |= b.is_empty());
+        assert_eq!((r, mark), (None, false));
+        let got = pass("a\nc\n", &[after.clone(), end], 1).unwrap();
+        assert_eq!(got.0, "a\nc\nafter-c\nEND\n");
+        assert_eq!(pass("a\nc\n", &[after], 1).unwrap().0, "a\nc\nafter-c\n");
     }
 
     /// A pass that fails makes no mark (the temp) once it knows: not for
@@ -855,5 +937,69 @@ mod tests {
         assert_eq!(Ok(got), oracle(&text, some, false));
         assert!(oracle(&text, &chunks, false).is_ok());
         assert_eq!(pass_graded(&text, &chunks, 4096, false), None);
+    }
+
+    /// Headers found loosely are watched to the end for a stricter match
+    /// at the cost of a line each, not of a comparison per header (issue
+    /// 33): 2,000 chunks on 20,000 lines, each under an `@@` line the file
+    /// has only with a trailing space, and two loose copies of one of
+    /// them, compare 2 lines with a header, and the answer is the
+    /// locator's in one pass; the same header exactly, later, is seen.
+    #[test]
+    fn headers_found_loosely_cost_a_line_each() {
+        let mut text: String = (0..20_000)
+            .map(|i| match i % 10 {
+                2 => format!("fn f{}() {{ \n", i / 10),
+                _ => format!("line {i}\n"),
+            })
+            .collect();
+        text += "fn f7() {\t\n fn f7() {\n";
+        let chunks: Vec<Chunk> = (0..2000)
+            .map(|k| {
+                let old = format!("line {}", 10 * k + 5);
+                chunk(&[&format!("fn f{k}() {{")], &[&old], &["x"], vec![None])
+            })
+            .collect();
+        HEADER_LINES.with(|c| c.set(0));
+        let got = pass_graded(&text, &chunks, 4096, false).expect("streamed");
+        assert_eq!(Ok(got), oracle(&text, &chunks, false));
+        // 20,008,000 when each header was compared with every later line.
+        let work = HEADER_LINES.with(|c| c.get());
+        assert_eq!(work, 2);
+        text += "fn f9() {\n";
+        assert_eq!(pass_graded(&text, &chunks, 4096, false), None);
+    }
+
+    /// Many chunks, loosely matched and under headers found loosely
+    /// (`passes.rs`'s [`many_chunks`]): whenever the pass answers, it is the
+    /// locator's answer, strict or not, in any piece size (a quarter of
+    /// the files with loose copies that a line later overrules).
+    ///
+    /// [`many_chunks`]: crate::patch::passes::tests::many_chunks
+    #[test]
+    fn many_loose_chunks_stream_as_the_locator() {
+        let mut r = rng(0x33_5713);
+        let (mut streamed, mut loose, mut cases) = (0, 0, 0);
+        for case in 0..400 {
+            let overruled = case % 4 == 0;
+            let (text, chunks) = crate::patch::passes::tests::many_chunks(&mut r, overruled);
+            for strict in [false, true] {
+                let want = oracle(&text, &chunks, strict);
+                for piece in [7, 4096] {
+                    cases += 1;
+                    let Some(got) = pass_graded(&text, &chunks, piece, strict) else {
+                        continue;
+                    };
+                    assert_eq!(Ok(&got), want.as_ref(), "{strict} {text:?} {chunks:?}");
+                    streamed += 1;
+                    loose += usize::from(got.2.iter().any(|g| *g > Grade::Exact));
+                }
+            }
+        }
+        eprintln!("{cases} cases: {streamed} streamed, {loose} of them loose");
+        assert!(
+            streamed > 100 && loose > 50,
+            "{streamed} streamed, {loose} loose"
+        );
     }
 }

@@ -17,19 +17,20 @@
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
-use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, RenameFlags};
+use rustix::fs::{self as rfs, AtFlags, RenameFlags};
 use rustix::io::Errno;
 
-use crate::fs::lock::recheck;
 use crate::fs::temp::{temp_name, Temp};
-use crate::fs::{FsError, WriteStep};
-use crate::protocol::{display_path, ErrorKind, Failure};
+use crate::protocol::{ErrorKind, Failure};
 
-use super::lock::Locked;
-use super::plan::{End, Plan};
+use super::lock::{Held, Locked};
+use super::plan::{Dest, End, Plan};
 use super::prepare::{first_op, temp_dir};
 use super::undo::{self, Back};
+
+mod place;
 use super::TxnError;
+use place::place;
 
 /// A directory a step names: a file's original's, its destination's base,
 /// or one the commit made.
@@ -46,6 +47,9 @@ struct Commit<'p> {
     /// Hidden names holding originals, removed once all is committed.
     hidden: Vec<(D, CString)>,
     steps: u32,
+    /// Originals released after staging and locked again by the hiding
+    /// of a moved original (below), kept until their file's commit.
+    again: Vec<Option<OwnedFd>>,
 }
 
 /// Test builds only: the k-th commit step (`AS_EDIT_TEST_TXN_FAIL=k`) or
@@ -190,11 +194,11 @@ impl Commit<'_> {
 /// result's count and files, for an exit once committed (`fs::committed`).
 #[cold] // off the single-file path: LLVM optimizes it for size
 #[cfg_attr(as_edit_small, optimize(size))]
-pub(super) fn commit(
+pub(super) fn commit<'p>(
     txn: &super::Txn,
-    plan: &Plan,
+    plan: &'p Plan,
     locked: &[Option<Locked>],
-    temps: &mut [Option<Temp<'_>>],
+    temps: &mut [Option<Temp<'p>>],
     done: (u64, usize),
 ) -> Result<bool, TxnError> {
     super::lock::recheck_all(plan, locked)?;
@@ -203,17 +207,19 @@ pub(super) fn commit(
         made: Vec::new(),
         hidden: Vec::new(),
         steps: 0,
+        again: plan.files.iter().map(|_| None).collect(),
     };
     let mut order: Vec<usize> = (0..plan.files.len()).collect();
     order.sort_by_key(|f| plan.files[*f].last);
-    // At most four steps per file and one per directory it makes.
+    // At most four steps per file (six with a copy across mounts) and one
+    // per directory it makes.
     let made: usize = (plan.files.iter())
         .map(|f| match &f.end {
             End::At(d) => d.missing.len(),
             _ => 0,
         })
         .sum();
-    undo::begin(4 * plan.files.len() + made);
+    undo::begin(6 * plan.files.len() + made);
     let mut failed = None;
     // A moved original whose name a file placed earlier takes leaves it
     // first (a swap, a move then an edit elsewhere); other moves stay one
@@ -229,10 +235,14 @@ pub(super) fn commit(
             if !taken(t) {
                 continue;
             }
-            let r = recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(first_op(plan, f), e));
-            match r.and_then(|()| {
-                c.hide(f, temps[f].is_some())
-                    .map_err(|e| super::prepare::hide_err(plan, f, e))
+            let r = l.held(t);
+            let r = r.map_err(|e| TxnError::of(first_op(plan, f), e));
+            match r.and_then(|held| {
+                let h = c.hide(f, temps[f].is_some());
+                if let Held::Again(fd) = held {
+                    c.again[f] = Some(fd);
+                }
+                h.map_err(|e| super::prepare::hide_err(plan, f, e))
             }) {
                 Ok(h) => src[f] = Some(h),
                 Err(e) => {
@@ -294,39 +304,16 @@ pub(super) fn commit(
 
 #[cold] // off the single-file path: LLVM optimizes it for size
 #[cfg_attr(as_edit_small, optimize(size))]
-fn commit_file(
-    c: &mut Commit,
+fn commit_file<'p>(
+    c: &mut Commit<'p>,
     txn: &super::Txn,
     f: usize,
     locked: &[Option<Locked>],
-    temps: &mut [Option<Temp<'_>>],
+    temps: &mut [Option<Temp<'p>>],
     hidden: Option<&CStr>,
 ) -> Result<(), TxnError> {
     let plan = c.plan;
     let file = &plan.files[f];
-    let op = file.last;
-    let path = temp_dir(file).path.clone();
-    let io = |step: WriteStep, errno: Errno| {
-        if errno == Errno::EXIST {
-            let p = display_path(&path);
-            return TxnError::fail(
-                op,
-                Failure::new(
-                    ErrorKind::FileExists,
-                    format!("{p} appeared during the commit"),
-                ),
-            );
-        }
-        TxnError::of(
-            op,
-            FsError::Write {
-                path: path.clone(),
-                step,
-                errno,
-            },
-        )
-    };
-    let fsync = txn.options.fsync;
     // Replaced by a move onto its name: that move's commit removed it.
     if plan
         .files
@@ -335,107 +322,47 @@ fn commit_file(
     {
         return Ok(());
     }
-    if let (Some((t, _, _)), Some(l), None) = (&file.orig, &locked[f], hidden) {
-        recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(first_op(plan, f), e))?;
+    // A symlink a delete removes: still that link (not locked).
+    if hidden.is_none() && locked[f].is_none() {
+        let r = super::lock::recheck_link(plan, f);
+        r.map_err(|e| TxnError::of(first_op(plan, f), e))?;
     }
-    if let Some(temp) = temps[f].as_mut() {
-        match (&locked[f], file.mode) {
-            (Some(l), _) => crate::fs::meta::copy_metadata(&l.fd, temp.file(), &l.st)
-                .map_err(|e| io(WriteStep::Metadata, e))?,
-            (None, Some(mode)) => {
-                let mask = rustix::process::umask(Mode::empty());
-                rustix::process::umask(mask);
-                let _ = rfs::fchmod(temp.file(), Mode::from_raw_mode(mode & !mask.bits()));
-            }
-            _ => {}
+    // The original, checked and locked until this file's steps are done.
+    let op = file.last;
+    let held = match (&file.orig, &locked[f], hidden) {
+        (Some((t, _, _)), Some(l), None) => {
+            let h = l.held(t);
+            Some(h.map_err(|e| TxnError::of(first_op(plan, f), e))?)
         }
-        if fsync {
-            rfs::fsync(temp.file()).map_err(|e| io(WriteStep::Flush, e))?;
+        (_, Some(l), Some(_)) => Some(match (c.again[f].take(), &l.fd) {
+            (Some(fd), _) => Held::Again(fd),
+            (None, Some(fd)) => Held::Kept(fd),
+            (None, None) => unreachable!("hidden: held or locked again"),
+        }),
+        _ => None,
+    };
+    // A plain move the kernel refuses across mounts (EXDEV: another file
+    // system, or another mount of this one, a bind mount) is copied into a
+    // temp where it goes and committed as an edited move (issue 33 item 5:
+    // chosen by comparing st_dev, a bind mount's plain move failed).
+    // The file it replaces, checked and locked until the rename over it
+    // (before any step: a copy's retry finds it hard-linked by the first).
+    let mut _replaced = None;
+    if let End::At(Dest {
+        replaces: Some(g), ..
+    }) = &file.end
+    {
+        if let (Some((t, _, _)), Some(l)) = (&plan.files[*g].orig, &locked[*g]) {
+            _replaced = Some(l.held(t).map_err(|e| TxnError::of(op, e))?);
         }
-        c.step().map_err(|e| io(WriteStep::NameTemp, e))?;
-        let name = temp.named(fsync).map_err(|e| io(WriteStep::NameTemp, e))?;
-        undo::temp(temp_dir(file).dir.as_raw_fd(), name.clone());
     }
-    let tname = temps[f]
-        .as_mut()
-        .map(|t| t.named(false).expect("named").clone());
-    let rename = |e| io(WriteStep::Rename, e);
-    match &file.end {
-        End::InPlace => {
-            let (Some(h), Some((t, _, _))) = (&tname, &file.orig) else {
-                return Ok(());
-            };
-            if c.replace(f, D::Orig(f), h, D::Orig(f), &t.name, true)
-                .map_err(rename)?
-            {
-                temps[f].as_mut().expect("temp").renamed();
-            }
-        }
-        End::Gone => {
-            let replaced = plan
-                .files
-                .iter()
-                .any(|g| matches!(&g.end, End::At(d) if d.replaces == Some(f)));
-            if file.orig.is_some() && !replaced {
-                c.hide(f, true).map_err(rename)?;
-            }
-        }
-        End::At(d) => {
-            // The missing directories, outermost first.
-            let mut at = D::Dest(f);
-            for name in &d.missing {
-                let back = Back::Rmdir(c.raw(at), name.clone());
-                c.step().map_err(|e| io(WriteStep::Rename, e))?;
-                match rfs::mkdirat(c.dir(at), name.as_c_str(), Mode::from_raw_mode(0o755)) {
-                    Ok(()) => c.log(f, back),
-                    Err(Errno::EXIST) => {}
-                    Err(e) => return Err(rename(e)),
-                }
-                let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-                let fd = rfs::openat(c.dir(at), name.as_c_str(), flags, Mode::empty())
-                    .map_err(rename)?;
-                c.made.push(fd);
-                at = D::Made(c.made.len() - 1);
-            }
-            if let Some(g) = d.replaces {
-                if let (Some((t, _, _)), Some(l)) = (&plan.files[g].orig, &locked[g]) {
-                    recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(op, e))?;
-                }
-            }
-            match (&tname, &file.orig) {
-                (Some(h), _) => {
-                    if d.replaces.is_some() {
-                        if c.replace(f, D::Dest(f), h, at, &d.t.name, true)
-                            .map_err(rename)?
-                        {
-                            temps[f].as_mut().expect("temp").renamed();
-                        }
-                    } else {
-                        let back = Back::Unlink(c.raw(at), d.t.name.clone());
-                        c.rename(D::Dest(f), h, at, &d.t.name, true)
-                            .map_err(rename)?;
-                        c.log(f, back);
-                        temps[f].as_mut().expect("temp").renamed();
-                    }
-                    if file.orig.is_some() && hidden.is_none() {
-                        c.hide(f, true).map_err(rename)?;
-                    }
-                }
-                (None, Some((t, _, _))) => {
-                    let from = hidden.unwrap_or(&t.name);
-                    if d.replaces.is_some() {
-                        c.replace(f, D::Orig(f), from, at, &d.t.name, false)
-                            .map_err(rename)?;
-                    } else {
-                        let (ra, ro) = (c.raw(at), c.raw(D::Orig(f)));
-                        let back = Back::Rename(ra, d.t.name.clone(), ro, from.into(), true);
-                        c.rename(D::Orig(f), from, at, &d.t.name, true)
-                            .map_err(rename)?;
-                        c.log(f, back);
-                    }
-                }
-                (None, None) => {}
-            }
+    while !place(c, txn, f, locked, temps, hidden, held.as_deref())? {
+        let fd = held.as_deref().expect("a moved original is held");
+        let copy = super::prepare::copy_temp(temp_dir(file), fd);
+        temps[f] = Some(copy.map_err(|e| TxnError::of(op, e))?);
+        if let Some(h) = hidden {
+            // Hidden before without a temp: now it goes once all is done.
+            c.hidden.push((D::Orig(f), h.into()));
         }
     }
     Ok(())

@@ -35,7 +35,8 @@ pub(super) fn flush(
     }
     // By the files and temps (the directories are `O_PATH`): the original's
     // file system, and a moved file's new one.
-    let fds = (locked.iter().flatten().map(|l| l.fd.as_fd()))
+    let held = locked.iter().flatten().filter_map(|l| l.fd.as_ref());
+    let fds = (held.map(|fd| fd.as_fd()))
         .chain(temps.iter().flatten().map(|t| t.file().as_fd()))
         .chain(dirs.iter().map(|d| d.as_fd()));
     for fd in fds {

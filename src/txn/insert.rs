@@ -84,7 +84,7 @@ pub(super) fn stream<'a>(
         w.put(b"\n");
         w.put(&t);
     }
-    Ok(w.finish(report).map_err(Failure::from)?)
+    Ok(w.finish(report).map_err(super::failure)?)
 }
 
 /// `insert`: `text` as whole lines after line `line` (0: first). Pure:

@@ -19,26 +19,88 @@
 //! takes no lock (nothing exists yet): its `RENAME_NOREPLACE` commit
 //! refuses a racing creator (`file_exists`, rolled back), so its place in
 //! the order (its parent directory and name) never makes anyone wait. A
-//! symlink a delete removes is not locked either (the link is not the file).
+//! symlink a delete removes is not locked either (the link is not the file):
+//! its name must still hold that symlink when the commit comes (`recheck_link`).
 
 use std::os::fd::OwnedFd;
+use std::time::Duration;
 
 use rustix::fs::{self as rfs, AtFlags, Stat};
+use rustix::io::Errno;
 
 use crate::fs::lock::{now, recheck, try_open_locked};
 use crate::fs::meta::{self, DirFacts};
-use crate::fs::{ConflictWhat, FsError, Target};
+use crate::fs::{ConflictWhat, FsError, NotFoundKind, Target};
 
 use super::op::Txn;
-use super::plan::Plan;
+use super::plan::{End, Plan};
 use super::prepare::first_op;
 use super::TxnError;
 
 /// A file's original, open and locked: the descriptor and the metadata
 /// the stale check compares.
 pub(super) struct Locked {
-    pub(super) fd: OwnedFd,
+    /// `None` once released after its new content was staged (`nofile`:
+    /// a transaction the limit would not let hold two per file).
+    pub(super) fd: Option<OwnedFd>,
     pub(super) st: Stat,
+}
+
+/// An original's descriptor for a commit step: the one held since the
+/// lock phase, or the file opened and locked again.
+pub(super) enum Held<'a> {
+    Kept(&'a OwnedFd),
+    Again(OwnedFd),
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = OwnedFd;
+    fn deref(&self) -> &OwnedFd {
+        match self {
+            Held::Kept(fd) => fd,
+            Held::Again(fd) => fd,
+        }
+    }
+}
+
+impl Locked {
+    /// The original at `t`, checked as the stale check of a single-file
+    /// edit checks it (same inode at the name, same size, mtime and
+    /// ctime): through the descriptor held, or, released, by opening the
+    /// name again and locking what it holds only if it is still the inode
+    /// staged: a writer that changed or replaced it meanwhile is found
+    /// here, as by the held lock's recheck. The relock never waits (`busy`
+    /// at once): this transaction holds other locks by now, in no order
+    /// with this one, and a writer holding this one could be waiting for
+    /// one of them (a cycle that only `--lock-timeout` ended, then `busy`
+    /// for the writer too); one holding it is about to change it anyway.
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn held(&self, t: &Target) -> Result<Held<'_>, FsError> {
+        let h = match &self.fd {
+            Some(fd) => Held::Kept(fd),
+            None => {
+                let id = (self.st.st_dev, self.st.st_ino);
+                let changed = |what| FsError::Conflict {
+                    path: t.path.clone(),
+                    what,
+                };
+                match try_open_locked(t, now(), Duration::ZERO, Some(id)) {
+                    Ok(Some((fd, _))) => Held::Again(fd),
+                    Ok(None) => return Err(changed(ConflictWhat::ChangedWhileEditing)),
+                    Err(FsError::NotFound {
+                        kind: NotFoundKind::Other(Errno::NOENT),
+                        ..
+                    }) => return Err(changed(ConflictWhat::Removed)),
+                    Err(FsError::NotFound { .. }) => {
+                        return Err(changed(ConflictWhat::ChangedWhileEditing))
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        recheck(t, &h, &self.st)?;
+        Ok(h)
+    }
 }
 
 /// Locks every existing file of the plan (see the module docs); each is
@@ -82,8 +144,12 @@ pub(super) fn lock_all(txn: &Txn, plan: &Plan) -> Result<Vec<Option<Locked>>, Tx
             if !plan.files[f].steps.is_empty() {
                 meta::check_writable(t, &fd, &st).map_err(err)?;
             }
+            // Deleted, moved or replaced: an inode flag keeps its name.
+            if !matches!(plan.files[f].end, End::InPlace) {
+                meta::check_removable(t, &fd).map_err(err)?;
+            }
             meta::check_rename(t, &st, facts_of(&mut dirs, t)).map_err(err)?;
-            locked[f] = Some(Locked { fd, st });
+            locked[f] = Some(Locked { fd: Some(fd), st });
         }
         return Ok(locked);
     }
@@ -142,10 +208,43 @@ pub(super) fn recheck_all(plan: &Plan, locked: &[Option<Locked>]) -> Result<(), 
                 (false, Some((t, _, _))) => Some(&t.path) == to && !plan.file_of.contains(&g),
                 _ => false,
             };
-            if let (true, Some((t, _, _)), Some(l)) = (named, &file.orig, &locked[g]) {
-                recheck(t, &l.fd, &l.st).map_err(|e| TxnError::of(op, e))?;
+            match (named, &file.orig, &locked[g]) {
+                (true, Some((t, _, _)), Some(l)) => {
+                    l.held(t).map_err(|e| TxnError::of(op, e))?;
+                }
+                (true, Some(_), None) => {
+                    recheck_link(plan, g).map_err(|e| TxnError::of(op, e))?;
+                }
+                _ => {}
             }
         }
     }
     Ok(())
+}
+
+/// The stale check of a symlink a delete removes (it is not locked: the
+/// link is not the file): its name must still hold the link the plan saw,
+/// else another writer put something there since (a file written there was
+/// removed unseen, exit 0). A symlink still: a file made there may reuse
+/// the freed link's inode number. Locked originals are checked by
+/// `Locked::held`.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(super) fn recheck_link(plan: &Plan, f: usize) -> Result<(), FsError> {
+    match &plan.files[f].orig {
+        Some((t, id, true)) => {
+            let now = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW);
+            let link = |s: &Stat| rfs::FileType::from_raw_mode(s.st_mode).is_symlink();
+            match now.map(|s| (s.st_dev, s.st_ino, link(&s))) {
+                Ok(n) if n == (id.0, id.1, true) => Ok(()),
+                n => Err(FsError::Conflict {
+                    path: t.path.clone(),
+                    what: match n {
+                        Ok(_) => ConflictWhat::ChangedWhileEditing,
+                        Err(_) => ConflictWhat::Removed,
+                    },
+                }),
+            }
+        }
+        _ => Ok(()),
+    }
 }

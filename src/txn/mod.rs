@@ -1,125 +1,4 @@
-//! Several files in one call, all or nothing (issue 19).
-//!
-//! # The request
-//!
-//! `--stdin` (or `--request-b64 B64`, the same JSON in argv for exec APIs
-//! without stdin) takes, besides the single-file `{"path","edits"}`,
-//! `{"files":[OP,...]}`: 1 to [`MAX_OPS`] (256) ops, applied in order
-//! (the descriptors 256 files need: `nofile`).
-//!
-//! | op | fields | does |
-//! | --- | --- | --- |
-//! | `edit` | `path`, `edits` (as the single-file request, `at_line` included), `expect_sha256`? | replaces in the file |
-//! | `insert` | `path`, `line`, `text` | inserts `text` as whole lines after line `line` (0: before the first; a final newline is added if missing) |
-//! | `create` | `path`, `content`, `overwrite`? (false), `mode`? ("0644") | a new file with exactly `content`; missing parents made (0755 before the umask) |
-//! | `delete` | `path`, `expect_sha256`? | removes the entry (a symlink itself, not its target) |
-//! | `move` | `path`, `to`, `overwrite`? (false), `edits`?, `expect_sha256`? | renames, editing on the way; missing parents made; across file systems a copy and a delete |
-//!
-//! An unknown field, a field of another op, an unknown op, an empty list
-//! or more than 256 ops is `invalid_argument` (exit 2). `--expect-sha256`
-//! is per op here (the flag is refused). Every other flag applies to every
-//! file: `--dry-run`, `--report`, `--diff`, `--hints`, `--fsync`, `--eol`,
-//! `--lock-timeout` (over the whole lock acquisition), `--root` (every path,
-//! move targets and created parents included).
-//!
-//! Ops on the same file chain: each sees what the previous left. Two paths
-//! to one inode (a symlink, a hard link) are one file: its ops chain and it
-//! is locked once; it is committed under the name its first op used (a
-//! replaced file's other hard links keep the old inode, as with a
-//! single-file edit). A path an earlier op vacated is missing, a path an
-//! earlier create made exists; a hard link of a file an earlier op deleted
-//! is refused (`file_not_found`: its other name still holds it on disk),
-//! and so is a delete or move through (or a move onto) another hard link of
-//! a file an earlier op names (it would remove or move the name that op
-//! used), and a path ending in `/`, `/.` or `/..` (it names a directory).
-//! A `move` follows a final symlink (it moves the file); a `delete` does
-//! not. Moves that swap names (a→tmp, b→a, tmp→b) are not ordered for:
-//! the second rename finds its name taken and the transaction rolls back.
-//!
-//! # Tokens and result keys
-//!
-//! - `line_out_of_range` (exit 1): an `insert` after a line past the last;
-//!   the detail says how many lines the file has.
-//! - `file_exists` (exit 1): a `create` or `move` onto an existing path
-//!   without `overwrite` (or one that appeared during the commit).
-//!
-//! Success: `{"count":N,"files":K}`: N the replacements of every `edit`
-//! and `move`; K the distinct paths whose entry the transaction changed:
-//! made, removed, or given a new file (new content, or a file moved over
-//! it). A move counts its source and its target; a path made and removed
-//! again, or a file moved away and back unedited, does not count; a path
-//! counts once however many ops name it. A rewrite to the same bytes
-//! counts (the file is replaced). `--report` adds `"changes"`, one object
-//! per op in request order: `path` (resolved), `op`, `to` (a move),
-//! `count`, and for content ops `size`, `sha256`, `lines` (an insert: the
-//! first inserted line), `edits` (a batch); `--diff` adds each change's
-//! `diff` under one 64 KiB budget shared by all (`diff_truncated` on those
-//! left out). `dry_run: true` with `--dry-run --report`; `durable: false`
-//! when a `--fsync` flush after the commit failed.
-//!
-//! A refusal: the failing op's token and keys as a single-file refusal has
-//! them (`count`, `hints`, `lines`), `"file": i` (1-based op index), and a
-//! detail starting `file i of n (P): `; a patch refusal adds `"chunk"`. A
-//! failure in the commit phase adds `"rolled_back": true`: every file has
-//! its old bytes, mode, owner and xattrs, and the original inode. When an
-//! undo step itself fails: `internal_error` with `"partial": [{"path",
-//! "state": "old"|"new"}, ...]` listing every file.
-//!
-//! # All or nothing
-//!
-//! 1. **Plan** (`plan`): every path resolved and confined, the model of
-//!    where each file ends; nothing opened for writing.
-//! 2. **Lock** (`lock`): every existing file opened read-only and
-//!    `flock`ed in one canonical order, by the (device, inode) its name
-//!    holds, within one `--lock-timeout` (`busy` past it), so transactions
-//!    over overlapping files in any order, through any of their hard
-//!    links, cannot deadlock; a name found holding another inode (a commit
-//!    replaced it) starts the round again, sorted anew. A create takes no
-//!    lock (nothing exists): its `RENAME_NOREPLACE` commit refuses a
-//!    racing creator (`file_exists`, rolled back). The content is read
-//!    only once locked. The descriptors this holds, and the bound they
-//!    make: `nofile`.
-//! 3. **Prepare** (`prepare::stage`): each file's ops run through the same
-//!    engine and `fs::prepare` as a single-file edit, into unnamed
-//!    `O_TMPFILE` temps beside where the file ends; every `expect_sha256`
-//!    checked. A refusal or error here changes nothing and leaves nothing.
-//!    `--dry-run` stops here. `edit` and `insert` stream (an insert with
-//!    `--diff` holds both texts); a patch's transform holds one file's text.
-//! 4. **Commit** (`commit`): files in order of their last op; before each,
-//!    the stale check of a single-file edit. An edit's temp is swapped
-//!    with the original by `renameat2(RENAME_EXCHANGE)`, so the original
-//!    stays under the temp's hidden name; a deleted or moved-away original
-//!    is renamed to a hidden name; creates and moves take their name with
-//!    `RENAME_NOREPLACE` (`link` + `unlink` where the file system lacks
-//!    it); without `RENAME_EXCHANGE` (`EINVAL`) the original is hard-linked
-//!    to a hidden name first. Every step logs its inverse; a failure undoes
-//!    the log newest first (directories made are removed). The original
-//!    inode survives a rollback on every path here; only on a file system
-//!    with neither `RENAME_EXCHANGE` nor hard links does the commit fail
-//!    before touching that file (`write_failed`, rolled back). Once all is
-//!    committed, the hidden names are removed. The log lives in `undo`,
-//!    where the panic hook and the out-of-memory exit reach it: a panic
-//!    (or a failed allocation) inside the commit is undone there too,
-//!    newest first and without allocating; its `internal_error` detail
-//!    ends `(in the commit phase: rolled back, every file is old)`, or
-//!    says that it could not be fully undone and the hidden names stay.
-//!
-//! # The crash window
-//!
-//! A SIGKILL or power cut during the commit phase may leave the set mixed
-//! (each file old or new, never torn) and hidden names
-//! `.as-edit-<16 hex>.tmp` in the files' directories, each holding an
-//! original (or a not yet committed new content). Outside the commit
-//! phase nothing is ever left behind. The window, from the first commit
-//! syscall (naming the first temp) to the last (removing the last hidden
-//! name), measured with `perf trace -e renameat2,linkat,unlinkat,mkdirat`
-//! on the static binary, ext4, a loaded 2-core machine, 21 runs each, one
-//! small edit per file: 10 files median 1.27 ms (min 1.13, max 6.38);
-//! 100 files median 31.65 ms (min 18.89, max 59.66) (each final temp is
-//! written back in the prepare phase, on ext4 and btrfs; before that:
-//! 7.24 and 39.80 ms). Three syscalls per
-//! edited file lie in it (link, exchange, unlink), plus the stale check and
-//! the metadata copy of each.
+#![doc = include_str!("txn.md")]
 
 mod commit;
 mod count;
@@ -134,6 +13,7 @@ mod prepare;
 mod undo;
 mod writer;
 
+pub(crate) use nofile::failure;
 pub use undo::undo_on_exit;
 
 pub use insert::insert;
@@ -141,9 +21,10 @@ pub use insert::insert;
 use serde::Serialize;
 
 pub use op::{
-    Change, Op, OpKind, OpRefusal, Source, Transform, TransformFn, Transformed, Txn, MAX_OPS,
+    Change, NewModes, Op, OpKind, OpRefusal, Source, Transform, TransformFn, Transformed, Txn,
+    MAX_OPS,
 };
-pub use parse::{parse, parse_request, Parsed};
+pub use parse::{is_op, parse, parse_op, parse_request, Parsed};
 
 use crate::fs::FsError;
 use crate::protocol::{display_path, Failure, Report};
@@ -177,8 +58,7 @@ impl TxnError {
     }
     #[cfg_attr(as_edit_small, optimize(size))]
     pub(crate) fn of(op: usize, e: FsError) -> TxnError {
-        let f = crate::fs::resource::out_of_descriptors(&e, nofile::bound);
-        TxnError::fail(op, f.unwrap_or_else(|| Failure::from(e)))
+        TxnError::fail(op, failure(e))
     }
     pub(crate) fn at(mut self, op: usize) -> TxnError {
         self.op = op;
@@ -277,12 +157,17 @@ fn run_inner(
     counts: &mut [u64],
 ) -> Result<(usize, bool, Paths), TxnError> {
     let plan = plan::plan(txn)?;
-    let locked = lock::lock_all(txn, &plan)?;
+    let mut locked = lock::lock_all(txn, &plan)?;
+    let tight = nofile::tight(&plan);
     let mut temps = Vec::with_capacity(plan.files.len());
     for (f, file) in plan.files.iter().enumerate() {
         let t = prepare::stage(txn, &plan, f, file, locked[f].as_ref(), reports, counts)?;
         if let (Some(t), false) = (&t, txn.options.fsync || txn.options.dry_run) {
             crate::fs::temp::start_writeback(t.file());
+        }
+        // Staged: the temp is its descriptor, the original relocked later (`nofile`).
+        if let (Some(l), Some(_), true) = (locked[f].as_mut(), &t, tight) {
+            l.fd = None;
         }
         temps.push(t);
     }
@@ -311,7 +196,7 @@ fn run_inner(
     };
     drop(temps);
     // Originals are freed at their last close, which can wait for the device.
-    crate::fs::release::close_all(locked.into_iter().flatten().map(|l| l.fd).collect());
+    crate::fs::release::close_all(locked.into_iter().flatten().filter_map(|l| l.fd).collect());
     Ok((changed, durable, plan.resolved))
 }
 
@@ -503,6 +388,7 @@ mod tests {
                 },
             ],
             options: Default::default(),
+            new_modes: NewModes::REQUEST,
         };
         assert_eq!(
             run(&txn),
@@ -531,6 +417,7 @@ mod tests {
                 },
             }],
             options: Default::default(),
+            new_modes: NewModes::REQUEST,
         };
         let p = moved.display();
         assert_eq!(

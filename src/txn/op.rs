@@ -33,6 +33,34 @@ pub struct Txn {
     /// `--dry-run`, `--report`, `--diff`, `--hints`, `--fsync`, `--eol`,
     /// `--lock-timeout`, `--root`: for every file.
     pub options: EditOptions,
+    /// The permission bits, before the umask, of what the transaction
+    /// makes where nothing was.
+    pub new_modes: NewModes,
+}
+
+/// Permission bits before the umask: a `create`'s file when it gives no
+/// `mode`, and every directory a create or move makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewModes {
+    /// A created file's.
+    pub file: u32,
+    /// A made directory's.
+    pub dir: u32,
+}
+
+impl NewModes {
+    /// A `{"files"}` request and a `--patch`: 0644 and 0755, whatever the
+    /// umask allows beyond them.
+    pub const REQUEST: NewModes = NewModes {
+        file: 0o644,
+        dir: 0o755,
+    };
+    /// The `apply_patch` mode: 0666 and 0777, so the umask alone decides,
+    /// as Codex's `apply_patch` (std's `fs::write` and `create_dir_all`).
+    pub const CODEX: NewModes = NewModes {
+        file: 0o666,
+        dir: 0o777,
+    };
 }
 
 /// The most ops (and so files) one transaction may hold; more is
@@ -74,11 +102,13 @@ pub enum OpKind {
     Create {
         /// The bytes written (may be empty).
         content: String,
-        /// Replace an existing file (owner and mode kept) instead of
-        /// refusing with `file_exists`.
+        /// Replace an existing file (its owner kept, and its mode unless
+        /// `mode` is given) instead of refusing with `file_exists`.
         overwrite: bool,
-        /// Permission bits before the umask (default 0o644).
-        mode: u32,
+        /// Permission bits before the umask, for a new file and for one it
+        /// replaces; `None`: a new file gets [`Txn::new_modes`]' `file`,
+        /// a replaced one keeps its own.
+        mode: Option<u32>,
     },
     /// Remove the directory entry (a symlink itself, never its target).
     Delete {

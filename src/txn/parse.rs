@@ -54,7 +54,10 @@ impl<'de> serde::Deserialize<'de> for Ops {
 #[serde(deny_unknown_fields, expecting = "an object with \"op\" and \"path\"")]
 struct RawOp {
     op: String,
-    path: String,
+    /// `path`, or `path_b64` for a name that is not UTF-8 (the toolset's
+    /// lossless names, `tools::name`): one of them.
+    path: Option<String>,
+    path_b64: Option<String>,
     edits: Option<EditList>,
     expect_sha256: Option<String>,
     line: Option<LineNo>,
@@ -63,6 +66,7 @@ struct RawOp {
     overwrite: Option<bool>,
     mode: Option<String>,
     to: Option<String>,
+    to_b64: Option<String>,
 }
 
 /// A `--stdin` or `--request-b64` request: one file, or a transaction.
@@ -101,6 +105,38 @@ pub fn parse_request(json: &[u8], options: EditOptions) -> Result<Parsed, Failur
         None if begun(json) => parse(json, options).map(Parsed::Files),
         _ => crate::args::parse_stdin_request(json, options).map(Parsed::One),
     }
+}
+
+/// Whether `op` names a transaction op (`edit`, `insert`, `create`,
+/// `delete`, `move`): such an op alone at the top level is a transaction
+/// of one ([`parse_op`]).
+pub fn is_op(op: Option<&str>) -> bool {
+    matches!(op, Some("edit" | "insert" | "create" | "delete" | "move"))
+}
+
+/// A transaction op given alone at the top level (`{"op":"create",…}`):
+/// a transaction of one, read and refused as `{"files":[OP]}` would be.
+#[cold] // off the single-file path: LLVM optimizes it for size
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn parse_op(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
+    let text = std::str::from_utf8(json).map_err(|e| {
+        invalid(format!(
+            "request is not UTF-8 (bad byte at offset {})",
+            e.valid_up_to()
+        ))
+    })?;
+    let raw: RawOp =
+        crate::strict_json::from_str(text).map_err(|e| invalid(format!("op request: {e}")))?;
+    if options.expect_sha256.is_some() {
+        return Err(invalid(
+            "--expect-sha256 is per op: give \"expect_sha256\" in the op".into(),
+        ));
+    }
+    Ok(Txn {
+        ops: vec![op(raw, "file 1 of 1")?],
+        options,
+        new_modes: super::op::NewModes::REQUEST,
+    })
 }
 
 fn invalid(detail: String) -> Failure {
@@ -147,18 +183,42 @@ pub fn parse(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
         .enumerate()
         .map(|(i, raw)| op(raw, &format!("file {} of {n}", i + 1)))
         .collect::<Result<_, _>>()?;
-    Ok(Txn { ops, options })
+    Ok(Txn {
+        ops,
+        options,
+        new_modes: super::op::NewModes::REQUEST,
+    })
 }
 
+/// `key` given as a string or as `key_b64` (its bytes in base64); `None`
+/// if neither.
 #[cfg_attr(as_edit_small, optimize(size))]
-fn path(p: String, what: &str, key: &str) -> Result<PathBuf, Failure> {
-    if p.is_empty() {
+fn name(
+    what: &str,
+    key: &str,
+    plain: Option<String>,
+    b64: Option<String>,
+) -> Result<Option<PathBuf>, Failure> {
+    let bytes = match (plain, b64) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(format!(
+                "{what}: give {key:?} or \"{key}_b64\", not both"
+            )))
+        }
+        (Some(p), None) => p.into_bytes(),
+        (None, Some(b)) => crate::args::b64::decode(b.as_bytes())
+            .map_err(|e| invalid(format!("{what}: \"{key}_b64\" is not valid base64 ({e})")))?,
+        (None, None) => return Ok(None),
+    };
+    if bytes.is_empty() {
         return Err(invalid(format!("{what}: {key} is empty")));
     }
-    if p.contains('\0') {
+    if bytes.contains(&0) {
         return Err(invalid(format!("{what}: {key} contains a NUL character")));
     }
-    Ok(PathBuf::from(p))
+    Ok(Some(PathBuf::from(
+        <std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(bytes),
+    )))
 }
 
 #[cold] // off the single-file path: LLVM optimizes it for size
@@ -185,7 +245,7 @@ fn op(mut raw: RawOp, what: &str) -> Result<Op, Failure> {
         ("content", raw.content.is_some()),
         ("overwrite", raw.overwrite.is_some()),
         ("mode", raw.mode.is_some()),
-        ("to", raw.to.is_some()),
+        ("to", raw.to.is_some() || raw.to_b64.is_some()),
     ];
     if let Some((k, _)) = given.iter().find(|(k, g)| *g && !allowed.contains(k)) {
         return Err(invalid(format!("{what}: {:?} takes no {k:?}", raw.op)));
@@ -217,26 +277,27 @@ fn op(mut raw: RawOp, what: &str) -> Result<Op, Failure> {
             content: raw.content.ok_or_else(|| need("content"))?,
             overwrite,
             mode: match &raw.mode {
-                None => 0o644,
-                Some(m) => octal_mode(m).ok_or_else(|| {
+                None => None,
+                Some(m) => Some(octal_mode(m).ok_or_else(|| {
                     invalid(format!(
                         "{what}: mode takes 3 or 4 octal digits (\"0644\"), got {m:?}"
                     ))
-                })?,
+                })?),
             },
         },
         "delete" => OpKind::Delete {
             expect_sha256: expect,
         },
         _ => OpKind::Move {
-            to: path(raw.to.ok_or_else(|| need("to"))?, what, "to")?,
+            to: name(what, "to", raw.to.take(), raw.to_b64.take())?.ok_or_else(|| need("to"))?,
             overwrite,
             change: edits.map(Change::Edits),
             expect_sha256: expect,
         },
     };
     Ok(Op {
-        path: path(raw.path, what, "path")?,
+        path: name(what, "path", raw.path.take(), raw.path_b64.take())?
+            .ok_or_else(|| need("path"))?,
         kind,
     })
 }

@@ -1,10 +1,12 @@
 //! The model of a transaction before anything is touched: which file each
 //! op means (two paths to one inode are one file), where each file ends
 //! (in place, at a new path, gone), which ops change its content, and the
-//! directories a create or move must make. Paths are resolved once here,
+//! directories a create or move must make. Paths are resolved once here
+//! (`walk`: name by name, each name in the model before the disk),
 //! `--root` confining every one of them, move targets and created parents
-//! included; ops see the effect of earlier ops (a path a move vacated is
-//! missing, a path a create made exists).
+//! included; ops see the effect of earlier ops (a path a delete or move
+//! vacated is missing, and so is everything under it; a path a create
+//! made exists; a directory a create made is one).
 
 use std::ffi::CString;
 use std::os::fd::OwnedFd;
@@ -20,7 +22,9 @@ use super::op::{OpKind, Txn};
 use super::TxnError;
 
 mod new;
-use new::{exists, refused};
+mod walk;
+use new::{dangling, exists, names_a_dir, refused, DIR};
+use walk::What;
 
 /// Where a file ends up.
 pub(super) enum End {
@@ -55,8 +59,6 @@ pub(super) struct File {
     pub(super) steps: Vec<usize>,
     /// The last op naming it (files commit in this order).
     pub(super) last: usize,
-    /// A create's mode (before the umask) when the file is new.
-    pub(super) mode: Option<u32>,
     /// A file created and then removed in the same transaction: where it
     /// would have been, so its ops still run (and may refuse) on a temp.
     pub(super) unborn: Option<Target>,
@@ -78,8 +80,10 @@ enum Named {
     /// A file of the model through another hard link than the one it is
     /// at: one file for content ops, not for a delete or move (the name).
     Link(usize),
-    /// Nothing (never there, or vacated by an earlier op).
-    Nothing(Dest),
+    /// Nothing (never there, or vacated by an earlier op); the op's own
+    /// name if it is a symlink that leads here (it dangles), and a symlink
+    /// on the way that leads to a directory not on disk.
+    Nothing(Dest, Option<PathBuf>, Option<PathBuf>),
 }
 
 struct Model<'t> {
@@ -91,44 +95,90 @@ struct Model<'t> {
     names: Vec<(PathBuf, Option<usize>)>,
     /// Where each file is now (its key in `names`).
     at: Vec<Option<PathBuf>>,
+    /// Directories an earlier create or move makes (absolute).
+    made: Vec<PathBuf>,
     txn: &'t Txn,
-    /// Every directory opened, by canonical path and (device, inode): one
-    /// descriptor each, however many files it holds (the descriptor bound,
-    /// `txn` docs).
-    dirs: Vec<(PathBuf, (u64, u64), Rc<OwnedFd>)>,
+    /// Every directory opened, by (device, inode): one descriptor each,
+    /// however many files it holds (the descriptor bound, `txn` docs).
+    dirs: Vec<((u64, u64), Rc<OwnedFd>)>,
+    /// A file met by its (device, inode) no longer holds it (`plan`).
+    stale: bool,
 }
 
-/// Builds the model; a refusal names its op.
+/// Builds the model; a refusal names its op. Two names found holding one
+/// (device, inode) are one file only if the first still holds it: when it
+/// does not, another writer replaced it meanwhile and the freed inode
+/// number may have been reused by another file (two files were merged and
+/// one's ops edited the other); the model is then built again, up to 100
+/// times (then `busy`, as the lock's rounds).
 #[cold] // off the single-file path: LLVM optimizes it for size
 #[cfg_attr(as_edit_small, optimize(size))]
 pub(super) fn plan(txn: &Txn) -> Result<Plan, TxnError> {
-    let root = match txn.options.root.as_deref() {
-        Some(r) => Some(open_root(r).map_err(|e| TxnError::of(0, e))?),
-        None => None,
+    for _ in 0..100 {
+        if let Some(r) = plan_once(txn) {
+            return r;
+        }
+    }
+    let path = txn.ops[0].path.clone();
+    Err(TxnError::of(0, FsError::KeptChanging { path }))
+}
+
+/// One attempt; `None`: a stale identity was met, start again.
+#[cold]
+#[cfg_attr(as_edit_small, optimize(size))]
+fn plan_once(txn: &Txn) -> Option<Result<Plan, TxnError>> {
+    let root = match txn.options.root.as_deref().map(open_root).transpose() {
+        Ok(r) => r,
+        Err(e) => return Some(Err(TxnError::of(0, e))),
     };
     let mut m = Model {
         root,
         files: Vec::new(),
         names: Vec::new(),
         at: Vec::new(),
+        made: Vec::new(),
         dirs: Vec::new(),
+        stale: false,
         txn,
     };
     let mut file_of = Vec::with_capacity(txn.ops.len());
     let mut resolved = Vec::with_capacity(txn.ops.len());
     for i in 0..txn.ops.len() {
-        let (f, from) = m.apply(i).map_err(|e| e.at(i))?;
+        let (f, from) = match m.apply(i) {
+            Ok(r) => r,
+            Err(_) if m.stale => return None,
+            Err(e) => return Some(Err(e.at(i))),
+        };
+        #[cfg(any(debug_assertions, feature = "fault-injection"))]
+        pause(i);
         let to = matches!(txn.ops[i].kind, OpKind::Move { .. })
             .then(|| m.at[f].clone())
             .flatten();
         file_of.push(f);
         resolved.push((from, to));
     }
-    Ok(Plan {
+    Some(Ok(Plan {
         files: m.files,
         file_of,
         resolved,
-    })
+    }))
+}
+
+/// Test builds only: after the first op of the first attempt, wait for a
+/// byte on the FIFO at `AS_EDIT_TEST_PLAN_PAUSE` (a test changes files
+/// while the model is half built).
+#[cfg(any(debug_assertions, feature = "fault-injection"))]
+fn pause(i: usize) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static DONE: AtomicBool = AtomicBool::new(false);
+    if let (0, Some(p), false) = (
+        i,
+        std::env::var_os("AS_EDIT_TEST_PLAN_PAUSE"),
+        DONE.swap(true, Ordering::Relaxed),
+    ) {
+        use std::io::Read;
+        let _ = std::fs::File::open(p).and_then(|mut f| f.read(&mut [0u8; 1]));
+    }
 }
 
 impl Model<'_> {
@@ -140,10 +190,11 @@ impl Model<'_> {
         let follow = !matches!(op.kind, OpKind::Delete { .. });
         let entry = matches!(op.kind, OpKind::Delete { .. } | OpKind::Move { .. });
         let f = match (&op.kind, self.locate(&op.path, follow)?) {
-            (OpKind::Create { mode, .. }, Named::Nothing(dest)) => {
+            (OpKind::Create { overwrite, .. }, Named::Nothing(dest, link, via)) => {
+                let dest = self.landing(&op.path, dest, (link, via), *overwrite)?;
+                self.make_dirs(&dest);
                 let path = dest.t.path.clone();
                 let f = self.add(None, End::At(dest), i);
-                self.files[f].mode = Some(*mode);
                 self.files[f].steps.push(i);
                 return Ok((f, path));
             }
@@ -154,7 +205,8 @@ impl Model<'_> {
                 return Err(self.link(f, &op.path))
             }
             (_, Named::File(f) | Named::Link(f)) => f,
-            (_, Named::Nothing(d)) => {
+            (_, Named::Nothing(_, Some(link), _)) => return Err(dangling(link)),
+            (_, Named::Nothing(d, None, _)) => {
                 return Err(TxnError::of(
                     i,
                     FsError::NotFound {
@@ -184,7 +236,7 @@ impl Model<'_> {
                     self.files[f].steps.push(i);
                 }
                 let dest = match self.locate(to, true)? {
-                    Named::Nothing(d) => d,
+                    Named::Nothing(d, link, via) => self.landing(to, d, (link, via), *overwrite)?,
                     // Onto itself (a hard link of it too: rename(2) leaves both).
                     Named::File(g) | Named::Link(g) if g == f => return Ok((f, from)),
                     _ if !overwrite => return Err(exists(to)),
@@ -200,11 +252,14 @@ impl Model<'_> {
                             End::At(e) => e.replaces,
                             End::Gone => None,
                         };
+                        // Its name is taken here: it commits with this op.
+                        self.files[g].last = i;
                         self.vacate(g);
                         self.gone(g);
                         d
                     }
                 };
+                self.make_dirs(&dest);
                 self.vacate(f);
                 // Moved back to where it was: in place again.
                 if let Some((t, _, _)) = &self.files[f].orig {
@@ -236,7 +291,6 @@ impl Model<'_> {
             end,
             steps: Vec::new(),
             last: i,
-            mode: None,
             unborn: None,
         });
         let f = self.files.len() - 1;
@@ -276,20 +330,21 @@ impl Model<'_> {
         }
     }
 
-    /// The canonical directory `dir`, opened (and confined) once however many
-    /// files it holds: found by its path, else by its device and inode.
+    /// The canonical directory `dir`, opened (and confined), one descriptor
+    /// however many files it holds: found by its device and inode. Opened
+    /// each time, not found by its path: a directory renamed away while
+    /// the plan was made (its name given to another) would be the one an
+    /// earlier op opened, and a later op, walked through the new one,
+    /// would act on a file there that was never at the path it named.
     fn open_dir(&mut self, dir: &Path) -> Result<Rc<OwnedFd>, TxnError> {
-        if let Some(d) = self.dirs.iter().find(|d| d.0 == dir) {
-            return Ok(d.2.clone());
-        }
         let root = self.root.as_ref().map(|(p, fd)| (p.as_path(), fd));
-        let mut fd: Rc<OwnedFd> = open_dir(dir, root).map_err(|e| TxnError::of(0, e))?.into();
+        let fd: Rc<OwnedFd> = open_dir(dir, root).map_err(|e| TxnError::of(0, e))?.into();
         // (0, 0): not known, no directory's.
         let id = rfs::fstat(&fd).map_or((0, 0), |st| (st.st_dev, st.st_ino));
-        if let Some(d) = self.dirs.iter().find(|d| d.1 == id && id != (0, 0)) {
-            fd = d.2.clone();
+        if let Some(d) = self.dirs.iter().find(|d| d.0 == id && id != (0, 0)) {
+            return Ok(d.1.clone()); // the new descriptor is closed
         }
-        self.dirs.push((dir.to_owned(), id, fd.clone()));
+        self.dirs.push((id, fd.clone()));
         Ok(fd)
     }
 
@@ -307,66 +362,42 @@ impl Model<'_> {
     /// over it): its directory and name as they are.
     fn dest_of(&mut self, g: usize) -> Result<Dest, TxnError> {
         let key = self.at[g].clone().expect("present");
-        Ok(self.locate_new(&key)?.0)
+        let w = self.walk(&key, false).map_err(|e| TxnError::of(0, e))?;
+        self.dest(w)
     }
 
-    /// What `path` names now. `follow`: the last component may be a
-    /// symlink to the file (every op but `delete`).
+    /// What `path` names now (`walk`: the transaction's effects first,
+    /// then the disk). `follow`: the last component may be a symlink to
+    /// the file (every op but `delete`).
     #[cold] // off the single-file path: LLVM optimizes it for size
     #[cfg_attr(as_edit_small, optimize(size))]
     fn locate(&mut self, path: &Path, follow: bool) -> Result<Named, TxnError> {
         let err = |e| TxnError::of(0, e);
-        let link =
-            !follow && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-        let existing = if link {
-            None
-        } else {
-            std::fs::canonicalize(path).ok()
-        };
-        let (dest, key) = match existing {
-            Some(abs) => {
-                if let Some((root, _)) = &self.root {
-                    if !abs.starts_with(root) {
-                        return Err(err(outside_root(path, root)));
-                    }
-                }
-                (None, abs)
-            }
-            None => {
-                let (d, key) = self.locate_new(path)?;
-                (Some(d), key)
-            }
-        };
-        if let Some(known) = self.names.iter().find(|n| n.0 == key).map(|n| n.1) {
-            return Ok(match (known, dest) {
-                (Some(f), _) => Named::File(f),
-                (None, Some(d)) => Named::Nothing(d),
-                (None, None) => Named::Nothing(self.locate_new(&key)?.0),
-            });
+        let root = self.root.as_ref().map(|r| r.0.as_path());
+        let w = self.walk(path, follow).and_then(|w| match root {
+            Some(r) if !w.key().starts_with(r) => Err(outside_root(path, r)),
+            _ => Ok(w),
+        });
+        // Outside the root first: the spelling says nothing of what is there.
+        if names_a_dir(path) && !matches!(w, Err(FsError::OutsideRoot { .. })) {
+            return Err(refused(path, DIR));
         }
-        let dest = match dest {
-            Some(d) if !link => {
-                // Nothing there, or a dangling symlink: a create must not
-                // write through it.
-                if rfs::statat(&d.t.dir, &d.t.name, AtFlags::SYMLINK_NOFOLLOW).is_ok()
-                    && d.missing.is_empty()
-                {
-                    return Err(exists(path));
-                }
-                return Ok(Named::Nothing(d));
+        let w = w.map_err(err)?;
+        let key = w.key();
+        match (&w.what, &w.name) {
+            (What::File(f), _) => return Ok(Named::File(*f)),
+            (What::Made, _) => return Err(refused(path, "is a directory an earlier op makes")),
+            (What::Absent, None) => return Err(dangling(w.link.unwrap_or(key))),
+            (What::Absent, _) => {
+                let (link, via) = (w.link.clone(), w.through.clone());
+                return Ok(Named::Nothing(self.dest(w)?, link, via));
             }
-            d => d,
-        };
-        let t = match dest {
-            Some(d) => d.t, // the symlink itself
-            None => {
-                // `key` is canonical already: split, not resolved again.
-                let root = self.root.as_ref().map(|r| r.0.as_path());
-                let (parent, name) = split(&key, &key, root).map_err(err)?;
-                let (dir, path) = (self.open_dir(parent)?, key);
-                Target { dir, name, path }
-            }
-        };
+            (What::Disk, _) => {}
+        }
+        // `key` is canonical: split, not resolved again.
+        let (parent, name) = split(&key, &key, root).map_err(err)?;
+        let (dir, path) = (self.open_dir(parent)?, key.clone());
+        let t = Target { dir, name, path };
         let st = rfs::statat(&t.dir, &t.name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
             err(FsError::NotFound {
                 path: t.path.clone(),
@@ -385,6 +416,12 @@ impl Model<'_> {
         if let Some(f) =
             (self.files.iter()).position(|f| f.orig.as_ref().is_some_and(|o| o.1 == id))
         {
+            let o = &self.files[f].orig.as_ref().expect("found").0;
+            let now = rfs::statat(&o.dir, &o.name, AtFlags::SYMLINK_NOFOLLOW);
+            if now.map(|s| (s.st_dev, s.st_ino)) != Ok(id) {
+                self.stale = true;
+                return Err(err(FsError::KeptChanging { path: key }));
+            }
             return Ok(Named::Link(f));
         }
         let i = self.txn.ops.len();

@@ -10,7 +10,7 @@ use rustix::io::Errno;
 use sha2::{Digest, Sha256};
 
 use crate::fs::temp::Temp;
-use crate::fs::{ConflictWhat, FsError, Target, WriteStep};
+use crate::fs::{ConflictWhat, FsError, InodeFlag, Target, WriteStep};
 use crate::protocol::{display_path, Failure, Report};
 use crate::request::Eol;
 
@@ -80,9 +80,14 @@ pub(super) fn stage<'a>(
         // commit: an append-only or immutable one lets no name go, and the
         // temp (and any directory made) stayed. Refused before any temp
         // exists, as an edit in place is (`lock`).
+        // A plain move renames the original there: an immutable directory
+        // takes no name, an append-only one lets none it holds be replaced
+        // (it failed inside the commit, rolled back).
         let dev = rfs::fstat(&d.t.dir).ok().map(|s| s.st_dev);
-        if !file.steps.is_empty() || locked.map(|l| l.st.st_dev) != dev {
-            if let Some(flag) = crate::fs::meta::dir_flag(&d.t) {
+        let temp = !file.steps.is_empty() || locked.map(|l| l.st.st_dev) != dev;
+        if let Some(flag) = crate::fs::meta::dir_flag(&d.t) {
+            let plain = flag == InodeFlag::Immutable || d.replaces.is_some();
+            if temp || plain {
                 // The directory that has the flag, then the name in it.
                 let path = d.t.path.ancestors().nth(d.missing.len());
                 let path = path.unwrap_or(&d.t.path).to_owned();
@@ -90,7 +95,7 @@ pub(super) fn stage<'a>(
             }
         }
     }
-    let orig = locked.map(|l| &l.fd);
+    let orig = locked.and_then(|l| l.fd.as_ref());
     let crlf = match orig {
         Some(fd) if opts.eol == Eol::Preserve => {
             crate::fs::sink::dominant_is_crlf(fd).map_err(|e| TxnError::of(first_op(plan, f), e))?
@@ -181,7 +186,9 @@ pub(super) fn stage<'a>(
         };
         cur = next;
     }
-    // A move to another file system: a copy, committed like a create.
+    // A move to another device: a copy, committed like a create, made here
+    // before the commit window; another mount of the same device (a bind
+    // mount) is found by the rename's EXDEV and copied then (`commit`).
     if cur.is_none() {
         if let (End::At(d), Some(fd)) = (&file.end, orig) {
             let src_dev = locked.map(|l| l.st.st_dev);
@@ -267,7 +274,7 @@ fn transformed<'a>(
         let grades = out.notes.into_iter().filter(|n| n.0 == "match");
         r.grades = Some(grades.map(|n| n.1).collect()).filter(|g: &Vec<_>| !g.is_empty());
     }
-    Ok((w.finish(report).map_err(Failure::from)?, out.count))
+    Ok((w.finish(report).map_err(super::failure)?, out.count))
 }
 
 /// A transform's passes over the file (`TransformFn::passes`), in memory
@@ -364,7 +371,7 @@ pub(super) fn read_norm(
 ) -> Result<(), Failure> {
     let mut engine = crate::engine::Engine::new(&[], false);
     read_each(fd, &mut |b| engine.feed(b, each)).map_err(|errno| {
-        Failure::from(FsError::Read {
+        super::failure(FsError::Read {
             path: Some(path.to_owned()),
             errno,
         })
@@ -405,7 +412,7 @@ fn read_text(fd: &OwnedFd, path: &std::path::Path) -> Result<String, Failure> {
 /// The file copied as it is into a temp beside `at` (a move across file
 /// systems).
 #[cfg_attr(as_edit_small, optimize(size))]
-fn copy_temp<'a>(at: &'a Target, fd: &OwnedFd) -> Result<Temp<'a>, FsError> {
+pub(super) fn copy_temp<'a>(at: &'a Target, fd: &OwnedFd) -> Result<Temp<'a>, FsError> {
     let failed = |step, errno| FsError::Write {
         path: at.path.clone(),
         step,

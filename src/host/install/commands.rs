@@ -230,7 +230,7 @@ mod tests {
         let mv = last.find("mv -f '/d.part-n' '/d'").unwrap();
         assert!(check < mv, "{last}");
         assert!(
-            last.contains("\"as-edit \"*\"(protocol 3;\"*) ;;"),
+            last.contains("\"as-edit \"*\"(protocol 4;\"*) ;;"),
             "{last}"
         );
         // A temp that answers anything else fails the step before the mv.
@@ -242,7 +242,7 @@ mod tests {
                 .output()
                 .unwrap()
         };
-        let good = sh("as-edit 0.1.0 (protocol 3; x86_64-unknown-linux-musl)");
+        let good = sh("as-edit 0.1.0 (protocol 4; x86_64-unknown-linux-musl)");
         assert_eq!(good.stdout, b"moved\n");
         let old = sh("as-edit 0.0.9 (protocol 1; x)");
         assert_eq!(

@@ -1,0 +1,301 @@
+//! Every request the binary understands, read in one place ([`parse`]) and
+//! answered in one `match` ([`run`]).
+//!
+//! | request | comes as | answered by |
+//! | --- | --- | --- |
+//! | [`Request::Help`], [`Request::Version`] | `-h`, `--help`, `-V`, `--version` | the text, no result line |
+//! | [`Request::Argv`] | `[--] PATH OLD_B64 NEW_B64 [ALL]`, batches | `fs::edit` |
+//! | [`Request::Edit`] | `{"path","edits"}` on `--stdin` or `--request-b64` | `fs::edit` |
+//! | [`Request::Files`] | `{"files":[OP,…]}`, or one transaction op at the top level (`{"op":"create",…}`) | `txn::run` |
+//! | [`Request::PatchText`] | `--patch`, `--patch-b64`, `{"patch": TEXT}` | `patch::cli::run_text` |
+//! | [`Request::PatchOps`] | `{"operations":[…]}` | `patch::cli::run_operations` |
+//! | [`Request::Tool`] | `{"op":"stat"\|"list"\|"read",…}` (protocol 4) | `tools::run` |
+//!
+//! A JSON request is told apart by its keys, cheapest first, so that the
+//! edit path pays nothing for the others: the plain single-file request is
+//! read without serde (`args::parse_fast`), a well-formed one in one serde
+//! scan (`args::parse_single`); only what is neither is probed for
+//! `patch`/`operations`, then for `op` (one scan that also reads its name),
+//! and what is left is a transaction or a malformed single-file request
+//! (`txn::parse_request`, whose words its refusals keep).
+//!
+//! Adding a request: a variant here, its arm in [`run`], and its reading
+//! in [`parse`] (or, for an `{"op"}`, in `tools::parse`).
+
+use std::ffi::OsString;
+use std::io::Read;
+
+use crate::args::{self, Invocation};
+use crate::patch::cli::{self as patch_cli, Source};
+use crate::protocol::{self, ErrorKind, Failure};
+use crate::request::{self, EditOptions};
+use crate::{fs, tools, txn, Response};
+
+/// One request of any kind, read and checked, ready to run.
+#[derive(Debug)]
+pub enum Request {
+    /// `--help`.
+    Help,
+    /// `--version`.
+    Version,
+    /// An edit given entirely in argv.
+    Argv(request::Request),
+    /// The single-file JSON request.
+    Edit(request::Request),
+    /// Several files, all or nothing (a top-level op is a transaction of one).
+    Files(txn::Txn),
+    /// A V4A patch text.
+    PatchText {
+        /// The text as given (checked for UTF-8 when it runs).
+        text: Vec<u8>,
+        /// The flags given on the command line.
+        options: EditOptions,
+        /// `--patch-strict`.
+        strict: bool,
+    },
+    /// The Responses API's `{"operations":[…]}`.
+    PatchOps {
+        /// The operations as read (not empty).
+        ops: Vec<patch_cli::Operation>,
+        /// The flags given on the command line.
+        options: EditOptions,
+        /// `--patch-strict`.
+        strict: bool,
+    },
+    /// A read-side op of the toolset: `stat`, `list`, `read`.
+    Tool(tools::Request),
+}
+
+/// Answers a request: the one `match` every request goes through.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn run(req: Request) -> Response {
+    let (stdout, exit_code) = match req {
+        Request::Help => (format!("{}{}", args::HELP, patch_cli::HELP), 0),
+        Request::Version => (args::version_line(), 0),
+        Request::Argv(r) | Request::Edit(r) => edit(&r),
+        Request::Files(t) => txn::run(&t),
+        Request::PatchText {
+            text,
+            options,
+            strict,
+        } => patch_cli::run_text(&text, options, strict),
+        Request::PatchOps {
+            ops,
+            options,
+            strict,
+        } => patch_cli::run_operations(ops, options, strict),
+        Request::Tool(t) => tools::run(&t),
+    };
+    Response { stdout, exit_code }
+}
+
+#[cfg_attr(as_edit_small, optimize(size))]
+fn edit(req: &request::Request) -> (String, i32) {
+    let o = fs::edit(req);
+    match o.result {
+        Ok(count) => (
+            protocol::success_line(count, o.report.as_ref()),
+            protocol::EXIT_EDITED,
+        ),
+        Err(f) => (
+            protocol::failure_line(&f, o.report.as_ref()),
+            f.kind.exit_code(),
+        ),
+    }
+}
+
+/// Reads the request from argv, `AS_EDIT_ROOT` and (for `--stdin` and
+/// `--patch` only) standard input.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn parse(
+    args: &[OsString],
+    env_root: Option<OsString>,
+    stdin: &mut dyn Read,
+) -> Result<Request, Failure> {
+    let (source, strict, args) = patch_cli::split(args)?;
+    let req = match args::parse(&args, env_root, patch_cli::flag(&source))? {
+        Invocation::Help => return Ok(Request::Help),
+        Invocation::Version => return Ok(Request::Version),
+        Invocation::Edit(r) => Request::Argv(r),
+        Invocation::Stdin {
+            options,
+            max_request_bytes,
+        } => match source {
+            // --patch-b64 must not wait on a stdin that exec APIs may leave open.
+            Some(Source::Bytes(text)) => Request::PatchText {
+                text,
+                options,
+                strict,
+            },
+            Some(Source::Stdin) => Request::PatchText {
+                text: read_stdin(stdin, max_request_bytes)?,
+                options,
+                strict,
+            },
+            None => json(read_stdin(stdin, max_request_bytes)?, options, strict)?,
+        },
+        Invocation::RequestB64 { options, json: j } => json(j, options, strict)?,
+    };
+    match req {
+        Request::PatchText { .. } | Request::PatchOps { .. } => Ok(req),
+        _ if strict => Err(Failure::new(
+            ErrorKind::InvalidArgument,
+            "--patch-strict applies to patches (--patch, --patch-b64, or a patch request)",
+        )),
+        _ => Ok(req),
+    }
+}
+
+/// A JSON request, by its keys (module docs: cheapest first).
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn json(json: Vec<u8>, options: EditOptions, strict: bool) -> Result<Request, Failure> {
+    let json = match args::parse_fast(json, &options) {
+        Ok(r) => return r.map(Request::Edit),
+        Err(json) => json,
+    };
+    let json = &json[..];
+    if let Some(r) = args::parse_single(json, &options) {
+        return r.map(Request::Edit);
+    }
+    match patch_cli::parse_json(json) {
+        Some(Ok(patch_cli::Json::Text(p))) => {
+            return Ok(Request::PatchText {
+                text: p.into_bytes(),
+                options,
+                strict,
+            })
+        }
+        Some(Ok(patch_cli::Json::Operations(ops))) => {
+            return Ok(Request::PatchOps {
+                ops,
+                options,
+                strict,
+            })
+        }
+        Some(Err(f)) => return Err(f),
+        None => {}
+    }
+    if let Some(op) = tools::probe(json) {
+        return match txn::is_op(op.as_deref()) {
+            true => txn::parse_op(json, options).map(Request::Files),
+            false => tools::parse(json, &options).map(Request::Tool),
+        };
+    }
+    match txn::parse_request(json, options)? {
+        txn::Parsed::One(r) => Ok(Request::Edit(r)),
+        txn::Parsed::Files(t) => Ok(Request::Files(t)),
+    }
+}
+
+#[cfg_attr(as_edit_small, optimize(size))]
+fn read_stdin(stdin: &mut dyn Read, max: u64) -> Result<Vec<u8>, Failure> {
+    let mut buf = Vec::new();
+    // A request redirected from a regular file (fd 0, whatever `stdin`
+    // is: only the capacity depends on it) is read into one block of its
+    // size, not a block grown by doubling, each step remapped.
+    if let Ok(st) = rustix::fs::fstat(std::io::stdin()) {
+        if rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() {
+            let _ = buf.try_reserve_exact((st.st_size as u64).min(max) as usize + 1);
+        }
+    }
+    // One byte past the bound tells "too long" from "exactly max"; at
+    // u64::MAX there is no bound but memory, and `max + 1` must not wrap.
+    stdin
+        .take(max.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(|e| {
+            Failure::new(
+                ErrorKind::InvalidArgument,
+                format!("reading the stdin request: {e}"),
+            )
+        })?;
+    if buf.len() as u64 > max {
+        return Err(Failure::new(
+            ErrorKind::InvalidArgument,
+            format!("the stdin request exceeds {max} bytes (--max-request-bytes)"),
+        ));
+    }
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a JSON request was before the single-file request skipped the
+    /// probes: the patch probe, then the files probe, then the request. A
+    /// refusal as the line it prints (patch refusals were answered as
+    /// lines), a request as read.
+    fn probed(json: &[u8], options: request::EditOptions) -> String {
+        match patch_cli::parse_json(json) {
+            Some(Ok(patch_cli::Json::Text(p))) => {
+                format!("{:?}", patch_cli::run_text(p.as_bytes(), options, false))
+            }
+            Some(Ok(patch_cli::Json::Operations(ops))) => {
+                format!("{:?}", patch_cli::run_operations(ops, options, false))
+            }
+            Some(Err(f)) => line(&f),
+            None => match txn::parse_request(json, options) {
+                Ok(r) => format!("{r:?}"),
+                Err(f) => line(&f),
+            },
+        }
+    }
+
+    fn line(f: &Failure) -> String {
+        format!(
+            "{:?}",
+            (protocol::failure_line(f, None), f.kind.exit_code())
+        )
+    }
+
+    fn direct(j: &[u8], options: request::EditOptions) -> String {
+        match json(j.to_vec(), options, false) {
+            Ok(Request::Edit(r)) => format!("{:?}", txn::Parsed::One(r)),
+            Ok(Request::Files(t)) => format!("{:?}", txn::Parsed::Files(t)),
+            Ok(r @ (Request::PatchText { .. } | Request::PatchOps { .. })) => {
+                let r = run(r);
+                format!("{:?}", (r.stdout, r.exit_code))
+            }
+            Ok(r) => format!("{r:?}"),
+            Err(f) => line(&f),
+        }
+    }
+
+    #[test]
+    fn a_single_file_request_parses_as_the_probes_would_have_sent_it() {
+        let cases: &[&[u8]] = &[
+            br#"{"path":"f","edits":[{"old":"a\r\nb","new":"c","replace_all":true,"at_line":3}]}"#,
+            br#"{"edits":[{"old":"a","new":""}],"path":"f","expect_sha256":null}"#,
+            br#"{"path":"f","edits":[{"old":"a","new":"b"}],"expect_sha256":"00"}"#,
+            br#"{"path":"f","edits":[{"old":"a","new":"b"}],"path":"g"}"#,
+            br#"{"path":"f","edits":[{"old":"a","new":"b"}],"files":[]}"#,
+            br#"{"files":[{"op":"delete","path":"f"}],"path":"f","edits":[]}"#,
+            br#"{"path":"f","edits":[{"old":"a","new":"b"}],"patch":"x"}"#,
+            br#"{"patch":"*** Begin Patch\n*** End Patch"}"#,
+            br#"{"operations":[]}"#,
+            br#"{"path":"f","edits":[{"old":"a","new":"b"}]} x"#,
+            br#"["f",[["a","b"]]]"#,
+            br#"{"path":"f","edits":[]}"#,
+            br#"{"path":"f","edits":[{"old":"","new":"b"},{"old":"a","new":"b"}]}"#,
+            br#"{"path":"f\u0000","edits":[{"old":"a","new":"b"}]}"#,
+            br#"{"path":"","edits":[{"old":"a","new":"b"}]}"#,
+            br#"{"path":"f","edits":[{"old":"a","new":"b","at_line":-1}]}"#,
+            b"{\"path\":\"f\xff\",\"edits\":[]}",
+            b" \t\n{ \"path\" : \"f\" , \"edits\" : [ { \"old\" : \"a\" , \"new\" : \"b\" } ] } \n",
+        ];
+        let flagged = request::EditOptions {
+            expect_sha256: Some([7; 32]),
+            ..Default::default()
+        };
+        for json in cases {
+            // Every prefix too: requests cut anywhere, valid or not.
+            for end in 0..=json.len() {
+                for o in [request::EditOptions::default(), flagged.clone()] {
+                    let j = &json[..end];
+                    assert_eq!(direct(j, o.clone()), probed(j, o), "{}", j.escape_ascii());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,296 @@
+//! The search of `grep` (pure: bytes in, matching lines out).
+//!
+//! A literal by default (AgentScope's `grep -F`); with `regex:true` a
+//! regular expression in the Rust `regex` dialect, by `regex-lite`
+//! (measured: +48 KiB to the static binary, where `regex` with its
+//! literal optimizations costs +524 KiB). Lines are split at `\n` and
+//! matched one at a time (a match never spans lines, as in ripgrep); a
+//! pattern holding a newline is refused.
+//!
+//! Speed comes from never running the regex engine over lines that cannot
+//! match: a literal is found with `memmem` over the whole buffer, and a
+//! regex's *required literal* (the longest run of literal characters every
+//! match must contain, outside groups and alternations: `_mut(` in
+//! `fn \w+_mut\(`) is found the same way, the regex then run only on the
+//! lines holding it. A regex with no such literal (or with inline flags,
+//! `(?…)`) is run on every line.
+//!
+//! `ignore_case` is ASCII case-insensitive (regex-lite's `(?i)` is ASCII
+//! only; ripgrep's `-i` also folds non-ASCII letters): the buffer is
+//! lowered into a scratch copy and searched for the lowered literal.
+//! regex-lite matches `&str`: a line that is not UTF-8 is matched as its
+//! lossy conversion (invalid bytes as U+FFFD), literal searches see bytes.
+
+use memchr::memmem::Finder;
+
+/// A compiled search.
+#[derive(Debug)]
+pub struct Search {
+    /// The literal to find with memmem (the pattern, or a regex's
+    /// required literal), lowered when `fold`; `None`: every line is a
+    /// candidate.
+    finder: Option<Finder<'static>>,
+    re: Option<regex_lite::Regex>,
+    fold: bool,
+}
+
+impl Search {
+    /// Compiles `pattern`, or says why it is not one (`invalid_argument`).
+    pub fn new(pattern: &str, regex: bool, ignore_case: bool) -> Result<Search, String> {
+        if pattern.contains('\n') {
+            return Err("the pattern holds a newline: a match never spans lines".into());
+        }
+        let (lit, re) = if regex {
+            let re = regex_lite::RegexBuilder::new(pattern)
+                .case_insensitive(ignore_case)
+                .build()
+                .map_err(|e| format!("invalid regex: {e}"))?;
+            (required_literal(pattern), Some(re))
+        } else {
+            (Some(pattern.as_bytes().to_vec()), None)
+        };
+        let lit = lit.filter(|l| !l.is_empty()).map(|mut l| {
+            if ignore_case {
+                l.make_ascii_lowercase();
+            }
+            Finder::new(&l).into_owned()
+        });
+        // An empty literal pattern matches every line (as `grep -F ''`).
+        Ok(Search {
+            finder: lit,
+            re,
+            fold: ignore_case,
+        })
+    }
+
+    /// Calls `hit(start, end)` for each matching line of `buf` in order
+    /// (`buf[start..end]`, without its `\n`); `buf` holds whole lines (its
+    /// last may lack a `\n`). `hit` returns `false` to stop. `scratch` is
+    /// the lowered copy's storage, reused across calls.
+    pub fn lines(
+        &self,
+        buf: &[u8],
+        scratch: &mut Vec<u8>,
+        mut hit: impl FnMut(usize, usize) -> bool,
+    ) {
+        let hay: &[u8] = if self.fold && self.finder.is_some() {
+            scratch.clear();
+            scratch.extend(buf.iter().map(u8::to_ascii_lowercase));
+            scratch
+        } else {
+            buf
+        };
+        let mut pos = 0;
+        while pos < buf.len() {
+            let (start, end) = match &self.finder {
+                Some(f) => {
+                    let Some(at) = f.find(&hay[pos..]) else {
+                        return;
+                    };
+                    let at = pos + at;
+                    let start = memchr::memrchr(b'\n', &buf[pos..at]).map_or(pos, |i| pos + i + 1);
+                    (start, line_end(buf, at))
+                }
+                None => (pos, line_end(buf, pos)),
+            };
+            pos = end + 1;
+            if self.line_matches(&buf[start..end]) && !hit(start, end) {
+                return;
+            }
+        }
+    }
+
+    /// Whether one line (a candidate) matches: always for a literal.
+    fn line_matches(&self, line: &[u8]) -> bool {
+        match &self.re {
+            None => true,
+            Some(re) => re.is_match(&String::from_utf8_lossy(line)),
+        }
+    }
+}
+
+fn line_end(buf: &[u8], from: usize) -> usize {
+    memchr::memchr(b'\n', &buf[from..]).map_or(buf.len(), |i| from + i)
+}
+
+/// The longest run of literal characters that every match of the regex
+/// `p` contains, when one is found by this conservative reading: `None`
+/// for an alternation at the top level or inline flags; groups, classes,
+/// escapes that are not punctuation, `.`, `^`, `$` end a run, and a
+/// character made optional by `?`, `*` or `{…}` leaves it.
+pub fn required_literal(p: &str) -> Option<Vec<u8>> {
+    if p.contains("(?") {
+        return None;
+    }
+    let b = p.as_bytes();
+    let mut best: Vec<u8> = Vec::new();
+    // The current run, and where each of its characters starts.
+    let mut run: Vec<u8> = Vec::new();
+    let mut starts: Vec<usize> = Vec::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    let flush = |run: &mut Vec<u8>, starts: &mut Vec<usize>, best: &mut Vec<u8>| {
+        if run.len() > best.len() {
+            *best = run.clone();
+        }
+        run.clear();
+        starts.clear();
+    };
+    while i < b.len() {
+        let c = b[i];
+        if depth > 0 {
+            match c {
+                b'\\' => i += 1,
+                b'[' => i = class_end(b, i)?,
+                b'(' => depth += 1,
+                b')' => depth -= 1,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'|' => return None,
+            b'(' => {
+                flush(&mut run, &mut starts, &mut best);
+                depth = 1;
+            }
+            b'[' => {
+                flush(&mut run, &mut starts, &mut best);
+                i = class_end(b, i)?;
+            }
+            b'.' | b'^' | b'$' | b')' => flush(&mut run, &mut starts, &mut best),
+            b'+' => flush(&mut run, &mut starts, &mut best),
+            b'*' | b'?' | b'{' => {
+                if let Some(s) = starts.pop() {
+                    run.truncate(s);
+                }
+                flush(&mut run, &mut starts, &mut best);
+                if c == b'{' {
+                    i += memchr::memchr(b'}', &b[i..])?;
+                }
+            }
+            b'\\' => {
+                let &n = b.get(i + 1)?;
+                if n.is_ascii_punctuation() {
+                    starts.push(run.len());
+                    run.push(n);
+                } else if b"wWdDsSAzB".contains(&n) || (n == b'b' && b.get(i + 2) != Some(&b'{')) {
+                    flush(&mut run, &mut starts, &mut best);
+                } else {
+                    return None; // \x41, \p{…}, \n and the like: not read here
+                }
+                i += 1;
+            }
+            _ => {
+                let len = match c {
+                    0xf0.. => 4,
+                    0xe0.. => 3,
+                    0xc0.. => 2,
+                    _ => 1,
+                };
+                starts.push(run.len());
+                run.extend_from_slice(&b[i..(i + len).min(b.len())]);
+                i += len - 1;
+            }
+        }
+        i += 1;
+    }
+    flush(&mut run, &mut starts, &mut best);
+    Some(best).filter(|b| !b.is_empty())
+}
+
+/// The index of the `]` closing the class opened at `i` (nested classes
+/// and escapes skipped); `None` if unclosed (the regex compiler refuses).
+fn class_end(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    if b.get(j) == Some(&b'^') {
+        j += 1;
+    }
+    if b.get(j) == Some(&b']') {
+        j += 1;
+    }
+    let mut depth = 1;
+    while j < b.len() {
+        match b[j] {
+            b'\\' => j += 1,
+            b'[' => depth += 1,
+            b']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(j);
+                }
+            }
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(p: &str, regex: bool, ic: bool, text: &str) -> Vec<String> {
+        let s = Search::new(p, regex, ic).unwrap();
+        let mut out = Vec::new();
+        s.lines(text.as_bytes(), &mut Vec::new(), |a, b| {
+            out.push(text[a..b].to_string());
+            true
+        });
+        out
+    }
+
+    #[test]
+    fn literal_lines_in_order_each_once() {
+        let t = "a foo foo\nbar\nfoo\n\nxfoo";
+        assert_eq!(found("foo", false, false, t), ["a foo foo", "foo", "xfoo"]);
+        assert_eq!(found("FOO", false, true, t), ["a foo foo", "foo", "xfoo"]);
+        assert_eq!(found("FOO", false, false, t), Vec::<String>::new());
+        assert_eq!(found("", false, false, "a\n\nb\n"), ["a", "", "b"]);
+        assert_eq!(found("a.b", false, false, "a.b\naxb"), ["a.b"]);
+    }
+
+    #[test]
+    fn regex_lines_with_and_without_a_prefilter() {
+        let t = "fn get_mut(x)\nfn get(x)\nlet f = a_mut(\nfn _mut(\n";
+        assert_eq!(found(r"fn \w+_mut\(", true, false, t), ["fn get_mut(x)"]);
+        assert_eq!(found(r"^\w+$", true, false, "ab\na b\ncd"), ["ab", "cd"]);
+        assert_eq!(
+            found(r"(?i)GET", true, false, t),
+            ["fn get_mut(x)", "fn get(x)"]
+        );
+        assert_eq!(found(r"GET\(", true, true, t), ["fn get(x)"]);
+        assert_eq!(
+            found(r"a|get\(", true, false, t),
+            ["fn get(x)", "let f = a_mut("]
+        );
+        // `\s` would cross a newline over the whole buffer: lines are matched alone.
+        assert_eq!(found(r"x\)\s+fn", true, false, t), Vec::<String>::new());
+    }
+
+    #[test]
+    fn bad_patterns_are_refused_naming_the_error() {
+        let e = Search::new("a(", true, false).unwrap_err();
+        assert!(e.starts_with("invalid regex: "), "{e}");
+        assert!(Search::new("(?=x)", true, false).is_err());
+        assert!(Search::new("a\nb", false, false).is_err());
+    }
+
+    #[test]
+    fn required_literals() {
+        let r = |p| required_literal(p).map(|v| String::from_utf8(v).unwrap());
+        assert_eq!(r(r"fn \w+_mut\("), Some("_mut(".into()));
+        assert_eq!(r("abc?d"), Some("ab".into()));
+        assert_eq!(r("ab*cdef"), Some("cdef".into()));
+        assert_eq!(r("x{2}yz"), Some("yz".into()));
+        assert_eq!(r("(ab|cd)ef"), Some("ef".into()));
+        assert_eq!(r("ab|cd"), None);
+        assert_eq!(r(r"\x41bc"), None);
+        assert_eq!(r("[a-z]+foo[]x]bar"), Some("foo".into()));
+        assert_eq!(r("éé?x"), Some("é".into()));
+        assert_eq!(r("(?i)abc"), None);
+        assert_eq!(r(r"\w+"), None);
+    }
+}

@@ -1,0 +1,387 @@
+//! The `grep` op: [`super::grep`]'s search over the files of a walk.
+//!
+//! `{"op":"grep","pattern":S,"regex":false,"path":P,"glob":G,
+//! "ignore_case":false,"output":"content"|"files"|"count","context":0,
+//! "offset":0,"limit":1000,"max_columns":500,"hidden":true,"vcs":false,
+//! "gitignore":false}`. P is a directory (walked as [`super::walk`] says,
+//! only files whose relative path matches G when G is given) or a regular
+//! file (searched whatever G says, as ripgrep searches a file it is
+//! named). Answers, in path order then line order:
+//! - `content`: `{"matches":[{"path","line","text"}]}`, each match's line
+//!   (1-based) and text, with up to `context` lines before and after it as
+//!   entries with `"context":true` (a line is shown once, as a match if it
+//!   is one); `offset` and `limit` count match lines, not context;
+//! - `files`: `{"files":[{"path"}]}`, the files with a match (each file's
+//!   search stops at its first match); `count`: `{"files":[{"path","count"}]}`
+//!   with each file's number of matching lines; `offset` and `limit`
+//!   count files.
+//!
+//! Always `"files_searched"` (files read), `"skipped_binary"` (files with a
+//! NUL byte in their first 8 KiB, not searched) and `"truncated"` (more
+//! than `limit` were found — the search stopped there — or the walk hit a
+//! bound). A line's `text` is cut at `max_columns` characters (`"cut":true`
+//! then); a line that is not UTF-8 is shown with U+FFFD for its invalid
+//! bytes (its match was found on its bytes).
+//!
+//! Each file is read in blocks of [`BLOCK`] bytes (longer lines grow the
+//! block), whole lines searched at once, the `context` lines before the
+//! block's first unsearched line carried over: memory is a block and the
+//! answer, whatever the file's size.
+
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{self as rfs, FileType, Mode, OFlags};
+
+use super::find::{open_start, shown, Start};
+use super::glob::Glob;
+use super::grep::Search;
+use super::walk::{self, Options};
+use crate::protocol::{ErrorKind, Failure};
+
+/// The read block.
+pub const BLOCK: usize = 256 * 1024;
+/// A NUL byte in this many first bytes makes a file binary.
+pub const BINARY_PREFIX: usize = 8192;
+
+/// What `grep` answers with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Matching lines.
+    Content,
+    /// Files with a match.
+    Files,
+    /// Files with their counts.
+    Count,
+}
+
+/// A `grep` request, parsed.
+#[derive(Clone, Debug)]
+pub struct GrepRequest {
+    /// `pattern`.
+    pub pattern: String,
+    /// `regex`.
+    pub regex: bool,
+    /// `ignore_case`.
+    pub ignore_case: bool,
+    /// `path` (or `path_b64`), as given.
+    pub path: Option<Vec<u8>>,
+    /// `glob`.
+    pub glob: Option<String>,
+    /// `output`.
+    pub output: Output,
+    /// `context` lines before and after a match.
+    pub context: u64,
+    /// `offset`: matches (files) to leave out first.
+    pub offset: u64,
+    /// `limit`: at most this many matches (files).
+    pub limit: u64,
+    /// `max_columns`: characters of a line shown.
+    pub max_columns: u64,
+    /// What the walk skips.
+    pub walk: Options,
+}
+
+/// One line of a `content` answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// The file, as shown.
+    pub path: Vec<u8>,
+    /// 1-based.
+    pub line: u64,
+    /// Cut at `max_columns` characters.
+    pub text: String,
+    /// `text` was cut.
+    pub cut: bool,
+    /// A context line, not a match.
+    pub context: bool,
+}
+
+/// The answer of `grep`.
+#[derive(Debug, Default)]
+pub struct Grepped {
+    /// `content`'s lines.
+    pub lines: Vec<Line>,
+    /// `files` and `count`'s files, with their counts.
+    pub files: Vec<(Vec<u8>, u64)>,
+    /// Files read.
+    pub files_searched: u64,
+    /// Files skipped as binary.
+    pub skipped_binary: u64,
+    /// More were found than the answer holds, or the walk hit a bound.
+    pub truncated: bool,
+    /// More were found than the answer holds (`limit` stopped the search).
+    pub more: bool,
+    /// A bound of the walk cut it.
+    pub walk_cut: bool,
+}
+
+/// Runs `grep`.
+pub fn grep(req: &GrepRequest, root: Option<&Path>) -> Result<Grepped, Failure> {
+    let bad = |e| Failure::new(ErrorKind::InvalidArgument, e);
+    let search = Search::new(&req.pattern, req.regex, req.ignore_case).map_err(bad)?;
+    let glob = req
+        .glob
+        .as_deref()
+        .map(Glob::new)
+        .transpose()
+        .map_err(bad)?;
+    let p = req.path.as_deref().map_or(PathBuf::from("."), |b| {
+        PathBuf::from(std::ffi::OsStr::from_bytes(b))
+    });
+    let mut run = Run {
+        req,
+        search: &search,
+        out: Grepped::default(),
+        seen: 0,
+        buf: Vec::new(),
+        scratch: Vec::new(),
+    };
+    match open_start(&p, root, true)? {
+        Start::File(fd) => {
+            let path = req.path.clone().unwrap_or_default();
+            run.file(fd, &path);
+        }
+        Start::Dir(dir) => {
+            let base = req.path.as_deref();
+            let o = walk::walk(dir, req.walk, |f| {
+                if glob.as_ref().is_some_and(|g| !g.matches(f.rel)) {
+                    return true;
+                }
+                let flags = OFlags::RDONLY
+                    | OFlags::NOFOLLOW
+                    | OFlags::NONBLOCK
+                    | OFlags::NOCTTY
+                    | OFlags::CLOEXEC;
+                let Ok(fd) = rfs::openat(f.dir, f.name, flags, Mode::empty()) else {
+                    return true; // gone or unreadable since it was listed: skipped, as rg does
+                };
+                match rfs::fstat(&fd) {
+                    Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {}
+                    _ => return true,
+                }
+                run.file(fd, &shown(base, f.rel))
+            });
+            run.out.truncated |= o.truncated;
+            run.out.walk_cut = o.truncated;
+        }
+    }
+    Ok(run.out)
+}
+
+struct Run<'a> {
+    req: &'a GrepRequest,
+    search: &'a Search,
+    out: Grepped,
+    /// Matches (content) or files (files, count) found so far, skipped included.
+    seen: u64,
+    buf: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+impl Run<'_> {
+    /// Whether the next match (or file) is shown, skipped (`offset`), or
+    /// one past `limit` (`None`: the search stops, truncated).
+    fn take(&mut self) -> Option<bool> {
+        self.seen += 1;
+        if self.seen > self.req.offset.saturating_add(self.req.limit) {
+            self.out.truncated = true;
+            self.out.more = true;
+            return None;
+        }
+        Some(self.seen > self.req.offset)
+    }
+
+    fn line(&self, path: &[u8], no: u64, text: &[u8], context: bool) -> Line {
+        let (text, cut) = columns(text, self.req.max_columns);
+        Line {
+            path: path.to_vec(),
+            line: no,
+            text,
+            cut,
+            context,
+        }
+    }
+
+    /// Searches one open file; `false` stops the walk.
+    fn file(&mut self, fd: OwnedFd, path: &[u8]) -> bool {
+        let mut f = std::fs::File::from(fd);
+        // Reused across files, never cleared: bytes are only read past `len`.
+        let mut buf = std::mem::take(&mut self.buf);
+        if buf.len() < BLOCK {
+            buf.resize(BLOCK, 0);
+        }
+        let go = self.file_blocks(&mut f, &mut buf, path);
+        self.buf = buf;
+        go
+    }
+
+    fn file_blocks(&mut self, f: &mut std::fs::File, buf: &mut Vec<u8>, path: &[u8]) -> bool {
+        let ctx = self.req.context as usize;
+        let content = self.req.output == Output::Content;
+        let mut len = 0; // bytes in buf
+        let mut from = 0; // first unsearched byte
+        let mut eof = false;
+        let mut first = true;
+        // (position, its line number): line numbers are counted lazily.
+        let mut anchor = (0usize, 1u64);
+        let mut shown_to = 0usize; // lines before this are shown or never will be
+        let mut shown_line = 1u64; // the line number at `shown_to`
+        let mut after = 0usize; // context lines still owed after a match
+        let mut count = 0u64;
+        loop {
+            // Fill: to a block's end, or at least one whole line past `from`.
+            while !eof && len < buf.len() {
+                match f.read(&mut buf[len..]) {
+                    Ok(0) => eof = true,
+                    Ok(n) => len += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => eof = true, // unreadable past here: searched as far as read
+                }
+            }
+            if first {
+                first = false;
+                if memchr::memchr(0, &buf[..len.min(BINARY_PREFIX)]).is_some() {
+                    self.out.skipped_binary += 1;
+                    return true;
+                }
+                self.out.files_searched += 1;
+            }
+            let end = if eof {
+                len
+            } else {
+                match memchr::memrchr(b'\n', &buf[from..len]) {
+                    Some(i) => from + i + 1,
+                    None => {
+                        let n = buf.len() * 2;
+                        buf.resize(n, 0); // a line longer than the block
+                        continue;
+                    }
+                }
+            };
+            let mut stop = false;
+            let mut hits: Vec<(usize, usize)> = Vec::new();
+            let search = self.search;
+            let files_mode = self.req.output == Output::Files;
+            search.lines(&buf[from..end], &mut self.scratch, |a, b| {
+                hits.push((from + a, from + b));
+                !files_mode
+            });
+            for (ls, le) in hits {
+                count += 1;
+                if !content {
+                    if files_mode {
+                        break;
+                    }
+                    continue;
+                }
+                let no = anchor.1 + memchr::memchr_iter(b'\n', &buf[anchor.0..ls]).count() as u64;
+                anchor = (ls, no);
+                let Some(show) = self.take() else {
+                    stop = true;
+                    break;
+                };
+                // Owed after-context of the last shown match, up to this one.
+                while after > 0 && shown_to < ls {
+                    let e = line_end(buf, shown_to, end);
+                    let l = self.line(path, shown_line, &buf[shown_to..e], true);
+                    self.out.lines.push(l);
+                    shown_to = (e + 1).min(end);
+                    shown_line += 1;
+                    after -= 1;
+                }
+                // Before-context: up to `ctx` lines, none shown already
+                // (`shown_to` is a line start, so the walk back stops on one).
+                let (mut b, mut k) = (ls, 0u64);
+                while show && k < ctx as u64 && b > shown_to {
+                    b = memchr::memrchr(b'\n', &buf[..b - 1]).map_or(0, |i| i + 1);
+                    k += 1;
+                }
+                let mut no_b = no - k;
+                while b < ls {
+                    let e = line_end(buf, b, end);
+                    let l = self.line(path, no_b, &buf[b..e], true);
+                    self.out.lines.push(l);
+                    b = e + 1;
+                    no_b += 1;
+                }
+                if show {
+                    let l = self.line(path, no, &buf[ls..le], false);
+                    self.out.lines.push(l);
+                }
+                shown_to = (le + 1).min(end);
+                shown_line = no + 1;
+                after = if show { ctx } else { 0 };
+            }
+            if stop {
+                return false;
+            }
+            if content {
+                while after > 0 && shown_to < end {
+                    let e = line_end(buf, shown_to, end);
+                    let l = self.line(path, shown_line, &buf[shown_to..e], true);
+                    self.out.lines.push(l);
+                    shown_to = (e + 1).min(end);
+                    shown_line += 1;
+                    after -= 1;
+                }
+            }
+            if eof || (files_mode && count > 0) {
+                break;
+            }
+            // Keep the last `ctx` lines before `end` for the next block's
+            // before-context, and the partial line after it.
+            let mut keep = end;
+            for _ in 0..ctx {
+                if keep == 0 {
+                    break;
+                }
+                keep = memchr::memrchr(b'\n', &buf[..keep - 1]).map_or(0, |i| i + 1);
+            }
+            if content {
+                anchor = if anchor.0 <= keep {
+                    let n = memchr::memchr_iter(b'\n', &buf[anchor.0..keep]).count() as u64;
+                    (0, anchor.1 + n)
+                } else {
+                    (anchor.0 - keep, anchor.1)
+                };
+                if shown_to < keep {
+                    shown_to = keep;
+                    shown_line = anchor.1;
+                }
+                shown_to -= keep;
+            }
+            buf.copy_within(keep..len, 0);
+            len -= keep;
+            from = end - keep;
+        }
+        if count == 0 || content {
+            return true;
+        }
+        match self.take() {
+            None => false,
+            Some(show) => {
+                if show {
+                    self.out.files.push((path.to_vec(), count));
+                }
+                true
+            }
+        }
+    }
+}
+
+/// The end of the line starting at `at` (its `\n`, or `end`).
+fn line_end(buf: &[u8], at: usize, end: usize) -> usize {
+    memchr::memchr(b'\n', &buf[at..end]).map_or(end, |i| at + i)
+}
+
+/// `text` as a string (invalid UTF-8 as U+FFFD), cut at `max` characters.
+pub fn columns(text: &[u8], max: u64) -> (String, bool) {
+    let s = String::from_utf8_lossy(text);
+    match s.char_indices().nth(max.min(usize::MAX as u64) as usize) {
+        Some((i, _)) => (s[..i].to_string(), true),
+        None => (s.into_owned(), false),
+    }
+}

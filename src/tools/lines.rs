@@ -1,0 +1,525 @@
+//! The pure line reader of a text `read`: bytes in, in any chunks; the
+//! page of lines out. No I/O: `read.rs` feeds it from the file, tests
+//! from memory.
+//!
+//! - Lines end at LF, CRLF or a lone CR (the line ends an edit's `at_line`
+//!   counts, so the numbers agree); the text keeps the bytes as they are,
+//!   terminators included, so the pages of a file concatenated are the
+//!   file (unless a line was cut, which `cut_lines` says).
+//! - The bytes from the file's start to the end of the last line it keeps
+//!   are checked: a NUL or invalid UTF-8 stops it with the byte offset
+//!   (`not_text`). A character split between two chunks is not invalid:
+//!   [`Lines::feed`] consumes up to it, and the caller feeds it again with
+//!   what follows.
+//! - It stops at line E (the last one the page can hold): nothing past it
+//!   is consumed, except that, when a page ends at a chunk's end, one more
+//!   chunk is asked for to tell whether the file ends there (`eof`).
+//! - Memory: the page's text (at most its budget) and nothing per line.
+//! - The budget is what the text may take on the result line, escaped as
+//!   written, plus what `cut_lines` takes beyond its first entry: a line
+//!   that does not fit ends the page before it; the page's first line
+//!   never fits only if it alone exceeds the budget, and is then cut to fit
+//!   and listed in `cut_lines`.
+
+use memchr::{memchr, memchr2};
+use sha2::{Digest, Sha256};
+
+use super::answer::char_len;
+
+/// What a text read asks for.
+#[derive(Clone, Copy, Debug)]
+pub struct Ask {
+    /// The first line (1-based).
+    pub start: u64,
+    /// The most lines.
+    pub limit: Option<u64>,
+    /// `cat -n`: each line prefixed with its number in 6 columns and a tab.
+    pub numbers: bool,
+    /// Lines longer than this many characters are cut here.
+    pub max_columns: Option<u64>,
+    /// Bytes the escaped text (and `cut_lines` past its first) may take.
+    pub budget: usize,
+}
+
+/// The page: what the answer says.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Page {
+    /// The lines kept, as in the file (numbered if asked), cut lines cut.
+    pub text: String,
+    /// The last line kept (`start - 1` if none).
+    pub end: u64,
+    /// Whether the page reaches the end of the file.
+    pub eof: bool,
+    /// With `eof`: the file's line count and SHA-256.
+    pub whole: Option<(u64, [u8; 32])>,
+    /// Lines cut by `max_columns` or by the budget.
+    pub cut_lines: Vec<u64>,
+    /// Cut by the budget: more lines follow that did not fit.
+    pub truncated: bool,
+}
+
+/// A text read that met a NUL or invalid UTF-8 at this byte offset.
+#[derive(Debug, PartialEq, Eq)]
+pub struct NotText {
+    /// The byte offset in the file.
+    pub offset: u64,
+    /// `a NUL byte`, or what the invalid UTF-8 is.
+    pub what: &'static str,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum State {
+    Reading,
+    /// The page is complete; whether the file ends here is not known yet.
+    Peek {
+        full: bool,
+    },
+    Done {
+        eof: bool,
+        full: bool,
+    },
+}
+
+/// The reader's state between chunks.
+pub struct Lines {
+    ask: Ask,
+    state: State,
+    /// The line being read (1-based).
+    line: u64,
+    /// Bytes consumed so far.
+    offset: u64,
+    hash: Sha256,
+    text: Vec<u8>,
+    used: usize,
+    kept: u64,
+    cut: Vec<u64>,
+    // The current line.
+    line_start: usize,
+    used_at_start: usize,
+    begun: bool,
+    has_bytes: bool,
+    cols: u64,
+    cut_cols: bool,
+    over: bool,
+}
+
+impl Lines {
+    /// A reader for `ask`.
+    pub fn new(ask: Ask) -> Lines {
+        Lines {
+            ask,
+            state: State::Reading,
+            line: 1,
+            offset: 0,
+            hash: Sha256::new(),
+            text: Vec::new(),
+            used: 0,
+            kept: 0,
+            cut: Vec::new(),
+            line_start: 0,
+            used_at_start: 0,
+            begun: false,
+            has_bytes: false,
+            cols: 0,
+            cut_cols: false,
+            over: false,
+        }
+    }
+
+    /// Whether the page is complete: feed no more.
+    pub fn done(&self) -> bool {
+        matches!(self.state, State::Done { .. })
+    }
+
+    /// Reads from `buf` (what follows the bytes consumed so far); `eof`:
+    /// nothing follows `buf`. Returns how many bytes it consumed: the
+    /// caller keeps the rest and feeds it again with what follows (a
+    /// character or a CR split at the chunk's edge), unless [`Lines::done`].
+    pub fn feed(&mut self, buf: &[u8], eof: bool) -> Result<usize, NotText> {
+        let mut i = 0;
+        if let State::Peek { full } = self.state {
+            if !buf.is_empty() || eof {
+                self.state = State::Done {
+                    eof: buf.is_empty(),
+                    full,
+                };
+            }
+            return Ok(0);
+        }
+        while self.state == State::Reading && i < buf.len() {
+            let rest = &buf[i..];
+            let term = memchr2(b'\n', b'\r', rest);
+            let seg = &rest[..term.unwrap_or(rest.len())];
+            let n = match std::str::from_utf8(seg) {
+                Ok(_) => seg.len(),
+                Err(e) if e.error_len().is_none() && term.is_none() && !eof => e.valid_up_to(),
+                Err(e) => {
+                    let at = memchr(0, &seg[..e.valid_up_to()]);
+                    return Err(match at {
+                        Some(k) => self.not_text(i + k, "a NUL byte"),
+                        None => self.not_text(i + e.valid_up_to(), "invalid UTF-8"),
+                    });
+                }
+            };
+            if let Some(k) = memchr(0, &seg[..n]) {
+                return Err(self.not_text(i + k, "a NUL byte"));
+            }
+            self.content(&seg[..n]);
+            i += n;
+            if self.state != State::Reading {
+                break; // the line did not fit: the page ends before it
+            }
+            let Some(t) = term.filter(|_| n == seg.len()) else {
+                break; // more is needed (or this was the end)
+            };
+            let tlen = match (rest[t], rest.get(t + 1)) {
+                (b'\r', Some(b'\n')) => 2,
+                (b'\r', None) if !eof => break, // a CRLF split at the edge?
+                _ => 1,
+            };
+            let term_bytes = &rest[t..t + tlen];
+            i += tlen;
+            self.end_line(term_bytes);
+        }
+        self.hash.update(&buf[..i]);
+        self.offset += i as u64;
+        if eof && i == buf.len() && self.state == State::Reading {
+            if self.has_bytes {
+                self.end_line(b"");
+            }
+            if self.state == State::Reading {
+                self.state = State::Done {
+                    eof: true,
+                    full: false,
+                };
+            }
+        }
+        if let (State::Peek { full }, true) = (self.state, i < buf.len() || eof) {
+            // What follows is already here: the page does or does not end the file.
+            self.state = State::Done {
+                eof: i == buf.len(),
+                full,
+            };
+        }
+        Ok(i)
+    }
+
+    fn not_text(&self, at: usize, what: &'static str) -> NotText {
+        NotText {
+            offset: self.offset + at as u64,
+            what,
+        }
+    }
+
+    fn in_range(&self) -> bool {
+        self.line >= self.ask.start
+    }
+
+    fn begin(&mut self) {
+        if self.begun {
+            return;
+        }
+        self.begun = true;
+        if self.ask.numbers && self.in_range() {
+            let prefix = format!("{:>6}\t", self.line);
+            // Digits are one byte each, the tab two (`\t`).
+            let cost = prefix.len() + 1;
+            if self.used + cost > self.ask.budget {
+                return self.overflow();
+            }
+            self.used += cost;
+            self.text.extend_from_slice(prefix.as_bytes());
+        }
+    }
+
+    /// A line's bytes (valid UTF-8, no terminator).
+    fn content(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.has_bytes = true;
+        if !self.in_range() {
+            return;
+        }
+        self.begin();
+        for &b in bytes {
+            if self.cut_cols || self.over {
+                return;
+            }
+            if b & 0xc0 != 0x80 {
+                // A character starts: it may be the one past the cut.
+                if Some(self.cols) == self.ask.max_columns {
+                    self.cut_cols = true;
+                    return;
+                }
+                let cost = match b {
+                    0..=0x7f => char_len(b as char),
+                    0xf0.. => 12,
+                    _ => 6,
+                };
+                if self.used + cost > self.ask.budget {
+                    return self.overflow();
+                }
+                self.used += cost;
+                self.cols += 1;
+            }
+            self.text.push(b);
+        }
+    }
+
+    /// The current line does not fit: the page ends before it, at once
+    /// (nothing more of it is read), unless it is the page's first line,
+    /// which is cut here and read to its end.
+    fn overflow(&mut self) {
+        self.over = true;
+        if self.kept > 0 {
+            self.stop_before();
+        }
+    }
+
+    fn stop_before(&mut self) {
+        self.text.truncate(self.line_start);
+        self.used = self.used_at_start;
+        self.state = State::Done {
+            eof: false,
+            full: true,
+        };
+    }
+
+    /// The current line ends with `term` (empty: at the end of the file).
+    fn end_line(&mut self, term: &[u8]) {
+        if self.in_range() {
+            self.begin();
+            let term_cost = 2 * term.len();
+            let cut_cost = 1 + self.line.to_string().len();
+            let cut = self.cut_cols || self.over;
+            let fits = !self.over
+                && self.used + term_cost + if cut { cut_cost } else { 0 } <= self.ask.budget;
+            if fits || self.kept == 0 {
+                if fits {
+                    self.text.extend_from_slice(term);
+                    self.used += term_cost;
+                }
+                if cut || !fits {
+                    self.cut.push(self.line);
+                    self.used += cut_cost;
+                }
+                self.kept += 1;
+                let full = !fits;
+                if full || Some(self.kept) == self.ask.limit {
+                    self.state = State::Peek { full };
+                }
+            } else {
+                return self.stop_before();
+            }
+        }
+        self.line += 1;
+        self.line_start = self.text.len();
+        self.used_at_start = self.used;
+        self.begun = false;
+        self.has_bytes = false;
+        self.cols = 0;
+        self.cut_cols = false;
+        self.over = false;
+    }
+
+    /// The page; call once [`Lines::done`].
+    pub fn finish(self) -> Page {
+        let State::Done { eof, full } = self.state else {
+            panic!("finish before done");
+        };
+        let end = self.ask.start - 1 + self.kept;
+        Page {
+            // Every byte kept was checked and cut at a character's start.
+            text: String::from_utf8(self.text).expect("checked UTF-8"),
+            end,
+            eof,
+            whole: eof.then(|| (self.line - 1, self.hash.finalize().into())),
+            cut_lines: self.cut,
+            truncated: full && !eof,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn ask(start: u64, limit: Option<u64>) -> Ask {
+        Ask {
+            start,
+            limit,
+            numbers: false,
+            max_columns: None,
+            budget: 1 << 20,
+        }
+    }
+
+    /// Feeds `file` in chunks of `step` bytes as `read.rs` does: the
+    /// unconsumed rest first, then the next chunk.
+    fn read(file: &[u8], a: Ask, step: usize) -> Result<(Page, usize), NotText> {
+        let mut l = Lines::new(a);
+        let mut buf = Vec::new();
+        let mut at = 0;
+        while !l.done() {
+            let end = (at + step).min(file.len());
+            buf.extend_from_slice(&file[at..end]);
+            at = end;
+            let n = l.feed(&buf, at == file.len())?;
+            buf.drain(..n);
+        }
+        Ok((l.finish(), at))
+    }
+
+    #[test]
+    fn ranges_eof_and_the_whole_file() {
+        let f = b"a\nb\r\nc\rd";
+        let (p, _) = read(f, ask(2, Some(2)), 3).unwrap();
+        assert_eq!(p.text, "b\r\nc\r");
+        assert_eq!((p.end, p.eof, p.whole.is_some()), (3, false, false));
+        let (p, _) = read(f, ask(3, None), 3).unwrap();
+        assert_eq!(p.text, "c\rd");
+        assert_eq!((p.end, p.eof), (4, true));
+        let sha: [u8; 32] = Sha256::digest(f).into();
+        assert_eq!(p.whole, Some((4, sha)));
+        // The limit ends the page at the file's end: eof all the same.
+        let (p, _) = read(f, ask(1, Some(4)), 100).unwrap();
+        assert_eq!((p.end, p.eof, p.whole.map(|w| w.0)), (4, true, Some(4)));
+        let (p, _) = read(b"", ask(1, None), 1).unwrap();
+        assert_eq!(
+            (p.text.as_str(), p.end, p.eof, p.whole.map(|w| w.0)),
+            ("", 0, true, Some(0))
+        );
+        let (p, _) = read(b"x\n", ask(5, None), 1).unwrap();
+        assert_eq!(
+            (p.text.as_str(), p.end, p.eof, p.whole.map(|w| w.0)),
+            ("", 4, true, Some(1))
+        );
+    }
+
+    #[test]
+    fn numbers_and_columns() {
+        let a = Ask {
+            numbers: true,
+            max_columns: Some(2),
+            ..ask(9, None)
+        };
+        let f = "1\n2\n3\n4\n5\n6\n7\n8\nnine\n10\n\u{e9}\u{e9}\u{e9}\n".as_bytes();
+        let (p, _) = read(f, a, 2).unwrap();
+        assert_eq!(p.text, "     9\tni\n    10\t10\n    11\t\u{e9}\u{e9}\n");
+        assert_eq!(p.cut_lines, [9, 11]);
+    }
+
+    #[test]
+    fn not_text_names_the_offset_and_an_edge_is_not_invalid() {
+        let f = "ab\n\u{e9}\u{20ac}\n".as_bytes();
+        for step in 1..f.len() + 1 {
+            let (p, _) = read(f, ask(1, None), step).unwrap();
+            assert_eq!(p.text.as_bytes(), f);
+        }
+        assert_eq!(
+            read(b"ab\nc\0", ask(1, None), 2).unwrap_err(),
+            NotText {
+                offset: 4,
+                what: "a NUL byte"
+            }
+        );
+        assert_eq!(
+            read(b"ab\n\xe9x", ask(1, None), 100).unwrap_err(),
+            NotText {
+                offset: 3,
+                what: "invalid UTF-8"
+            }
+        );
+        assert_eq!(
+            read(b"ab\n\xe2\x82", ask(1, None), 1).unwrap_err(),
+            NotText {
+                offset: 3,
+                what: "invalid UTF-8"
+            }
+        );
+        // Past line E nothing is checked.
+        let (p, _) = read(b"ok\n\0\0", ask(1, Some(1)), 100).unwrap();
+        assert_eq!((p.text.as_str(), p.eof), ("ok\n", false));
+    }
+
+    #[test]
+    fn the_budget_ends_the_page_before_a_line_or_cuts_the_first() {
+        let a = Ask {
+            budget: 8,
+            ..ask(1, None)
+        };
+        let (p, _) = read(b"ab\ncd\nef\n", a, 100).unwrap();
+        // "ab\n" costs 4 escaped, "cd\n" 4 more; "ef\n" does not fit.
+        assert_eq!(
+            (p.text.as_str(), p.end, p.truncated, p.eof),
+            ("ab\ncd\n", 2, true, false)
+        );
+        let (p, _) = read(b"abcdefghijkl\nx\n", a, 100).unwrap();
+        assert_eq!((p.text.as_str(), p.end, p.truncated), ("abcdefgh", 1, true));
+        assert_eq!(p.cut_lines, [1]);
+        let (p, _) = read(b"abcdefghijkl", a, 5).unwrap();
+        assert_eq!((p.end, p.truncated, p.eof), (1, false, true));
+    }
+
+    /// A huge file: lines 1 to 10 read the first chunk and no more.
+    #[test]
+    fn a_short_range_of_a_huge_file_reads_one_chunk() {
+        let line = b"0123456789abcdef0123456789abcdef\n";
+        let chunk: Vec<u8> = line.iter().copied().cycle().take(64 << 10).collect();
+        let mut l = Lines::new(ask(1, Some(10)));
+        let mut read = 0usize;
+        let mut buf = Vec::new();
+        // 1 GiB of such lines, offered a chunk at a time.
+        while !l.done() && read < 1 << 30 {
+            buf.extend_from_slice(&chunk);
+            read += chunk.len();
+            let n = l.feed(&buf, false).unwrap();
+            buf.drain(..n);
+        }
+        let p = l.finish();
+        assert_eq!(read, 64 << 10);
+        assert_eq!((p.end, p.eof, p.text.len()), (10, false, 10 * line.len()));
+    }
+
+    proptest! {
+        /// Pages that follow each other (start = end + 1) concatenate to the
+        /// file, whatever the chunks, budget and limit; the last says eof.
+        #[test]
+        fn pages_concatenated_are_the_file(
+            parts in proptest::collection::vec((
+                "[a-z\u{e9}\u{1F600}\t\"]{0,12}",
+                prop_oneof![Just("\n"), Just("\r\n"), Just("\r")],
+            ), 0..40),
+            last in "[a-z\u{e9}]{0,3}",
+            step in 1usize..20,
+            budget in 160usize..400,
+            limit in proptest::option::of(1u64..6),
+        ) {
+            // Lines of at most 12 characters (a CR and an empty line's LF
+            // may join as a CRLF): none needs cutting at these budgets.
+            let mut file: Vec<u8> = Vec::new();
+            for (text, end) in &parts {
+                file.extend_from_slice(text.as_bytes());
+                file.extend_from_slice(end.as_bytes());
+            }
+            file.extend_from_slice(last.as_bytes());
+            let mut got = Vec::new();
+            let mut start = 1;
+            loop {
+                let (p, _) = read(&file, Ask { budget, ..ask(start, limit) }, step).unwrap();
+                prop_assert!(p.cut_lines.is_empty());
+                got.extend_from_slice(p.text.as_bytes());
+                if p.eof {
+                    let sha: [u8; 32] = Sha256::digest(&file).into();
+                    prop_assert_eq!(p.whole.map(|w| w.1), Some(sha));
+                    break;
+                }
+                prop_assert!(p.end >= start, "progress");
+                start = p.end + 1;
+            }
+            prop_assert_eq!(got, file);
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! The toolset's read-side ops (protocol 4): `stat`, `list`, `read`,
+//! `glob`, `grep`.
+//!
+//! Each is one JSON object with `"op"` at the top level, on `--stdin` or
+//! as `--request-b64 B64`; the answer is the one `__RESULT__{json}` line
+//! (exit 0, or a refusal's token and exit code as for edits). `--root`
+//! confines every path as it confines edits (`outside_root`); the edit
+//! flags (`--dry-run`, `--report`, `--diff`, `--hints`, `--fsync`, `--eol`,
+//! `--expect-sha256`) are `invalid_argument` with these ops.
+//!
+//! # Requests
+//!
+//! Fields not listed for an op, unknown fields, wrong types, and numbers
+//! that are negative, fractional or out of the stated range are
+//! `invalid_argument` with a detail naming the field. Every op takes
+//! `max_bytes` (below). A path is `"path"` (a string) or `"path_b64"` (the
+//! base64 of its bytes, for names that are not UTF-8): `name.rs`.
+//!
+//! | op | fields (default) |
+//! | --- | --- |
+//! | `stat` | `paths` (1 to 256; each a string or `{"path_b64"}`), `offset` (0) |
+//! | `list` | `path`, `depth` (1; 1 to 64), `hidden` (true), `vcs` (false), `offset` (0), `limit` (1000; 1 to 100,000) |
+//! | `read` | `path`, `start` (1), `limit` (none), `numbers` (false), `max_columns` (none) |
+//! | `read`, raw | `path`, `raw: true`, `offset` (0), `length` (as much as fits) |
+//! | `glob` | `pattern`, `path` (`.`), `sort` (`"path"`; or `"mtime"`), `offset` (0), `limit` (1000; 1 to 100,000), `hidden` (true), `vcs` (false), `gitignore` (false) |
+//! | `grep` | `pattern`, `regex` (false), `path` (`.`), `glob`, `ignore_case` (false), `output` (`"content"`; `"files"`, `"count"`), `context` (0; to 1000), `offset` (0), `limit` (1000; 1 to 100,000), `max_columns` (500), `hidden`, `vcs`, `gitignore` |
+//!
+//! A transaction op alone at the top level (`{"op":"create",…}`) is a
+//! transaction of one (`txn`), answered as `{"files":[OP]}` would be.
+//!
+//! # Answers
+//!
+//! - `stat` (`stat.rs`): `{"entries":[{"path","type","size","mtime_ns","mode"}],"truncated"}`
+//!   in request order, from `lstat` (nothing is opened); a symlink adds
+//!   `target` and `resolved`; a missing path is `{"path","type":"missing"}`.
+//! - `list` (`list.rs`): `{"entries":[{"path","type","size","mtime_ns"}],"total","truncated"}`,
+//!   sorted bytewise by path, plus `hidden_count` with `hidden:false`.
+//! - `read` (`read.rs`): `{"text","start","end","eof"}` plus `lines` and
+//!   `sha256` when the read reached the end; raw: `{"b64","offset","size","eof"}`.
+//! - `glob` (`find.rs`): `{"entries":[{"path","size","mtime_ns"}],"total","truncated"}`;
+//!   the pattern: `glob.rs` and `pattern.rs`; the walk (shared with
+//!   `grep`: no symlinks followed, loops, VCS directories, `.gitignore`,
+//!   pseudo file systems, its bounds): `walk.rs` and `gitignore.rs`.
+//! - `grep` (`grep_op.rs`, the search in `grep.rs`): `{"matches":[{"path","line","text"}]}`
+//!   (`content`), `{"files":[{"path"}]}` (`files`) or
+//!   `{"files":[{"path","count"}]}` (`count`), each with
+//!   `"files_searched"`, `"skipped_binary"` and `"truncated"`.
+//!
+//! Types: `file`, `dir`, `symlink`, `other` (FIFO, socket, device),
+//! `missing`. `mtime_ns` is nanoseconds since the epoch; `mode` the 12
+//! permission bits in octal (`"0644"`).
+//!
+//! # Bounds
+//!
+//! No result line exceeds `max_bytes` (default 262,144; 1,024 to 8 MiB),
+//! measured on the line as written, `__RESULT__` and `\n` included
+//! (`answer.rs`). An answer that would is cut after a whole entry or line:
+//! `"truncated":true` and `"next"`, the request fields that continue it
+//! (`offset` for `stat` and `list`, `start` for a text read, `offset` for
+//! a raw one). An entry too long to fit even alone is `invalid_argument`
+//! naming the size it needs.
+//!
+//! # Tokens
+//!
+//! - `file_not_found`: a missing path, a `list` of something that is not a
+//!   directory, a `read` of something that is not a regular file (a FIFO
+//!   or device is never opened); the detail says which.
+//! - `not_text` (exit 1, new in protocol 4): a text `read` met a NUL byte
+//!   or invalid UTF-8 in the part of the file it read; the detail names
+//!   the byte offset. Ask again with `"raw":true`.
+//! - `outside_root`, `read_failed` (an unreadable file or directory),
+//!   `invalid_argument`, as for edits.
+//!
+//! # Adding an op
+//!
+//! Its fields in `parse.rs`'s `Raw`, its allowed fields and checks in
+//! [`parse`], a variant of [`Op`], its arm in [`run`], and its own file.
+
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+
+use crate::protocol::{failure_line, ErrorKind, Failure};
+
+pub mod answer;
+pub mod find;
+mod find_answer;
+pub mod gitignore;
+pub mod glob;
+pub mod grep;
+pub mod grep_op;
+pub mod lines;
+mod list;
+pub mod name;
+mod parse;
+pub mod pattern;
+mod place;
+mod read;
+mod stat;
+pub mod walk;
+
+pub use parse::{parse, probe, MAX_DEPTH, MAX_LIST_LIMIT, MAX_NUMBER, MAX_STAT_PATHS};
+
+/// A toolset request, read and checked.
+#[derive(Debug)]
+pub struct Request {
+    /// What to do.
+    pub op: Op,
+    /// The bound of the result line (`answer.rs`).
+    pub max_bytes: u64,
+    /// `--root`.
+    pub root: Option<PathBuf>,
+}
+
+/// The ops.
+#[derive(Debug)]
+pub enum Op {
+    /// `stat`: the paths, and the first to answer (`offset`).
+    Stat {
+        /// The paths in request order.
+        paths: Vec<PathBuf>,
+        /// The first path answered.
+        offset: u64,
+    },
+    /// `list`.
+    List(List),
+    /// `read` as text.
+    Read(Read),
+    /// `read` with `raw:true`.
+    Raw(Raw64),
+    /// `glob` (`find.rs`).
+    Glob(find::GlobRequest),
+    /// `grep` (`grep_op.rs`).
+    Grep(grep_op::GrepRequest),
+}
+
+/// A `list` request.
+#[derive(Debug)]
+pub struct List {
+    /// The directory.
+    pub path: PathBuf,
+    /// Levels to descend (1: the directory's own entries).
+    pub depth: u64,
+    /// Whether names starting with `.` are listed.
+    pub hidden: bool,
+    /// Whether the walk enters `.git`, `.hg` and `.svn`.
+    pub vcs: bool,
+    /// The first entry answered (in sorted order).
+    pub offset: u64,
+    /// The most entries answered.
+    pub limit: u64,
+}
+
+/// A text `read` request.
+#[derive(Debug)]
+pub struct Read {
+    /// The file.
+    pub path: PathBuf,
+    /// The first line (1-based).
+    pub start: u64,
+    /// The most lines.
+    pub limit: Option<u64>,
+    /// `cat -n` numbers.
+    pub numbers: bool,
+    /// Lines longer than this many characters are cut.
+    pub max_columns: Option<u64>,
+}
+
+/// A raw `read` request.
+#[derive(Debug)]
+pub struct Raw64 {
+    /// The file.
+    pub path: PathBuf,
+    /// The first byte.
+    pub offset: u64,
+    /// The most bytes (as many as fit when absent).
+    pub length: Option<u64>,
+}
+
+pub(crate) fn invalid(detail: impl Into<String>) -> Failure {
+    Failure::new(ErrorKind::InvalidArgument, detail)
+}
+
+/// `--root`, opened once for the request.
+pub(crate) type Root = (PathBuf, OwnedFd);
+
+/// Answers a read-side op: its result line and exit code.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn run(req: &Request) -> (String, i32) {
+    let answer = (|| {
+        let root = match &req.root {
+            Some(r) => Some(crate::fs::resolve::open_root(r).map_err(Failure::from)?),
+            None => None,
+        };
+        let root = root.as_ref();
+        match &req.op {
+            Op::Stat { paths, offset } => stat::run(paths, *offset, root, req.max_bytes),
+            Op::List(l) => list::run(l, root, req.max_bytes),
+            Op::Read(r) => read::run(r, root, req.max_bytes),
+            Op::Raw(r) => read::raw(r, root, req.max_bytes),
+            Op::Glob(g) => find_answer::glob(g, req.root.as_deref(), req.max_bytes),
+            Op::Grep(g) => find_answer::grep(g, req.root.as_deref(), req.max_bytes),
+        }
+    })();
+    match answer {
+        Ok(line) => (line, crate::protocol::EXIT_EDITED),
+        Err(f) => (failure_line(&f, None), f.kind.exit_code()),
+    }
+}

@@ -1,0 +1,218 @@
+//! `read`: lines of a UTF-8 file, or a byte range of any file.
+//!
+//! Text: `{"op":"read","path":P,"start":1,"limit":L,"numbers":false,"max_columns":C}`
+//! answers `{"text","start":S,"end":E,"eof":bool}`, plus `"lines"` (the
+//! file's line count) and `"sha256"` (of the whole file, ready for the
+//! next edit's `expect_sha256`) when the read reached the end, and
+//! `"cut_lines":[…]` when lines were cut (by `max_columns` characters, or
+//! a first line longer than `max_bytes` allows). Lines, the check for
+//! text (`not_text`) and where the reading stops: `lines.rs`. A `start`
+//! past the last line answers an empty text with `"eof":true` and `lines`.
+//! Cut by `max_bytes` before a whole line: `"truncated":true,
+//! "next":{"start":E+1}`.
+//!
+//! Raw: `{"op":"read","path":P,"raw":true,"offset":B,"length":N}` answers
+//! `{"b64","offset":B,"size":S,"eof":bool}`: the bytes from B (at most N;
+//! absent, as many as fit), base64, of any file; `eof` when they reach
+//! its end. Cut by `max_bytes`: `"truncated":true,"next":{"offset":…}`
+//! (and `"length"`: what is left of N).
+//!
+//! The file is the path resolved as an edit's is (symlinks followed,
+//! confined by `--root`); it must be a regular file, checked before it is
+//! opened (a FIFO or a device is never opened: `file_not_found`), opened
+//! `O_NONBLOCK` and checked again.
+
+use std::fmt::Write as _;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+
+use super::answer::{next, push_str};
+use super::lines::{Ask, Lines};
+use super::{place, Raw64, Read, Root};
+use crate::fs::{FsError, NotFoundKind};
+use crate::protocol::{display_path, ErrorKind, Failure, RESULT_PREFIX};
+
+/// Bytes read from the file at a time.
+const CHUNK: usize = 64 << 10;
+
+/// The longest a read answer's fields other than the text can be: every
+/// number 20 digits, one entry of `cut_lines` (the others are charged to
+/// the text's budget as they come).
+fn text_reserve() -> usize {
+    let n = u64::MAX;
+    let sha = "0".repeat(64);
+    let tail = format!(
+        "{RESULT_PREFIX}{{\"text\":\"\",\"start\":{n},\"end\":{n},\"eof\":false,\"lines\":{n},\"sha256\":\"{sha}\",\"cut_lines\":[{n}]{}}}\n",
+        next(Some(&[("start", n)]))
+    );
+    tail.len()
+}
+
+pub(super) fn run(req: &Read, root: Option<&Root>, max_bytes: u64) -> Result<String, Failure> {
+    let fd = open(&req.path, root)?;
+    let mut lines = Lines::new(Ask {
+        start: req.start,
+        limit: req.limit,
+        numbers: req.numbers,
+        max_columns: req.max_columns,
+        budget: max_bytes as usize - text_reserve(),
+    });
+    let mut buf = vec![0u8; CHUNK];
+    let mut have = 0;
+    while !lines.done() {
+        if have == buf.len() {
+            buf.resize(have + CHUNK, 0); // a character or CR kept from before
+        }
+        let n = read_some(&fd, &mut buf[have..], &req.path)?;
+        have += n;
+        let used = lines.feed(&buf[..have], n == 0).map_err(|e| {
+            Failure::new(
+                ErrorKind::NotText,
+                format!(
+                    "{} is not UTF-8 text: {} at byte offset {}; read it with \"raw\":true",
+                    display_path(&req.path),
+                    e.what,
+                    e.offset
+                ),
+            )
+        })?;
+        buf.copy_within(used..have, 0);
+        have -= used;
+    }
+    let p = lines.finish();
+    let mut out = String::with_capacity(p.text.len() + 256);
+    out.push_str(RESULT_PREFIX);
+    out.push_str("{\"text\":");
+    push_str(&mut out, &p.text);
+    let _ = write!(
+        out,
+        ",\"start\":{},\"end\":{},\"eof\":{}",
+        req.start, p.end, p.eof
+    );
+    if let Some((lines, sha)) = p.whole {
+        let _ = write!(
+            out,
+            ",\"lines\":{lines},\"sha256\":\"{}\"",
+            crate::hex::encode(&sha)
+        );
+    }
+    if !p.cut_lines.is_empty() {
+        let list: Vec<String> = p.cut_lines.iter().map(u64::to_string).collect();
+        let _ = write!(out, ",\"cut_lines\":[{}]", list.join(","));
+    }
+    if p.truncated {
+        out.push_str(&next(Some(&[("start", p.end + 1)])));
+    }
+    out.push_str("}\n");
+    debug_assert!(out.len() as u64 <= max_bytes, "a read's budget was short");
+    Ok(out)
+}
+
+pub(super) fn raw(req: &Raw64, root: Option<&Root>, max_bytes: u64) -> Result<String, Failure> {
+    let fd = open(&req.path, root)?;
+    let size = rfs::fstat(&fd)
+        .map_err(|e| read_failed(&req.path, e))?
+        .st_size as u64;
+    let n = u64::MAX;
+    let reserve = format!(
+        "{RESULT_PREFIX}{{\"b64\":\"\",\"offset\":{n},\"size\":{n},\"eof\":false{}}}\n",
+        next(Some(&[("offset", n), ("length", n)]))
+    )
+    .len();
+    let fit = (max_bytes as usize - reserve) / 4 * 3;
+    let want = req.length.map_or(fit as u64, |l| l.min(fit as u64)) as usize;
+    let mut bytes = vec![0u8; want];
+    let mut got = 0;
+    while got < want {
+        match rustix::io::pread(&fd, &mut bytes[got..], req.offset + got as u64) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(read_failed(&req.path, e)),
+        }
+    }
+    bytes.truncate(got);
+    let end = req.offset + got as u64;
+    let eof = end >= size || got < want;
+    let mut out = format!(
+        "{RESULT_PREFIX}{{\"b64\":\"{}\",\"offset\":{},\"size\":{size},\"eof\":{eof}",
+        crate::args::b64::encode(&bytes),
+        req.offset
+    );
+    let left = req.length.map(|l| l - got as u64);
+    if !eof && left != Some(0) {
+        match left {
+            Some(l) => out.push_str(&next(Some(&[("offset", end), ("length", l)]))),
+            None => out.push_str(&next(Some(&[("offset", end)]))),
+        }
+    }
+    out.push_str("}\n");
+    debug_assert!(
+        out.len() as u64 <= max_bytes,
+        "a raw read's reserve was short"
+    );
+    Ok(out)
+}
+
+fn read_failed(path: &Path, e: Errno) -> Failure {
+    Failure::new(
+        ErrorKind::ReadFailed,
+        format!("reading {}: {e}", display_path(path)),
+    )
+}
+
+fn read_some(fd: &OwnedFd, buf: &mut [u8], path: &Path) -> Result<usize, Failure> {
+    loop {
+        match rustix::io::read(fd, &mut *buf) {
+            Ok(n) => return Ok(n),
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(read_failed(path, e)),
+        }
+    }
+}
+
+/// The regular file `path` resolves to, open for reading: its type
+/// checked by `lstat` of the resolved name before it is opened, and again
+/// on the descriptor (same inode).
+fn open(path: &Path, root: Option<&Root>) -> Result<OwnedFd, Failure> {
+    let t = crate::fs::resolve::resolve(path, root.map(|r| r.0.as_path()))?;
+    let not_regular = |t: FileType| -> Failure {
+        let what = place::type_words(t);
+        Failure::new(
+            ErrorKind::FileNotFound,
+            format!("{} is {what}, not a regular file", display_path(path)),
+        )
+    };
+    let st = rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
+        Failure::from(FsError::NotFound {
+            path: path.to_owned(),
+            kind: match e {
+                Errno::NOENT => NotFoundKind::Missing,
+                e => NotFoundKind::Other(e),
+            },
+        })
+    })?;
+    let kind = FileType::from_raw_mode(st.st_mode);
+    if kind != FileType::RegularFile {
+        return Err(not_regular(kind));
+    }
+    // O_NONBLOCK: should a FIFO be swapped in after the check, open must not hang.
+    let flags =
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
+    let fd = rfs::openat(&t.dir, t.name.as_c_str(), flags, Mode::empty()).map_err(|e| {
+        Failure::from(FsError::Open {
+            path: path.to_owned(),
+            errno: e,
+        })
+    })?;
+    let now = rfs::fstat(&fd).map_err(|e| read_failed(path, e))?;
+    if FileType::from_raw_mode(now.st_mode) != FileType::RegularFile
+        || (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino)
+    {
+        return Err(not_regular(FileType::from_raw_mode(now.st_mode)));
+    }
+    Ok(fd)
+}

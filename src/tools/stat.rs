@@ -1,0 +1,122 @@
+//! `stat`: `{"op":"stat","paths":[P,…]}` (1 to 256 paths, each a string
+//! or `{"path_b64"}`; `offset` skips the first ones, as `next` asks).
+//!
+//! Answer: `{"entries":[E,…],"truncated":bool}` in request order, `E` =
+//! `{"path","type","size","mtime_ns","mode"}` from `lstat` of the path
+//! itself (its directory resolved and confined by `--root`, its last name
+//! not followed); `type` is `file`, `dir`, `symlink` or `other`. A symlink
+//! adds `"target"` (its text; `"target_b64"` when that is not UTF-8) and
+//! `"resolved"`: the type it leads to, `"missing"` when dangling or a loop,
+//! `"outside_root"` when it leads out of `--root`. A path that does not
+//! exist (or whose directory does not) is `{"path","type":"missing"}`: an
+//! `exists` is a `stat`. Nothing is opened but directories on the way, so
+//! a FIFO or device cannot hang or wake.
+//!
+//! Cut by `max_bytes` after a whole entry: `"truncated":true,
+//! "next":{"offset":K}`, K the index of the first path not answered.
+
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{FileType, Stat};
+use rustix::io::Errno;
+
+use super::answer::{next, Page};
+use super::{invalid, name, place, Root};
+use crate::fs::resolve::fails_within;
+use crate::protocol::{display_path, ErrorKind, Failure};
+
+pub(super) fn run(
+    paths: &[PathBuf],
+    offset: u64,
+    root: Option<&Root>,
+    max_bytes: u64,
+) -> Result<String, Failure> {
+    let mut page = Page::new(max_bytes, "", "entries");
+    let reserve = next(Some(&[("offset", paths.len() as u64)])).len();
+    let mut at = offset as usize;
+    while let Some(p) = paths.get(at) {
+        let e = entry(p, root)?;
+        if !page.push(&e, reserve) {
+            if page.kept() == 0 {
+                return Err(too_small(max_bytes, page.needs(e.len(), reserve)));
+            }
+            return Ok(page.finish(&next(Some(&[("offset", at as u64)]))));
+        }
+        at += 1;
+    }
+    Ok(page.finish(&next(None)))
+}
+
+/// The refusal of an entry that does not fit even alone.
+pub(super) fn too_small(max_bytes: u64, needs: usize) -> Failure {
+    invalid(format!(
+        "max_bytes {max_bytes} is too small for the next entry: its answer needs {needs} bytes"
+    ))
+}
+
+/// One entry, rendered.
+fn entry(path: &Path, root: Option<&Root>) -> Result<String, Failure> {
+    let mut out = String::from("{");
+    name::path_field(&mut out, "path", path);
+    let Some((dir, n)) = place::entry(path, root)? else {
+        out.push_str(",\"type\":\"missing\"}");
+        return Ok(out);
+    };
+    let st = match place::lstat(&dir, &n) {
+        Ok(st) => st,
+        Err(Errno::NOENT | Errno::NOTDIR) => {
+            out.push_str(",\"type\":\"missing\"}");
+            return Ok(out);
+        }
+        Err(e) => {
+            return Err(Failure::new(
+                ErrorKind::ReadFailed,
+                format!("stat {}: {e}", display_path(path)),
+            ))
+        }
+    };
+    let t = FileType::from_raw_mode(st.st_mode);
+    fields(&mut out, t, &st);
+    out.push_str(&format!(",\"mode\":\"{:04o}\"", st.st_mode & 0o7777));
+    if t == FileType::Symlink {
+        let target = rustix::fs::readlinkat(&dir, n.as_c_str(), Vec::new()).map_err(|e| {
+            Failure::new(
+                ErrorKind::ReadFailed,
+                format!("reading the symlink {}: {e}", display_path(path)),
+            )
+        })?;
+        out.push(',');
+        name::field(&mut out, "target", target.as_bytes());
+        out.push_str(&format!(",\"resolved\":\"{}\"", resolved(path, root)));
+    }
+    out.push('}');
+    Ok(out)
+}
+
+/// `,"type":…,"size":…,"mtime_ns":…`, as `list` writes them too.
+pub(super) fn fields(out: &mut String, t: FileType, st: &Stat) {
+    out.push_str(&format!(
+        ",\"type\":\"{}\",\"size\":{},\"mtime_ns\":{}",
+        place::type_name(t),
+        st.st_size,
+        place::mtime_ns(st)
+    ));
+}
+
+/// What a symlink at `path` leads to. With `--root`, the whole path is
+/// resolved and must stay within it; what lies outside is not looked at.
+fn resolved(path: &Path, root: Option<&Root>) -> &'static str {
+    match std::fs::canonicalize(path) {
+        Ok(abs) => match root {
+            Some((r, _)) if !abs.starts_with(r) => "outside_root",
+            _ => match rustix::fs::lstat(&abs) {
+                Ok(st) => place::type_name(FileType::from_raw_mode(st.st_mode)),
+                Err(_) => "missing",
+            },
+        },
+        Err(_) => match root {
+            Some((r, _)) if !fails_within(path, r) => "outside_root",
+            _ => "missing",
+        },
+    }
+}
