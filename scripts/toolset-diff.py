@@ -59,7 +59,12 @@ REASONS = {
     "grep-cut-order": "grep output over 100 KiB: which lines precede the cut depends on rg's walk "
     "order; both are cut at the same place with the same notice and every kept line is one of rg's",
     "regex-error-text": "grep with an invalid regex: both refuse with 'grep: rg failed: regex parse "
-    "error:', but the rest of the text is rg's regex crate's and as-edit's own",
+    "error:', but the rest of the text is rg's regex crate's and as-edit's own (regex-lite's words, no caret line)",
+    "regex-dialect": "grep with a regex using what rg's regex crate reads as Unicode and as-edit's "
+    "regex-lite as ASCII or not at all: \\w \\d \\s \\b and their negations, \\p{..}, (?i), class set "
+    "operations",
+    "binary-late-nul": "grep over a directory meeting a file whose first NUL lies past rg's first read "
+    "(64 KiB or more): rg prints the lines of the blocks before it and a WARNING line, as-edit skips the file",
     "surrogate-in-input": "the input holds a lone surrogate (\\udce9: how Python spells the byte of a "
     "name that is not UTF-8): the reference's file system calls turn it back into that byte, as-edit "
     "refuses such JSON (exit 2); a model never sees one, since results carry U+FFFD instead",
@@ -156,14 +161,19 @@ class Tree:
             mode = rng.choice([0o644, 0o644, 0o600, 0o755, 0o444])
             self.files.append(p)
             self.entries.append(("file", "ws/" + p, rand_content(rng, name), mode, mtime()))
+        rule_pool = ["*.py", "sub/", "/notes", "!b.py", "deep", "*.txt", "!a.txt", ".env", "#c", "!.env",
+                     "!.hidden", "node_modules", "*.md", "!*.md", "src/*.rs", "/lib", "!.dot/", "co:l", "sp ace/"]
         if self.git:
-            self.entries.append(("dir", "ws/.git", None, 0o755, t0))
-            rules = rng.sample(["*.py", "sub/", "/notes", "!b.py", "deep", "*.txt", "!a.txt", ".env", "#c"], 3)
-            self.entries.append(("file", "ws/.gitignore", ("\n".join(rules) + "\n").encode(), 0o644, mtime()))
-            self.files.append(".gitignore")
-        if rng.random() < 0.2:
-            self.entries.append(("file", "ws/.ignore", b"*.rs\n", 0o644, mtime()))
-            self.files.append(".ignore")
+            gd = rng.choice([d for d in self.dirs if not d.startswith(".")] if rng.random() < 0.2 else [""])
+            g = "ws/" + gd + "/.git" if gd else "ws/.git"
+            self.entries.append(("dir", g, None, 0o755, t0))
+        for name, p_ in ((".gitignore", 0.5 if self.git else 0.15), (".ignore", 0.2), (".rgignore", 0.12)):
+            for d in self.dirs:
+                if rng.random() < (p_ if d == "" else p_ / 3):
+                    rules = rng.sample(rule_pool, rng.randint(1, 4))
+                    rel = os.path.join(d, name) if d else name
+                    self.entries.append(("file", "ws/" + rel, ("\n".join(rules) + "\n").encode(), 0o644, mtime()))
+                    self.files.append(rel)
         for _ in range(rng.randint(0, 4)):
             parent = rng.choice(self.dirs)
             name = rng.choice(["ln", "ln.txt", "dl", "out", "loop", "dang", "up.png"])
@@ -333,7 +343,8 @@ def gen_input(rng: random.Random, tree: Tree, base: str, tool: str):
             inp["path"] = rng.choice([pick_path(rng, tree, base, "dir"), "", None, pick_path(rng, tree, base, "any")])
         return inp
     if tool == "grep":
-        pats = WORDS + ["fo+", "^foo", "bar$", "^$", "", "(", "a|b", "[", "(?i)FOO", "\\bfn\\b", "\\d+", "[[:alpha:]]+",
+        pats = WORDS + ["fo+", "fo+ ba[rz]", "qux$", "^[a-f]+$", "o{2}", "(foo|bar) baz", "[^ ]+:", "x|é", "日本.",
+                        "\\\\", "\\.", "-", "\\x{65}", "[[:digit:]]", "foo\\b", "\\w+é", "(?i)é", "^", "$", "^foo$", "^", "^$", "", "(", "a|b", "[", "(?i)FOO", "bar$", "^$", "", "(", "a|b", "[", "(?i)FOO", "\\bfn\\b", "\\d+", "[[:alpha:]]+",
                         "\\p{Greek}", "é", ".", "foo.*bar", "\\x00", "x{2,}", "(?m)^qux", "\\", "*", "a{", "\\s+$",
                         "\\r$", "secret", "foo\\nbar"]
         inp = {"pattern": rng.choice(pats)}
@@ -408,6 +419,14 @@ def mtime_of(path: str) -> float:
         return 0.0
 
 
+def dialect(p) -> bool:
+    """Whether a grep pattern uses what rg reads as Unicode and regex-lite as ASCII (or refuses)."""
+    if not isinstance(p, str):
+        return False
+    return any(t in p for t in ("\\w", "\\W", "\\d", "\\D", "\\s", "\\S", "\\b", "\\B", "\\p", "\\P",
+                                "(?i", "&&", "~~", "[[")) or ("--" in p and "[" in p)
+
+
 def explain(tool: str, inp, ref: tuple[int, str], ours: tuple[int, str], full_rg: str | None) -> str | None:
     """None when equal; a reason from REASONS; or 'UNEXPLAINED'."""
     if ref == ours:
@@ -417,6 +436,10 @@ def explain(tool: str, inp, ref: tuple[int, str], ours: tuple[int, str], full_rg
         return None
     if oc == 2 and has_surrogate(inp) and ot.startswith("as-edit --toolset: the request is not JSON"):
         return "surrogate-in-input"
+    if tool == "grep" and isinstance(inp, dict) and dialect(inp.get("pattern")):
+        return "regex-dialect"
+    if tool == "grep" and "WARNING: stopped searching binary file after match" in rt:
+        return "binary-late-nul"
     if rc != oc:
         return "UNEXPLAINED"
     searches_dir = tool == "grep" and not rt.startswith(("grep:",)) and rc == 0

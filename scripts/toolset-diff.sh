@@ -11,8 +11,7 @@
 # apt; nothing is ever removed. Env: AS_EDIT (the binary; default: build
 # target/release/as-edit), PYTHON (a Python 3.11; default python3),
 # TOOLSET_VENV (default target/toolset-venv), TOOLSET_DIFF_TOOLS (default
-# read,write,edit,glob: grep is not answered by as-edit yet, and every grep
-# case would be unexplained; add it once src/toolset answers grep).
+# read,write,edit,glob,grep).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
@@ -37,4 +36,4 @@ if [ -z "$bin" ]; then
   bin=${CARGO_TARGET_DIR:-target}/release/as-edit
 fi
 exec "$venv/bin/python" scripts/toolset-diff.py --bin "$bin" --cases "${1:-3000}" --seed "${2:-35}" \
-  --tools "${TOOLSET_DIFF_TOOLS:-read,write,edit,glob}"
+  --tools "${TOOLSET_DIFF_TOOLS:-read,write,edit,glob,grep}"

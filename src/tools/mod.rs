@@ -88,6 +88,7 @@ pub mod gitignore;
 pub mod glob;
 pub mod grep;
 pub mod grep_op;
+pub mod ignores;
 pub mod lines;
 mod list;
 pub mod name;

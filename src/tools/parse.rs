@@ -329,6 +329,7 @@ fn walk_op(op: &'static str, raw: Raw) -> Result<Op, Failure> {
         vcs: raw.vcs.unwrap_or(false),
         hidden: raw.hidden.unwrap_or(true),
         gitignore: raw.gitignore.unwrap_or(false),
+        rg: false,
     };
     let offset = bounded("offset", raw.offset, 0, MAX_NUMBER, 0)?;
     let limit = bounded("limit", raw.limit, 1, MAX_LIST_LIMIT, 1000)?;

@@ -20,7 +20,11 @@
 //!   known by its device) are skipped.
 //! - **VCS directories** `.git`, `.hg`, `.svn` are skipped unless `vcs`;
 //!   names starting with `.` unless `hidden`; with `gitignore`, the
-//!   `.gitignore` files below the start ([`super::gitignore`]).
+//!   `.gitignore` files below the start ([`super::gitignore`]); with `rg`,
+//!   ripgrep 13's default filters instead (`.rgignore`, `.ignore`,
+//!   `.gitignore` in a repository, the start's parents' files given to
+//!   [`walk_with`], a hidden name shown when a `!` rule whitelists it:
+//!   [`super::ignores`]).
 //! - **Bounded**: at most [`MAX_ENTRIES`] directory entries are read and
 //!   directories at most [`MAX_DEPTH`] levels deep entered (one open
 //!   descriptor per level); past either the walk says `truncated` (the
@@ -36,14 +40,12 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 
-use super::gitignore::{self, Rules};
+use super::ignores::{self, Ignores, Seen};
 
 /// At most this many directory entries are read by one walk.
 pub const MAX_ENTRIES: u64 = 2_000_000;
 /// Directories deeper than this below the start are not entered.
 pub const MAX_DEPTH: usize = 256;
-/// A `.gitignore` larger than this is not read (as if absent).
-const MAX_GITIGNORE: u64 = 1 << 20;
 
 /// What to skip.
 #[derive(Clone, Copy, Debug, Default)]
@@ -54,6 +56,8 @@ pub struct Options {
     pub hidden: bool,
     /// Honour `.gitignore` files.
     pub gitignore: bool,
+    /// ripgrep's default filters (module docs; `gitignore` is then unused).
+    pub rg: bool,
 }
 
 /// One regular file found.
@@ -81,7 +85,7 @@ struct Frame {
     todo: Vec<Box<[u8]>>,
     /// Length of the relative path of this directory (with its `/`).
     prefix: usize,
-    rules: Option<Rules>,
+    rules: Option<Ignores>,
 }
 
 const PSEUDO: [i64; 10] = [
@@ -100,7 +104,19 @@ const PSEUDO: [i64; 10] = [
 /// Walks the directory `start` (opened for reading), calling `f` on each
 /// regular file in path order; `f` returns `false` to stop the walk.
 pub fn walk(start: OwnedFd, opts: Options, f: impl FnMut(File<'_>) -> bool) -> Outcome {
-    walk_bounded(start, opts, MAX_ENTRIES, f)
+    walk_bounded(start, opts, MAX_ENTRIES, Vec::new(), f)
+}
+
+/// [`walk`] under the ignore files of the start's parents, outermost
+/// first, each with the path from it to the start ending in `/`
+/// ([`ignores::ancestors`]).
+pub fn walk_with(
+    start: OwnedFd,
+    opts: Options,
+    outer: Vec<(Ignores, Vec<u8>)>,
+    f: impl FnMut(File<'_>) -> bool,
+) -> Outcome {
+    walk_bounded(start, opts, MAX_ENTRIES, outer, f)
 }
 
 /// [`walk`] with another bound than [`MAX_ENTRIES`] (tests reach it).
@@ -108,11 +124,13 @@ pub fn walk_bounded(
     start: OwnedFd,
     opts: Options,
     max_entries: u64,
+    outer: Vec<(Ignores, Vec<u8>)>,
     mut f: impl FnMut(File<'_>) -> bool,
 ) -> Outcome {
     let mut out = Outcome::default();
     let mut w = Walker {
         opts,
+        outer,
         max_entries,
         entries: 0,
         dev_of_dev: None,
@@ -183,6 +201,7 @@ pub fn walk_bounded(
 
 struct Walker {
     opts: Options,
+    outer: Vec<(Ignores, Vec<u8>)>,
     max_entries: u64,
     entries: u64,
     dev_of_dev: Option<Option<u64>>,
@@ -226,7 +245,7 @@ impl Walker {
         }
         let dir = rustix::io::dup(&fd).ok()?;
         let mut names: Vec<Box<[u8]>> = Vec::new();
-        let mut has_ignore = false;
+        let mut seen = Seen::default();
         for e in rfs::Dir::new(dir).ok()? {
             let Ok(e) = e else { break };
             self.entries += 1;
@@ -238,13 +257,12 @@ impl Walker {
             if b == b"." || b == b".." {
                 continue;
             }
+            seen.note(b);
             if !self.opts.vcs && matches!(b, b".git" | b".hg" | b".svn") {
                 continue;
             }
-            if self.opts.gitignore && b == b".gitignore" {
-                has_ignore = true;
-            }
-            if !self.opts.hidden && b.first() == Some(&b'.') {
+            // rg: a hidden name may be whitelisted, so it is decided below.
+            if !self.opts.hidden && !self.opts.rg && b.first() == Some(&b'.') {
                 continue;
             }
             let mut ty = e.file_type();
@@ -260,14 +278,19 @@ impl Walker {
                 _ => {}
             }
         }
-        let rules = if has_ignore { read_rules(&fd) } else { None };
-        let outer = stack
+        let (rg, hide) = (self.opts.rg, !self.opts.hidden);
+        let rules = match self.opts.gitignore || rg {
+            true => Ignores::read(fd.as_fd(), seen, rg),
+            false => None,
+        };
+        let inner = stack
             .iter()
             .filter_map(|fr| Some((fr.rules.as_ref()?, fr.prefix)));
-        let mut all: Vec<(&Rules, usize)> = outer.collect();
+        let mut all: Vec<(&Ignores, usize)> = inner.collect();
         all.extend(rules.as_ref().map(|r| (r, prefix)));
-        if !all.is_empty() {
+        if !all.is_empty() || !self.outer.is_empty() || (rg && hide) {
             let mut full = self.path[..prefix].to_vec();
+            let mut joined: Vec<Vec<u8>> = vec![Vec::new(); self.outer.len()];
             names.retain(|n| {
                 let (name, is_dir) = match n.strip_suffix(b"/") {
                     Some(n) => (n, true),
@@ -275,8 +298,18 @@ impl Walker {
                 };
                 full.truncate(prefix);
                 full.extend_from_slice(name);
-                let stack = all.iter().map(|&(r, s)| (r, &full[s..]));
-                !gitignore::decide(stack, is_dir)
+                for (j, (_, base)) in joined.iter_mut().zip(&self.outer) {
+                    j.clear();
+                    j.extend_from_slice(base);
+                    j.extend_from_slice(&full);
+                }
+                let mut levels: Vec<(&Ignores, &[u8])> = Vec::new();
+                levels.extend(self.outer.iter().zip(&joined).map(|((i, _), j)| (i, &j[..])));
+                levels.extend(all.iter().map(|&(r, s)| (r, &full[s..])));
+                match ignores::decide(&levels, is_dir, rg) {
+                    Some(ignored) => !ignored,
+                    None => !(hide && name.first() == Some(&b'.')),
+                }
             });
         }
         // Sorted so that popping from the back yields bytewise path order.
@@ -291,21 +324,6 @@ impl Walker {
     }
 }
 
-/// The `.gitignore` in `dir`, if it is a readable regular file.
-fn read_rules(dir: &OwnedFd) -> Option<Rules> {
-    use std::io::Read;
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let fd = rfs::openat(dir, c".gitignore", flags, Mode::empty()).ok()?;
-    let st = rfs::fstat(&fd).ok()?;
-    if !FileType::from_raw_mode(st.st_mode).is_file() || st.st_size as u64 > MAX_GITIGNORE {
-        return None;
-    }
-    let mut text = Vec::new();
-    std::fs::File::from(fd).read_to_end(&mut text).ok()?;
-    let r = Rules::parse(&text);
-    (!r.is_empty()).then_some(r)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,7 +335,7 @@ mod tests {
 
     fn files(p: &std::path::Path, opts: Options, max: u64) -> (Vec<String>, bool) {
         let mut v = Vec::new();
-        let o = walk_bounded(open(p), opts, max, |f| {
+        let o = walk_bounded(open(p), opts, max, Vec::new(), |f| {
             v.push(String::from_utf8(f.rel.to_vec()).unwrap());
             true
         });
@@ -396,6 +414,7 @@ mod tests {
             hidden: true,
             vcs: true,
             gitignore: false,
+            rg: false,
         };
         let names = |o| files(d.path(), o, MAX_ENTRIES).0;
         assert_eq!(names(Options::default()), ["v"]);

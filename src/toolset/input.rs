@@ -55,6 +55,13 @@ pub enum Args {
         /// `None`: absent or null.
         path: Option<String>,
     },
+    /// `grep`.
+    Grep {
+        /// rg's regex.
+        pattern: String,
+        /// `None`: absent or null.
+        path: Option<String>,
+    },
 }
 
 /// Why there are no arguments.
@@ -88,11 +95,6 @@ pub fn parse(json: &[u8]) -> Result<(String, Args), Outcome> {
             )))
         }
     };
-    if name == "grep" {
-        return Err(invalid(
-            "grep is not answered by this build yet (README)".into(),
-        ));
-    }
     let input = request
         .remove("input")
         .ok_or_else(|| invalid("the request has no \"input\"".into()))?;
@@ -152,6 +154,13 @@ fn fields(name: &str, mut m: Map<String, Value>) -> Option<Args> {
             },
         }),
         "glob" => Args::Glob {
+            pattern: string(take("pattern")?)?,
+            path: match take("path") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(string(v)?),
+            },
+        },
+        "grep" => Args::Grep {
             pattern: string(take("pattern")?)?,
             path: match take("path") {
                 None | Some(Value::Null) => None,

@@ -153,6 +153,7 @@
 //! `grep-cut-order` and `regex-error-text`.
 
 pub mod glob;
+pub mod grep;
 pub mod input;
 pub mod path;
 pub mod read;
@@ -194,6 +195,7 @@ pub fn run(json: &[u8]) -> Answer {
         ("write", Args::Write { file_path, content }) => write::write(&cwd, &file_path, &content),
         ("edit", Args::Edit(e)) => write::edit(&cwd, &e),
         ("glob", Args::Glob { pattern, path }) => glob::glob(&cwd, &pattern, path.as_deref()),
+        ("grep", Args::Grep { pattern, path }) => grep::grep(&cwd, &pattern, path.as_deref()),
         _ => unreachable!("input::parse pairs each name with its arguments"),
     };
     match answer {
@@ -202,10 +204,28 @@ pub fn run(json: &[u8]) -> Answer {
     }
 }
 
+/// A toolset invocation as read from argv (and stdin): the request, or
+/// why the arguments are not one (exit 2, no result line).
+#[derive(Debug)]
+pub enum Call {
+    /// The `{"name","input"}` bytes.
+    Json(Vec<u8>),
+    /// The usage error's text.
+    Usage(String),
+}
+
+/// Answers a [`Call`] (the dispatcher's arm).
+pub fn answer(call: &Call) -> Answer {
+    match call {
+        Call::Json(j) => run(j),
+        Call::Usage(why) => (format!("as-edit --toolset: {why}\n"), 2),
+    }
+}
+
 /// `--toolset NAME [--stdin] [--request-b64 B64]`: `None` when the
-/// arguments do not ask for a toolset at all.
+/// arguments do not ask for a toolset at all (read by `dispatch::parse`).
 #[cfg_attr(as_edit_small, optimize(size))]
-pub fn cli(args: &[std::ffi::OsString], stdin: &mut dyn std::io::Read) -> Option<Answer> {
+pub fn parse(args: &[std::ffi::OsString], stdin: &mut dyn std::io::Read) -> Option<Call> {
     // Only an option: after `--` a `--toolset` is an edit's path.
     let end = args
         .iter()
@@ -215,20 +235,21 @@ pub fn cli(args: &[std::ffi::OsString], stdin: &mut dyn std::io::Read) -> Option
         let a = a.as_encoded_bytes();
         a == b"--toolset" || a.starts_with(b"--toolset=")
     })?;
+    let usage = |why: String| Some(Call::Usage(why));
     let mut rest: Vec<&[u8]> = args.iter().map(|a| a.as_encoded_bytes()).collect();
     let name: &[u8] = if rest[pos] == b"--toolset" {
         if pos + 1 >= rest.len() {
-            return Some(usage("--toolset needs a name"));
+            return usage("--toolset needs a name".into());
         }
         rest.remove(pos + 1)
     } else {
         &rest[pos][b"--toolset=".len()..]
     };
     if name != TOOLSET.as_bytes() {
-        return Some(usage(&format!(
+        return usage(format!(
             "unknown toolset {:?} (this binary has {TOOLSET})",
             String::from_utf8_lossy(name)
-        )));
+        ));
     }
     rest.remove(pos);
     let mut b64 = None;
@@ -241,36 +262,31 @@ pub fn cli(args: &[std::ffi::OsString], stdin: &mut dyn std::io::Read) -> Option
                 b64 = Some(rest[i]);
             }
             a => {
-                return Some(usage(&format!(
+                return usage(format!(
                     "--toolset takes only --stdin or --request-b64 B64, not {:?}",
                     String::from_utf8_lossy(a)
-                )))
+                ))
             }
         }
         i += 1;
     }
-    let json = match b64 {
+    Some(match b64 {
         Some(b) => match crate::args::b64::decode(b) {
-            Ok(j) => j,
-            Err(e) => return Some(usage(&format!("--request-b64: {e}"))),
+            Ok(j) => Call::Json(j),
+            Err(e) => Call::Usage(format!("--request-b64: {e}")),
         },
         None => {
             let mut buf = Vec::new();
             // The inputs a model sends are small; 64 MiB bounds a runaway pipe.
-            if let Err(e) = stdin.take(64 << 20).read_to_end(&mut buf) {
-                return Some(usage(&format!("reading the request: {e}")));
+            match stdin.take(64 << 20).read_to_end(&mut buf) {
+                Ok(_) => Call::Json(buf),
+                Err(e) => Call::Usage(format!("reading the request: {e}")),
             }
-            buf
         }
-    };
-    Some(run(&json))
+    })
 }
 
 use std::io::Read as _;
-
-fn usage(why: &str) -> Answer {
-    (format!("as-edit --toolset: {why}\n"), 2)
-}
 
 /// The working directory as the reference resolves it (`Path.resolve()`).
 pub(crate) fn root(cwd: &std::path::Path) -> PathBuf {
