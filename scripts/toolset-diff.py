@@ -368,6 +368,13 @@ def names_a_fifo(ws: str, inp) -> bool:
         return False
 
 
+def rg_refuses(rg: str, pattern) -> bool:
+    """Whether rg refuses the pattern itself (exit 2 on an empty input)."""
+    if not isinstance(pattern, str) or "\0" in pattern:
+        return True
+    return subprocess.run([rg, "--no-config", "-e", pattern, "--", "/dev/null"], capture_output=True).returncode == 2
+
+
 def reference_call(tools: dict, name: str, inp) -> tuple[int, str]:
     from anthropic.lib.tools._tool_dispatch import tool_error_content, tool_result_content
 
@@ -525,11 +532,17 @@ def main() -> int:
                 per_tool[tool] += 1
                 mutates = tool in ("write", "edit")
                 names_fifo = tool in ("grep", "write") and names_a_fifo(ws, inp)
+                if names_fifo and tool == "grep" and rg_refuses(rg, inp.get("pattern")):
+                    names_fifo = False  # rg refuses the pattern before it opens anything
                 if names_fifo:
                     # The reference would hang; as-edit must refuse at once.
                     ours = ours_call(binary, ws, tool, inp, use_b64, env)
                     ok = ours[0] == 1 and ours[1].endswith(": not a regular file")
                     counts["fifo-blocks-reference" if ok else "UNEXPLAINED"] += 1
+                    if not ok and shown < args.show:
+                        shown += 1
+                        print(f"--- unexplained case {case} (a FIFO): {tool} {json.dumps(inp)[:300]}")
+                        print(f"    as-edit   exit {ours[0]}: {ours[1][:400]!r}")
                     continue
                 ref = reference_call(ref_tools, tool, inp)
                 ref_snap = snapshot(base) if mutates else None

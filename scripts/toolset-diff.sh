@@ -16,24 +16,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
 
-# The version whose texts the toolset follows (README, "Anthropic's toolset").
-ANTHROPIC_VERSION=2.17.0
-
 command -v rg >/dev/null || apt_need ripgrep
-PY=${PYTHON:-python3}
-"$PY" -c 'import venv, ensurepip' 2>/dev/null || apt_need python3-venv
-[ "$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" = 3.11 ] \
-  || die "toolset-diff: needs Python 3.11 (set PYTHON): the reference's glob is 3.11's pathlib"
-
-venv=${TOOLSET_VENV:-target/toolset-venv}
-[ -x "$venv/bin/python" ] || "$PY" -m venv "$venv"
-"$venv/bin/python" -c "import anthropic, sys; sys.exit(anthropic.__version__ != '$ANTHROPIC_VERSION')" 2>/dev/null \
-  || "$venv/bin/pip" install -q "anthropic==$ANTHROPIC_VERSION"
+py=$(scripts/toolset-venv.sh)
 
 bin=${AS_EDIT:-}
 if [ -z "$bin" ]; then
   cargo build --release --quiet
   bin=${CARGO_TARGET_DIR:-target}/release/as-edit
 fi
-exec "$venv/bin/python" scripts/toolset-diff.py --bin "$bin" --cases "${1:-3000}" --seed "${2:-35}" \
+exec "$py" scripts/toolset-diff.py --bin "$bin" --cases "${1:-3000}" --seed "${2:-35}" \
   --tools "${TOOLSET_DIFF_TOOLS:-read,write,edit,glob,grep}"

@@ -528,3 +528,127 @@ fn a_file_this_user_may_not_write_is_refused_not_replaced() {
     }
     assert_eq!(listing(d.path()), ["f.txt"]);
 }
+
+/// The grep tree: ripgrep's default filters each met once.
+fn grep_tree(d: &Path) {
+    for dir in [".git", "skip", "node_modules", "sub"] {
+        std::fs::create_dir(d.join(dir)).unwrap();
+    }
+    for (name, body) in [
+        (".gitignore", &b"*.log\n!keep.log\n!.env\n"[..]),
+        (".ignore", b"skip/\n"),
+        (".rgignore", b"!b.md\n"),
+        ("sub/.ignore", b"*.md\n"),
+        ("a.txt", b"foo 1\nbar\nfoo 3"),
+        ("x.log", b"foo log\n"),
+        ("keep.log", b"foo keep\n"),
+        (".env", b"foo env\n"),
+        (".hid", b"foo hidden\n"),
+        ("skip/s.txt", b"foo skip\n"),
+        ("node_modules/m.js", b"foo nm\n"),
+        ("bin.dat", b"foo\0bin\n"),
+        ("sub/c.txt", b"x foo\r\n"),
+        ("sub/r.md", b"foo md\n"),
+        ("sub/b.md", b"foo b\n"),
+    ] {
+        write_file(d, name, body, 0o644);
+    }
+    symlink("a.txt", d.join("ln")).unwrap();
+}
+
+#[test]
+fn grep_walks_with_ripgreps_default_filters() {
+    let d = scratch();
+    grep_tree(d.path());
+    let w = std::fs::canonicalize(d.path()).unwrap();
+    let w = w.display();
+    // Checked against the reference with rg 13 (lines compared sorted:
+    // rg's order is its threads'; as-edit's is bytewise by path). Not
+    // shown: x.log (.gitignore in a repository), .hid (hidden), skip/
+    // (.ignore), bin.dat (a NUL), ln (a symlink), sub/r.md (sub/.ignore);
+    // shown: .env (whitelisted), node_modules, sub/b.md (.rgignore's
+    // whitelist beats sub/.ignore).
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "foo"}));
+    is(
+        &r,
+        &format!(
+            "{w}/.env:1:foo env\n{w}/a.txt:1:foo 1\n{w}/a.txt:3:foo 3\n{w}/keep.log:1:foo keep\n\
+             {w}/node_modules/m.js:1:foo nm\n{w}/sub/b.md:1:foo b\n{w}/sub/c.txt:1:x foo\r\n"
+        ),
+        0,
+    );
+    // A subdirectory: the parents' ignore files still count.
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "o+ ", "path": "sub"}));
+    is(&r, &format!("{w}/sub/b.md:1:foo b\n"), 0);
+    // Without the repository, .gitignore is not read.
+    std::fs::remove_dir(d.path().join(".git")).unwrap();
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "log$"}));
+    is(&r, &format!("{w}/x.log:1:foo log\n"), 0);
+}
+
+#[test]
+fn grep_of_one_file_prints_no_path_and_names_a_binary_match() {
+    let d = scratch();
+    grep_tree(d.path());
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "^foo", "path": "a.txt"}));
+    is(&r, "1:foo 1\n3:foo 3\n", 0);
+    // Named, a hidden or ignored file is searched.
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "foo", "path": "x.log"}));
+    is(&r, "1:foo log\n", 0);
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "bin", "path": "bin.dat"}));
+    is(&r, "binary file matches (found \"\\0\" byte around offset 3)\n", 0);
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "zzz", "path": "bin.dat"}));
+    is(&r, "no matches", 0);
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "zzz"}));
+    is(&r, "no matches", 0);
+}
+
+#[test]
+fn grep_refusals_have_the_references_texts() {
+    let d = scratch();
+    grep_tree(d.path());
+    let w = std::fs::canonicalize(d.path()).unwrap();
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "x", "path": "missing"}));
+    is(
+        &r,
+        &format!(
+            "grep: rg failed: {}/missing: No such file or directory (os error 2)\n",
+            w.display()
+        ),
+        1,
+    );
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "x", "path": "../x"}));
+    is(
+        &r,
+        "grep: path \"../x\" is outside the session's working directory",
+        1,
+    );
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "a\nb"}));
+    is(
+        &r,
+        "grep: rg failed: the literal '\"\\n\"' is not allowed in a regex\n\nConsider enabling \
+         multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is \
+         enabled, new line characters can be matched.\n",
+        1,
+    );
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "a("}));
+    assert!(
+        r.stdout.starts_with("grep: rg failed: regex parse error:\n    a(\n") && r.code == 1,
+        "{r:?}"
+    );
+    fifo(&d.path().join("f"));
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "x", "path": "f"}));
+    is(&r, "grep: f: not a regular file", 1);
+}
+
+#[test]
+fn grep_output_is_cut_at_100_kib_with_the_notice() {
+    let d = scratch();
+    std::fs::create_dir(d.path().join(".git")).unwrap();
+    let line = format!("{}\n", "foo ".repeat(24));
+    write_file(d.path(), "big.txt", line.repeat(2000).as_bytes(), 0o644);
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "foo", "path": "big.txt"}));
+    let full: String = (1..=2000).map(|i| format!("{i}:{line}")).collect();
+    let notice = "\n[output truncated at 102400 bytes]";
+    is(&r, &format!("{}{notice}", &full[..102_400]), 0);
+}

@@ -23,9 +23,8 @@
 //!   much is certain. Memory: one block, the output up to the cut.
 //! - The regex is regex-lite's dialect (ASCII `\w \d \s \b`, ASCII case
 //!   folding, no `\p{…}` or class set operations) where rg's is Unicode;
-//!   a pattern regex-lite refuses is printed in rg's frame (`regex parse
-//!   error:`, the pattern, `error: ` and regex-lite's message) without
-//!   rg's caret line and words.
+//!   a pattern regex-lite refuses is printed as rg prints it for the
+//!   common cases ([`super::regex_error`]).
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
@@ -63,7 +62,8 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
     }
     if let Err(e) = regex_lite::Regex::new(pattern) {
         return Err(format!(
-            "grep: rg failed: regex parse error:\n    {pattern}\nerror: {e}\n"
+            "grep: rg failed: {}",
+            super::regex_error::text(pattern, &e.to_string())
         ));
     }
     if matches_newline(pattern) {

@@ -83,31 +83,44 @@
 //!   order), at most 200, as absolute paths, one a line; none: `no
 //!   matches`. Refused: an absolute pattern, a `..` component, an empty
 //!   pattern, `**` inside a component.
-//! - **grep** `{pattern, path?}` — **not answered yet** (a grep request
-//!   is exit 2, `grep is not answered by this build yet`); what it must
-//!   print, learnt from the reference and rg 13.0.0 (Debian 12's):
-//!   ROOT is the resolved `path` (a falsy one: W), and the text is what
-//!   `rg --no-config -n --no-heading -e PATTERN -- ROOT` prints on stdout,
-//!   decoded as UTF-8 with each invalid sequence one U+FFFD; exit 1 of rg
-//!   is `no matches`; any other failure is `grep: rg failed: ` and rg's
-//!   whole stderr (`regex parse error:\n    x{\n     ^\nerror: unclosed
-//!   counted repetition\n`; `the literal '"\n"' is not allowed in a
-//!   regex` and its advice; `ROOT/missing: No such file or directory (os
-//!   error 2)` for a missing path, also when other files matched). Over
-//!   102,400 characters the text is cut there and `\n[output truncated at
-//!   102400 bytes]` appended. Lines: `ABS:N:LINE\n` (the line as stored,
-//!   a `\r` kept), or `N:LINE\n` when ROOT is a file. The walk: hidden
-//!   names skipped below ROOT (ROOT itself may be hidden), `.ignore` and
-//!   `.rgignore` honoured everywhere, `.gitignore` and `.git/info/exclude`
-//!   only inside a git repository (a `.git` in ROOT or above), parent
-//!   directories' ignore files too, `node_modules` searched, symlinks not
-//!   followed, FIFOs skipped; a file with a NUL byte skipped in the walk
-//!   (even its matches before the NUL), and a named one printed as the
-//!   single line `binary file matches (found "\0" byte around offset N)`
-//!   when it has a match; rg's parallel walk gives no fixed file order (the
-//!   differential compares sorted lines). Regex: Rust's `regex` 1.x
-//!   syntax, Unicode classes, an empty pattern matches every line.
-//!
+//! - **grep** `{pattern, path?}` ([`grep`]): what the reference prints
+//!   running rg 13.0.0 (Debian 12's): ROOT is the resolved `path` (a
+//!   falsy one: W), and the text is what `rg --no-config -n --no-heading
+//!   -e PATTERN -- ROOT` prints on stdout, decoded as UTF-8 (an invalid
+//!   sequence one U+FFFD); exit 1 of rg is `no matches`; any other failure
+//!   is `grep: rg failed: ` and rg's whole stderr (`regex parse error:\n
+//!   x{\n     ^\nerror: unclosed counted repetition\n`; `the literal
+//!   '"\n"' is not allowed in a regex` and its advice, also for a `\n`
+//!   escape; `ROOT/missing: No such file or directory (os error 2)` for a
+//!   missing path, also when other files matched). Over 102,400
+//!   characters the text is cut there and `\n[output truncated at 102400
+//!   bytes]` appended. Lines: `ABS:N:LINE\n` (the line as stored, a `\r`
+//!   kept), or `N:LINE\n` when ROOT is a file. The walk: hidden names
+//!   skipped below ROOT (ROOT itself may be hidden) unless an ignore rule
+//!   whitelists them, `.rgignore` over `.ignore` over `.gitignore`, the
+//!   last only inside a git repository (a `.git` in the directory or
+//!   above), parent directories' ignore files too, `node_modules`
+//!   searched, symlinks not followed, FIFOs skipped; a file with a NUL
+//!   byte skipped in the walk (even its matches before the NUL), and a
+//!   named one printed as the single line `binary file matches (found
+//!   "\0" byte around offset N)` when its first 64 KiB hold a NUL and a
+//!   line matches. A pattern with a NUL is Python's `ValueError('embedded
+//!   null byte')`; a FIFO named is `grep: P: not a regular file` (the
+//!   reference blocks on it). **Order**: rg's parallel walk gives no fixed
+//!   file order; as-edit prints files in bytewise order of their paths
+//!   (the walker's), lines in file order. Regex: rg's is the `regex`
+//!   crate's Unicode dialect; as-edit's is `regex-lite`'s (ASCII `\w \d \s
+//!   \b`, ASCII case folding, no `\p{…}`, no class set operations): the
+//!   `regex` crate would add over 500 KiB to a binary whose budget is
+//!   1 MiB.
+//! - **The walks and `src/tools/walk.rs`.** grep's walk *is* the shared
+//!   walker (its `rg` option, `src/tools/ignores.rs`). glob's is not:
+//!   pathlib's `*` and exact components list every entry type (directories,
+//!   symlinks followed, FIFOs) in readdir order, and `**` yields the
+//!   directories themselves before their contents; the walker yields only
+//!   regular files, in sorted order, never through a symlink, so glob keeps
+//!   its own small `os.scandir`-shaped selectors ([`glob`]).
+
 //! # Better than the reference, with the same text
 //!
 //! - write and edit replace the file atomically (a temp renamed over it,
@@ -131,6 +144,14 @@
 //! - An `OSError` other than the ignored ones inside a glob walk (a name
 //!   too long) is reported by the reference as Python's `[Errno N] …`
 //!   text with a host path; here the entry is skipped.
+//! - grep does not read `.git/info/exclude` or the global
+//!   `core.excludesFile` (rg does; the differential pins an empty HOME),
+//!   skips a directory it cannot open where rg reports it (exit 2: `rg
+//!   failed`), and stops reading files once its output passes the cut (an
+//!   unreadable file after that is not reported); a walked file whose
+//!   first NUL lies past rg's first read (64 KiB or more) is skipped whole
+//!   where rg prints the lines before it and a `WARNING: stopped searching
+//!   binary file after match` line.
 //! - A name that is not UTF-8 is matched by glob as Python's surrogate
 //!   escapes are (each such byte its own character); a class range that
 //!   spans U+DC80–U+DCFF would match them there, not here.
@@ -149,14 +170,21 @@
 //! `surrogate-in-input` (above); `fifo-blocks-reference` (write or grep
 //! naming a FIFO: the reference would block, as-edit must answer `…: not
 //! a regular file`, exit 1); `mtime-tie-order` (glob: only lines of equal
-//! mtimes trade places); for grep, once answered, `directory-order`,
-//! `grep-cut-order` and `regex-error-text`.
+//! mtimes trade places); `directory-order` (grep over a directory: equal
+//! as sorted lines); `grep-cut-order` (over 100 KiB: cut at the same
+//! length with the same notice, every kept line one of rg's);
+//! `regex-error-text` (both `grep: rg failed: regex parse error:`, the
+//! rest in regex-lite's words); `regex-dialect` (a pattern with `\w \d \s
+//! \b`, their negations, `\p`, `(?i)` or class set operations);
+//! `binary-late-nul` (rg printed its `WARNING: stopped searching binary
+//! file` line: a NUL past its first read).
 
 pub mod glob;
 pub mod grep;
 pub mod input;
 pub mod path;
 pub mod read;
+pub mod regex_error;
 pub mod write;
 
 use std::path::PathBuf;
