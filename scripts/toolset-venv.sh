@@ -20,4 +20,4 @@ venv=${TOOLSET_VENV:-target/toolset-venv}
 [ -x "$venv/bin/python" ] || "$PY" -m venv "$venv" >&2
 "$venv/bin/python" -c "import anthropic, sys; sys.exit(anthropic.__version__ != '$ANTHROPIC_VERSION')" 2>/dev/null \
   || "$venv/bin/pip" install -q "anthropic==$ANTHROPIC_VERSION" >&2
-realpath "$venv/bin/python"
+echo "$(cd "$venv" && pwd)/bin/python"  # not realpath: that leaves the venv

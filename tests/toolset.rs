@@ -578,7 +578,11 @@ fn grep_walks_with_ripgreps_default_filters() {
         0,
     );
     // A subdirectory: the parents' ignore files still count.
-    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "o+ ", "path": "sub"}));
+    let r = tool(
+        d.path(),
+        "grep",
+        serde_json::json!({"pattern": "o+ ", "path": "sub"}),
+    );
     is(&r, &format!("{w}/sub/b.md:1:foo b\n"), 0);
     // Without the repository, .gitignore is not read.
     std::fs::remove_dir(d.path().join(".git")).unwrap();
@@ -590,14 +594,34 @@ fn grep_walks_with_ripgreps_default_filters() {
 fn grep_of_one_file_prints_no_path_and_names_a_binary_match() {
     let d = scratch();
     grep_tree(d.path());
-    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "^foo", "path": "a.txt"}));
+    let r = tool(
+        d.path(),
+        "grep",
+        serde_json::json!({"pattern": "^foo", "path": "a.txt"}),
+    );
     is(&r, "1:foo 1\n3:foo 3\n", 0);
     // Named, a hidden or ignored file is searched.
-    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "foo", "path": "x.log"}));
+    let r = tool(
+        d.path(),
+        "grep",
+        serde_json::json!({"pattern": "foo", "path": "x.log"}),
+    );
     is(&r, "1:foo log\n", 0);
-    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "bin", "path": "bin.dat"}));
-    is(&r, "binary file matches (found \"\\0\" byte around offset 3)\n", 0);
-    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "zzz", "path": "bin.dat"}));
+    let r = tool(
+        d.path(),
+        "grep",
+        serde_json::json!({"pattern": "bin", "path": "bin.dat"}),
+    );
+    is(
+        &r,
+        "binary file matches (found \"\\0\" byte around offset 3)\n",
+        0,
+    );
+    let r = tool(
+        d.path(),
+        "grep",
+        serde_json::json!({"pattern": "zzz", "path": "bin.dat"}),
+    );
     is(&r, "no matches", 0);
     let r = tool(d.path(), "grep", serde_json::json!({"pattern": "zzz"}));
     is(&r, "no matches", 0);
@@ -608,7 +632,11 @@ fn grep_refusals_have_the_references_texts() {
     let d = scratch();
     grep_tree(d.path());
     let w = std::fs::canonicalize(d.path()).unwrap();
-    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "x", "path": "missing"}));
+    let r = tool(
+        d.path(),
+        "grep",
+        serde_json::json!({"pattern": "x", "path": "missing"}),
+    );
     is(
         &r,
         &format!(
@@ -617,7 +645,11 @@ fn grep_refusals_have_the_references_texts() {
         ),
         1,
     );
-    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "x", "path": "../x"}));
+    let r = tool(
+        d.path(),
+        "grep",
+        serde_json::json!({"pattern": "x", "path": "../x"}),
+    );
     is(
         &r,
         "grep: path \"../x\" is outside the session's working directory",
@@ -633,11 +665,17 @@ fn grep_refusals_have_the_references_texts() {
     );
     let r = tool(d.path(), "grep", serde_json::json!({"pattern": "a("}));
     assert!(
-        r.stdout.starts_with("grep: rg failed: regex parse error:\n    a(\n") && r.code == 1,
+        r.stdout
+            .starts_with("grep: rg failed: regex parse error:\n    a(\n")
+            && r.code == 1,
         "{r:?}"
     );
     fifo(&d.path().join("f"));
-    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "x", "path": "f"}));
+    let r = tool(
+        d.path(),
+        "grep",
+        serde_json::json!({"pattern": "x", "path": "f"}),
+    );
     is(&r, "grep: f: not a regular file", 1);
 }
 
@@ -647,7 +685,11 @@ fn grep_output_is_cut_at_100_kib_with_the_notice() {
     std::fs::create_dir(d.path().join(".git")).unwrap();
     let line = format!("{}\n", "foo ".repeat(24));
     write_file(d.path(), "big.txt", line.repeat(2000).as_bytes(), 0o644);
-    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "foo", "path": "big.txt"}));
+    let r = tool(
+        d.path(),
+        "grep",
+        serde_json::json!({"pattern": "foo", "path": "big.txt"}),
+    );
     let full: String = (1..=2000).map(|i| format!("{i}:{line}")).collect();
     let notice = "\n[output truncated at 102400 bytes]";
     is(&r, &format!("{}{notice}", &full[..102_400]), 0);

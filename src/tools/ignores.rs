@@ -168,7 +168,11 @@ mod tests {
         let sub = ig("a.txt\n", "a.txt\n", "", false);
         let levels = [(&top, &b"sub/a.txt"[..]), (&sub, &b"a.txt"[..])];
         assert_eq!(decide(&levels, false, true), Some(false));
+        // Within one kind the deepest file with a match decides.
         let top = ig("", "!a.txt\n", "", true);
+        let levels = [(&top, &b"sub/a.txt"[..]), (&sub, &b"a.txt"[..])];
+        assert_eq!(decide(&levels, false, true), Some(true));
+        let sub = ig("a.txt\n", "", "", false);
         let levels = [(&top, &b"sub/a.txt"[..]), (&sub, &b"a.txt"[..])];
         assert_eq!(decide(&levels, false, true), Some(false));
         // The gitignore flavour reads only .gitignore, deepest first.

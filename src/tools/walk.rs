@@ -304,7 +304,12 @@ impl Walker {
                     j.extend_from_slice(&full);
                 }
                 let mut levels: Vec<(&Ignores, &[u8])> = Vec::new();
-                levels.extend(self.outer.iter().zip(&joined).map(|((i, _), j)| (i, &j[..])));
+                levels.extend(
+                    self.outer
+                        .iter()
+                        .zip(&joined)
+                        .map(|((i, _), j)| (i, &j[..])),
+                );
                 levels.extend(all.iter().map(|&(r, s)| (r, &full[s..])));
                 match ignores::decide(&levels, is_dir, rg) {
                     Some(ignored) => !ignored,

@@ -69,7 +69,8 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
     if matches_newline(pattern) {
         return Err(format!("grep: rg failed: {NEWLINE}"));
     }
-    let search = Search::new(pattern, true, false).map_err(|e| format!("grep: rg failed: {e}\n"))?;
+    let search =
+        Search::new(pattern, true, false).map_err(|e| format!("grep: rg failed: {e}\n"))?;
     let shown = root.as_os_str().as_bytes();
     let meta = match std::fs::metadata(&root) {
         Ok(m) => m,
@@ -100,7 +101,7 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
     } else if meta.is_file() {
         let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
         match rfs::open(&root, flags, Mode::empty()) {
-            Ok(fd) => out.named(&search, fd),
+            Ok(fd) => out.named(&search, fd, shown),
             Err(e) => out.errors.push(rg_error(shown, &e.into())),
         }
     } else {
@@ -135,7 +136,8 @@ fn matches_newline(p: &str) -> bool {
             b'\n' => return true,
             b'\\' => {
                 let rest = &b[i + 1..];
-                let hex = |r: &[u8]| r.eq_ignore_ascii_case(b"0a") || r.eq_ignore_ascii_case(b"{a}");
+                let hex =
+                    |r: &[u8]| r.eq_ignore_ascii_case(b"0a") || r.eq_ignore_ascii_case(b"{a}");
                 if rest.first() == Some(&b'n')
                     || (rest.first() == Some(&b'x')
                         && (hex(&rest[1..rest.len().min(3)])
@@ -200,7 +202,7 @@ impl Out {
     }
 
     /// The file rg was named: `N:LINE` lines, or the binary notice.
-    fn named(&mut self, s: &Search, fd: OwnedFd) {
+    fn named(&mut self, s: &Search, fd: OwnedFd, name: &[u8]) {
         let mut f = std::fs::File::from(fd);
         let (mut nul, mut offset, mut hit) = (None, 0usize, false);
         let mut block = Vec::new();
@@ -230,7 +232,7 @@ impl Out {
                 );
             }
             Ok(Ok(())) => {}
-            Err(e) => self.errors.push(format!("{e}\n")),
+            Err(e) => self.errors.push(rg_error(name, &e)),
         }
     }
 }

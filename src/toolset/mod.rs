@@ -15,6 +15,13 @@
 //! Nothing but the text is printed: no result line, no newline of our
 //! own.
 //!
+//! The invocation is one [`crate::dispatch::Request::Toolset`]: [`parse`]
+//! reads it (called first by `dispatch::parse`, as `--toolset` takes no
+//! other flag), [`answer`] runs it. Python hosts get the five tools as
+//! the SDK's `BetaAsyncFunctionTool`s over `docker exec` in
+//! `examples/anthropic_toolset.py` (exit 1 raised as `ToolError`, exit 3
+//! `json.loads`ed).
+//!
 //! # The reference, pinned
 //!
 //! PyPI `anthropic` 2.17.0, `anthropic.lib.tools.agent_toolset`
@@ -152,6 +159,9 @@
 //!   first NUL lies past rg's first read (64 KiB or more) is skipped whole
 //!   where rg prints the lines before it and a `WARNING: stopped searching
 //!   binary file after match` line.
+//! - grep's regex sees a line that is not UTF-8 with U+FFFD for its
+//!   invalid bytes (regex-lite matches text), so `.` or a negated class
+//!   matches there; rg's byte regex matches no invalid byte.
 //! - A name that is not UTF-8 is matched by glob as Python's surrogate
 //!   escapes are (each such byte its own character); a class range that
 //!   spans U+DC80–U+DCFF would match them there, not here.

@@ -123,7 +123,8 @@ pub fn text(pattern: &str, lite: &str) -> String {
         let why = "repetition operator missing expression";
         m.bare_repeat.map(|a| (one(a), why))
     } else if has("counted repetition") && has("unclosed") || has("repetition without an end") {
-        m.open_count.map(|a| ((a, p.len()), "unclosed counted repetition"))
+        m.open_count
+            .map(|a| ((a, p.len()), "unclosed counted repetition"))
     } else if has("end of pattern before it finished") {
         let why = "incomplete escape sequence, reached end of pattern prematurely";
         m.trailing_escape.map(|a| (one(a), why))
@@ -159,8 +160,16 @@ mod tests {
             ("*", "    ^", "repetition operator missing expression"),
             ("a{", "     ^", "unclosed counted repetition"),
             ("x{2,", "     ^^^", "unclosed counted repetition"),
-            ("[z-a]", "     ^^^", "invalid character class range, the start must be <= the end"),
-            ("\\", "    ^", "incomplete escape sequence, reached end of pattern prematurely"),
+            (
+                "[z-a]",
+                "     ^^^",
+                "invalid character class range, the start must be <= the end",
+            ),
+            (
+                "\\",
+                "    ^",
+                "incomplete escape sequence, reached end of pattern prematurely",
+            ),
         ];
         for (p, caret, why) in cases {
             let want = format!("regex parse error:\n    {p}\n{caret}\nerror: {why}\n");
