@@ -63,6 +63,9 @@ REASONS = {
     "regex-dialect": "grep with a regex using what rg's regex crate reads as Unicode and as-edit's "
     "regex-lite as ASCII or not at all: \\w \\d \\s \\b and their negations, \\p{..}, (?i), class set "
     "operations",
+    "invalid-utf8-match": "grep with '.' or a negated class where a line is not UTF-8: as-edit's regex-lite "
+    "matches the line as text, its invalid bytes as U+FFFD, which '.' and [^..] match; rg's byte regex matches "
+    "no invalid byte",
     "binary-late-nul": "grep over a directory meeting a file whose first NUL lies past rg's first read "
     "(64 KiB or more): rg prints the lines of the blocks before it and a WARNING line, as-edit skips the file",
     "surrogate-in-input": "the input holds a lone surrogate (\\udce9: how Python spells the byte of a "
@@ -434,6 +437,14 @@ def dialect(p) -> bool:
                                 "(?i", "&&", "~~", "[[")) or ("--" in p and "[" in p)
 
 
+def lossy_class(p) -> bool:
+    """Whether a grep pattern holds what matches an invalid byte read as U+FFFD: '.' or a negated class."""
+    if not isinstance(p, str):
+        return False
+    q = p.replace("\\\\", "").replace("\\.", "")
+    return "." in q or "[^" in q
+
+
 def explain(tool: str, inp, ref: tuple[int, str], ours: tuple[int, str], full_rg: str | None) -> str | None:
     """None when equal; a reason from REASONS; or 'UNEXPLAINED'."""
     if ref == ours:
@@ -445,6 +456,8 @@ def explain(tool: str, inp, ref: tuple[int, str], ours: tuple[int, str], full_rg
         return "surrogate-in-input"
     if tool == "grep" and isinstance(inp, dict) and dialect(inp.get("pattern")):
         return "regex-dialect"
+    if tool == "grep" and isinstance(inp, dict) and lossy_class(inp.get("pattern")) and rc == oc == 0:
+        return "invalid-utf8-match"
     if tool == "grep" and "WARNING: stopped searching binary file after match" in rt:
         return "binary-late-nul"
     if rc != oc:

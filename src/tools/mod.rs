@@ -40,7 +40,8 @@
 //! - `glob` (`find.rs`): `{"entries":[{"path","size","mtime_ns"}],"total","truncated"}`;
 //!   the pattern: `glob.rs` and `pattern.rs`; the walk (shared with
 //!   `grep`: no symlinks followed, loops, VCS directories, `.gitignore`,
-//!   pseudo file systems, its bounds): `walk.rs` and `gitignore.rs`.
+//!   pseudo file systems, its bounds): `walk.rs` and `gitignore.rs`
+//!   (`ignores.rs` adds ripgrep's filters for `--toolset`'s grep).
 //! - `grep` (`grep_op.rs`, the search in `grep.rs`): `{"matches":[{"path","line","text"}]}`
 //!   (`content`), `{"files":[{"path"}]}` (`files`) or
 //!   `{"files":[{"path","count"}]}` (`count`), each with

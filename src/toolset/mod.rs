@@ -187,7 +187,9 @@
 //! rest in regex-lite's words); `regex-dialect` (a pattern with `\w \d \s
 //! \b`, their negations, `\p`, `(?i)` or class set operations);
 //! `binary-late-nul` (rg printed its `WARNING: stopped searching binary
-//! file` line: a NUL past its first read).
+//! file` line: a NUL past its first read); `invalid-utf8-match` (a
+//! pattern with `.` or `[^`, whose matches may cover a line's invalid
+//! bytes here, not in rg).
 
 pub mod glob;
 pub mod grep;
