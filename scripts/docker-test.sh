@@ -187,4 +187,10 @@ docker cp "$work/bb/etc/as-edit-test.txt" "$c:/work/f.txt"
 expect "edited 1 (native)" 0 env AS_EDIT_STATIC_BIN="$bin" "$ex" --docker "$c" --install /work/f.txt only alone
 expect "backend error: no such container: as-edit-none" 1 "$ex" --docker as-edit-none /work/f.txt a b
 
+step "examples/anthropic_toolset.py: its five tools in a scratch container, side by side with the reference"
+py=$(scripts/toolset-venv.sh)
+command -v rg >/dev/null || apt_need ripgrep  # the reference's grep runs rg
+c=$(run "as-edit-test/scratch-helper:$tag" /pause/sleep 3600)
+"$py" scripts/anthropic-example-test.py --container "$c" --workdir /work
+
 echo "docker conformance passed"

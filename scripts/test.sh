@@ -90,6 +90,10 @@ step "the patch differential against Codex's apply_patch and the Agents SDK's ap
 # Exits 1 on any difference no known reason explains (scripts/patch-diff.py).
 scripts/patch-diff.sh 1000 1
 
+step "the toolset differential against Anthropic's reference tools (anthropic 2.17.0 with rg 13): 2,000 generated cases, counts printed (scripts/toolset-diff.sh alone runs 3,000)"
+# Exits 1 on any difference no documented reason explains (scripts/toolset-diff.py).
+AS_EDIT="$AS_EDIT_STATIC_BIN" scripts/toolset-diff.sh 2000 35
+
 step "fuzzing, bounded (scripts/fuzz.sh runs longer on demand)"
 scripts/fuzz.sh 20
 

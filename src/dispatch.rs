@@ -10,6 +10,7 @@
 //! | [`Request::PatchText`] | `--patch`, `--patch-b64`, `{"patch": TEXT}` | `patch::cli::run_text` |
 //! | [`Request::PatchOps`] | `{"operations":[…]}` | `patch::cli::run_operations` |
 //! | [`Request::Tool`] | `{"op":"stat"\|"list"\|"read",…}` (protocol 4) | `tools::run` |
+//! | [`Request::Toolset`] | `--toolset agent_toolset_20260401`, `{"name","input"}` on stdin or `--request-b64` | `toolset::answer` (the reference's text, no result line) |
 //!
 //! A JSON request is told apart by its keys, cheapest first, so that the
 //! edit path pays nothing for the others: the plain single-file request is
@@ -29,7 +30,7 @@ use crate::args::{self, Invocation};
 use crate::patch::cli::{self as patch_cli, Source};
 use crate::protocol::{self, ErrorKind, Failure};
 use crate::request::{self, EditOptions};
-use crate::{fs, tools, txn, Response};
+use crate::{fs, tools, toolset, txn, Response};
 
 /// One request of any kind, read and checked, ready to run.
 #[derive(Debug)]
@@ -64,6 +65,8 @@ pub enum Request {
     },
     /// A read-side op of the toolset: `stat`, `list`, `read`.
     Tool(tools::Request),
+    /// Anthropic's tools (`--toolset`): their own grammar and texts.
+    Toolset(toolset::Call),
 }
 
 /// Answers a request: the one `match` every request goes through.
@@ -85,6 +88,7 @@ pub fn run(req: Request) -> Response {
             strict,
         } => patch_cli::run_operations(ops, options, strict),
         Request::Tool(t) => tools::run(&t),
+        Request::Toolset(c) => toolset::answer(&c),
     };
     Response { stdout, exit_code }
 }
@@ -112,6 +116,10 @@ pub fn parse(
     env_root: Option<OsString>,
     stdin: &mut dyn Read,
 ) -> Result<Request, Failure> {
+    // Before the edit grammar: `--toolset` takes no other flag.
+    if let Some(call) = toolset::parse(args, stdin) {
+        return Ok(Request::Toolset(call));
+    }
     let (source, strict, args) = patch_cli::split(args)?;
     let req = match args::parse(&args, env_root, patch_cli::flag(&source))? {
         Invocation::Help => return Ok(Request::Help),

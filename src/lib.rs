@@ -20,6 +20,8 @@
 //!   the bounded answer writer and lossless names;
 //! - `bytes`: short copies without libc's `memcpy` start-up (engine and `fs`);
 //! - [`hex`]: lowercase hex and random names, shared by `fs`, `args` and `host`;
+//! - [`toolset`]: `--toolset agent_toolset_20260401`, Anthropic's file
+//!   tools' texts (read, write, edit, glob, grep);
 //! - [`host`]: the host library (command building, parsing, the `Editor`,
 //!   fallback, install, backends).
 
@@ -44,6 +46,7 @@ pub mod request;
 mod spare;
 mod strict_json;
 pub mod tools;
+pub mod toolset;
 pub mod txn;
 
 /// What the binary prints and how it exits.

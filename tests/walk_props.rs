@@ -92,12 +92,16 @@ fn glob_regex(g: &str) -> regex_lite::Regex {
     let mut i = 0;
     while i < b.len() {
         let rest = &g[i..];
-        if rest.starts_with("**/") && (i == 0 || b[i - 1] == b'/') {
+        // A component of two or more stars alone is `**` (git's wildmatch:
+        // `a/***/**` matches `a/a`; ripgrep 13 matches nothing there).
+        let stars = rest.bytes().take_while(|&c| c == b'*').count();
+        let whole = stars >= 2 && (i == 0 || b[i - 1] == b'/');
+        if whole && rest[stars..].starts_with('/') {
             re.push_str("(?:.*/)?");
-            i += 3;
-        } else if rest == "**" && (i == 0 || b[i - 1] == b'/') {
+            i += stars + 1;
+        } else if whole && stars == rest.len() {
             re.push_str(".*");
-            i += 2;
+            i += stars;
         } else if rest.starts_with('*') {
             re.push_str("[^/]*");
             i += 1;

@@ -163,7 +163,7 @@ impl<'d> Temp<'d> {
     /// could be opened). Returns whether the edit is known durable: a flush
     /// that fails after the rename cannot undo it, so it is not an error.
     #[cfg_attr(as_edit_small, optimize(size))]
-    pub(super) fn commit(
+    pub(crate) fn commit(
         mut self,
         t: &Target,
         file: &OwnedFd,

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use rustix::fs::{self as rfs, Mode, OFlags};
 
-use super::gitignore::{self, Rules};
+use super::ignores::{self, Ignores};
 
 /// What lies above the start.
 #[derive(Default)]
@@ -25,9 +25,27 @@ pub(super) struct Above {
     pub base: Vec<u8>,
     /// The rules, weakest first: each with the offset in `base` + the
     /// entry's path where the path relative to its directory begins.
-    pub rules: Vec<(Rules, usize)>,
+    pub rules: Vec<(Ignores, usize)>,
     /// The start itself is ignored.
     pub ignored: bool,
+}
+
+impl Above {
+    /// The ignore files of the start's parents given as ripgrep reads them
+    /// (outermost first, each with its path down to the start ending in
+    /// `/`: [`ignores::ancestors`]): every such path is a suffix of the
+    /// outermost one, so it is the base and each file an offset in it.
+    pub(super) fn of_outer(outer: Vec<(Ignores, Vec<u8>)>) -> Above {
+        let base = outer.first().map(|o| o.1.clone()).unwrap_or_default();
+        let rules = (outer.into_iter())
+            .map(|(r, rel)| (r, base.len() - rel.len()))
+            .collect();
+        Above {
+            base,
+            rules,
+            ignored: false,
+        }
+    }
 }
 
 /// The rules above `abs` (a canonical directory path), within `root`.
@@ -56,8 +74,8 @@ pub(super) fn above(abs: &Path, root: Option<&Path>) -> Above {
         }
         out.base.extend_from_slice(c.as_os_str().as_bytes());
         let full = &out.base;
-        let stack = out.rules.iter().map(|(r, o)| (r, &full[*o..]));
-        if gitignore::decide(stack, true) {
+        let levels: Vec<_> = out.rules.iter().map(|(r, o)| (r, &full[*o..])).collect();
+        if ignores::decide(&levels, true, false) == Some(true) {
             out.ignored = true;
             return out;
         }
@@ -69,8 +87,8 @@ pub(super) fn above(abs: &Path, root: Option<&Path>) -> Above {
 
 /// A rules file by path, if it is a regular file (not followed if a
 /// symlink, never blocking on a FIFO) no larger than the walk's bound.
-fn read(p: &Path) -> Option<Rules> {
+fn read(p: &Path) -> Option<Ignores> {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let fd = rfs::open(p, flags, Mode::empty()).ok()?;
-    super::walk::rules_of(fd)
+    ignores::rules_of(fd).map(Ignores::git_only)
 }

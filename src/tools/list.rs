@@ -65,6 +65,7 @@ pub(super) fn run(req: &List, root: Option<&Root>, max_bytes: u64) -> Result<Str
         gitignore: req.gitignore,
         all: true,
         depth: req.depth,
+        rg: false,
     };
     // The tail at its longest: every count at its widest, and a `next`.
     let widest = ",\"total\":18446744073709551615,\"hidden_count\":18446744073709551615,\

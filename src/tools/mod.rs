@@ -46,7 +46,8 @@
 //! - `glob` (`find.rs`): `{"entries":[{"path","size","mtime_ns"}],"total","truncated"}`;
 //!   the pattern: `glob.rs` and `pattern.rs`; the walk (shared with
 //!   `grep`: no symlinks followed, loops, VCS directories, `.gitignore`,
-//!   pseudo file systems, its bounds): `walk.rs` and `gitignore.rs`.
+//!   pseudo file systems, its bounds): `walk.rs` and `gitignore.rs`
+//!   (`ignores.rs` adds ripgrep's filters for `--toolset`'s grep).
 //! - `grep` (`grep_op.rs`, the search in `grep.rs`, the line in `grep_answer.rs`): `{"matches":[{"path","line","text"}]}`
 //!   (`content`), or `{"files":[{"path","count"}]}` (`files` and `count`),
 //!   each with
@@ -110,6 +111,7 @@ pub mod grep;
 mod grep_answer;
 pub mod grep_op;
 mod ignore_up;
+pub mod ignores;
 pub mod lines;
 mod list;
 pub mod name;

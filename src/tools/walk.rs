@@ -19,7 +19,11 @@
 //! - **VCS directories** `.git`, `.hg`, `.svn` are skipped unless `vcs`;
 //!   names starting with `.` unless `hidden`; with `gitignore`, the
 //!   `.gitignore` files below the start ([`super::gitignore`]) and, in a
-//!   repository, above it and `.git/info/exclude` ([`super::ignore_up`]).
+//!   repository, above it and `.git/info/exclude` ([`super::ignore_up`]);
+//!   with `rg`, ripgrep 13's default filters instead (`.rgignore`,
+//!   `.ignore`, `.gitignore` in a repository, the start's parents' files
+//!   given to [`walk_with`], a hidden name shown when a `!` rule
+//!   whitelists it: [`super::ignores`]).
 //! - **Bounded**: at most [`MAX_ENTRIES`] directory entries are read and
 //!   directories at most [`MAX_DEPTH`] levels deep entered (one open
 //!   descriptor per level); past either the walk says `truncated` (the
@@ -39,15 +43,13 @@ use std::path::PathBuf;
 
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 
-use super::gitignore::{self, Rules};
 use super::ignore_up;
+use super::ignores::{self, Ignores, Seen};
 
 /// At most this many directory entries are read by one walk.
 pub const MAX_ENTRIES: u64 = 2_000_000;
 /// Directories deeper than this below the start are not entered.
 pub const MAX_DEPTH: usize = 256;
-/// A `.gitignore` larger than this is not read (as if absent).
-pub(super) const MAX_GITIGNORE: u64 = 1 << 20;
 
 /// What to skip, and what to yield.
 #[derive(Clone, Copy, Debug, Default)]
@@ -66,6 +68,8 @@ pub struct Options {
     /// Levels yielded, 1 being the start's own entries; 0: every level to
     /// [`MAX_DEPTH`], past which the walk is cut (`truncated`).
     pub depth: u64,
+    /// ripgrep's default filters (module docs; `gitignore` is then unused).
+    pub rg: bool,
 }
 
 /// Where a walk starts: the directory open for reading and, so that the
@@ -122,13 +126,25 @@ struct Frame {
     todo: Vec<(u32, u32)>,
     /// Length of the relative path of this directory (with its `/`).
     prefix: usize,
-    rules: Option<Rules>,
+    rules: Option<Ignores>,
 }
 
 /// Walks the directory `start`, calling `f` on each entry in path order;
 /// `f` returns `false` to stop the walk.
 pub fn walk(start: impl Into<StartDir>, opts: Options, f: impl FnMut(File<'_>) -> bool) -> Outcome {
-    walk_bounded(start, opts, MAX_ENTRIES, f)
+    walk_bounded(start, opts, MAX_ENTRIES, Vec::new(), f)
+}
+
+/// [`walk`] under the ignore files of the start's parents, outermost
+/// first, each with the path from it to the start ending in `/`
+/// ([`ignores::ancestors`]; ripgrep's filters, `opts.rg`).
+pub fn walk_with(
+    start: impl Into<StartDir>,
+    opts: Options,
+    outer: Vec<(Ignores, Vec<u8>)>,
+    f: impl FnMut(File<'_>) -> bool,
+) -> Outcome {
+    walk_bounded(start, opts, MAX_ENTRIES, outer, f)
 }
 
 /// [`walk`] with another bound than [`MAX_ENTRIES`] (tests reach it).
@@ -136,6 +152,7 @@ pub fn walk_bounded(
     start: impl Into<StartDir>,
     opts: Options,
     max_entries: u64,
+    outer: Vec<(Ignores, Vec<u8>)>,
     mut f: impl FnMut(File<'_>) -> bool,
 ) -> Outcome {
     let start = start.into();
@@ -158,7 +175,9 @@ pub fn walk_bounded(
         }
         w.enter = false; // `list /proc` lists it, never descends
     }
-    if opts.gitignore {
+    if !outer.is_empty() {
+        w.above = ignore_up::Above::of_outer(outer);
+    } else if opts.gitignore && !opts.rg {
         if let Some(abs) = &start.abs {
             w.above = ignore_up::above(abs, start.root.as_deref());
             if w.above.ignored {
@@ -270,7 +289,7 @@ impl Walker {
         // its range and whether it is a directory.
         let mut arena: Vec<u8> = Vec::new();
         let mut found: Vec<(u32, u32, bool)> = Vec::new();
-        let mut has_ignore = false;
+        let mut seen = Seen::default();
         for e in dir {
             let Ok(e) = e else {
                 self.out.unreadable += 1;
@@ -285,13 +304,12 @@ impl Walker {
             if b == b"." || b == b".." {
                 continue;
             }
+            seen.note(b);
             if !opts.all && !opts.vcs && is_vcs(b) {
                 continue;
             }
-            if opts.gitignore && b == b".gitignore" {
-                has_ignore = true;
-            }
-            if !opts.hidden && b.first() == Some(&b'.') {
+            // rg: a hidden name may be whitelisted, so it is decided below.
+            if !opts.hidden && !opts.rg && b.first() == Some(&b'.') {
                 self.out.hidden += 1;
                 continue;
             }
@@ -313,7 +331,10 @@ impl Walker {
                 }
             }
         }
-        let rules = if has_ignore { read_rules(&fd) } else { None };
+        let rules = match opts.gitignore || opts.rg {
+            true => Ignores::read(fd.as_fd(), seen, opts.rg),
+            false => None,
+        };
         self.ignore(&arena, &mut found, rules.as_ref(), prefix, stack);
         // The level of these entries: 1 for the start's own.
         let level = stack.len() as u64 + 1;
@@ -343,57 +364,43 @@ impl Walker {
         })
     }
 
-    /// Drops from `found` what the `.gitignore` files say to ignore: those
-    /// above the start, those of the directories on the way, and `rules`
-    /// (this directory's own).
+    /// Drops from `found` what the ignore files say to ignore: those above
+    /// the start, those of the directories on the way, and `rules` (this
+    /// directory's own); with `rg`, also the hidden names no `!` rule shows.
     fn ignore(
         &self,
         arena: &[u8],
         found: &mut Vec<(u32, u32, bool)>,
-        rules: Option<&Rules>,
+        rules: Option<&Ignores>,
         prefix: usize,
         stack: &[Frame],
     ) {
+        let (rg, hide) = (self.opts.rg, !self.opts.hidden);
         let base = &self.above.base;
         let b = base.len();
         let outer = self.above.rules.iter().map(|(r, o)| (r, *o));
-        let mut all: Vec<(&Rules, usize)> = outer.collect();
+        let mut all: Vec<(&Ignores, usize)> = outer.collect();
         let frames = stack
             .iter()
             .filter_map(|fr| Some((fr.rules.as_ref()?, b + fr.prefix)));
         all.extend(frames);
         all.extend(rules.map(|r| (r, b + prefix)));
-        if all.is_empty() {
+        if all.is_empty() && !(rg && hide) {
             return;
         }
         let mut full = [&base[..], &self.path[..prefix]].concat();
         found.retain(|&(x, y, is_dir)| {
+            let name = &arena[x as usize..y as usize];
             full.truncate(b + prefix);
-            full.extend_from_slice(&arena[x as usize..y as usize]);
-            let stack = all.iter().map(|&(r, s)| (r, &full[s..]));
-            !gitignore::decide(stack, is_dir)
+            full.extend_from_slice(name);
+            let levels: Vec<(&Ignores, &[u8])> =
+                all.iter().map(|&(r, s)| (r, &full[s..])).collect();
+            match ignores::decide(&levels, is_dir, rg) {
+                Some(ignored) => !ignored,
+                None => !(rg && hide && name.first() == Some(&b'.')),
+            }
         });
     }
-}
-
-/// The `.gitignore` in `dir`, if it is a readable regular file.
-fn read_rules(dir: &OwnedFd) -> Option<Rules> {
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let fd = rfs::openat(dir, c".gitignore", flags, Mode::empty()).ok()?;
-    rules_of(fd)
-}
-
-/// The rules of the open file `fd`, if it is a regular file not too large.
-pub(super) fn rules_of(fd: OwnedFd) -> Option<Rules> {
-    use std::io::Read;
-    let st = rfs::fstat(&fd).ok()?;
-    if !FileType::from_raw_mode(st.st_mode).is_file() || st.st_size as u64 > MAX_GITIGNORE {
-        return None;
-    }
-    let mut text = Vec::new();
-    std::fs::File::from(fd).read_to_end(&mut text).ok()?;
-    let r = Rules::parse(&text);
-    (!r.is_empty()).then_some(r)
 }
 
 #[cfg(test)]
@@ -407,7 +414,7 @@ mod tests {
 
     fn files(p: &std::path::Path, opts: Options, max: u64) -> (Vec<String>, bool) {
         let mut v = Vec::new();
-        let o = walk_bounded(open(p), opts, max, |f| {
+        let o = walk_bounded(open(p), opts, max, Vec::new(), |f| {
             v.push(String::from_utf8(f.rel.to_vec()).unwrap());
             true
         });

@@ -1,0 +1,208 @@
+//! The ignore files of one directory and how a stack of them decides, in
+//! the walk's two flavours ([`super::walk::Options`]):
+//!
+//! - **gitignore** (`"gitignore":true` of the protocol-4 ops): `.gitignore`
+//!   files only, everywhere below the start; the deepest file with a
+//!   matching rule decides ([`super::gitignore::decide`]).
+//! - **rg** (ripgrep 13's default filters, for the `--toolset` grep):
+//!   `.rgignore`, `.ignore` and `.gitignore`, in that precedence: a
+//!   `.rgignore` rule in any directory of the stack beats any `.ignore`
+//!   rule, which beats any `.gitignore` rule; within one kind the deepest
+//!   file with a match decides. `.gitignore` counts only in a git
+//!   repository, a directory holding a `.git` entry (file or directory) at
+//!   or above the entry, and only the files from the entry up to the
+//!   nearest such directory (ripgrep's `require_git` and `saw_git`). The
+//!   directories above the walk's start count too (ripgrep reads its
+//!   parents' ignore files): [`ancestors`] reads them.
+//!
+//! Not read (ripgrep does): `.git/info/exclude` and the global
+//! `core.excludesFile`.
+
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::Path;
+
+use rustix::fs::{self as rfs, FileType, Mode, OFlags};
+
+use super::gitignore::Rules;
+
+/// An ignore file larger than this is not read (as if absent).
+const MAX_IGNORE: u64 = 1 << 20;
+
+/// Which ignore-file names a directory holds (seen while reading it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Seen {
+    /// `.gitignore`.
+    pub gitignore: bool,
+    /// `.ignore`.
+    pub ignore: bool,
+    /// `.rgignore`.
+    pub rgignore: bool,
+    /// `.git` (a repository's root).
+    pub git: bool,
+}
+
+impl Seen {
+    /// Notes `name` if it is one of the names above.
+    pub fn note(&mut self, name: &[u8]) {
+        match name {
+            b".gitignore" => self.gitignore = true,
+            b".ignore" => self.ignore = true,
+            b".rgignore" => self.rgignore = true,
+            b".git" => self.git = true,
+            _ => {}
+        }
+    }
+}
+
+/// The rules of one directory.
+#[derive(Debug, Default)]
+pub struct Ignores {
+    rg: Option<Rules>,
+    ignore: Option<Rules>,
+    git: Option<Rules>,
+    has_git: bool,
+}
+
+impl Ignores {
+    /// Reads the files `seen` in `dir`: `.gitignore` only, or with `rg`
+    /// all three and the `.git` mark. `None` when nothing applies.
+    pub fn read(dir: BorrowedFd<'_>, seen: Seen, rg: bool) -> Option<Ignores> {
+        let get = |yes: bool, name: &std::ffi::CStr| if yes { read_rules(dir, name) } else { None };
+        let ig = Ignores {
+            git: get(seen.gitignore, c".gitignore"),
+            rg: get(rg && seen.rgignore, c".rgignore"),
+            ignore: get(rg && seen.ignore, c".ignore"),
+            has_git: rg && seen.git,
+        };
+        let any = ig.git.is_some() || ig.rg.is_some() || ig.ignore.is_some() || ig.has_git;
+        any.then_some(ig)
+    }
+
+    /// `.gitignore` rules alone (the walk's `gitignore` flavour, read from
+    /// above the start: [`super::ignore_up`]).
+    pub(super) fn git_only(r: Rules) -> Ignores {
+        Ignores {
+            git: Some(r),
+            ..Ignores::default()
+        }
+    }
+}
+
+/// The decision for an entry of a stack of directories, outermost first,
+/// each with the entry's path relative to it: `Some(true)` ignored,
+/// `Some(false)` whitelisted (a `!` rule; in rg mode this also shows a
+/// hidden name), `None` no rule matched.
+pub fn decide(levels: &[(&Ignores, &[u8])], is_dir: bool, rg: bool) -> Option<bool> {
+    let first = |pick: fn(&Ignores) -> Option<&Rules>| {
+        levels
+            .iter()
+            .rev()
+            .find_map(|(ig, rel)| pick(ig)?.decide(rel, is_dir))
+    };
+    if !rg {
+        return first(|i| i.git.as_ref());
+    }
+    if let Some(d) = first(|i| i.rg.as_ref()).or_else(|| first(|i| i.ignore.as_ref())) {
+        return Some(d);
+    }
+    // Only up to (and with) the nearest repository root.
+    let root = levels.iter().rposition(|(ig, _)| ig.has_git)?;
+    levels[root..]
+        .iter()
+        .rev()
+        .find_map(|(ig, rel)| ig.git.as_ref()?.decide(rel, is_dir))
+}
+
+/// The ignore files of the directories above `start` (an absolute, canonical
+/// directory), outermost first, each with the path from it down to `start`
+/// (ending in `/`): what ripgrep reads of its parents.
+pub fn ancestors(start: &Path) -> Vec<(Ignores, Vec<u8>)> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = Vec::new();
+    let mut dir = start.parent();
+    while let Some(d) = dir {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        if let Ok(fd) = rfs::open(d, flags, Mode::empty()) {
+            let mut seen = Seen::default();
+            for n in [".gitignore", ".ignore", ".rgignore", ".git"] {
+                if rfs::statat(&fd, n, rfs::AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+                    seen.note(n.as_bytes());
+                }
+            }
+            if let Some(ig) = Ignores::read(fd.as_fd(), seen, true) {
+                let below = start.strip_prefix(d).unwrap_or(start);
+                let mut rel = below.as_os_str().as_bytes().to_vec();
+                rel.push(b'/');
+                out.push((ig, rel));
+            }
+        }
+        dir = d.parent();
+    }
+    out.reverse();
+    out
+}
+
+/// The file `name` in `dir`, if it is a readable regular file (not
+/// followed if a symlink, never blocking on a FIFO).
+fn read_rules(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> Option<Rules> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    rules_of(rfs::openat(dir, name, flags, Mode::empty()).ok()?)
+}
+
+/// The rules of the open file `fd`, if it is a regular file not larger
+/// than [`MAX_IGNORE`].
+pub(super) fn rules_of(fd: rustix::fd::OwnedFd) -> Option<Rules> {
+    use std::io::Read;
+    let st = rfs::fstat(&fd).ok()?;
+    if !FileType::from_raw_mode(st.st_mode).is_file() || st.st_size as u64 > MAX_IGNORE {
+        return None;
+    }
+    let mut text = Vec::new();
+    std::fs::File::from(fd).read_to_end(&mut text).ok()?;
+    let r = Rules::parse(&text);
+    (!r.is_empty()).then_some(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ig(git: &str, ignore: &str, rg: &str, has_git: bool) -> Ignores {
+        let r = |t: &str| (!t.is_empty()).then(|| Rules::parse(t.as_bytes()));
+        Ignores {
+            git: r(git),
+            ignore: r(ignore),
+            rg: r(rg),
+            has_git,
+        }
+    }
+
+    #[test]
+    fn rgignore_beats_ignore_beats_gitignore_at_any_depth() {
+        let top = ig("", "", "!a.txt\n", true);
+        let sub = ig("a.txt\n", "a.txt\n", "", false);
+        let levels = [(&top, &b"sub/a.txt"[..]), (&sub, &b"a.txt"[..])];
+        assert_eq!(decide(&levels, false, true), Some(false));
+        // Within one kind the deepest file with a match decides.
+        let top = ig("", "!a.txt\n", "", true);
+        let levels = [(&top, &b"sub/a.txt"[..]), (&sub, &b"a.txt"[..])];
+        assert_eq!(decide(&levels, false, true), Some(true));
+        let sub = ig("a.txt\n", "", "", false);
+        let levels = [(&top, &b"sub/a.txt"[..]), (&sub, &b"a.txt"[..])];
+        assert_eq!(decide(&levels, false, true), Some(false));
+        // The gitignore flavour reads only .gitignore, deepest first.
+        assert_eq!(decide(&levels, false, false), Some(true));
+    }
+
+    #[test]
+    fn gitignore_counts_only_up_to_the_repository_root() {
+        let above = ig("*.txt\n", "", "", false);
+        let repo = ig("", "", "", true);
+        let levels = [(&above, &b"r/a.txt"[..]), (&repo, &b"a.txt"[..])];
+        assert_eq!(decide(&levels, false, true), None);
+        let no_repo = ig("*.txt\n", "", "", false);
+        assert_eq!(decide(&[(&no_repo, &b"a.txt"[..])], false, true), None);
+        let repo = ig("*.txt\n", "", "", true);
+        assert_eq!(decide(&[(&repo, &b"a.txt"[..])], false, true), Some(true));
+    }
+}

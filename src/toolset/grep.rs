@@ -1,0 +1,297 @@
+//! The `grep` tool: what the reference prints when it runs Debian 12's
+//! ripgrep 13 as `rg --no-config -n --no-heading -e PATTERN -- ROOT`
+//! (module docs of [`super`] list the texts; this file says how they are
+//! made).
+//!
+//! - ROOT a directory: [`crate::tools::walk`] with `rg` set (ripgrep's
+//!   default filters, [`crate::tools::ignores`]; the parents' ignore files
+//!   read first), each regular file searched in 64 KiB blocks of whole
+//!   lines by [`crate::tools::grep::Search`]. Files come in bytewise path
+//!   order (rg's come in its threads' order, which no one can repeat). A
+//!   file with a NUL byte anywhere is skipped whole, its matches before
+//!   the NUL too (rg skips it when the NUL is in its first read, at least
+//!   64 KiB; past that rg prints the earlier blocks' lines and a `WARNING:
+//!   stopped searching binary file after match` line, which this does
+//!   not).
+//! - ROOT a regular file: its lines as `N:LINE`; when its first 64 KiB
+//!   hold a NUL (rg maps a file it is named and checks that much) and any
+//!   line matches, the one line `binary file matches (found "\0" byte
+//!   around offset N)`.
+//! - Output past [`OUTPUT_LIMIT`] characters (after decoding, invalid
+//!   UTF-8 one U+FFFD per maximal invalid sequence as Python's `replace`)
+//!   is cut there with the reference's notice; the walk stops once that
+//!   much is certain. Memory: one block, the output up to the cut.
+//! - The regex is regex-lite's dialect (ASCII `\w \d \s \b`, ASCII case
+//!   folding, no `\p{…}` or class set operations) where rg's is Unicode;
+//!   a pattern regex-lite refuses is printed as rg prints it for the
+//!   common cases ([`super::regex_error`]).
+
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use rustix::fs::{self as rfs, Mode, OFlags};
+
+use super::path::resolve;
+use crate::tools::grep::Search;
+use crate::tools::{ignores, walk};
+
+/// The reference's cut, in characters.
+pub const OUTPUT_LIMIT: usize = 100 * 1024;
+/// The block read at once (and the part of a named file checked for NUL).
+const BLOCK: usize = 64 * 1024;
+
+/// rg's refusal of a pattern that could match a line terminator.
+const NEWLINE: &str = "the literal '\"\\n\"' is not allowed in a regex\n\nConsider enabling \
+multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, \
+new line characters can be matched.\n";
+
+/// The tool's text, or the reference's refusal.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, String> {
+    let root = match path {
+        Some(p) if !p.is_empty() => {
+            resolve(&super::root(cwd), p).map_err(|r| format!("grep: {r}"))?
+        }
+        _ => super::root(cwd),
+    };
+    if pattern.contains('\0') {
+        // subprocess's check of the argv, not a ToolError.
+        return Err("ValueError('embedded null byte')".into());
+    }
+    if let Err(e) = regex_lite::Regex::new(pattern) {
+        return Err(format!(
+            "grep: rg failed: {}",
+            super::regex_error::text(pattern, &e.to_string())
+        ));
+    }
+    if matches_newline(pattern) {
+        return Err(format!("grep: rg failed: {NEWLINE}"));
+    }
+    let search =
+        Search::new(pattern, true, false).map_err(|e| format!("grep: rg failed: {e}\n"))?;
+    let shown = root.as_os_str().as_bytes();
+    let meta = match std::fs::metadata(&root) {
+        Ok(m) => m,
+        Err(e) => return Err(format!("grep: rg failed: {}", rg_error(shown, &e))),
+    };
+    let mut out = Out::default();
+    if meta.is_dir() {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let dir = rfs::open(&root, flags, Mode::empty())
+            .map_err(|e| format!("grep: rg failed: {}", rg_error(shown, &e.into())))?;
+        let opts = walk::Options {
+            rg: true,
+            ..walk::Options::default()
+        };
+        let mut prefix = shown.to_vec();
+        prefix.push(b'/');
+        let mut block = Vec::new();
+        walk::walk_with(dir, opts, ignores::ancestors(&root), |f| {
+            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            let mut name = prefix.clone();
+            name.extend_from_slice(f.rel);
+            match rfs::openat(f.dir, f.name, flags, Mode::empty()) {
+                Ok(fd) => out.walked(&search, fd, &name, &mut block),
+                Err(e) => out.errors.push(rg_error(&name, &e.into())),
+            }
+            !out.full()
+        });
+    } else if meta.is_file() {
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        match rfs::open(&root, flags, Mode::empty()) {
+            Ok(fd) => out.named(&search, fd, shown),
+            Err(e) => out.errors.push(rg_error(shown, &e.into())),
+        }
+    } else {
+        // A FIFO would block rg (and the reference) forever.
+        return Err(format!("grep: {}: not a regular file", path.unwrap_or("")));
+    }
+    if !out.errors.is_empty() {
+        // rg exits 2 after any error, whatever it printed.
+        return Err(format!("grep: rg failed: {}", out.errors.concat()));
+    }
+    if out.text.is_empty() {
+        return Ok("no matches".into());
+    }
+    let text = String::from_utf8_lossy(&out.text);
+    Ok(match text.char_indices().nth(OUTPUT_LIMIT) {
+        Some((at, _)) => format!(
+            "{}\n[output truncated at {OUTPUT_LIMIT} bytes]",
+            &text[..at]
+        ),
+        None => text.into_owned(),
+    })
+}
+
+/// Whether the pattern can match a `\n`, which rg refuses: a newline, or
+/// its `\n`, `\x0A`, `\x{A}` escape outside a class (a conservative
+/// reading; regex-lite has already parsed the pattern).
+fn matches_newline(p: &str) -> bool {
+    let b = p.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\n' => return true,
+            b'\\' => {
+                let rest = &b[i + 1..];
+                let hex =
+                    |r: &[u8]| r.eq_ignore_ascii_case(b"0a") || r.eq_ignore_ascii_case(b"{a}");
+                if rest.first() == Some(&b'n')
+                    || (rest.first() == Some(&b'x')
+                        && (hex(&rest[1..rest.len().min(3)])
+                            || hex(&rest[1..rest.len().min(4)])
+                            || rest[1..].to_ascii_lowercase().starts_with(b"{0a}")))
+                {
+                    return true;
+                }
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// rg's text for an I/O error on a path: `P: Message (os error N)`.
+fn rg_error(path: &[u8], e: &std::io::Error) -> String {
+    format!("{}: {e}\n", String::from_utf8_lossy(path))
+}
+
+/// The output so far (bytes, as rg writes them) and the errors.
+#[derive(Default)]
+struct Out {
+    text: Vec<u8>,
+    errors: Vec<String>,
+}
+
+impl Out {
+    /// More than [`OUTPUT_LIMIT`] characters for certain (a character is
+    /// at most 4 bytes, an invalid byte one U+FFFD).
+    fn full(&self) -> bool {
+        self.text.len() > 4 * OUTPUT_LIMIT + 4
+    }
+
+    /// A file met in the walk: its lines with `name:` before them, all or
+    /// none (a NUL anywhere drops them).
+    fn walked(&mut self, s: &Search, fd: OwnedFd, name: &[u8], block: &mut Vec<u8>) {
+        let mark = self.text.len();
+        let mut f = std::fs::File::from(fd);
+        match each_block(&mut f, block, |buf, first_line| {
+            if memchr::memchr(0, buf).is_some() {
+                return Err(());
+            }
+            lines(s, buf, first_line, |no, line| {
+                if self.text.len() - mark <= 4 * OUTPUT_LIMIT + 4 {
+                    self.text.extend_from_slice(name);
+                    self.text.push(b':');
+                    push_line(&mut self.text, no, line);
+                }
+            });
+            Ok(())
+        }) {
+            Ok(Ok(())) => {}
+            Ok(Err(())) => self.text.truncate(mark),
+            Err(e) => {
+                self.text.truncate(mark);
+                self.errors.push(rg_error(name, &e));
+            }
+        }
+    }
+
+    /// The file rg was named: `N:LINE` lines, or the binary notice.
+    fn named(&mut self, s: &Search, fd: OwnedFd, name: &[u8]) {
+        let mut f = std::fs::File::from(fd);
+        let (mut nul, mut offset, mut hit) = (None, 0usize, false);
+        let mut block = Vec::new();
+        let r = each_block(&mut f, &mut block, |buf, first_line| {
+            if offset < BLOCK && nul.is_none() {
+                let head = &buf[..buf.len().min(BLOCK - offset)];
+                nul = memchr::memchr(0, head).map(|i| offset + i);
+            }
+            offset += buf.len();
+            lines(s, buf, first_line, |no, line| {
+                hit = true;
+                if self.text.len() <= 4 * OUTPUT_LIMIT + 4 {
+                    push_line(&mut self.text, no, line);
+                }
+            });
+            match (hit, nul) {
+                (true, Some(n)) => Err(n),
+                _ => Ok(()),
+            }
+        });
+        match r {
+            Ok(Err(n)) => {
+                self.text.clear();
+                self.text.extend_from_slice(
+                    format!("binary file matches (found \"\\0\" byte around offset {n})\n")
+                        .as_bytes(),
+                );
+            }
+            Ok(Ok(())) => {}
+            Err(e) => self.errors.push(rg_error(name, &e)),
+        }
+    }
+}
+
+fn push_line(text: &mut Vec<u8>, no: u64, line: &[u8]) {
+    text.extend_from_slice(no.to_string().as_bytes());
+    text.push(b':');
+    text.extend_from_slice(line);
+    text.push(b'\n');
+}
+
+/// Calls `hit(line number, line)` for each matching line of `buf` (whole
+/// lines, the first numbered `first`).
+fn lines(s: &Search, buf: &[u8], first: u64, mut hit: impl FnMut(u64, &[u8])) {
+    let (mut no, mut counted) = (first, 0);
+    s.lines(buf, &mut Vec::new(), |a, b| {
+        no += memchr::memchr_iter(b'\n', &buf[counted..a]).count() as u64;
+        counted = a;
+        hit(no, &buf[a..b]);
+        true
+    });
+}
+
+/// Feeds `f` the file in blocks of whole lines (a line longer than a block
+/// grows it), each with the number of its first line; stops at the first
+/// `Err` of `f`, which it returns inside `Ok`.
+fn each_block<E>(
+    file: &mut std::fs::File,
+    buf: &mut Vec<u8>,
+    mut f: impl FnMut(&[u8], u64) -> Result<(), E>,
+) -> std::io::Result<Result<(), E>> {
+    buf.clear();
+    let mut line = 1u64;
+    loop {
+        let have = buf.len();
+        buf.resize(have + BLOCK, 0);
+        let n = loop {
+            match file.read(&mut buf[have..]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => break r?,
+            }
+        };
+        buf.truncate(have + n);
+        let end = match n {
+            0 => buf.len(),
+            _ => match memchr::memrchr(b'\n', &buf[have..]) {
+                Some(i) => have + i + 1,
+                None => continue, // no whole line yet: read more
+            },
+        };
+        if end > 0 {
+            if let Err(e) = f(&buf[..end], line) {
+                return Ok(Err(e));
+            }
+            line += memchr::memchr_iter(b'\n', &buf[..end]).count() as u64;
+        }
+        if n == 0 {
+            return Ok(Ok(()));
+        }
+        buf.drain(..end);
+    }
+}
