@@ -173,16 +173,20 @@ impl Model<'_> {
         if let Some(l) = &w.through {
             return Err(super::new::dangling(l.clone()));
         }
-        if !parents && !w.rest.is_empty() {
-            let mut missing = w.base.clone();
-            missing.push(&w.rest[0]);
-            return Err(TxnError::of(
-                0,
-                FsError::NotFound {
-                    path: missing,
-                    kind: NotFoundKind::Missing,
-                },
-            ));
+        // Without `parents` every directory above must exist: on disk or
+        // made by an earlier op (`rest` holds both kinds).
+        let mut missing = w.base.clone();
+        for r in &w.rest {
+            missing.push(r);
+            if !parents && !self.made.contains(&missing) {
+                return Err(TxnError::of(
+                    0,
+                    FsError::NotFound {
+                        path: missing,
+                        kind: NotFoundKind::Missing,
+                    },
+                ));
+            }
         }
         let dest = self.dest(w)?;
         let dest = self.landing(path, dest, (None, None), false)?;
