@@ -563,7 +563,13 @@ fn a_bind_mount_of_the_same_file_system_refuses_the_delete() {
     );
     let after2 = tree(&s.path().join("out"));
     umount(&b);
-    let line = |n: &str| format!(r#"{{"error":"invalid_argument","detail":"file 1 of 1 ({n}): {}/{} is a mount point (another file system): a recursive delete or a directory move stays on one file system; nothing was changed","file":1}}"#, p.display(), if n == "d" { "d/sub/mnt" } else { n });
+    let line = |n: &str| {
+        format!(
+            r#"{{"error":"invalid_argument","detail":"file 1 of 1 ({n}): {}/{} is a mount point (another file system): a recursive delete or a directory move stays on one file system; nothing was changed","file":1}}"#,
+            p.display(),
+            if n == "d" { "d/sub/mnt" } else { n }
+        )
+    };
     assert_result(&r, &line("d"), 2);
     assert_eq!(after, (out.clone(), d));
     assert_result(&r2, &line("b"), 2);
@@ -606,7 +612,12 @@ fn immutable_or_append_only_entries_refuse_the_delete() {
     let r = del();
     let after = tree(s.path());
     assert!(chattr("-i", &f));
-    let line = |n: &str| format!(r#"{{"error":"permission_denied","detail":"file 1 of 1 (d): {}/{n} is immutable or append-only (chattr +i/+a): it cannot be removed; nothing was deleted","file":1}}"#, p.display());
+    let line = |n: &str| {
+        format!(
+            r#"{{"error":"permission_denied","detail":"file 1 of 1 (d): {}/{n} is immutable or append-only (chattr +i/+a): it cannot be removed; nothing was deleted","file":1}}"#,
+            p.display()
+        )
+    };
     assert_result(&r, &line("d/s/f"), 1);
     assert_eq!(after, before);
     assert!(chattr("+a", &s.path().join("d/s")));
@@ -634,8 +645,13 @@ fn a_very_deep_tree_is_removed() {
         mkdirat(&fd, "a", Mode::from_raw_mode(0o755)).unwrap();
         fd = openat(&fd, "a", flags, Mode::empty()).unwrap();
     }
-    rustix::fs::openat(&fd, "f", OFlags::CREATE | OFlags::WRONLY, Mode::from_raw_mode(0o644))
-        .unwrap();
+    rustix::fs::openat(
+        &fd,
+        "f",
+        OFlags::CREATE | OFlags::WRONLY,
+        Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
     drop(fd);
     let r = run_stdin(
         s.path(),

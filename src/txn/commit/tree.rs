@@ -47,7 +47,12 @@ pub(in crate::txn) fn ident(dir: BorrowedFd<'_>, name: &CStr) -> Result<Ident, E
         true => AtFlags::EMPTY_PATH | AtFlags::SYMLINK_NOFOLLOW,
         false => AtFlags::SYMLINK_NOFOLLOW,
     };
-    match rfs::statx(dir, name, flags, StatxFlags::BASIC_STATS | StatxFlags::MNT_ID) {
+    match rfs::statx(
+        dir,
+        name,
+        flags,
+        StatxFlags::BASIC_STATS | StatxFlags::MNT_ID,
+    ) {
         Ok(x) => {
             let known = x.stx_attributes & x.stx_attributes_mask;
             Ok(Ident {

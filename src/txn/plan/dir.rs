@@ -24,8 +24,8 @@ use super::walk::What;
 use super::{End, Model};
 use crate::fs::{FsError, NotFoundKind};
 use crate::protocol::{display_path, ErrorKind, Failure};
-use crate::txn::op::OpKind;
 use crate::txn::commit::tree::{ident, Ident};
+use crate::txn::op::OpKind;
 use crate::txn::TxnError;
 
 /// What kind of entry a file of the model is.
@@ -276,7 +276,12 @@ fn scan(fd: OwnedFd, top: (u64, Option<u64>), me: Ident, path: PathBuf) -> Resul
         let e = match dir.read() {
             None => {
                 let ok = dir.fd().and_then(|d| {
-                    rfs::accessat(d, c".", Access::WRITE_OK | Access::EXEC_OK, AtFlags::EACCESS)
+                    rfs::accessat(
+                        d,
+                        c".",
+                        Access::WRITE_OK | Access::EXEC_OK,
+                        AtFlags::EACCESS,
+                    )
                 });
                 if *full && ok.is_err() {
                     return Err(locked(&path, "no write or search permission"));
@@ -312,7 +317,10 @@ fn scan(fd: OwnedFd, top: (u64, Option<u64>), me: Ident, path: PathBuf) -> Resul
         }
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let sfd = rfs::openat(d, &name, flags, Mode::empty()).map_err(|e| io(&sub, e))?;
-        if ident(sfd.as_fd(), c"").map_err(|e| io(&sub, e))?.foreign(top) {
+        if ident(sfd.as_fd(), c"")
+            .map_err(|e| io(&sub, e))?
+            .foreign(top)
+        {
             return Err(mount(&sub));
         }
         let sdir = rfs::Dir::new(sfd).map_err(|e| io(&sub, e))?;
