@@ -11,6 +11,23 @@
 //! at that path: over exec when the container has a shell, by `docker cp`
 //! otherwise.
 //!
+//! `host [--docker …] TOOL ARGS…`: the file toolset, natively, else by
+//! the fallback the library documents per op (`read`, `write`, `rm`,
+//! `mv` of files, `mkdir` without the helper; the others say it is
+//! required). Names print as Rust string literals (`"a:b"`, `"new\nline"`,
+//! `"\xFF"`), so any name reads back unambiguously:
+//!
+//! - `stat PATH…`: `TYPE SIZE MODE MTIME_NS NAME` per path (`-> TARGET (TYPE)` for a link);
+//! - `ls DIR [DEPTH]`: `TYPE SIZE NAME` per entry, then `total N`;
+//! - `read FILE [START [LIMIT]]`: the lines as they are, then
+//!   `-- lines S-E of N, sha256 H (VIA)` (all pages, up to 16 MiB);
+//! - `glob PATTERN [DIR]`: `SIZE NAME` per file, then `total N`;
+//! - `grep [-i] [--regex] PATTERN [DIR]`: `NAME:LINE:TEXT` per match;
+//! - `write FILE TEXT [--overwrite]`, `rm PATH [-r]`,
+//!   `mv FROM TO [--overwrite]`, `mkdir DIR [-p]`: as `--files` prints.
+//!
+//! A first word naming a tool is the tool: edit a file named so as `./read`.
+//!
 //! `host [--docker …] --files REQUEST.json`: the transaction in REQUEST.json
 //! (`{"files":[OP,…]}` as the helper takes it, or an `apply_patch_call`'s
 //! `{"operations":[…]}`), all or nothing. `host [--docker …] --patch FILE`:
@@ -23,8 +40,14 @@ use as_edit::host::{
     Applied, EditError, EditRequest, Edited, Editor, FileOp, LocalShell, PatchOp, Sandbox, Via,
 };
 
+#[path = "host/tools.rs"]
+mod tools;
+
 const USAGE: &str = "usage: host [--docker CONTAINER [--user U] [--install]] \
-                     (FILE OLD NEW [--all] | --files REQUEST.json | --patch FILE)";
+                     (FILE OLD NEW [--all] | --files REQUEST.json | --patch FILE | TOOL ARGS…)\n\
+                     tools: stat PATH… | ls DIR [DEPTH] | read FILE [START [LIMIT]] | glob PATTERN [DIR]\n       \
+                     | grep [-i] [--regex] PATTERN [DIR] | write FILE TEXT [--overwrite] | rm PATH [-r]\n       \
+                     | mv FROM TO [--overwrite] | mkdir DIR [-p]";
 
 fn default_helper() -> String {
     // target/<profile>/examples/host → target/<profile>/as-edit
@@ -52,6 +75,7 @@ enum Job {
     Files(Vec<FileOp>),
     Operations(Vec<PatchOp>),
     Patch(String),
+    Tool(Vec<String>),
 }
 
 #[derive(serde::Deserialize)]
@@ -62,6 +86,9 @@ struct RequestFile {
 }
 
 fn job(args: &Args) -> Result<Job, String> {
+    if tools::is_tool(&args.pos) {
+        return Ok(Job::Tool(args.pos.clone()));
+    }
     let read = |p: &str| std::fs::read_to_string(p).map_err(|e| format!("{p}: {e}"));
     if let Some(p) = &args.patch {
         return Ok(Job::Patch(read(p)?));
@@ -91,17 +118,18 @@ fn run<S: Sandbox>(editor: &mut Editor<S>, job: &Job) -> ExitCode {
         Job::Files(ops) => report_applied(editor.transaction(ops)),
         Job::Operations(ops) => report_applied(editor.apply_operations(ops)),
         Job::Patch(text) => report_applied(editor.apply_patch(text)),
+        Job::Tool(words) => tools::run(editor, words),
     }
 }
 
-fn via_words(via: Via) -> &'static str {
+pub(crate) fn via_words(via: Via) -> &'static str {
     match via {
         Via::Native => "native",
         Via::Transfer => "fallback: transfer",
     }
 }
 
-fn report_applied(r: Result<Applied, EditError>) -> ExitCode {
+pub(crate) fn report_applied(r: Result<Applied, EditError>) -> ExitCode {
     match r {
         Ok(a) => {
             println!(
@@ -148,6 +176,7 @@ fn parse(mut it: impl Iterator<Item = String>) -> Option<Args> {
         }
     }
     let what = match (&a.files, &a.patch) {
+        (None, None) if tools::is_tool(&a.pos) => !a.all,
         (None, None) => a.pos.len() == 3,
         (Some(_), None) | (None, Some(_)) => a.pos.is_empty() && !a.all,
         _ => false,

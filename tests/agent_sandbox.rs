@@ -326,6 +326,7 @@ fn transactions_and_patches_run_natively_in_argv_and_by_transfer() {
             },
             FileOp::Delete {
                 path: p("gone.txt"),
+                recursive: false,
                 expect_sha256: None,
             },
         ];

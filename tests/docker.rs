@@ -658,6 +658,7 @@ fn transactions_and_patches_natively_by_transfer_and_without_rm() {
             },
             FileOp::Delete {
                 path: "/work/gone.txt".into(),
+                recursive: false,
                 expect_sha256: None,
             },
         ]
@@ -715,4 +716,97 @@ fn transactions_and_patches_natively_by_transfer_and_without_rm() {
     assert_eq!(read(&mut sb, "/work/b.txt"), Some(b"b\n".to_vec()));
     assert_eq!(read(&mut sb, "/work/gone.txt"), Some(b"x\n".to_vec()));
     assert_eq!(read(&mut sb, "/work/new/b.txt"), None);
+}
+
+#[test]
+#[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
+fn the_toolset_natively_and_by_transfer() {
+    use as_edit::host::{
+        EntryType, GlobRequest, GrepRequest, ListRequest, MkdirRequest, ReadRequest, StatRequest,
+        TextPage, WriteRequest,
+    };
+    let names = ["a:b", "new\nline", "with space", "-lead", ".hidden"];
+    let mut pages: Vec<Vec<Result<TextPage, String>>> = Vec::new();
+    for (image, via) in [
+        ("AS_EDIT_DOCKER_IMAGE_BUSYBOX_HELPER", Via::Native),
+        ("AS_EDIT_DOCKER_IMAGE_BUSYBOX", Via::Transfer),
+    ] {
+        let c = Container::busybox(image, &[]);
+        c.root_sh("mkdir -p /work/t && chmod 777 /work /work/t");
+        let mut sb = c.sandbox();
+        for (i, n) in names.iter().enumerate() {
+            let p = format!("/work/t/{n}");
+            sb.upload(Path::new(&p), format!("{i} needle\r\nx").as_bytes())
+                .unwrap();
+        }
+        let mut ed = Editor::new(sb.clone(), HELPER);
+        let reads = [
+            ReadRequest::new("/work/t/a:b"),
+            ReadRequest::new("/work/t/new\nline").start(2u64),
+            ReadRequest::new("/work/t/-lead").numbers(true),
+            ReadRequest::new("/work/t/none"),
+        ];
+        pages.push(
+            reads
+                .iter()
+                .map(|r| {
+                    ed.read(r)
+                        .map(|p| {
+                            assert_eq!(p.via, via, "{image}");
+                            TextPage {
+                                via: Via::Native,
+                                ..p
+                            }
+                        })
+                        .map_err(|e| e.to_string())
+                })
+                .collect(),
+        );
+        let w = ed
+            .write(&WriteRequest::new("/work/t/sub/w", "w\n"))
+            .unwrap();
+        assert_eq!(w.via, via);
+        assert_eq!(sb.download(Path::new("/work/t/sub/w")).unwrap(), b"w\n");
+        if via == Via::Transfer {
+            let e = ed.list(&ListRequest::new("/work/t")).unwrap_err();
+            assert!(matches!(e, EditError::HelperRequired { .. }), "{e:?}");
+            let m = ed
+                .mkdir(&MkdirRequest::new("/work/t/m/n").parents(true))
+                .unwrap();
+            assert_eq!(m.via, Via::Transfer);
+            assert_eq!(c.root_sh("test -d /work/t/m/n && echo yes"), "yes");
+            continue;
+        }
+        let l = ed.list(&ListRequest::new("/work/t")).unwrap();
+        let got: Vec<(String, EntryType)> = (l.entries.iter())
+            .map(|e| (e.path.to_str().unwrap().to_owned(), e.kind))
+            .collect();
+        let mut want: Vec<(String, EntryType)> = names
+            .iter()
+            .map(|n| (format!("/work/t/{n}"), EntryType::File))
+            .collect();
+        want.push(("/work/t/sub".into(), EntryType::Dir));
+        want.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(got, want);
+        let s = ed.stat(&StatRequest::new(["/work/t/a:b"])).unwrap();
+        assert_eq!(
+            (s.entries[0].kind, s.entries[0].size),
+            (EntryType::File, Some(11))
+        );
+        let g = ed.glob(&GlobRequest::new("*:*").path("/work/t")).unwrap();
+        assert_eq!(g.entries.len(), 1);
+        assert_eq!(g.entries[0].path, Path::new("/work/t/a:b"));
+        let m = ed
+            .grep(&GrepRequest::new("needle").path("/work/t"))
+            .unwrap();
+        let lines: Vec<(String, u64, String)> = (m.matches.iter())
+            .map(|l| (l.path.to_str().unwrap().to_owned(), l.line, l.text.clone()))
+            .collect();
+        let mut want: Vec<(String, u64, String)> = (names.iter().enumerate())
+            .map(|(i, n)| (format!("/work/t/{n}"), 1, format!("{i} needle")))
+            .collect();
+        want.sort();
+        assert_eq!(lines, want);
+    }
+    assert_eq!(pages[0], pages[1], "the fallback reads as the helper does");
 }

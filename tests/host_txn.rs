@@ -168,6 +168,7 @@ fn the_transfer_path_runs_every_op_and_chains_them() {
         },
         FileOp::Delete {
             path: at(p, "gone.txt"),
+            recursive: false,
             expect_sha256: Some(sha(b"bye\n")),
         },
         FileOp::Move {
@@ -277,6 +278,7 @@ fn transfer_refusals_name_the_op_and_upload_nothing() {
         (
             FileOp::Delete {
                 path: at(p, "b.txt"),
+                recursive: false,
                 expect_sha256: Some("0".repeat(64)),
             },
             "conflict",
@@ -308,6 +310,7 @@ fn four_write_ops(p: &Path) -> Vec<FileOp> {
         edit(at(p, "a.txt"), "a", "A"),
         FileOp::Delete {
             path: at(p, "b.txt"),
+            recursive: false,
             expect_sha256: None,
         },
         FileOp::Create {
@@ -789,10 +792,12 @@ fn native_and_transfer_give_the_same_results_and_trees() {
         }),
         one(|p| FileOp::Delete {
             path: at(p, "dup.txt"),
+            recursive: false,
             expect_sha256: Some("0".repeat(64)),
         }),
         one(|p| FileOp::Delete {
             path: at(p, "nope.txt"),
+            recursive: false,
             expect_sha256: None,
         }),
         // Existence is planned for every op before any content is read.
@@ -1371,6 +1376,7 @@ fn a_file_deleted_and_created_again_alike_is_one_changed_file_alike() {
         vec![
             FileOp::Delete {
                 path: at(p, "k.txt"),
+                recursive: false,
                 expect_sha256: None,
             },
             create(at(p, "k.txt"), "k\n", Some(0o640)),

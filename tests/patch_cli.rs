@@ -236,3 +236,81 @@ fn codex_placements_of_issue_33() {
         assert_eq!(read(d.path(), "f.txt").as_deref(), Some(after), "{body:?}");
     }
 }
+
+/// Issue 33's open rows of hard links (task p33): Codex writes an updated
+/// file in place, so both names of a hard-linked file change (`a` then
+/// `h` updated: both hold `z`), and `Update File: a` + `Move to: h`
+/// removes `a` and writes `h` (checked against `@openai/codex` 0.171.0).
+/// as-edit writes a new file and renames it, so one name would keep the
+/// old text (before: `a` edited, `h` unchanged, reported `M h`): refused,
+/// naming both paths, nothing written, in this mode and with `--patch`
+/// (where a Move to onto an existing name is `file_exists`).
+#[test]
+fn hard_links_a_patch_names_twice_are_refused_naming_both() {
+    let second = "*** Begin Patch\n*** Update File: a\n@@\n-x\n+y\n*** Update File: h\n@@\n-y\n+z\n*** End Patch\n";
+    let onto = "*** Begin Patch\n*** Update File: a\n*** Move to: h\n@@\n-x\n+y\n*** End Patch\n";
+    for (patch, said) in [
+        (second, "h is a hard link of {W}/a, which the patch names too: Codex writes such a file in place (every name changes), as-edit by a new file (this name would keep the old text); change the file by one name"),
+        (onto, "h is a hard link of {W}/a, the file moved: Codex removes {W}/a and writes this name in place, a rename would leave both; send *** Delete File of {W}/a and *** Add File of this path"),
+    ] {
+        let d = setup(&[("a", "x\n")]);
+        let w = d.path().join("w").canonicalize().unwrap();
+        std::fs::hard_link(w.join("a"), w.join("h")).unwrap();
+        let ino = |p: &str| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(w.join(p)).unwrap());
+        let before = ino("a");
+        let (out, err, code) = apply_patch(d.path(), &[patch], "");
+        let which = if patch == second { 2 } else { 1 };
+        let path = if patch == second { "h" } else { "a" };
+        let want = format!(
+            "file_not_found: file {which} of {which} ({path}): {}\nNo files were modified (the patch applies all or nothing).\n",
+            said.replace("{W}", &w.display().to_string())
+        );
+        assert_eq!((out.as_str(), err.as_str(), code), ("", want.as_str(), 1));
+        for p in ["a", "h"] {
+            assert_eq!((read(d.path(), p).as_deref(), ino(p)), (Some("x\n"), before), "{p}");
+        }
+        let entries = std::fs::read_dir(&w).unwrap().count();
+        assert_eq!(entries, 2, "no temp left");
+
+        // --patch: the same refusal as a result line; a Move to onto an
+        // existing name is file_exists there.
+        let o = Command::new(env!("CARGO_BIN_EXE_as-edit"))
+            .arg("--patch-b64")
+            .arg(common::b64(patch))
+            .current_dir(&w)
+            .output()
+            .unwrap();
+        let line = String::from_utf8(o.stdout).unwrap();
+        let want = if patch == second {
+            format!(
+                "__RESULT__{{\"error\":\"file_not_found\",\"detail\":\"file 2 of 2 (h): {}\",\"file\":2}}\n",
+                said.replace("{W}", &w.display().to_string())
+            )
+        } else {
+            "__RESULT__{\"error\":\"file_exists\",\"detail\":\"file 1 of 1 (a): h exists; use Update File to change it, or Delete File then Add File to replace it\",\"file\":1}\n".to_owned()
+        };
+        assert_eq!((line.as_str(), o.status.code()), (want.as_str(), Some(1)));
+        for p in ["a", "h"] {
+            assert_eq!((read(d.path(), p).as_deref(), ino(p)), (Some("x\n"), before), "{p}");
+        }
+    }
+}
+
+/// The table's open row (not yet fixed, so ignored): a chunk that lost a
+/// separator empty line, then a pure addition placed where the search
+/// stands. Codex (0.171.0) matched the empty line as context, so its
+/// search stands after it: `A`, ``, `X`, `b`; as-edit gives `A`, `X`,
+/// ``, `b`. Run with `--ignored` once the locator, the one pass and the
+/// passes move the search past such lines.
+#[test]
+#[ignore = "open: the search after a chunk's dropped separators (src/patch/mod.rs table)"]
+fn the_search_after_dropped_separators_stands_as_codex_s() {
+    let d = setup(&[("f.txt", "a\n\nb\n")]);
+    let patch = "*** Begin Patch\n*** Update File: f.txt\n@@\n-a\n+A\n\n@@\n+X\n\n*** End of File\n*** End Patch\n";
+    let (out, err, code) = apply_patch(d.path(), &[patch], "");
+    assert_eq!(
+        (out.as_str(), err.as_str(), code),
+        ("Success. Updated the following files:\nM f.txt\n", "", 0)
+    );
+    assert_eq!(read(d.path(), "f.txt").as_deref(), Some("A\n\nX\nb\n"));
+}

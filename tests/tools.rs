@@ -417,3 +417,43 @@ fn list_does_not_enter_vcs_directories_or_proc() {
         );
     }
 }
+
+/// A grep hit's line number, read back with `read`, is the hit's line:
+/// both end lines at LF only (a lone CR is text, as in ripgrep), on files
+/// with lone CRs, CRLFs and both (issue 34, the breaker's item 6: `read`
+/// ended a line at a lone CR, so it read another line).
+#[test]
+fn read_after_grep_reads_the_hits_line() {
+    let d = scratch();
+    let files: [&[u8]; 4] = [
+        b"a\rb\nneedle 1\rx\nc\r\nneedle 2\r\n\rneedle 3\r",
+        b"x\r\ny\r\nneedle 4\r\nz",
+        b"\r\r\rneedle 5\n\r\nneedle 6",
+        b"needle 7\r\rneedle 8\n",
+    ];
+    for (i, f) in files.iter().enumerate() {
+        std::fs::write(d.path().join(format!("f{i}")), f).unwrap();
+    }
+    let (v, code) = ask(
+        d.path(),
+        &[],
+        r#"{"op":"grep","pattern":"needle"}"#,
+        1 << 20,
+    );
+    assert_eq!(code, 0);
+    let hits = v["matches"].as_array().unwrap();
+    assert_eq!(hits.len(), 7, "{v}");
+    for h in hits {
+        let (path, line) = (h["path"].as_str().unwrap(), h["line"].as_u64().unwrap());
+        let req = format!(r#"{{"op":"read","path":"{path}","start":{line},"limit":1}}"#);
+        let (r, code) = ask(d.path(), &[], &req, 1 << 20);
+        assert_eq!(code, 0);
+        let text = r["text"].as_str().unwrap();
+        // The read keeps the line's ending; grep's text is the line without its LF.
+        assert_eq!(
+            text.strip_suffix('\n').unwrap_or(text),
+            h["text"].as_str().unwrap(),
+            "{path}:{line}"
+        );
+    }
+}

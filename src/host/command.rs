@@ -234,6 +234,33 @@ pub fn stdin_command_with(
     ))
 }
 
+/// `HELPER FLAGS… ON_STDIN` with `body` on stdin when `stdin`, else
+/// `HELPER FLAGS… IN_ARGV BASE64(body)` if that fits `limit`: every
+/// request that carries a body (`forms` = `(ON_STDIN, IN_ARGV)`).
+pub(crate) fn body_command(
+    helper: &str,
+    flags: &[&str],
+    forms: (&str, &str),
+    body: &[u8],
+    stdin: bool,
+    limit: usize,
+) -> Option<(Vec<u8>, Option<Vec<u8>>)> {
+    let mut argv: Vec<OsString> = vec![helper.into()];
+    argv.extend(flags.iter().map(OsString::from));
+    if stdin {
+        argv.push(forms.0.into());
+        return Some((join_quoted(&argv), Some(body.to_vec())));
+    }
+    argv.push(forms.1.into());
+    argv.push(
+        base64::engine::general_purpose::STANDARD
+            .encode(body)
+            .into(),
+    );
+    let cmd = join_quoted(&argv);
+    (cmd.len() <= limit).then_some((cmd, None))
+}
+
 /// Reverses [`join_quoted`] for the subset it produces (and plain words):
 /// what a shlex-splitting backend does. Used by tests and by backends
 /// without a shell.

@@ -28,6 +28,12 @@
 //!   it made ([`Sandbox::remove_dir`]); deletes and moves need
 //!   [`Sandbox::remove`]. Docker, agent-sandbox and [`LocalShell`]
 //!   implement them all;
+//! - the toolset ([`Editor::stat`], `list`, `read`, `read_all`, `glob`,
+//!   `grep`, `write`, `delete`, `mv`, `mkdir`; `tools`: which op falls
+//!   back how, `tools_request`/`tools_answer`: the typed requests and
+//!   answers, `tools_transfer`: `read` by download through the helper's
+//!   own reader, `mkdir` by [`Sandbox::make_dir`]; the rest
+//!   [`EditError::HelperRequired`]);
 //! - `display`: how a refusal with hints reads for a model ([`EditError`]'s `Display`);
 //! - [`LocalShell`]: a [`Sandbox`] on this machine (tests and the example);
 //! - `agent_sandbox` (feature `agent-sandbox`): the Kubernetes agent-sandbox runtime;
@@ -42,6 +48,10 @@ mod patch_transfer;
 mod run_txn;
 #[cfg(test)]
 pub(crate) mod testing;
+mod tools;
+mod tools_answer;
+mod tools_request;
+mod tools_transfer;
 mod transfer;
 mod tree;
 pub mod txn;
@@ -59,6 +69,15 @@ use std::path::Path;
 pub use command::{EditRequest, TooLarge, DEFAULT_COMMAND_LIMIT};
 pub use local::LocalShell;
 pub use parse::{parse_output, HelperOutcome, RefusalHints, Token};
+pub use tools::{DeleteRequest, MkdirRequest, MoveRequest, WriteRequest, TOOLS_PROTOCOL};
+pub use tools_answer::{
+    BytesPage, EntryType, FileEntry, Found, GrepFile, GrepLine, Grepped, ListEntry, Listing, Next,
+    StatEntry, Stats, TextPage,
+};
+pub use tools_request::{
+    GlobRequest, GrepOutput, GrepRequest, ListRequest, RawReadRequest, ReadRequest, Sort,
+    StatRequest,
+};
 pub use transfer::transfer_edit;
 pub use txn::{
     Applied, FileChange, FileOp, FileState, PatchOp, PatchOpKind, State, TxnAt, TxnEdit,
@@ -206,6 +225,14 @@ pub enum EditError {
     Backend(io::Error),
     /// Installing the helper failed.
     Install(String),
+    /// The op needs the helper (protocol 4) in the sandbox: no exact
+    /// fallback exists for it (the `tools` module's table says why).
+    HelperRequired {
+        /// The op: `stat`, `list`, `glob`, `grep`, `directory move`, ….
+        op: String,
+        /// Why the transfer path cannot do it exactly.
+        why: String,
+    },
 }
 
 impl EditError {
@@ -262,6 +289,10 @@ impl std::fmt::Display for EditError {
             }
             EditError::Backend(e) => write!(f, "backend error: {e}"),
             EditError::Install(m) => write!(f, "installing the helper failed: {m}"),
+            EditError::HelperRequired { op, why } => write!(
+                f,
+                "{op} needs the as-edit helper (protocol 4) in the sandbox: {why}"
+            ),
         }
     }
 }

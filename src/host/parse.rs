@@ -135,6 +135,19 @@ pub fn result_object(output: &[u8]) -> Option<serde_json::Map<String, serde_json
     })
 }
 
+/// The first result line's JSON object, whatever its keys: a toolset
+/// answer has neither `count` nor `error`.
+pub fn any_result(output: &[u8]) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let text = String::from_utf8_lossy(output);
+    text.split('\n').find_map(|line| {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        match serde_json::from_str(line.strip_prefix(RESULT_PREFIX)?).ok()? {
+            serde_json::Value::Object(o) => Some(o),
+            _ => None,
+        }
+    })
+}
+
 /// The JSON after `__RESULT__`: an object with `count` (a non-negative
 /// integer) and/or `error` (a string). Anything else is not a result line.
 fn parse_result_json(json: &str) -> Option<HelperOutcome> {

@@ -41,7 +41,7 @@ impl<S: Sandbox> Editor<S> {
         self.native_or(&req, |sb| transfer_patch(sb, operations_patch(ops)?))
     }
 
-    fn native_or(
+    pub(super) fn native_or(
         &mut self,
         req: &Request,
         transfer: impl FnOnce(&mut S) -> Result<Applied, EditError>,

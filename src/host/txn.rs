@@ -9,12 +9,9 @@
 //! the command bound. Over the bound with no stdin, the [`Editor`](super::Editor)
 //! takes the transfer path, as a single edit does; [`Applied::via`] says so.
 
-use std::ffi::OsString;
-
-use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
-use super::command::join_quoted;
+use super::command::body_command;
 use super::parse::{self, HelperOutcome};
 use super::{EditError, Via};
 
@@ -95,8 +92,12 @@ pub enum FileOp {
     },
     /// Remove the directory entry.
     Delete {
-        /// The file.
+        /// The file (a directory with `recursive`).
         path: String,
+        /// Remove a directory and everything under it (the helper only:
+        /// protocol 4 with issue 34's writes).
+        #[serde(default, skip_serializing_if = "is_false")]
+        recursive: bool,
         /// Refuse with `conflict` unless the file has these bytes (hex).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         expect_sha256: Option<String>,
@@ -117,6 +118,19 @@ pub enum FileOp {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         expect_sha256: Option<String>,
     },
+    /// A new directory (the helper only: protocol 4 with issue 34's
+    /// writes; [`Editor::mkdir`](super::Editor::mkdir) has a fallback).
+    Mkdir {
+        /// The directory.
+        path: String,
+        /// Make missing parents, and accept an existing directory (`mkdir -p`).
+        #[serde(default)]
+        parents: bool,
+    },
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 fn octal<S: serde::Serializer>(mode: &Option<u32>, s: S) -> Result<S::Ok, S::Error> {
@@ -144,7 +158,8 @@ impl FileOp {
             | FileOp::Insert { path, .. }
             | FileOp::Create { path, .. }
             | FileOp::Delete { path, .. }
-            | FileOp::Move { path, .. } => path,
+            | FileOp::Move { path, .. }
+            | FileOp::Mkdir { path, .. } => path,
         }
     }
 }
@@ -232,27 +247,18 @@ pub(crate) fn command(
     let body = req
         .body()
         .map_err(|e| super::transfer::not_sendable(&std::io::Error::other(e), Via::Native))?;
-    let mut argv: Vec<OsString> = vec![helper.into(), "--report".into(), "--hints".into()];
-    let patch = matches!(req, Request::Patch(_));
-    if stdin {
-        argv.push(if patch { "--patch" } else { "--stdin" }.into());
-        return Ok(Some((join_quoted(&argv), Some(body))));
-    }
-    argv.push(
-        if patch {
-            "--patch-b64"
-        } else {
-            "--request-b64"
-        }
-        .into(),
-    );
-    argv.push(
-        base64::engine::general_purpose::STANDARD
-            .encode(&body)
-            .into(),
-    );
-    let cmd = join_quoted(&argv);
-    Ok((cmd.len() <= limit).then_some((cmd, None)))
+    let forms = match req {
+        Request::Patch(_) => ("--patch", "--patch-b64"),
+        _ => ("--stdin", "--request-b64"),
+    };
+    Ok(body_command(
+        helper,
+        &["--report", "--hints"],
+        forms,
+        &body,
+        stdin,
+        limit,
+    ))
 }
 
 /// A transaction or patch that was applied.

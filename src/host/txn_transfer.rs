@@ -75,30 +75,16 @@ pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
     sb: &mut S,
     txn: &Txn,
 ) -> Result<Applied, EditError> {
-    // Directories are the helper's: the transfer moves file contents.
-    if let Some(k) = (txn.ops.iter()).position(|o| {
-        matches!(
-            o.kind,
-            OpKind::Mkdir { .. }
-                | OpKind::Delete {
-                    recursive: true,
-                    ..
-                }
-        )
-    }) {
-        return Err(EditError::Failed {
-            kind: Token::Known(ErrorKind::InvalidArgument),
-            detail: Some(format!(
-                "file {} of {}: mkdir and a recursive delete need the helper (the transfer fallback moves file contents only)",
-                k + 1,
-                txn.ops.len()
-            )),
-            count: None,
-            via: Via::Transfer,
-            hints: None,
-            indent: None,
-            at: None,
-        });
+    // Directories are the helper's: the transfer moves file contents
+    // (the `tools` module's table says why there is no exact fallback).
+    for op in &txn.ops {
+        match op.kind {
+            OpKind::Mkdir { .. } => return Err(super::tools_transfer::helper_required("mkdir")),
+            OpKind::Delete {
+                recursive: true, ..
+            } => return Err(super::tools_transfer::helper_required("recursive delete")),
+            _ => {}
+        }
     }
     let mut paths: Vec<&Path> = txn.ops.iter().map(|o| o.path.as_path()).collect();
     paths.extend(txn.ops.iter().filter_map(|o| match &o.kind {

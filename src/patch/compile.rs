@@ -79,6 +79,7 @@ pub fn compile(patch: Patch, options: EditOptions, strict: bool, overwrite: bool
         ops,
         options,
         new_modes: crate::txn::NewModes::REQUEST,
+        patch: true,
     }
 }
 

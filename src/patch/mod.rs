@@ -42,9 +42,9 @@
 //! | a chunk of empty lines alone (or of context alone) | its first match, moving the search (none: a no-op there) | the same | the same (Codex) |
 //! | a chunk's old lines are only a final empty line not found (`+X`, an empty line) | `+X` where the search stands, `*** End of File` or not | at the end (refused with `*** End of File`) | where the search stands (Codex) |
 //! | a pure addition at the end, then a chunk adding lines after a last context line that ends the file | the addition first (it places lines between context lines) | the addition where the search stood | the addition first (Codex) |
-//! | `Update File` + `Move to` of a symlink | the link removed, its target kept | n/a | the target moved (a move follows a final symlink), the link left dangling: open, see below |
-//! | `Update File` of two hard links of one file, one after the other | both names hold the result | n/a | the edits chain into the first name's new file; the other name keeps the old inode: open |
-//! | `Update File: a` + `Move to: h`, `h` a hard link of `a` | `a` removed, `h` the new content | n/a | `a` edited, `h` unchanged, reported `M h`: open |
+//! | `Update File` + `Move to` of a symlink | the link removed, its target kept | n/a | refused (`file_not_found`, naming the link and its target; nothing written): a transaction's `move` follows a final symlink and would move the target, a file the patch did not name |
+//! | `Update File` of two hard links of one file, one after the other | both names hold the result (written in place) | n/a | refused, naming both paths, nothing written: by rename one name would keep the old text |
+//! | `Update File: a` + `Move to: h`, `h` a hard link of `a` | `a` removed, `h` the new content | n/a | `file_exists` (`apply_patch` mode: refused naming both, nothing written): a rename onto another name of the file leaves both |
 //! | a chunk that lost separator empty lines, then a chunk placed where the search stands | after those empty lines | n/a | before them: open |
 //! | an `@@` header line's match | first, 4 grades | first, exact then trimmed | first, 4 grades (Codex) |
 //! | a CRLF file | kept CRLF | n/a | LF, the edit contract (`--eol preserve`; `apply_patch` mode: `--preserve-crlf`) |
@@ -52,10 +52,11 @@
 //! | `Move to:` the file's own path | the file is deleted (checked against `@openai/codex`'s binary) | n/a | an update in place |
 //!
 //! The SDK's `apply_diff` takes one file's diff; the patch-level rows
-//! (hunks, Add/Move) are Codex's alone. The rows marked "open" are wrong
-//! answers found by issue 33's breaker and not yet decided: the patch
-//! forms share the transaction's rules (a `move` follows a final symlink;
-//! other hard links keep the old inode), which differ from Codex's there.
+//! (hunks, Add/Move) are Codex's alone. The patch forms share the
+//! transaction's rules but for three (`Txn::patch`, issue 33): where
+//! Codex writes in place and as-edit by rename the answers would differ
+//! silently (a symlink's target moved, a hard link keeping the old text),
+//! so those patches are refused before anything is written.
 
 pub mod cli;
 pub mod codex;

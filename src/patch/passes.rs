@@ -438,7 +438,12 @@ pub(crate) mod tests {
     type Answer = (String, Vec<Placed>, Vec<usize>);
 
     /// The passes on `text` fed in pieces of `piece` bytes.
-    fn passes(text: &str, chunks: &[Chunk], strict: bool, piece: usize) -> Result<Answer, Failed> {
+    pub(in crate::patch) fn passes(
+        text: &str,
+        chunks: &[Chunk],
+        strict: bool,
+        piece: usize,
+    ) -> Result<Answer, Failed> {
         let mut out = Vec::new();
         let mut source = |each: &mut dyn FnMut(&[u8])| {
             text.as_bytes().chunks(piece).for_each(&mut *each);
@@ -455,7 +460,11 @@ pub(crate) mod tests {
     }
 
     /// The locator's answer, its refusal's lines cut as the passes cut them.
-    fn oracle(text: &str, chunks: &[Chunk], strict: bool) -> Result<Answer, Failed> {
+    pub(in crate::patch) fn oracle(
+        text: &str,
+        chunks: &[Chunk],
+        strict: bool,
+    ) -> Result<Answer, Failed> {
         let lines = locate::lines(text);
         match locate::locate(&lines, chunks, strict) {
             Ok(plan) => {
@@ -893,5 +902,181 @@ pub(crate) mod tests {
         // 3,667: a line per chunk and header, and the overruled ones'
         // second; 26,697,997 when every search saw every line.
         assert!(work <= 2 * chunks.len(), "{work} lines given to searches");
+    }
+}
+
+#[cfg(test)]
+mod brk33l {
+    use super::*;
+
+    /// Many chunks whose first old line is one the file repeats (an empty
+    /// line, as real chunks' first context line often is) still cost
+    /// chunks times lines: 2,000 chunks on 20,000 lines (6,000 empty) give
+    /// 12,013,996 lines to searches, since every empty line starts a
+    /// partial match in every search under way (the locator's index
+    /// anchors each on its rarest line). Fails today: issue 33 item 13 is
+    /// open for this shape (brk33l's report).
+    #[test]
+    #[ignore = "issue 33 item 13: chunks x lines when chunks start with a common line"]
+    fn chunks_starting_with_a_common_line_count() {
+        let mut text = String::new();
+        let chunks: Vec<Chunk> = (0..2000)
+            .map(|k| {
+                for i in 10 * k..10 * k + 10 {
+                    match i % 10 {
+                        3 => text += &format!("key {k}\n"),
+                        0 | 5 | 8 => text += "\n",
+                        _ => text += &format!("line {i}\n"),
+                    }
+                }
+                Chunk {
+                    headers: vec![],
+                    old: vec![String::new(), format!("line {}", 10 * k + 1)],
+                    new: vec!["new".into()],
+                    keep: vec![None],
+                    eof: false,
+                    separated: false,
+                    line: 1,
+                }
+            })
+            .collect();
+        let mut out = Vec::new();
+        let mut source = |each: &mut dyn FnMut(&[u8])| {
+            text.as_bytes().chunks(4096).for_each(&mut *each);
+            true
+        };
+        STAGE_LINES.with(|c| c.set(0));
+        let put = &mut |b: &[u8]| out.extend_from_slice(b);
+        let got = resolve(&chunks, false, &mut source, put, None).map(|r| r.placed.len());
+        assert_eq!(got, Ok(2000));
+        let work = STAGE_LINES.with(|c| c.get());
+        eprintln!("{work} lines given to searches");
+        assert!(work <= 10 * chunks.len(), "{work} lines given to searches");
+    }
+}
+
+#[cfg(test)]
+pub(in crate::patch) mod diff33 {
+    use super::*;
+
+    /// Pieces of lines: every character the punctuation grade maps, the
+    /// whitespace `trim` removes (Unicode's too) and some it does not.
+    const ATOMS: &[&str] = &[
+        "a", "b", "-", "'", "\"", " ", "\t", "\r", "\u{b}", "\u{c}", "\u{85}", "\u{1680}",
+        "\u{2028}", "\u{2029}", "\u{200b}", "\u{feff}", "\u{a0}", "\u{2002}", "\u{2003}",
+        "\u{2004}", "\u{2005}", "\u{2006}", "\u{2007}", "\u{2008}", "\u{2009}", "\u{200a}",
+        "\u{202f}", "\u{205f}", "\u{3000}", "\u{2010}", "\u{2011}", "\u{2012}", "\u{2013}",
+        "\u{2014}", "\u{2015}", "\u{2212}", "\u{2018}", "\u{2019}", "\u{201a}", "\u{201b}",
+        "\u{201c}", "\u{201d}", "\u{201e}", "\u{201f}",
+    ];
+
+    /// A random equivalent-looking variant of `s`'s atoms, or blanks added.
+    fn vary(r: &mut dyn FnMut(usize) -> usize, s: &str) -> String {
+        match r(14) {
+            0 => format!("{s}{}", ATOMS[5 + r(25)]),
+            1 => format!("{}{s}", ATOMS[5 + r(25)]),
+            2 => s
+                .chars()
+                .map(|c| match c {
+                    '-' => ATOMS[29 + r(7)].chars().next().unwrap(),
+                    '\'' => ATOMS[36 + r(4)].chars().next().unwrap(),
+                    '"' => ATOMS[40 + r(4)].chars().next().unwrap(),
+                    ' ' => ATOMS[16 + r(13)].chars().next().unwrap(),
+                    c => c,
+                })
+                .collect(),
+            _ => s.to_owned(),
+        }
+    }
+
+    /// A file of repeated short lines of those pieces (periodic runs too)
+    /// and unique ones, and up to 90 chunks over it, in order, their lines
+    /// varied, some under headers, some `*** End of File`, some with a
+    /// final empty old line.
+    pub(in crate::patch) fn case(r: &mut dyn FnMut(usize) -> usize) -> (String, Vec<Chunk>) {
+        let pool: Vec<String> = (0..2 + r(6))
+            .map(|_| (0..r(4)).map(|_| ATOMS[r(ATOMS.len())]).collect())
+            .collect();
+        let n = 5 + r(300);
+        let uniq = r(3);
+        let mut lines: Vec<String> = Vec::new();
+        while lines.len() < n {
+            match r(8) {
+                0 => {
+                    // periodic: a a a b
+                    let (x, y) = (r(pool.len()), r(pool.len()));
+                    lines.extend(std::iter::repeat_n(pool[x].clone(), 1 + r(4)));
+                    lines.push(pool[y].clone());
+                }
+                k if k <= uniq => lines.push(pool[r(pool.len())].clone()),
+                _ => lines.push(format!("v{}{}", lines.len(), ATOMS[r(ATOMS.len())])),
+            }
+        }
+        let n = lines.len();
+        let mut text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        if r(4) == 0 {
+            text.pop();
+        }
+        let mut chunks = Vec::new();
+        let (mut at, most) = (0, [3, 20, 90][r(3)]);
+        while at < n && chunks.len() < most {
+            let mut s = at + r(4).min(n - at - 1);
+            // Mostly a line the file has once (pool lines repeat).
+            while s + 1 < n && pool.contains(&lines[s]) && r(8) != 0 {
+                s += 1;
+            }
+            let len = (1 + r(4)).min(n - s);
+            let mut old: Vec<String> = lines[s..s + len].iter().map(|l| vary(r, l)).collect();
+            if r(8) == 0 {
+                old.push(String::new());
+            }
+            let headers = match r(6) {
+                0 if s > at => vec![vary(r, &lines[s - 1])],
+                1 if r(4) == 0 => {
+                    let p = r(pool.len());
+                    vec![vary(r, &pool[p])]
+                }
+                _ => vec![],
+            };
+            let eof = s + len == n && r(2) == 0 || r(400) == 0;
+            let new = (0..r(3)).map(|i| format!("n{i}")).collect::<Vec<_>>();
+            let keep = vec![None; new.len()];
+            chunks.push(Chunk {
+                headers,
+                old,
+                new,
+                keep,
+                eof,
+                separated: false,
+                line: 1,
+            });
+            at = s + len;
+        }
+        (text, chunks)
+    }
+
+    #[test]
+    fn tricky_lines_answer_as_the_locator() {
+        let mut r = crate::patch::find::tests::rng(0x33_b12c);
+        let (mut ok, mut loose, mut refused, mut big) = (0, 0, 0, 0);
+        for _ in 0..3000 {
+            let (text, chunks) = case(&mut r);
+            big += usize::from(chunks.len() > 64);
+            for strict in [false, true] {
+                let want = super::tests::oracle(&text, &chunks, strict);
+                for piece in [3, 1 << 16] {
+                    let got = super::tests::passes(&text, &chunks, strict, piece);
+                    assert_eq!(got, want, "{strict} {piece} {text:?} {chunks:?}");
+                }
+                match &want {
+                    Ok(a) => {
+                        ok += 1;
+                        loose += usize::from(a.1.iter().any(|p| p.grade > Grade::Exact));
+                    }
+                    Err(_) => refused += 1,
+                }
+            }
+        }
+        eprintln!("{ok} applied ({loose} loose), {refused} refused, {big} over 64 chunks");
     }
 }

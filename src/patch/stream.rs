@@ -1002,4 +1002,31 @@ mod tests {
             "{streamed} streamed, {loose} loose"
         );
     }
+
+    /// `passes.rs`'s tricky-line cases (every mapped punctuation
+    /// character, Unicode blanks, periodic runs, headers, End of File,
+    /// more than 64 chunks): whenever the pass answers, it is the
+    /// locator's answer.
+    #[test]
+    fn tricky_lines_stream_as_the_locator() {
+        let mut r = rng(0x33_b12d);
+        let (mut streamed, mut loose, mut cases) = (0, 0, 0);
+        for _ in 0..3000 {
+            let (text, chunks) = crate::patch::passes::diff33::case(&mut r);
+            for strict in [false, true] {
+                let want = oracle(&text, &chunks, strict);
+                for piece in [3, 4096] {
+                    cases += 1;
+                    let Some(got) = pass_graded(&text, &chunks, piece, strict) else {
+                        continue;
+                    };
+                    assert_eq!(Ok(&got), want.as_ref(), "{strict} {text:?} {chunks:?}");
+                    streamed += 1;
+                    loose += usize::from(got.2.iter().any(|g| *g > Grade::Exact));
+                }
+            }
+        }
+        eprintln!("{cases} cases: {streamed} streamed, {loose} of them loose");
+        assert!(streamed > 1000 && loose > 500, "{streamed} {loose}");
+    }
 }

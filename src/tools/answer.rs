@@ -84,9 +84,35 @@ pub fn str_len(s: &str) -> usize {
     2 + s.chars().map(char_len).sum::<usize>()
 }
 
-/// Appends `s` as an ASCII JSON string literal.
+/// Appends `s` as an ASCII JSON string literal, escaped as serde_json
+/// escapes (non-ASCII as `\uXXXX`), straight into `out`: a read's 8 MiB
+/// text is not copied twice more on its way (peak RSS).
 pub fn push_str(out: &mut String, s: &str) {
-    ascii(out, &serde_json::to_string(s).expect("a string serializes"));
+    out.reserve(str_len(s));
+    out.push('"');
+    let mut rest = s;
+    while let Some(i) = rest.find(|c: char| char_len(c) != 1) {
+        out.push_str(&rest[..i]);
+        let c = rest[i..].chars().next().expect("a char at i");
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    let _ = write!(out, "\\u{u:04x}");
+                }
+            }
+        }
+        rest = &rest[i + c.len_utf8()..];
+    }
+    out.push_str(rest);
+    out.push('"');
 }
 
 /// `,"truncated":false`, or `,"truncated":true,"next":{fields}` with each

@@ -35,8 +35,8 @@ use crate::protocol::{ErrorKind, Failure};
 
 /// Where a walk starts.
 pub enum Start {
-    /// A directory, open for reading.
-    Dir(OwnedFd),
+    /// A directory, open for reading, with its real path and `--root`.
+    Dir(walk::StartDir),
     /// A regular file, open for reading (`grep` on one file).
     File(OwnedFd),
 }
@@ -73,7 +73,11 @@ pub fn open_start(path: &Path, root: Option<&Path>, files: bool) -> Result<Start
         let at = resolve::open_dir(&abs, root_ref)?;
         let fd = rfs::openat(&at, c".", ro | OFlags::DIRECTORY, Mode::empty())
             .map_err(|e| not_found(&abs, NotFoundKind::Other(e)))?;
-        return Ok(Start::Dir(fd));
+        return Ok(Start::Dir(walk::StartDir {
+            fd,
+            abs: Some(abs),
+            root: root_ref.map(|(r, _)| r.to_path_buf()),
+        }));
     }
     let ty = FileType::from_raw_mode(std::os::unix::fs::MetadataExt::mode(&meta));
     if !files || ty != FileType::RegularFile {

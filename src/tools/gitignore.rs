@@ -1,7 +1,7 @@
 //! `.gitignore` rules, as gitignore(5) says and git does (pure: the walker
 //! reads the files and keeps one [`Rules`] per directory that has one).
 //!
-//! Per line: a blank line or one starting with `#` is nothing (`\#` is a
+//! Per line (one CR before the LF dropped, as git drops it): a blank line or one starting with `#` is nothing (`\#` is a
 //! literal `#`); trailing spaces are dropped unless escaped (`\ `); a
 //! leading `!` negates (re-includes; `\!` is a literal `!`); a trailing `/`
 //! makes the rule match directories only; a rule with a `/` at its start
@@ -14,8 +14,9 @@
 //! file under an ignored directory is ignored whatever a rule says,
 //! because the walker never enters that directory.
 //!
-//! Only `.gitignore` files at and below the walk's `path` are read: not
-//! those of its parents, `.git/info/exclude` or `core.excludesFile`.
+//! The walker reads the `.gitignore` files at and below the walk's `path`;
+//! those above it and `.git/info/exclude`, in a repository, come from
+//! [`super::ignore_up`]; `core.excludesFile` is never read.
 
 use super::pattern::Pattern;
 
@@ -37,7 +38,13 @@ pub struct Rules {
 impl Rules {
     /// Parses a `.gitignore`'s bytes.
     pub fn parse(text: &[u8]) -> Rules {
-        let rules = text.split(|&b| b == b'\n').filter_map(rule).collect();
+        // A CR ending a line is dropped, as git does (a CRLF file reads as
+        // LF); an escaped one (`a\` CR CR LF) stays as the name's CR.
+        let lines = text.split(|&b| b == b'\n');
+        let rules = lines
+            .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+            .filter_map(rule)
+            .collect();
         Rules { rules }
     }
 
@@ -167,6 +174,18 @@ mod tests {
         assert_eq!(ig("[ab", "[ab", false), None);
         assert_eq!(ig("\n\n   \n", "x", false), None);
         assert_eq!(ig("/", "x", true), None);
+    }
+
+    /// git 2.47 `check-ignore` on a CRLF `.gitignore`: `a.txt` CR LF
+    /// ignores `a.txt`, not `a.txt` CR; `b\` CR CR LF ignores `b` CR.
+    #[test]
+    fn a_crlf_file_reads_as_lf() {
+        let rules = "a.txt\r\nb\\\r\r\n!c\r\nc\r\n";
+        assert_eq!(ig(rules, "a.txt", false), Some(true));
+        assert_eq!(ig(rules, "a.txt\r", false), None);
+        assert_eq!(ig(rules, "b\r", false), Some(true));
+        assert_eq!(ig(rules, "b", false), None);
+        assert_eq!(ig("x\r\n!x\r\n", "x", false), Some(false));
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! dialect): `*` and `?` within a component, `**` across components,
 //! `[…]` classes, and `{a,b}` alternation (nested braces too; at most
 //! [`MAX_ALTERNATIVES`] alternatives after expansion; `\{` is a literal
-//! brace). An alternative without `/` matches the file's name at any depth
+//! brace; an empty alternative is dropped when its group has another, as
+//! ripgrep 13 drops it: `x{,.rs}` is `x.rs`, `a{}` is `a`, `{,}` matches
+//! nothing). An alternative without `/` matches the file's name at any depth
 //! (`*.rs` is every Rust file); one with `/` matches the whole path
 //! relative to the op's `path` (`src/*.rs` only directly in `src`). A
 //! leading `./` anchors (`./*.rs` is the Rust files directly in `path`). Refused as `invalid_argument`: an empty
@@ -42,8 +44,11 @@ impl Glob {
             while let Some(rest) = a.strip_prefix(b"./") {
                 a = rest;
             }
-            if a.is_empty() || a.starts_with(b"/") {
-                return Err(format!("the glob {g} has an empty or absolute alternative"));
+            if a.starts_with(b"/") {
+                return Err(format!("the glob {g} has an absolute alternative"));
+            }
+            if a.is_empty() {
+                continue; // `{}` or `{,}`: matches no file, as in ripgrep
             }
             if a.split(|&b| b == b'/').any(|c| c == b"..") {
                 return Err(format!(
@@ -76,7 +81,18 @@ fn expand(g: &[u8]) -> Result<Vec<Vec<u8>>, PatternError> {
     };
     let mut out = Vec::new();
     let mut start = open + 1;
-    for end in commas.into_iter().chain([close]) {
+    let ends: Vec<usize> = commas.into_iter().chain([close]).collect();
+    // As ripgrep 13's globset: an empty alternative is dropped when the
+    // group has another (`x{,.rs}` is `x.rs` only); `a{}` is `a`.
+    let all_empty = {
+        let mut s = open + 1;
+        ends.iter().all(|&e| std::mem::replace(&mut s, e + 1) == e)
+    };
+    for end in ends {
+        if start == end && !all_empty {
+            start = end + 1;
+            continue;
+        }
         let mut s = g[..open].to_vec();
         s.extend_from_slice(&g[start..end]);
         s.extend_from_slice(&g[close + 1..]);
@@ -187,7 +203,11 @@ mod tests {
         assert!(m("\\{a,b}", "{a,b}"));
         assert!(m("[{]x}", "{x}"));
         assert!(m("a}b", "a}b"));
-        assert!(m("{,x}y", "y"));
+        // ripgrep 13 (`rg --files -g`): empty alternatives dropped.
+        assert!(!m("{,x}y", "y") && m("{,x}y", "xy"));
+        assert!(m("{,a}", "a") && !m("x{,.rs}", "x") && m("x{,.rs}", "x.rs"));
+        assert!(m("a{}", "a") && m("{a,,b}", "b"));
+        assert!(!m("{,}", "a") && !m("{}", "a"));
         assert_eq!(
             Glob::new("{a,b}{c,d}{e,f}").unwrap().alts.len(),
             8,

@@ -3,7 +3,7 @@
 //! A literal by default (AgentScope's `grep -F`); with `regex:true` a
 //! regular expression in the Rust `regex` dialect, by `regex-lite`
 //! (measured: +48 KiB to the static binary, where `regex` with its
-//! literal optimizations costs +524 KiB). Lines are split at `\n` and
+//! literal optimizations costs +524 KiB, and without them +272 KiB). Lines are split at `\n` and
 //! matched one at a time (a match never spans lines, as in ripgrep); a
 //! pattern holding a newline is refused.
 //!
@@ -15,8 +15,11 @@
 //! lines holding it. A regex with no such literal (or with inline flags,
 //! `(?…)`) is run on every line.
 //!
-//! `ignore_case` is ASCII case-insensitive (regex-lite's `(?i)` is ASCII
-//! only; ripgrep's `-i` also folds non-ASCII letters): the buffer is
+//! Unicode: `\w`, `\d`, `\s`, `\b` and `(?i)` are ASCII only (regex-lite's;
+//! ripgrep's are Unicode: `é` is not `\w` here, `(?i)É` does not find
+//! `é`). `regex` with only its Unicode features measured +272 KiB, leaving
+//! 22 KiB of the 1 MiB budget (`scripts/bench/README.md`), so it is not
+//! used. `ignore_case` is ASCII case-insensitive the same way: the buffer is
 //! lowered into a scratch copy and searched for the lowered literal.
 //! regex-lite matches `&str`: a line that is not UTF-8 is matched as its
 //! lossy conversion (invalid bytes as U+FFFD), literal searches see bytes.

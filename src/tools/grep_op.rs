@@ -10,18 +10,22 @@
 //! - `content`: `{"matches":[{"path","line","text"}]}`, each match's line
 //!   (1-based) and text, with up to `context` lines before and after it as
 //!   entries with `"context":true` (a line is shown once, as a match if it
-//!   is one); `offset` and `limit` count match lines, not context;
-//! - `files`: `{"files":[{"path"}]}`, the files with a match (each file's
-//!   search stops at its first match); `count`: `{"files":[{"path","count"}]}`
-//!   with each file's number of matching lines; `offset` and `limit`
+//!   is one); `offset` and `limit` count match lines, not context. A match
+//!   left out by `offset` still owns its after-context (not shown), and a
+//!   search stopped by `limit` shows the last match's after-context up to
+//!   the match past the limit, so pages join to the unpaged answer;
+//! - `files` and `count`: `{"files":[{"path","count"}]}`, the files with a
+//!   match and each one's number of matching lines; `offset` and `limit`
 //!   count files.
 //!
 //! Always `"files_searched"` (files read), `"skipped_binary"` (files with a
 //! NUL byte in their first 8 KiB, not searched) and `"truncated"` (more
-//! than `limit` were found — the search stopped there — or the walk hit a
-//! bound). A line's `text` is cut at `max_columns` characters (`"cut":true`
+//! than `limit` were found — the search stopped there; `next` continues);
+//! `"walk_limit":true` when the walk hit its bound (`find_answer.rs`). A line's `text` is cut at `max_columns` characters (`"cut":true`
 //! then); a line that is not UTF-8 is shown with U+FFFD for its invalid
-//! bytes (its match was found on its bytes).
+//! bytes (its match was found on its bytes). Lines end at LF, as in
+//! ripgrep: a lone CR is text, and a CRLF line's text ends with its CR (as
+//! `rg` prints it); `read` numbers lines the same way.
 //!
 //! Each file is read in blocks of [`BLOCK`] bytes (longer lines grow the
 //! block), whole lines searched at once, the `context` lines before the
@@ -205,6 +209,22 @@ impl Run<'_> {
         }
     }
 
+    /// Passes the after-context owed by the last match up to `upto` (a
+    /// line start, or the searched part's end): each line shown if that
+    /// match was, at most `after` of them.
+    fn owed(&mut self, at: &mut Owed, buf: &[u8], path: &[u8], upto: usize) {
+        while at.after > 0 && at.shown_to < upto {
+            let e = line_end(buf, at.shown_to, upto);
+            if at.show {
+                let l = self.line(path, at.line, &buf[at.shown_to..e], true);
+                self.out.lines.push(l);
+            }
+            at.shown_to = (e + 1).min(upto);
+            at.line += 1;
+            at.after -= 1;
+        }
+    }
+
     /// Searches one open file; `false` stops the walk.
     fn file(&mut self, fd: OwnedFd, path: &[u8]) -> bool {
         let mut f = std::fs::File::from(fd);
@@ -227,9 +247,12 @@ impl Run<'_> {
         let mut first = true;
         // (position, its line number): line numbers are counted lazily.
         let mut anchor = (0usize, 1u64);
-        let mut shown_to = 0usize; // lines before this are shown or never will be
-        let mut shown_line = 1u64; // the line number at `shown_to`
-        let mut after = 0usize; // context lines still owed after a match
+        let mut ctx_at = Owed {
+            shown_to: 0,
+            line: 1,
+            after: 0,
+            show: false,
+        };
         let mut count = 0u64;
         loop {
             // Fill: to a block's end, or at least one whole line past `from`.
@@ -264,38 +287,29 @@ impl Run<'_> {
             let mut stop = false;
             let mut hits: Vec<(usize, usize)> = Vec::new();
             let search = self.search;
-            let files_mode = self.req.output == Output::Files;
             search.lines(&buf[from..end], &mut self.scratch, |a, b| {
                 hits.push((from + a, from + b));
-                !files_mode
+                true
             });
             for (ls, le) in hits {
                 count += 1;
                 if !content {
-                    if files_mode {
-                        break;
-                    }
                     continue;
                 }
                 let no = anchor.1 + memchr::memchr_iter(b'\n', &buf[anchor.0..ls]).count() as u64;
                 anchor = (ls, no);
-                let Some(show) = self.take() else {
+                let take = self.take();
+                // The last match's after-context up to this one, whether or
+                // not this one is shown: a page cut by `limit` keeps it.
+                self.owed(&mut ctx_at, buf, path, ls);
+                let Some(show) = take else {
                     stop = true;
                     break;
                 };
-                // Owed after-context of the last shown match, up to this one.
-                while after > 0 && shown_to < ls {
-                    let e = line_end(buf, shown_to, end);
-                    let l = self.line(path, shown_line, &buf[shown_to..e], true);
-                    self.out.lines.push(l);
-                    shown_to = (e + 1).min(end);
-                    shown_line += 1;
-                    after -= 1;
-                }
                 // Before-context: up to `ctx` lines, none shown already
                 // (`shown_to` is a line start, so the walk back stops on one).
                 let (mut b, mut k) = (ls, 0u64);
-                while show && k < ctx as u64 && b > shown_to {
+                while show && k < ctx as u64 && b > ctx_at.shown_to {
                     b = memchr::memrchr(b'\n', &buf[..b - 1]).map_or(0, |i| i + 1);
                     k += 1;
                 }
@@ -311,24 +325,23 @@ impl Run<'_> {
                     let l = self.line(path, no, &buf[ls..le], false);
                     self.out.lines.push(l);
                 }
-                shown_to = (le + 1).min(end);
-                shown_line = no + 1;
-                after = if show { ctx } else { 0 };
+                // A match left out by `offset` still owns its after-context
+                // (passed over unshown), so the next page's first match does
+                // not show those lines again as its before-context.
+                ctx_at = Owed {
+                    shown_to: (le + 1).min(end),
+                    line: no + 1,
+                    after: ctx,
+                    show,
+                };
             }
             if stop {
                 return false;
             }
             if content {
-                while after > 0 && shown_to < end {
-                    let e = line_end(buf, shown_to, end);
-                    let l = self.line(path, shown_line, &buf[shown_to..e], true);
-                    self.out.lines.push(l);
-                    shown_to = (e + 1).min(end);
-                    shown_line += 1;
-                    after -= 1;
-                }
+                self.owed(&mut ctx_at, buf, path, end);
             }
-            if eof || (files_mode && count > 0) {
+            if eof {
                 break;
             }
             // Keep the last `ctx` lines before `end` for the next block's
@@ -347,11 +360,11 @@ impl Run<'_> {
                 } else {
                     (anchor.0 - keep, anchor.1)
                 };
-                if shown_to < keep {
-                    shown_to = keep;
-                    shown_line = anchor.1;
+                if ctx_at.shown_to < keep {
+                    ctx_at.shown_to = keep;
+                    ctx_at.line = anchor.1;
                 }
-                shown_to -= keep;
+                ctx_at.shown_to -= keep;
             }
             buf.copy_within(keep..len, 0);
             len -= keep;
@@ -370,6 +383,16 @@ impl Run<'_> {
             }
         }
     }
+}
+
+/// Where a file's context stands: lines before `shown_to` (a line start,
+/// numbered `line`) are shown or never will be; `after` lines are still
+/// owed to the last match, shown if `show`.
+struct Owed {
+    shown_to: usize,
+    line: u64,
+    after: usize,
+    show: bool,
 }
 
 /// The end of the line starting at `at` (its `\n`, or `end`).

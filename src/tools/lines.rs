@@ -2,8 +2,11 @@
 //! page of lines out. No I/O: `read.rs` feeds it from the file, tests
 //! from memory.
 //!
-//! - Lines end at LF, CRLF or a lone CR (the line ends an edit's `at_line`
-//!   counts, so the numbers agree); the text keeps the bytes as they are,
+//! - Lines end at LF, a CR right before the LF belonging to the ending (a
+//!   CRLF line's columns do not count it); a lone CR is text, as in
+//!   ripgrep and `grep`, so a `grep` hit's line number reads that line
+//!   (an edit's `at_line`, which counts a lone CR as an ending, may differ
+//!   on such files); the text keeps the bytes as they are,
 //!   terminators included, so the pages of a file concatenated are the
 //!   file (unless a line was cut, which `cut_lines` says).
 //! - The bytes from the file's start to the end of the last line it keeps
@@ -12,16 +15,21 @@
 //!   [`Lines::feed`] consumes up to it, and the caller feeds it again with
 //!   what follows.
 //! - It stops at line E (the last one the page can hold): nothing past it
-//!   is consumed, except that, when a page ends at a chunk's end, one more
-//!   chunk is asked for to tell whether the file ends there (`eof`).
+//!   is consumed but what tells whether the file ends there (`eof`): a
+//!   line's terminator is consumed only with the byte after it, or at the
+//!   file's end, so the reader always knows which tail the answer has.
 //! - Memory: the page's text (at most its budget) and nothing per line.
-//! - The budget is what the text may take on the result line, escaped as
-//!   written, plus what `cut_lines` takes beyond its first entry: a line
-//!   that does not fit ends the page before it; the page's first line
-//!   never fits only if it alone exceeds the budget, and is then cut to fit
-//!   and listed in `cut_lines`.
+//! - The budget is what the answer's varying parts may take ([`tail`]: the
+//!   escaped text, `end`, `eof`, `lines` and `sha256`, `cut_lines`,
+//!   `next`), counted exactly: a line is kept iff the answer ending with it
+//!   fits — with the tail it would have: `eof`'s when the file ends with
+//!   it, none when `limit` ends the page there, else a `next`'s (should the
+//!   next line not fit). A line that cannot fit ends the page before it at
+//!   once (the rest of it unread); the page's first line is then read to
+//!   its end (kept out of memory) for the budget it needs
+//!   ([`Page::too_long`]: `read.rs` refuses it).
 
-use memchr::{memchr, memchr2};
+use memchr::memchr;
 use sha2::{Digest, Sha256};
 
 use super::answer::char_len;
@@ -37,7 +45,9 @@ pub struct Ask {
     pub numbers: bool,
     /// Lines longer than this many characters are cut here.
     pub max_columns: Option<u64>,
-    /// Bytes the escaped text (and `cut_lines` past its first) may take.
+    /// Bytes the answer's parts that vary may take: the escaped text,
+    /// `"end"`'s digits, `"eof"`'s word, `lines` and `sha256` (at the
+    /// end), `cut_lines` and `next` (see [`tail`]).
     pub budget: usize,
 }
 
@@ -56,6 +66,8 @@ pub struct Page {
     pub cut_lines: Vec<u64>,
     /// Cut by the budget: more lines follow that did not fit.
     pub truncated: bool,
+    /// The page's first line does not fit even alone: the budget it needs.
+    pub too_long: Option<usize>,
 }
 
 /// A text read that met a NUL or invalid UTF-8 at this byte offset.
@@ -70,14 +82,7 @@ pub struct NotText {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum State {
     Reading,
-    /// The page is complete; whether the file ends here is not known yet.
-    Peek {
-        full: bool,
-    },
-    Done {
-        eof: bool,
-        full: bool,
-    },
+    Done { eof: bool, full: bool },
 }
 
 /// The reader's state between chunks.
@@ -101,6 +106,28 @@ pub struct Lines {
     cols: u64,
     cut_cols: bool,
     over: bool,
+    /// What `cut_lines` takes on the line (0 while empty).
+    cut_cost: usize,
+    cut_at_start: usize,
+    too_long: Option<usize>,
+}
+
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// What the answer's varying fields take besides the text when its last
+/// line is `end`: `last`, the file ends there (`eof`, `lines`, `sha256`);
+/// else `next`, a `next` follows (`"truncated":true,"next":{"start":E+1}`).
+pub fn tail(end: u64, last: bool, next: bool) -> usize {
+    let fields = if last {
+        "true,\"lines\":,\"sha256\":\"\"".len() + digits(end) + 64
+    } else if next {
+        "false,\"truncated\":true,\"next\":{\"start\":}".len() + digits(end + 1)
+    } else {
+        "false".len()
+    };
+    digits(end) + fields
 }
 
 impl Lines {
@@ -123,6 +150,9 @@ impl Lines {
             cols: 0,
             cut_cols: false,
             over: false,
+            cut_cost: 0,
+            cut_at_start: 0,
+            too_long: None,
         }
     }
 
@@ -137,19 +167,15 @@ impl Lines {
     /// character or a CR split at the chunk's edge), unless [`Lines::done`].
     pub fn feed(&mut self, buf: &[u8], eof: bool) -> Result<usize, NotText> {
         let mut i = 0;
-        if let State::Peek { full } = self.state {
-            if !buf.is_empty() || eof {
-                self.state = State::Done {
-                    eof: buf.is_empty(),
-                    full,
-                };
-            }
-            return Ok(0);
-        }
         while self.state == State::Reading && i < buf.len() {
             let rest = &buf[i..];
-            let term = memchr2(b'\n', b'\r', rest);
-            let seg = &rest[..term.unwrap_or(rest.len())];
+            let term = memchr(b'\n', rest);
+            let mut seg = &rest[..term.unwrap_or(rest.len())];
+            // A CR before the LF is the ending's; one at the chunk's edge
+            // may be (kept for the next feed); at the file's end, text.
+            if seg.last() == Some(&b'\r') && (term.is_some() || !eof) {
+                seg = &seg[..seg.len() - 1];
+            }
             let n = match std::str::from_utf8(seg) {
                 Ok(_) => seg.len(),
                 Err(e) if e.error_len().is_none() && term.is_none() && !eof => e.valid_up_to(),
@@ -172,20 +198,20 @@ impl Lines {
             let Some(t) = term.filter(|_| n == seg.len()) else {
                 break; // more is needed (or this was the end)
             };
-            let tlen = match (rest[t], rest.get(t + 1)) {
-                (b'\r', Some(b'\n')) => 2,
-                (b'\r', None) if !eof => break, // a CRLF split at the edge?
-                _ => 1,
-            };
-            let term_bytes = &rest[t..t + tlen];
-            i += tlen;
-            self.end_line(term_bytes);
+            if t + 1 == rest.len() && !eof {
+                // Whether the file ends with this line decides the
+                // answer's tail: known with the next feed.
+                break;
+            }
+            let term_bytes = &rest[n..=t];
+            i += term_bytes.len();
+            self.end_line(term_bytes, eof && i == buf.len());
         }
         self.hash.update(&buf[..i]);
         self.offset += i as u64;
         if eof && i == buf.len() && self.state == State::Reading {
             if self.has_bytes {
-                self.end_line(b"");
+                self.end_line(b"", true);
             }
             if self.state == State::Reading {
                 self.state = State::Done {
@@ -193,13 +219,6 @@ impl Lines {
                     full: false,
                 };
             }
-        }
-        if let (State::Peek { full }, true) = (self.state, i < buf.len() || eof) {
-            // What follows is already here: the page does or does not end the file.
-            self.state = State::Done {
-                eof: i == buf.len(),
-                full,
-            };
         }
         Ok(i)
     }
@@ -224,10 +243,10 @@ impl Lines {
             let prefix = format!("{:>6}\t", self.line);
             // Digits are one byte each, the tab two (`\t`).
             let cost = prefix.len() + 1;
-            if self.used + cost > self.ask.budget {
+            self.used += cost;
+            if self.early_over() {
                 return self.overflow();
             }
-            self.used += cost;
             self.text.extend_from_slice(prefix.as_bytes());
         }
     }
@@ -243,7 +262,7 @@ impl Lines {
         }
         self.begin();
         for &b in bytes {
-            if self.cut_cols || self.over {
+            if self.cut_cols || (self.over && self.kept > 0) {
                 return;
             }
             if b & 0xc0 != 0x80 {
@@ -257,19 +276,28 @@ impl Lines {
                     0xf0.. => 12,
                     _ => 6,
                 };
-                if self.used + cost > self.ask.budget {
-                    return self.overflow();
-                }
                 self.used += cost;
                 self.cols += 1;
+                if !self.over && self.early_over() {
+                    self.overflow();
+                }
             }
-            self.text.push(b);
+            if !self.over {
+                self.text.push(b);
+            }
         }
+    }
+
+    /// Whether the current line cannot fit whatever the tail: the page
+    /// need not read the rest of it (the smallest tail is a `limit`'s).
+    fn early_over(&self) -> bool {
+        self.used + self.cut_cost + tail(self.line, false, false) > self.ask.budget
     }
 
     /// The current line does not fit: the page ends before it, at once
     /// (nothing more of it is read), unless it is the page's first line,
-    /// which is cut here and read to its end.
+    /// whose cost is still counted to its end (kept out of the text) for
+    /// the refusal's figure.
     fn overflow(&mut self) {
         self.over = true;
         if self.kept > 0 {
@@ -280,42 +308,63 @@ impl Lines {
     fn stop_before(&mut self) {
         self.text.truncate(self.line_start);
         self.used = self.used_at_start;
+        self.cut_cost = self.cut_at_start;
         self.state = State::Done {
             eof: false,
             full: true,
         };
     }
 
-    /// The current line ends with `term` (empty: at the end of the file).
-    fn end_line(&mut self, term: &[u8]) {
+    /// The current line ends with `term` (empty: at the end of the
+    /// file); `last`: nothing follows it.
+    fn end_line(&mut self, term: &[u8], last: bool) {
         if self.in_range() {
             self.begin();
-            let term_cost = 2 * term.len();
-            let cut_cost = 1 + self.line.to_string().len();
-            let cut = self.cut_cols || self.over;
+            self.used += 2 * term.len();
+            if self.cut_cols {
+                // `,"cut_lines":[` and `]` with the first entry, a comma with each other.
+                let first = if self.cut.is_empty() { 14 } else { 0 };
+                self.cut_cost += first + 1 + digits(self.line);
+            }
+            let at_limit = Some(self.kept + 1) == self.ask.limit;
+            let end = self.line;
             let fits = !self.over
-                && self.used + term_cost + if cut { cut_cost } else { 0 } <= self.ask.budget;
-            if fits || self.kept == 0 {
-                if fits {
-                    self.text.extend_from_slice(term);
-                    self.used += term_cost;
+                && self.used + self.cut_cost + tail(end, last, !at_limit) <= self.ask.budget;
+            if !fits {
+                if self.kept == 0 {
+                    // Alone too long: refused, naming what it needs.
+                    let need = self.used + self.cut_cost + tail(end, last, !at_limit);
+                    self.too_long = Some(need);
+                    self.text.clear();
+                    self.state = State::Done {
+                        eof: false,
+                        full: true,
+                    };
+                    return;
                 }
-                if cut || !fits {
-                    self.cut.push(self.line);
-                    self.used += cut_cost;
-                }
-                self.kept += 1;
-                let full = !fits;
-                if full || Some(self.kept) == self.ask.limit {
-                    self.state = State::Peek { full };
-                }
-            } else {
                 return self.stop_before();
             }
+            self.text.extend_from_slice(term);
+            if self.cut_cols {
+                self.cut.push(self.line);
+            }
+            self.kept += 1;
+            if at_limit || last {
+                self.state = State::Done {
+                    eof: last,
+                    full: false,
+                };
+            }
+        } else if last {
+            self.state = State::Done {
+                eof: true,
+                full: false,
+            };
         }
         self.line += 1;
         self.line_start = self.text.len();
         self.used_at_start = self.used;
+        self.cut_at_start = self.cut_cost;
         self.begun = false;
         self.has_bytes = false;
         self.cols = 0;
@@ -337,6 +386,7 @@ impl Lines {
             whole: eof.then(|| (self.line - 1, self.hash.finalize().into())),
             cut_lines: self.cut,
             truncated: full && !eof,
+            too_long: self.too_long,
         }
     }
 }
@@ -374,18 +424,27 @@ mod tests {
 
     #[test]
     fn ranges_eof_and_the_whole_file() {
+        // A lone CR is text (as in ripgrep): three lines.
         let f = b"a\nb\r\nc\rd";
-        let (p, _) = read(f, ask(2, Some(2)), 3).unwrap();
-        assert_eq!(p.text, "b\r\nc\r");
-        assert_eq!((p.end, p.eof, p.whole.is_some()), (3, false, false));
+        let (p, _) = read(f, ask(2, Some(1)), 3).unwrap();
+        assert_eq!(p.text, "b\r\n");
+        assert_eq!((p.end, p.eof, p.whole.is_some()), (2, false, false));
         let (p, _) = read(f, ask(3, None), 3).unwrap();
         assert_eq!(p.text, "c\rd");
-        assert_eq!((p.end, p.eof), (4, true));
+        assert_eq!((p.end, p.eof), (3, true));
         let sha: [u8; 32] = Sha256::digest(f).into();
-        assert_eq!(p.whole, Some((4, sha)));
+        assert_eq!(p.whole, Some((3, sha)));
+        // A CR at a chunk's edge, then at the file's end.
+        for step in 1..6 {
+            let (p, _) = read(b"x\ry\r", ask(1, None), step).unwrap();
+            assert_eq!(
+                (p.text.as_str(), p.end, p.whole.map(|w| w.0)),
+                ("x\ry\r", 1, Some(1))
+            );
+        }
         // The limit ends the page at the file's end: eof all the same.
-        let (p, _) = read(f, ask(1, Some(4)), 100).unwrap();
-        assert_eq!((p.end, p.eof, p.whole.map(|w| w.0)), (4, true, Some(4)));
+        let (p, _) = read(f, ask(1, Some(3)), 100).unwrap();
+        assert_eq!((p.end, p.eof, p.whole.map(|w| w.0)), (3, true, Some(3)));
         let (p, _) = read(b"", ask(1, None), 1).unwrap();
         assert_eq!(
             (p.text.as_str(), p.end, p.eof, p.whole.map(|w| w.0)),
@@ -409,6 +468,16 @@ mod tests {
         let (p, _) = read(f, a, 2).unwrap();
         assert_eq!(p.text, "     9\tni\n    10\t10\n    11\t\u{e9}\u{e9}\n");
         assert_eq!(p.cut_lines, [9, 11]);
+        // A CRLF's CR is the ending's, not a column; a lone CR is one.
+        let a = Ask {
+            max_columns: Some(2),
+            ..ask(1, None)
+        };
+        let (p, _) = read(b"ab\r\na\rb\r\n", a, 3).unwrap();
+        assert_eq!(
+            (p.text.as_str(), &p.cut_lines[..]),
+            ("ab\r\na\r\r\n", &[2][..])
+        );
     }
 
     #[test]
@@ -445,22 +514,66 @@ mod tests {
     }
 
     #[test]
-    fn the_budget_ends_the_page_before_a_line_or_cuts_the_first() {
-        let a = Ask {
-            budget: 8,
+    fn a_line_is_kept_iff_the_answer_with_it_fits() {
+        let f = b"ab\ncd\nef\n";
+        let with = |budget| Ask {
+            budget,
             ..ask(1, None)
         };
-        let (p, _) = read(b"ab\ncd\nef\n", a, 100).unwrap();
-        // "ab\n" costs 4 escaped, "cd\n" 4 more; "ef\n" does not fit.
+        // "ab\n" costs 4 escaped, "cd\n" 4 more: two lines and a `next`.
+        let two = 8 + tail(2, false, true);
+        for step in [1, 2, 100] {
+            let (p, _) = read(f, with(two), step).unwrap();
+            assert_eq!(
+                (p.text.as_str(), p.end, p.truncated, p.eof),
+                ("ab\ncd\n", 2, true, false)
+            );
+            let (p, _) = read(f, with(two - 1), step).unwrap();
+            assert_eq!((p.text.as_str(), p.end, p.truncated), ("ab\n", 1, true));
+            // The whole file: the eof tail (lines, sha256), no next.
+            let all = 12 + tail(3, true, false);
+            let (p, _) = read(f, with(all), step).unwrap();
+            assert_eq!((p.end, p.truncated, p.eof), (3, false, true));
+            let (p, _) = read(f, with(all - 1), step).unwrap();
+            assert_eq!((p.end, p.truncated, p.eof), (2, true, false));
+            // `limit` ending the page: no next, so a shorter tail.
+            let one = |budget| Ask {
+                limit: Some(1),
+                ..with(budget)
+            };
+            let (p, _) = read(f, one(4 + tail(1, false, false)), step).unwrap();
+            assert_eq!((p.end, p.truncated, p.eof), (1, false, false));
+            let (p, _) = read(f, one(3 + tail(1, false, false)), step).unwrap();
+            assert_eq!((p.end, p.too_long), (0, Some(4 + tail(1, false, false))));
+        }
+    }
+
+    #[test]
+    fn a_first_line_too_long_alone_is_measured_or_cut_at_max_columns() {
+        let f = b"abcdefghijkl\nx\n";
+        let (p, _) = read(
+            f,
+            Ask {
+                budget: 30,
+                ..ask(1, None)
+            },
+            5,
+        )
+        .unwrap();
+        assert_eq!(p.too_long, Some(14 + tail(1, false, true)));
+        assert_eq!((p.text.as_str(), p.end), ("", 0));
+        // Cut at 3 columns it fits: `,"cut_lines":[1]` is 16 bytes.
+        let a = Ask {
+            budget: 5 + 16 + tail(1, false, true),
+            max_columns: Some(3),
+            ..ask(1, None)
+        };
+        let (p, _) = read(f, a, 5).unwrap();
         assert_eq!(
-            (p.text.as_str(), p.end, p.truncated, p.eof),
-            ("ab\ncd\n", 2, true, false)
+            (p.text.as_str(), p.end, p.truncated, &p.cut_lines[..]),
+            ("abc\n", 1, true, &[1][..])
         );
-        let (p, _) = read(b"abcdefghijkl\nx\n", a, 100).unwrap();
-        assert_eq!((p.text.as_str(), p.end, p.truncated), ("abcdefgh", 1, true));
-        assert_eq!(p.cut_lines, [1]);
-        let (p, _) = read(b"abcdefghijkl", a, 5).unwrap();
-        assert_eq!((p.end, p.truncated, p.eof), (1, false, true));
+        assert_eq!(p.too_long, None);
     }
 
     /// A huge file: lines 1 to 10 read the first chunk and no more.
@@ -494,7 +607,7 @@ mod tests {
             ), 0..40),
             last in "[a-z\u{e9}]{0,3}",
             step in 1usize..20,
-            budget in 160usize..400,
+            budget in 300usize..600,
             limit in proptest::option::of(1u64..6),
         ) {
             // Lines of at most 12 characters (a CR and an empty line's LF

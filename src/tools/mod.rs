@@ -19,11 +19,14 @@
 //! | op | fields (default) |
 //! | --- | --- |
 //! | `stat` | `paths` (1 to 256; each a string or `{"path_b64"}`), `offset` (0) |
-//! | `list` | `path`, `depth` (1; 1 to 64), `hidden` (true), `vcs` (false), `offset` (0), `limit` (1000; 1 to 100,000) |
+//! | `list` | `path`, `depth` (1; 1 to 64), `hidden` (true), `vcs` (false), `gitignore` (false), `offset` (0), `limit` (1000; 1 to 100,000) |
 //! | `read` | `path`, `start` (1), `limit` (none), `numbers` (false), `max_columns` (none) |
 //! | `read`, raw | `path`, `raw: true`, `offset` (0), `length` (as much as fits) |
 //! | `glob` | `pattern`, `path` (`.`), `sort` (`"path"`; or `"mtime"`), `offset` (0), `limit` (1000; 1 to 100,000), `hidden` (true), `vcs` (false), `gitignore` (false) |
 //! | `grep` | `pattern`, `regex` (false), `path` (`.`), `glob`, `ignore_case` (false), `output` (`"content"`; `"files"`, `"count"`), `context` (0; to 1000), `offset` (0), `limit` (1000; 1 to 100,000), `max_columns` (500), `hidden`, `vcs`, `gitignore` |
+//!
+//! `null` for an optional field is taken as absent (its default), as the
+//! transaction ops take it.
 //!
 //! A transaction op alone at the top level (`{"op":"create",…}`) is a
 //! transaction of one (`txn`), answered as `{"files":[OP]}` would be.
@@ -32,23 +35,33 @@
 //!
 //! - `stat` (`stat.rs`): `{"entries":[{"path","type","size","mtime_ns","mode"}],"truncated"}`
 //!   in request order, from `lstat` (nothing is opened); a symlink adds
-//!   `target` and `resolved`; a missing path is `{"path","type":"missing"}`.
+//!   `target` and `resolved`; a missing path is `{"path","type":"missing"}`;
+//!   a path that cannot be looked at (outside `--root`, a name too long)
+//!   is `{"path","error":TOKEN,"detail"}`, the other entries answered still.
 //! - `list` (`list.rs`): `{"entries":[{"path","type","size","mtime_ns"}],"total","truncated"}`,
-//!   sorted bytewise by path, plus `hidden_count` with `hidden:false`.
+//!   sorted bytewise by path, plus `hidden_count` with `hidden:false`;
+//!   exact at any size (no cap but the walk's bound).
 //! - `read` (`read.rs`): `{"text","start","end","eof"}` plus `lines` and
 //!   `sha256` when the read reached the end; raw: `{"b64","offset","size","eof"}`.
 //! - `glob` (`find.rs`): `{"entries":[{"path","size","mtime_ns"}],"total","truncated"}`;
 //!   the pattern: `glob.rs` and `pattern.rs`; the walk (shared with
 //!   `grep`: no symlinks followed, loops, VCS directories, `.gitignore`,
 //!   pseudo file systems, its bounds): `walk.rs` and `gitignore.rs`.
-//! - `grep` (`grep_op.rs`, the search in `grep.rs`): `{"matches":[{"path","line","text"}]}`
-//!   (`content`), `{"files":[{"path"}]}` (`files`) or
-//!   `{"files":[{"path","count"}]}` (`count`), each with
+//! - `grep` (`grep_op.rs`, the search in `grep.rs`, the line in `grep_answer.rs`): `{"matches":[{"path","line","text"}]}`
+//!   (`content`), or `{"files":[{"path","count"}]}` (`files` and `count`),
+//!   each with
 //!   `"files_searched"`, `"skipped_binary"` and `"truncated"`.
 //!
 //! Types: `file`, `dir`, `symlink`, `other` (FIFO, socket, device),
-//! `missing`. `mtime_ns` is nanoseconds since the epoch; `mode` the 12
-//! permission bits in octal (`"0644"`).
+//! `missing`. `mtime_ns` is nanoseconds since the epoch, written exactly:
+//! today's values pass 2^53, so a JavaScript host's `JSON.parse` rounds
+//! them to about 256 ns (compare them as text, or parse with BigInt, when
+//! that matters); `mode` the 12 permission bits in octal (`"0644"`).
+//!
+//! Paths in `list`, `glob` and `grep` answers follow one rule: the op's
+//! `path` as given, then `/` (unless it ends in one), then the path below
+//! it; `glob` and `grep` without `path` answer the path below the working
+//! directory alone.
 //!
 //! # Bounds
 //!
@@ -56,9 +69,16 @@
 //! measured on the line as written, `__RESULT__` and `\n` included
 //! (`answer.rs`). An answer that would is cut after a whole entry or line:
 //! `"truncated":true` and `"next"`, the request fields that continue it
-//! (`offset` for `stat` and `list`, `start` for a text read, `offset` for
-//! a raw one). An entry too long to fit even alone is `invalid_argument`
-//! naming the size it needs.
+//! (`offset` for `stat`, `list`, `glob` and `grep`, `start` for a text
+//! read, `offset` for a raw one); pages followed through `next` join to
+//! the unpaged answer (`grep_answer.rs`: grep's context lines go with
+//! their match). An entry (a text read's first line, grep's match with its
+//! context) too long to fit even alone is `invalid_argument` naming the
+//! size it needs.
+//! `truncated` speaks of pages only: a walk (`list`, `glob`, `grep`)
+//! stopped by its own bound (2,000,000 directory entries, 256 levels:
+//! `walk.rs`) adds `"walk_limit":true`, with `total` and the counts of
+//! what it walked; no page reaches the rest.
 //!
 //! # Tokens
 //!
@@ -87,13 +107,16 @@ mod find_answer;
 pub mod gitignore;
 pub mod glob;
 pub mod grep;
+mod grep_answer;
 pub mod grep_op;
+mod ignore_up;
 pub mod lines;
 mod list;
 pub mod name;
 mod parse;
 pub mod pattern;
 mod place;
+mod pseudo;
 mod read;
 mod stat;
 pub mod walk;
@@ -144,6 +167,8 @@ pub struct List {
     pub hidden: bool,
     /// Whether the walk enters `.git`, `.hg` and `.svn`.
     pub vcs: bool,
+    /// Whether `.gitignore` rules leave entries out (as `glob`'s do).
+    pub gitignore: bool,
     /// The first entry answered (in sorted order).
     pub offset: u64,
     /// The most entries answered.
@@ -198,11 +223,41 @@ pub fn run(req: &Request) -> (String, i32) {
             Op::Read(r) => read::run(r, root, req.max_bytes),
             Op::Raw(r) => read::raw(r, root, req.max_bytes),
             Op::Glob(g) => find_answer::glob(g, req.root.as_deref(), req.max_bytes),
-            Op::Grep(g) => find_answer::grep(g, req.root.as_deref(), req.max_bytes),
+            Op::Grep(g) => grep_answer::grep(g, req.root.as_deref(), req.max_bytes),
         }
     })();
+    line_and_code(answer)
+}
+
+fn line_and_code(answer: Result<String, Failure>) -> (String, i32) {
     match answer {
         Ok(line) => (line, crate::protocol::EXIT_EDITED),
         Err(f) => (failure_line(&f, None), f.kind.exit_code()),
     }
+}
+
+/// Answers a `read` (text or raw) from the file's bytes already in memory,
+/// with the code [`run`] uses on the file: the host library's transfer
+/// path, whose answers are thereby the helper's, line for line. None for
+/// the other ops (they need the file system).
+pub fn run_on_bytes(req: &Request, bytes: &[u8]) -> Option<(String, i32)> {
+    let answer = match &req.op {
+        Op::Read(r) => {
+            let mut rest = bytes;
+            read::text_answer(r, req.max_bytes, &mut |buf| {
+                let n = buf.len().min(rest.len());
+                buf[..n].copy_from_slice(&rest[..n]);
+                rest = &rest[n..];
+                Ok(n)
+            })
+        }
+        Op::Raw(r) => read::raw_answer(r, bytes.len() as u64, req.max_bytes, &mut |buf, at| {
+            let from = usize::try_from(at).map_or(bytes.len(), |a| a.min(bytes.len()));
+            let n = buf.len().min(bytes.len() - from);
+            buf[..n].copy_from_slice(&bytes[from..from + n]);
+            Ok(n)
+        }),
+        _ => return None,
+    };
+    Some(line_and_code(answer))
 }

@@ -203,7 +203,9 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
     let op = raw.op.as_str();
     let allowed: &[&str] = match op {
         "stat" => &["paths", "offset"],
-        "list" => &["path", "depth", "hidden", "vcs", "offset", "limit"],
+        "list" => &[
+            "path", "depth", "hidden", "vcs", "gitignore", "offset", "limit",
+        ],
         "read" if raw.raw == Some(true) => &["path", "raw", "offset", "length"],
         "read" => &["path", "raw", "start", "limit", "numbers", "max_columns"],
         "glob" => &[
@@ -286,6 +288,7 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
             depth: bounded("depth", raw.depth, 1, MAX_DEPTH, 1)?,
             hidden: raw.hidden.unwrap_or(true),
             vcs: raw.vcs.unwrap_or(false),
+            gitignore: raw.gitignore.unwrap_or(false),
             offset: bounded("offset", raw.offset, 0, MAX_NUMBER, 0)?,
             limit: bounded("limit", raw.limit, 1, MAX_LIST_LIMIT, 1000)?,
         }),
@@ -329,6 +332,7 @@ fn walk_op(op: &'static str, raw: Raw) -> Result<Op, Failure> {
         vcs: raw.vcs.unwrap_or(false),
         hidden: raw.hidden.unwrap_or(true),
         gitignore: raw.gitignore.unwrap_or(false),
+        ..Options::default()
     };
     let offset = bounded("offset", raw.offset, 0, MAX_NUMBER, 0)?;
     let limit = bounded("limit", raw.limit, 1, MAX_LIST_LIMIT, 1000)?;

@@ -4,12 +4,15 @@
 //! answers `{"text","start":S,"end":E,"eof":bool}`, plus `"lines"` (the
 //! file's line count) and `"sha256"` (of the whole file, ready for the
 //! next edit's `expect_sha256`) when the read reached the end, and
-//! `"cut_lines":[…]` when lines were cut (by `max_columns` characters, or
-//! a first line longer than `max_bytes` allows). Lines, the check for
-//! text (`not_text`) and where the reading stops: `lines.rs`. A `start`
-//! past the last line answers an empty text with `"eof":true` and `lines`.
-//! Cut by `max_bytes` before a whole line: `"truncated":true,
-//! "next":{"start":E+1}`.
+//! `"cut_lines":[…]` when lines were cut by `max_columns` characters.
+//! Lines, the check for text (`not_text`) and where the reading stops:
+//! `lines.rs`. A `start` past the last line answers an empty text with
+//! `"eof":true` and `lines`. A line is in the page iff the answer with it
+//! fits `max_bytes` (measured exactly, escapes included); the page ends
+//! before the first that does not: `"truncated":true,"next":{"start":E+1}`,
+//! so following `next` never skips a byte. A page's first line too long
+//! for `max_bytes` even alone (after its cut at `max_columns`) is
+//! `invalid_argument` naming the `max_bytes` it needs.
 //!
 //! Raw: `{"op":"read","path":P,"raw":true,"offset":B,"length":N}` answers
 //! `{"b64","offset":B,"size":S,"eof":bool}`: the bytes from B (at most N;
@@ -38,27 +41,31 @@ use crate::protocol::{display_path, ErrorKind, Failure, RESULT_PREFIX};
 /// Bytes read from the file at a time.
 const CHUNK: usize = 64 << 10;
 
-/// The longest a read answer's fields other than the text can be: every
-/// number 20 digits, one entry of `cut_lines` (the others are charged to
-/// the text's budget as they come).
-fn text_reserve() -> usize {
-    let n = u64::MAX;
-    let sha = "0".repeat(64);
-    let tail = format!(
-        "{RESULT_PREFIX}{{\"text\":\"\",\"start\":{n},\"end\":{n},\"eof\":false,\"lines\":{n},\"sha256\":\"{sha}\",\"cut_lines\":[{n}]{}}}\n",
-        next(Some(&[("start", n)]))
-    );
-    tail.len()
+/// What a text read's answer takes besides its varying parts
+/// (`lines::tail` and the escaped text): the same for every page.
+fn base(start: u64) -> usize {
+    format!("{RESULT_PREFIX}{{\"text\":\"\",\"start\":{start},\"end\":,\"eof\":}}\n").len()
 }
 
 pub(super) fn run(req: &Read, root: Option<&Root>, max_bytes: u64) -> Result<String, Failure> {
     let fd = open(&req.path, root)?;
+    text_answer(req, max_bytes, &mut |buf| read_some(&fd, buf, &req.path))
+}
+
+/// A text read's answer from `source` (`read(2)`'s contract: 0 at the
+/// end): the file here, the downloaded bytes on the host's transfer path,
+/// so both answer with the very same line.
+pub fn text_answer(
+    req: &Read,
+    max_bytes: u64,
+    source: &mut dyn FnMut(&mut [u8]) -> Result<usize, Failure>,
+) -> Result<String, Failure> {
     let mut lines = Lines::new(Ask {
         start: req.start,
         limit: req.limit,
         numbers: req.numbers,
         max_columns: req.max_columns,
-        budget: max_bytes as usize - text_reserve(),
+        budget: max_bytes as usize - base(req.start),
     });
     let mut buf = vec![0u8; CHUNK];
     let mut have = 0;
@@ -66,7 +73,7 @@ pub(super) fn run(req: &Read, root: Option<&Root>, max_bytes: u64) -> Result<Str
         if have == buf.len() {
             buf.resize(have + CHUNK, 0); // a character or CR kept from before
         }
-        let n = read_some(&fd, &mut buf[have..], &req.path)?;
+        let n = source(&mut buf[have..])?;
         have += n;
         let used = lines.feed(&buf[..have], n == 0).map_err(|e| {
             Failure::new(
@@ -83,7 +90,18 @@ pub(super) fn run(req: &Read, root: Option<&Root>, max_bytes: u64) -> Result<Str
         have -= used;
     }
     let p = lines.finish();
-    let mut out = String::with_capacity(p.text.len() + 256);
+    if let Some(need) = p.too_long {
+        return Err(Failure::new(
+            ErrorKind::InvalidArgument,
+            format!(
+                "\"max_bytes\" {max_bytes} cannot hold line {} of {}: it needs {}; give a larger \"max_bytes\" or \"max_columns\"",
+                req.start,
+                display_path(&req.path),
+                base(req.start) + need
+            ),
+        ));
+    }
+    let mut out = String::with_capacity(super::answer::str_len(&p.text) + 512);
     out.push_str(RESULT_PREFIX);
     out.push_str("{\"text\":");
     push_str(&mut out, &p.text);
@@ -107,6 +125,7 @@ pub(super) fn run(req: &Read, root: Option<&Root>, max_bytes: u64) -> Result<Str
         out.push_str(&next(Some(&[("start", p.end + 1)])));
     }
     out.push_str("}\n");
+    // Every part is counted exactly: a line is kept iff the answer with it fits.
     debug_assert!(out.len() as u64 <= max_bytes, "a read's budget was short");
     Ok(out)
 }
@@ -116,6 +135,25 @@ pub(super) fn raw(req: &Raw64, root: Option<&Root>, max_bytes: u64) -> Result<St
     let size = rfs::fstat(&fd)
         .map_err(|e| read_failed(&req.path, e))?
         .st_size as u64;
+    raw_answer(req, size, max_bytes, &mut |buf, at| loop {
+        match rustix::io::pread(&fd, &mut *buf, at) {
+            Err(Errno::INTR) => {}
+            r => return r.map_err(|e| read_failed(&req.path, e)),
+        }
+    })
+}
+
+/// `pread(2)`: bytes at an offset into the buffer, 0 at the end.
+pub type Pread<'a> = dyn FnMut(&mut [u8], u64) -> Result<usize, Failure> + 'a;
+
+/// A raw read's answer for a file of `size` bytes read by `pread`
+/// (`pread(2)`'s contract), from the file or from downloaded bytes.
+pub fn raw_answer(
+    req: &Raw64,
+    size: u64,
+    max_bytes: u64,
+    pread: &mut Pread<'_>,
+) -> Result<String, Failure> {
     let n = u64::MAX;
     let reserve = format!(
         "{RESULT_PREFIX}{{\"b64\":\"\",\"offset\":{n},\"size\":{n},\"eof\":false{}}}\n",
@@ -127,11 +165,9 @@ pub(super) fn raw(req: &Raw64, root: Option<&Root>, max_bytes: u64) -> Result<St
     let mut bytes = vec![0u8; want];
     let mut got = 0;
     while got < want {
-        match rustix::io::pread(&fd, &mut bytes[got..], req.offset + got as u64) {
-            Ok(0) => break,
-            Ok(k) => got += k,
-            Err(Errno::INTR) => {}
-            Err(e) => return Err(read_failed(&req.path, e)),
+        match pread(&mut bytes[got..], req.offset + got as u64)? {
+            0 => break,
+            k => got += k,
         }
     }
     bytes.truncate(got);

@@ -12,6 +12,13 @@
 //! `exists` is a `stat`. Nothing is opened but directories on the way, so
 //! a FIFO or device cannot hang or wake.
 //!
+//! A path that cannot be looked at is answered alone, the others still
+//! are: `{"path","error":TOKEN,"detail"}`, TOKEN what an edit of that path
+//! would be refused with (`outside_root` for one leading out of `--root`,
+//! `read_failed` for an `lstat` or `readlink` that failed, a name too long
+//! say; the detail says why). Only a malformed request (`invalid_argument`) refuses the
+//! batch.
+//!
 //! Cut by `max_bytes` after a whole entry: `"truncated":true,
 //! "next":{"offset":K}`, K the index of the first path not answered.
 
@@ -35,7 +42,7 @@ pub(super) fn run(
     let reserve = next(Some(&[("offset", paths.len() as u64)])).len();
     let mut at = offset as usize;
     while let Some(p) = paths.get(at) {
-        let e = entry(p, root)?;
+        let e = entry(p, root).unwrap_or_else(|f| refused(p, &f));
         if !page.push(&e, reserve) {
             if page.kept() == 0 {
                 return Err(too_small(max_bytes, page.needs(e.len(), reserve)));
@@ -52,6 +59,20 @@ pub(super) fn too_small(max_bytes: u64, needs: usize) -> Failure {
     invalid(format!(
         "max_bytes {max_bytes} is too small for the next entry: its answer needs {needs} bytes"
     ))
+}
+
+/// The entry of a path that could not be looked at: `{"path","error",
+/// "detail"}`, the error the token an edit of it would get.
+fn refused(path: &Path, f: &Failure) -> String {
+    let mut out = String::from("{");
+    name::path_field(&mut out, "path", path);
+    out.push_str(&format!(",\"error\":\"{}\"", f.kind.token()));
+    if let Some(d) = &f.detail {
+        out.push_str(",\"detail\":");
+        super::answer::push_str(&mut out, d);
+    }
+    out.push('}');
+    out
 }
 
 /// One entry, rendered.

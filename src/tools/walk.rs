@@ -14,49 +14,83 @@
 //!   skipped from their directory entry's type (`fstatat` without
 //!   following when the file system does not give one), never opened.
 //! - **Pseudo file systems** are not entered: at a mount crossing (a
-//!   device change) and at the start, `fstatfs` names the file system, and
-//!   proc, sysfs, devpts, debugfs, tracefs, securityfs, cgroup, cgroup2,
-//!   bpf and the mount at `/dev` (devtmpfs reports tmpfs's magic, so it is
-//!   known by its device) are skipped.
+//!   device change) and at the start, the file system is named
+//!   (`pseudo.rs`: proc, sysfs, devtmpfs, devpts, …) and skipped.
 //! - **VCS directories** `.git`, `.hg`, `.svn` are skipped unless `vcs`;
 //!   names starting with `.` unless `hidden`; with `gitignore`, the
-//!   `.gitignore` files below the start ([`super::gitignore`]).
+//!   `.gitignore` files below the start ([`super::gitignore`]) and, in a
+//!   repository, above it and `.git/info/exclude` ([`super::ignore_up`]).
 //! - **Bounded**: at most [`MAX_ENTRIES`] directory entries are read and
 //!   directories at most [`MAX_DEPTH`] levels deep entered (one open
 //!   descriptor per level); past either the walk says `truncated` (the
-//!   entries read before the bound are still yielded).
-//!   Memory is the pending names of the directories on the current path
-//!   (one level each), not the tree.
+//!   entries read before the bound are still yielded; the answers say
+//!   `walk_limit`). Memory is the pending names of the directories on the
+//!   current path (one level each, in one buffer per directory), not the
+//!   tree.
+//! - **Every entry** with [`Options::all`] (`list`): directories (before
+//!   what is under them), symlinks, FIFOs…, to [`Options::depth`] levels.
 //!
 //! Order: a directory's entries are sorted by name, a directory's with a
 //! `/` appended, so a depth-first walk yields paths in bytewise order
 //! (`a-b` before `a/x`, as a sort of the whole paths would).
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::PathBuf;
 
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 
 use super::gitignore::{self, Rules};
+use super::ignore_up;
 
 /// At most this many directory entries are read by one walk.
 pub const MAX_ENTRIES: u64 = 2_000_000;
 /// Directories deeper than this below the start are not entered.
 pub const MAX_DEPTH: usize = 256;
 /// A `.gitignore` larger than this is not read (as if absent).
-const MAX_GITIGNORE: u64 = 1 << 20;
+pub(super) const MAX_GITIGNORE: u64 = 1 << 20;
 
-/// What to skip.
+/// What to skip, and what to yield.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Options {
     /// Enter `.git`, `.hg` and `.svn`.
     pub vcs: bool,
     /// Yield and enter names starting with `.`.
     pub hidden: bool,
-    /// Honour `.gitignore` files.
+    /// Honour `.gitignore` files (and, in a repository, those above the
+    /// start and `.git/info/exclude`: [`super::ignore_up`]).
     pub gitignore: bool,
+    /// Yield every entry, not only regular files (`list`): a directory
+    /// before what is under it; `.git`, `.hg`, `.svn` yielded but entered
+    /// only with `vcs`; a start on a pseudo file system listed, not entered.
+    pub all: bool,
+    /// Levels yielded, 1 being the start's own entries; 0: every level to
+    /// [`MAX_DEPTH`], past which the walk is cut (`truncated`).
+    pub depth: u64,
 }
 
-/// One regular file found.
+/// Where a walk starts: the directory open for reading and, so that the
+/// `.gitignore` files above it can be read, its real path and `--root`.
+pub struct StartDir {
+    /// The directory.
+    pub fd: OwnedFd,
+    /// Its canonical path (`None`: only `.gitignore` files at and below
+    /// the start are read).
+    pub abs: Option<PathBuf>,
+    /// `--root`: nothing above it is read.
+    pub root: Option<PathBuf>,
+}
+
+impl From<OwnedFd> for StartDir {
+    fn from(fd: OwnedFd) -> StartDir {
+        StartDir {
+            fd,
+            abs: None,
+            root: None,
+        }
+    }
+}
+
+/// One entry found (a regular file unless [`Options::all`]).
 pub struct File<'a> {
     /// Its path relative to the start, `/`-separated.
     pub rel: &'a [u8],
@@ -71,78 +105,88 @@ pub struct File<'a> {
 pub struct Outcome {
     /// A bound ([`MAX_ENTRIES`], [`MAX_DEPTH`]) cut the walk short.
     pub truncated: bool,
+    /// Names left out because they start with `.` (`hidden: false`).
+    pub hidden: u64,
+    /// Directories that could not be opened or read.
+    pub unreadable: u64,
 }
 
 struct Frame {
     fd: OwnedFd,
     dev_ino: (u64, u64),
-    /// Sorted children, popped from the back: each a name, with a `/`
-    /// after a directory's (the sort key).
-    todo: Vec<Box<[u8]>>,
+    /// The names read, back to back, a directory's with a `/` after it:
+    /// one allocation per directory, not one per name.
+    arena: Vec<u8>,
+    /// Sorted keys (ranges of `arena`), popped from the back: a name to
+    /// yield, or a directory's name with its `/` to enter (the sort key).
+    todo: Vec<(u32, u32)>,
     /// Length of the relative path of this directory (with its `/`).
     prefix: usize,
     rules: Option<Rules>,
 }
 
-const PSEUDO: [i64; 10] = [
-    0x9fa0,     // proc
-    0x62656572, // sysfs
-    0x1cd1,     // devpts
-    0x64626720, // debugfs
-    0x74726163, // tracefs
-    0x73636673, // securityfs
-    0x27e0eb,   // cgroup
-    0x63677270, // cgroup2
-    0xcafe4a11, // bpf
-    0x42494e4d, // binfmt_misc
-];
-
-/// Walks the directory `start` (opened for reading), calling `f` on each
-/// regular file in path order; `f` returns `false` to stop the walk.
-pub fn walk(start: OwnedFd, opts: Options, f: impl FnMut(File<'_>) -> bool) -> Outcome {
+/// Walks the directory `start`, calling `f` on each entry in path order;
+/// `f` returns `false` to stop the walk.
+pub fn walk(start: impl Into<StartDir>, opts: Options, f: impl FnMut(File<'_>) -> bool) -> Outcome {
     walk_bounded(start, opts, MAX_ENTRIES, f)
 }
 
 /// [`walk`] with another bound than [`MAX_ENTRIES`] (tests reach it).
 pub fn walk_bounded(
-    start: OwnedFd,
+    start: impl Into<StartDir>,
     opts: Options,
     max_entries: u64,
     mut f: impl FnMut(File<'_>) -> bool,
 ) -> Outcome {
-    let mut out = Outcome::default();
+    let start = start.into();
     let mut w = Walker {
         opts,
         max_entries,
         entries: 0,
-        dev_of_dev: None,
+        out: Outcome::default(),
+        pseudo: super::pseudo::Known::default(),
         path: Vec::new(),
+        above: ignore_up::Above::default(),
+        enter: true,
     };
-    let Ok(st) = rfs::fstat(&start) else {
-        return out;
+    let Ok(st) = rfs::fstat(&start.fd) else {
+        return w.out;
     };
-    if w.pseudo(&start, st.st_dev) {
-        return out;
+    if w.pseudo.is_pseudo(&start.fd, st.st_dev) {
+        if !opts.all {
+            return w.out;
+        }
+        w.enter = false; // `list /proc` lists it, never descends
+    }
+    if opts.gitignore {
+        if let Some(abs) = &start.abs {
+            w.above = ignore_up::above(abs, start.root.as_deref());
+            if w.above.ignored {
+                return w.out;
+            }
+        }
     }
     let mut stack = Vec::new();
-    match w.frame(start, (st.st_dev, st.st_ino), 0, &stack) {
+    match w.frame(start.fd, (st.st_dev, st.st_ino), 0, &stack) {
         Some(fr) => stack.push(fr),
-        None => return out,
+        None => return w.out,
     }
     loop {
         let depth = stack.len();
         let Some(top) = stack.last_mut() else { break };
-        let Some(entry) = top.todo.pop() else {
+        let Some((a, b)) = top.todo.pop() else {
             stack.pop();
             continue;
         };
-        let (name, is_dir) = match entry.strip_suffix(b"/") {
+        let key = &top.arena[a as usize..b as usize];
+        let (name, is_dir) = match key.strip_suffix(b"/") {
             Some(n) => (n, true),
-            None => (&entry[..], false),
+            None => (key, false),
         };
         let prefix = top.prefix;
         w.path.truncate(prefix);
         w.path.extend_from_slice(name);
+        let name = &w.path[prefix..];
         if !is_dir {
             let file = File {
                 rel: &w.path,
@@ -150,25 +194,30 @@ pub fn walk_bounded(
                 name,
             };
             if !f(file) {
-                out.truncated |= w.entries > w.max_entries;
-                return out;
+                w.out.truncated |= w.entries > w.max_entries;
+                return w.out;
             }
             continue;
         }
         if depth > MAX_DEPTH {
-            out.truncated = true;
+            w.out.truncated = true;
             continue;
         }
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let flags = OFlags::RDONLY
+            | OFlags::DIRECTORY
+            | OFlags::NOFOLLOW
+            | OFlags::NONBLOCK
+            | OFlags::CLOEXEC;
         let Ok(fd) = rfs::openat(&top.fd, name, flags, Mode::empty()) else {
-            continue; // gone, a symlink now, or unreadable: skipped as rg does
+            w.out.unreadable += 1; // gone, a symlink now, or unreadable: skipped as rg does
+            continue;
         };
         let Ok(st) = rfs::fstat(&fd) else { continue };
         let key = (st.st_dev, st.st_ino);
         if stack.iter().any(|fr| fr.dev_ino == key) {
             continue; // a loop (a bind mount of an ancestor)
         }
-        if key.0 != stack[stack.len() - 1].dev_ino.0 && w.pseudo(&fd, st.st_dev) {
+        if key.0 != stack[stack.len() - 1].dev_ino.0 && w.pseudo.is_pseudo(&fd, st.st_dev) {
             continue;
         }
         w.path.push(b'/');
@@ -177,42 +226,29 @@ pub fn walk_bounded(
             stack.push(fr);
         }
     }
-    out.truncated |= w.entries > w.max_entries;
-    out
+    w.out.truncated |= w.entries > w.max_entries;
+    w.out
 }
 
 struct Walker {
     opts: Options,
     max_entries: u64,
     entries: u64,
-    dev_of_dev: Option<Option<u64>>,
+    out: Outcome,
+    pseudo: super::pseudo::Known,
     path: Vec<u8>,
+    above: ignore_up::Above,
+    /// Whether directories are entered at all (not on a pseudo start).
+    enter: bool,
+}
+
+fn is_vcs(name: &[u8]) -> bool {
+    matches!(name, b".git" | b".hg" | b".svn")
 }
 
 impl Walker {
-    /// Whether the directory `fd` (on device `dev`) is on a file system
-    /// never entered.
-    fn pseudo(&mut self, fd: &OwnedFd, dev: u64) -> bool {
-        let Ok(fs) = rfs::fstatfs(fd) else {
-            return false;
-        };
-        #[allow(clippy::unnecessary_cast)]
-        let magic = fs.f_type as i64;
-        if PSEUDO.contains(&magic) {
-            return true;
-        }
-        // devtmpfs and a container's /dev are tmpfs to fstatfs.
-        if magic == 0x01021994 {
-            let d = *self
-                .dev_of_dev
-                .get_or_insert_with(|| rfs::stat("/dev").ok().map(|s| s.st_dev));
-            return d == Some(dev);
-        }
-        false
-    }
-
     /// Reads the directory `fd` (whose path is `self.path[..prefix]`) into
-    /// a frame: its children to visit, sorted, and its `.gitignore`.
+    /// a frame: its keys to visit, sorted, and its `.gitignore`.
     fn frame(
         &mut self,
         fd: OwnedFd,
@@ -224,11 +260,22 @@ impl Walker {
         if self.entries > self.max_entries {
             return None;
         }
+        let opts = self.opts;
         let dir = rustix::io::dup(&fd).ok()?;
-        let mut names: Vec<Box<[u8]>> = Vec::new();
+        let Ok(dir) = rfs::Dir::new(dir) else {
+            self.out.unreadable += 1;
+            return None;
+        };
+        // Each name in `arena` (a directory's with its `/`): `found` holds
+        // its range and whether it is a directory.
+        let mut arena: Vec<u8> = Vec::new();
+        let mut found: Vec<(u32, u32, bool)> = Vec::new();
         let mut has_ignore = false;
-        for e in rfs::Dir::new(dir).ok()? {
-            let Ok(e) = e else { break };
+        for e in dir {
+            let Ok(e) = e else {
+                self.out.unreadable += 1;
+                break;
+            };
             self.entries += 1;
             if self.entries > self.max_entries {
                 break;
@@ -238,13 +285,14 @@ impl Walker {
             if b == b"." || b == b".." {
                 continue;
             }
-            if !self.opts.vcs && matches!(b, b".git" | b".hg" | b".svn") {
+            if !opts.all && !opts.vcs && is_vcs(b) {
                 continue;
             }
-            if self.opts.gitignore && b == b".gitignore" {
+            if opts.gitignore && b == b".gitignore" {
                 has_ignore = true;
             }
-            if !self.opts.hidden && b.first() == Some(&b'.') {
+            if !opts.hidden && b.first() == Some(&b'.') {
+                self.out.hidden += 1;
                 continue;
             }
             let mut ty = e.file_type();
@@ -254,48 +302,90 @@ impl Walker {
                     Err(_) => continue,
                 };
             }
-            match ty {
-                FileType::RegularFile => names.push(b.into()),
-                FileType::Directory => names.push([b, b"/"].concat().into()),
-                _ => {}
+            let is_dir = ty == FileType::Directory;
+            if opts.all || is_dir || ty == FileType::RegularFile {
+                // At most MAX_ENTRIES names of 255 bytes: within u32.
+                let at = arena.len() as u32;
+                arena.extend_from_slice(b);
+                found.push((at, arena.len() as u32, is_dir));
+                if is_dir {
+                    arena.push(b'/');
+                }
             }
         }
         let rules = if has_ignore { read_rules(&fd) } else { None };
-        let outer = stack
-            .iter()
-            .filter_map(|fr| Some((fr.rules.as_ref()?, fr.prefix)));
-        let mut all: Vec<(&Rules, usize)> = outer.collect();
-        all.extend(rules.as_ref().map(|r| (r, prefix)));
-        if !all.is_empty() {
-            let mut full = self.path[..prefix].to_vec();
-            names.retain(|n| {
-                let (name, is_dir) = match n.strip_suffix(b"/") {
-                    Some(n) => (n, true),
-                    None => (&n[..], false),
-                };
-                full.truncate(prefix);
-                full.extend_from_slice(name);
-                let stack = all.iter().map(|&(r, s)| (r, &full[s..]));
-                !gitignore::decide(stack, is_dir)
-            });
+        self.ignore(&arena, &mut found, rules.as_ref(), prefix, stack);
+        // The level of these entries: 1 for the start's own.
+        let level = stack.len() as u64 + 1;
+        let enter = self.enter && (opts.depth == 0 || level < opts.depth);
+        let mut todo: Vec<(u32, u32)> = Vec::with_capacity(found.len());
+        for (a, b, is_dir) in found {
+            let name = &arena[a as usize..b as usize];
+            if is_dir && enter && (opts.vcs || !is_vcs(name)) {
+                todo.push((a, b + 1));
+            }
+            if opts.all || !is_dir {
+                todo.push((a, b));
+            }
         }
         // Sorted so that popping from the back yields bytewise path order.
-        names.sort_unstable_by(|a, b| b.cmp(a));
+        let key = |&(a, b): &(u32, u32)| &arena[a as usize..b as usize];
+        todo.sort_unstable_by(|x, y| key(y).cmp(key(x)));
+        todo.shrink_to_fit();
+        arena.shrink_to_fit();
         Some(Frame {
             fd,
             dev_ino,
-            todo: names,
+            arena,
+            todo,
             prefix,
             rules,
         })
+    }
+
+    /// Drops from `found` what the `.gitignore` files say to ignore: those
+    /// above the start, those of the directories on the way, and `rules`
+    /// (this directory's own).
+    fn ignore(
+        &self,
+        arena: &[u8],
+        found: &mut Vec<(u32, u32, bool)>,
+        rules: Option<&Rules>,
+        prefix: usize,
+        stack: &[Frame],
+    ) {
+        let base = &self.above.base;
+        let b = base.len();
+        let outer = self.above.rules.iter().map(|(r, o)| (r, *o));
+        let mut all: Vec<(&Rules, usize)> = outer.collect();
+        let frames = stack
+            .iter()
+            .filter_map(|fr| Some((fr.rules.as_ref()?, b + fr.prefix)));
+        all.extend(frames);
+        all.extend(rules.map(|r| (r, b + prefix)));
+        if all.is_empty() {
+            return;
+        }
+        let mut full = [&base[..], &self.path[..prefix]].concat();
+        found.retain(|&(x, y, is_dir)| {
+            full.truncate(b + prefix);
+            full.extend_from_slice(&arena[x as usize..y as usize]);
+            let stack = all.iter().map(|&(r, s)| (r, &full[s..]));
+            !gitignore::decide(stack, is_dir)
+        });
     }
 }
 
 /// The `.gitignore` in `dir`, if it is a readable regular file.
 fn read_rules(dir: &OwnedFd) -> Option<Rules> {
-    use std::io::Read;
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let fd = rfs::openat(dir, c".gitignore", flags, Mode::empty()).ok()?;
+    rules_of(fd)
+}
+
+/// The rules of the open file `fd`, if it is a regular file not too large.
+pub(super) fn rules_of(fd: OwnedFd) -> Option<Rules> {
+    use std::io::Read;
     let st = rfs::fstat(&fd).ok()?;
     if !FileType::from_raw_mode(st.st_mode).is_file() || st.st_size as u64 > MAX_GITIGNORE {
         return None;
@@ -395,7 +485,7 @@ mod tests {
         let all = Options {
             hidden: true,
             vcs: true,
-            gitignore: false,
+            ..Options::default()
         };
         let names = |o| files(d.path(), o, MAX_ENTRIES).0;
         assert_eq!(names(Options::default()), ["v"]);

@@ -394,6 +394,7 @@ mod tests {
             ],
             options: Default::default(),
             new_modes: NewModes::REQUEST,
+            patch: false,
         };
         assert_eq!(
             run(&txn),
@@ -423,6 +424,7 @@ mod tests {
             }],
             options: Default::default(),
             new_modes: NewModes::REQUEST,
+            patch: false,
         };
         let p = moved.display();
         assert_eq!(

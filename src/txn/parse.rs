@@ -142,6 +142,7 @@ pub fn parse_op(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
         ops: vec![op(raw, "file 1 of 1")?],
         options,
         new_modes: super::op::NewModes::REQUEST,
+        patch: false,
     })
 }
 
@@ -193,6 +194,7 @@ pub fn parse(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
         ops,
         options,
         new_modes: super::op::NewModes::REQUEST,
+        patch: false,
     })
 }
 

@@ -25,7 +25,7 @@ mod dir;
 mod new;
 mod walk;
 pub(super) use dir::Tree;
-use new::{dangling, exists, refused};
+use new::{dangling, exists};
 
 /// Where a file ends up.
 pub(super) enum End {
@@ -107,6 +107,8 @@ struct Model<'t> {
     dirs: Vec<((u64, u64), Rc<OwnedFd>)>,
     /// A file met by its (device, inode) no longer holds it (`plan`).
     stale: bool,
+    /// The last path located ended in a symlink, followed: the link.
+    link: Option<PathBuf>,
 }
 
 /// Builds the model; a refusal names its op. Two names found holding one
@@ -143,6 +145,7 @@ fn plan_once(txn: &Txn) -> Option<Result<Plan, TxnError>> {
         made: Vec::new(),
         dirs: Vec::new(),
         stale: false,
+        link: None,
         txn,
     };
     let mut file_of = Vec::with_capacity(txn.ops.len());
@@ -209,7 +212,9 @@ impl Model<'_> {
             }
             _ => false,
         };
-        let f = match (&op.kind, self.locate(&op.path, follow, dirs)?) {
+        let named = self.locate(&op.path, follow, dirs)?;
+        let via = self.link.take();
+        let f = match (&op.kind, named) {
             (OpKind::Create { overwrite, .. }, Named::Nothing(dest, link, via)) => {
                 let dest = self.landing(&op.path, dest, (link, via), *overwrite)?;
                 self.make_dirs(&dest);
@@ -224,6 +229,8 @@ impl Model<'_> {
             (_, Named::Link(f)) if entry || self.at[f].is_none() => {
                 return Err(self.link(f, &op.path))
             }
+            // A patch's: Codex writes in place, both names change (`new`).
+            (_, Named::Link(f)) if self.txn.patch => return Err(self.second_link(f, &op.path)),
             (_, Named::File(f) | Named::Link(f)) => f,
             (_, Named::Nothing(_, Some(link), _)) => return Err(dangling(link)),
             (_, Named::Nothing(d, None, _)) => {
@@ -256,11 +263,23 @@ impl Model<'_> {
                 change,
                 ..
             } => {
+                if let (true, Some(l)) = (self.txn.patch, &via) {
+                    return Err(new::patch_moves_link(l, &from));
+                }
                 if change.is_some() {
                     self.files[f].steps.push(i);
                 }
                 let dest = match self.locate(to, true, true)? {
                     Named::Nothing(d, link, via) => self.landing(to, d, (link, via), *overwrite)?,
+                    // A patch onto another name of the file: Codex removes
+                    // this one and writes that one in place; by rename the
+                    // same file would stay at both (`link`).
+                    Named::Link(g) if g == f && self.txn.patch => {
+                        return Err(match overwrite {
+                            false => exists(to),
+                            true => new::patch_onto_link(to, &from),
+                        });
+                    }
                     // Onto itself (a hard link of it too: rename(2) leaves both).
                     Named::File(g) | Named::Link(g) if g == f => return Ok((f, from)),
                     _ if !overwrite => return Err(exists(to)),
@@ -382,16 +401,6 @@ impl Model<'_> {
         }
         self.dirs.push((id, fd.clone()));
         Ok(fd)
-    }
-
-    /// The refusal of `path`, a hard link of file `g` (`Named::Link`).
-    #[cold]
-    fn link(&self, g: usize, path: &Path) -> TxnError {
-        let said = match self.at[g] {
-            None => "is a hard link of a file an earlier op removes; send this op in another call",
-            Some(_) => "is a hard link of a file an earlier op names at another path; send its delete or move in another call",
-        };
-        refused(path, said)
     }
 
     /// The destination a file's current path makes (to move another file

@@ -75,6 +75,16 @@ impl Model<'_> {
         Ok(dest)
     }
 
+    /// The refusal of `path`, a hard link of file `g` (`Named::Link`).
+    #[cold]
+    pub(super) fn link(&self, g: usize, path: &Path) -> TxnError {
+        let said = match self.at[g] {
+            None => "is a hard link of a file an earlier op removes; send this op in another call",
+            Some(_) => "is a hard link of a file an earlier op names at another path; send its delete or move in another call",
+        };
+        refused(path, said)
+    }
+
     /// Records the directories `dest` makes: a later path finds them.
     pub(super) fn make_dirs(&mut self, dest: &Dest) {
         let mut dir = dest.t.path.parent();
@@ -110,6 +120,7 @@ impl Model<'_> {
         }
         let w = w.map_err(err)?;
         let key = w.key();
+        self.link = w.link.clone();
         match (&w.what, &w.name) {
             (What::File(f), _) => return Ok(Named::File(*f)),
             (What::Made, _) => return Err(refused(path, "is a directory an earlier op makes")),
@@ -204,4 +215,32 @@ pub(super) fn refused(path: &Path, said: &str) -> TxnError {
         0,
         Failure::new(ErrorKind::FileNotFound, format!("{p} {said}")),
     )
+}
+
+/// A patch's `Update File` + `Move to` of the symlink `link` to `target`:
+/// Codex writes the destination and removes the link; a transaction's
+/// move would move the target, a file the patch did not name.
+#[cold]
+pub(super) fn patch_moves_link(link: &Path, target: &Path) -> TxnError {
+    let t = crate::protocol::display_path(target);
+    refused(link, &format!("is a symlink to {t}: a patch's Move to does not move the file a link leads to (Codex writes the destination and removes the link); send *** Delete File of the link and *** Add File of the destination"))
+}
+
+/// A patch's `Move to: to`, a hard link of the moved file at `from`:
+/// Codex removes `from` and writes `to` in place; a rename leaves both.
+#[cold]
+pub(super) fn patch_onto_link(to: &Path, from: &Path) -> TxnError {
+    let a = crate::protocol::display_path(from);
+    refused(to, &format!("is a hard link of {a}, the file moved: Codex removes {a} and writes this name in place, a rename would leave both; send *** Delete File of {a} and *** Add File of this path"))
+}
+
+impl Model<'_> {
+    /// A patch naming `path`, a hard link of file `g`, which an earlier
+    /// hunk names: Codex writes it in place (both names change), as-edit
+    /// by a new file (one name would keep the old text).
+    #[cold]
+    pub(super) fn second_link(&self, g: usize, path: &Path) -> TxnError {
+        let at = crate::protocol::display_path(self.at[g].as_deref().expect("named"));
+        refused(path, &format!("is a hard link of {at}, which the patch names too: Codex writes such a file in place (every name changes), as-edit by a new file (this name would keep the old text); change the file by one name"))
+    }
 }

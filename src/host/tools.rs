@@ -1,0 +1,419 @@
+//! The file toolset through the [`Editor`]: `stat`, `list`, `read`,
+//! `glob`, `grep` (the helper's protocol-4 read-side ops, typed in
+//! `tools_types`) and the writes `write`, `delete`, `mv`, `mkdir` (the
+//! transaction's `create`, `delete`, `move` and `mkdir`).
+//!
+//! A read-side request is the helper's JSON, sent as `--request-b64`
+//! through the transaction's command builder (on stdin only when it would
+//! not fit the command bound). Without a helper of protocol 4 (missing,
+//! older, or unavailable when asked), each op falls back as follows
+//! (`tools_transfer`):
+//!
+//! | op | fallback |
+//! | --- | --- |
+//! | `read`, raw `read` | download, then the helper's own reader ([`crate::tools::run_on_bytes`]): the same answer, line for line |
+//! | `write`, `delete`, `mv` of a file | the transaction's transfer path (download, upload, [`Sandbox::remove`]) |
+//! | `mkdir` | [`Sandbox::make_dir`], then [`Sandbox::create_dirs`] with `parents`: the helper's answers (`tools_transfer`) |
+//! | `stat`, `list`, `glob`, `grep`, recursive `delete`, `mv` of a directory | none: [`EditError::HelperRequired`] |
+//!
+//! Why no shell fallback for the rest: POSIX gives no exact form. `stat`
+//! is not a POSIX command and `ls -l` has no nanoseconds; `find` has no
+//! `-printf` (GNU only), so no type, size or mtime per name; `grep -n`'s
+//! `path:line:` is ambiguous for names holding `:` or a newline, and
+//! neither has ripgrep's glob and regex dialect or the binary-file rule;
+//! `rm -R` has no one-file-system option, and `mv` of a directory onto
+//! one moves it *into* it. An approximate answer an agent cannot tell from
+//! an exact one is worse than a clear refusal.
+//!
+//! [`Editor::read_all`] follows `next` until the range (or the file) is
+//! read, within a bound the caller gives.
+
+use std::io;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::command::body_command;
+use super::parse::{self, HelperOutcome};
+use super::tools_answer::{bytes_names, BytesPage, Found, Grepped, Listing, Next, Stats, TextPage};
+use super::tools_request::*;
+use super::tools_transfer;
+use super::transfer::not_sendable;
+use super::txn::{Applied, FileOp};
+use super::txn_transfer::transfer_ops;
+use super::{EditError, Editor, Sandbox, Token, Via};
+use crate::protocol::ErrorKind;
+
+/// The protocol that has the toolset ops.
+pub const TOOLS_PROTOCOL: u32 = 4;
+
+/// `write`: the transaction's `create` (missing parents are made).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteRequest {
+    /// The file.
+    pub path: String,
+    /// Its new content, exactly.
+    pub content: String,
+    /// Replace an existing file (false: `file_exists`, create-exclusive).
+    pub overwrite: bool,
+    /// Permission bits before the umask (default 0644).
+    pub mode: Option<u32>,
+}
+
+impl WriteRequest {
+    /// A new file `path` holding `content`.
+    pub fn new(path: impl Into<String>, content: impl Into<String>) -> Self {
+        WriteRequest {
+            path: path.into(),
+            content: content.into(),
+            overwrite: false,
+            mode: None,
+        }
+    }
+    /// Replace an existing file.
+    pub fn overwrite(mut self, yes: bool) -> Self {
+        self.overwrite = yes;
+        self
+    }
+    /// The new file's permission bits (before the umask).
+    pub fn mode(mut self, mode: u32) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+}
+
+/// `delete`: a file, or with `recursive` a directory tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeleteRequest {
+    /// The file or directory.
+    pub path: String,
+    /// Remove a directory and everything under it (the helper only).
+    pub recursive: bool,
+}
+
+impl DeleteRequest {
+    /// A delete of the file `path`.
+    pub fn new(path: impl Into<String>) -> Self {
+        DeleteRequest {
+            path: path.into(),
+            recursive: false,
+        }
+    }
+    /// Remove a directory tree.
+    pub fn recursive(mut self, yes: bool) -> Self {
+        self.recursive = yes;
+        self
+    }
+}
+
+/// `mv`: the transaction's `move` (missing parents of `to` are made; an
+/// existing `to` is `file_exists` unless `overwrite`, never moved *into*).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MoveRequest {
+    /// What moves.
+    pub from: String,
+    /// Its new path.
+    pub to: String,
+    /// Replace an existing `to`.
+    pub overwrite: bool,
+}
+
+impl MoveRequest {
+    /// A move of `from` to `to`.
+    pub fn new(from: impl Into<String>, to: impl Into<String>) -> Self {
+        MoveRequest {
+            from: from.into(),
+            to: to.into(),
+            overwrite: false,
+        }
+    }
+    /// Replace an existing `to`.
+    pub fn overwrite(mut self, yes: bool) -> Self {
+        self.overwrite = yes;
+        self
+    }
+}
+
+/// `mkdir`: one directory, or with `parents` its missing parents too (an
+/// existing directory is then success, as `mkdir -p`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MkdirRequest {
+    /// The directory.
+    pub path: String,
+    /// `mkdir -p`.
+    pub parents: bool,
+}
+
+impl MkdirRequest {
+    /// A `mkdir` of exactly `path`.
+    pub fn new(path: impl Into<String>) -> Self {
+        MkdirRequest {
+            path: path.into(),
+            parents: false,
+        }
+    }
+    /// Make missing parents; an existing directory is fine.
+    pub fn parents(mut self, yes: bool) -> Self {
+        self.parents = yes;
+        self
+    }
+}
+
+/// What the helper said to a toolset request.
+pub(crate) enum Said {
+    /// Its answer object.
+    Answer(Value),
+    /// No helper answered: the fallback's turn.
+    Unavailable,
+}
+
+/// Reads a toolset answer from backend output: the result line's object,
+/// a refusal (with its token, as for edits), or no helper at all.
+pub(crate) fn said(output: &[u8], exit_code: Option<i32>, via: Via) -> Result<Said, EditError> {
+    let answer = parse::any_result(output);
+    if let Some(obj) = answer.filter(|o| !o.contains_key("error")) {
+        return Ok(Said::Answer(Value::Object(obj)));
+    }
+    match parse::parse_output(output, exit_code) {
+        HelperOutcome::Failed {
+            kind,
+            detail,
+            count,
+            hints,
+        } => Err(EditError::Failed {
+            kind,
+            detail,
+            count,
+            via,
+            hints: hints.map(Box::new),
+            indent: None,
+            at: None,
+        }),
+        HelperOutcome::HelperUnavailable => Ok(Said::Unavailable),
+        HelperOutcome::Unexpected { exit_code, excerpt } => {
+            Err(EditError::Unexpected { exit_code, excerpt })
+        }
+        HelperOutcome::Edited { .. } => Err(EditError::Unexpected {
+            exit_code,
+            excerpt: "an edit's result line where a toolset answer was expected".into(),
+        }),
+    }
+}
+
+/// The typed answer, names decoded to bytes.
+pub(crate) fn decode<T: DeserializeOwned>(mut v: Value) -> Result<T, EditError> {
+    let bad = |e: String| EditError::Unexpected {
+        exit_code: Some(0),
+        excerpt: format!("the answer is not understood: {e}"),
+    };
+    bytes_names(&mut v).map_err(bad)?;
+    serde_json::from_value(v).map_err(|e| bad(e.to_string()))
+}
+
+impl<S: Sandbox> Editor<S> {
+    /// `stat` of up to 256 paths (helper only).
+    pub fn stat(&mut self, req: &StatRequest) -> Result<Stats, EditError> {
+        self.helper_only("stat", &req.json())
+    }
+
+    /// `list` of a directory (helper only).
+    pub fn list(&mut self, req: &ListRequest) -> Result<Listing, EditError> {
+        self.helper_only("list", &req.json())
+    }
+
+    /// `glob` (helper only).
+    pub fn glob(&mut self, req: &GlobRequest) -> Result<Found, EditError> {
+        self.helper_only("glob", &req.json())
+    }
+
+    /// `grep` (helper only).
+    pub fn grep(&mut self, req: &GrepRequest) -> Result<Grepped, EditError> {
+        self.helper_only("grep", &req.json())
+    }
+
+    /// One page of a text `read`; without the helper, the file is
+    /// downloaded and read by the helper's own code (same answer).
+    pub fn read(&mut self, req: &ReadRequest) -> Result<TextPage, EditError> {
+        let (v, via) = self.read_any(&req.json())?;
+        decode(v).map(|p| TextPage { via, ..p })
+    }
+
+    /// One page of a raw `read` (bytes of any file), as [`Editor::read`].
+    pub fn read_bytes(&mut self, req: &RawReadRequest) -> Result<BytesPage, EditError> {
+        let (v, via) = self.read_any(&req.json())?;
+        decode(v).map(|p| BytesPage { via, ..p })
+    }
+
+    /// A text `read` that follows `next` until the range (`start`,
+    /// `limit`) or the file is read, keeping at most `max_text` bytes of
+    /// text: a page that would pass it is not asked for (or not kept),
+    /// and the answer then says `truncated` with the `next` to continue.
+    /// One page's fields otherwise: `end`, `eof`, `lines`, `sha256` of
+    /// the last page, `cut_lines` of all.
+    pub fn read_all(&mut self, req: &ReadRequest, max_text: usize) -> Result<TextPage, EditError> {
+        use crate::tools::answer::{DEFAULT_MAX_BYTES, MIN_MAX_BYTES};
+        let mut req = req.clone();
+        let cap = req.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
+        let mut all: Option<TextPage> = None;
+        loop {
+            let have = all.as_ref().map_or(0, |a| a.text.len());
+            // The raw text never takes more than its escaped form on the
+            // line: a page of `room` line bytes holds at most `room` of text.
+            let room = max_text.saturating_sub(have) as u64;
+            req.max_bytes = Some(room.clamp(MIN_MAX_BYTES, cap.max(MIN_MAX_BYTES)));
+            let page = self.read(&req)?;
+            let asked = page.start;
+            if have + page.text.len() > max_text {
+                let mut a = all.unwrap_or_else(|| empty_page(asked, page.via));
+                a.truncated = true;
+                a.next = Some(Next {
+                    start: Some(asked),
+                    ..Next::default()
+                });
+                return Ok(a);
+            }
+            let a = match all.take() {
+                None => page,
+                Some(mut a) => {
+                    a.text.push_str(&page.text);
+                    a.cut_lines.extend(&page.cut_lines);
+                    (a.end, a.eof, a.lines, a.sha256) =
+                        (page.end, page.eof, page.lines, page.sha256);
+                    (a.truncated, a.next, a.via) = (page.truncated, page.next, page.via);
+                    a
+                }
+            };
+            // What is left of `limit`, from the page's `next`.
+            let given = (a.end + 1).saturating_sub(asked);
+            req.limit = req.limit.map(|l| l.saturating_sub(given));
+            let next = a.next.and_then(|n| n.start).filter(|&s| s > asked);
+            match next {
+                Some(s) if a.truncated && req.limit != Some(0) => req.start = Some(s),
+                _ => return Ok(a),
+            }
+            all = Some(a);
+        }
+    }
+
+    /// `write`: the transaction's `create` (native, else the transfer path).
+    pub fn write(&mut self, req: &WriteRequest) -> Result<Applied, EditError> {
+        self.transaction(&[FileOp::Create {
+            path: req.path.clone(),
+            content: req.content.clone(),
+            overwrite: req.overwrite,
+            mode: req.mode,
+        }])
+    }
+
+    /// `delete`: the transaction's `delete`; `recursive` needs the helper.
+    pub fn delete(&mut self, req: &DeleteRequest) -> Result<Applied, EditError> {
+        self.transaction(&[FileOp::Delete {
+            path: req.path.clone(),
+            recursive: req.recursive,
+            expect_sha256: None,
+        }])
+    }
+
+    /// `mv`: the transaction's `move`; a directory needs the helper.
+    pub fn mv(&mut self, req: &MoveRequest) -> Result<Applied, EditError> {
+        let op = [FileOp::Move {
+            path: req.from.clone(),
+            to: req.to.clone(),
+            overwrite: req.overwrite,
+            edits: Vec::new(),
+            expect_sha256: None,
+        }];
+        let r = super::txn::Request::Files(&op);
+        self.native_or(&r, |sb| match transfer_ops(sb, &op) {
+            // The transfer path moves files by download and upload: a
+            // directory (as the source, or an existing destination) is
+            // the helper's (its own refusal's words, `tree.rs`).
+            Err(EditError::Failed {
+                kind: Token::Known(ErrorKind::FileNotFound),
+                detail: Some(d),
+                ..
+            }) if d.ends_with("is a directory, not a regular file") => {
+                Err(tools_transfer::helper_required("directory move"))
+            }
+            r => r,
+        })
+    }
+
+    /// `mkdir`: the helper's, else [`Sandbox::make_dir`] (or
+    /// [`Sandbox::create_dirs`] with `parents`).
+    pub fn mkdir(&mut self, req: &MkdirRequest) -> Result<Applied, EditError> {
+        let op = [FileOp::Mkdir {
+            path: req.path.clone(),
+            parents: req.parents,
+        }];
+        if self.helper_protocol().is_some_and(|p| p >= TOOLS_PROTOCOL) {
+            let r = super::txn::Request::Files(&op);
+            return self.native_or(&r, |sb| tools_transfer::mkdir(sb, req));
+        }
+        tools_transfer::mkdir(&mut self.sandbox, req)
+    }
+
+    /// Sends `body` to a helper of protocol 4: its answer, or
+    /// `Unavailable` (no such helper, or it could not be run).
+    fn ask_helper(&mut self, body: &Value) -> Result<Said, EditError> {
+        if self.helper_protocol().is_none_or(|p| p < TOOLS_PROTOCOL) {
+            return Ok(Said::Unavailable);
+        }
+        let body = serde_json::to_vec(body).expect("a JSON value serializes");
+        let forms = ("--stdin", "--request-b64");
+        let cmd = body_command(&self.helper, &[], forms, &body, false, self.limit);
+        let stdin = self.sandbox.supports_stdin();
+        let Some((cmd, input)) = cmd
+            .or_else(|| stdin.then(|| body_command(&self.helper, &[], forms, &body, true, 0))?)
+        else {
+            let e = io::Error::other(
+                "the request is over the command bound and the backend has no stdin",
+            );
+            return Err(not_sendable(&e, Via::Native));
+        };
+        match self.sandbox.exec(&cmd, input.as_deref()) {
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => Err(EditError::Backend(e)),
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => Err(not_sendable(&e, Via::Native)),
+            Err(_) => Ok(Said::Unavailable),
+            Ok(out) => {
+                let s = said(&out.output, out.exit_code, Via::Native)?;
+                if matches!(s, Said::Unavailable) {
+                    self.protocol = None;
+                }
+                Ok(s)
+            }
+        }
+    }
+
+    fn helper_only<T: DeserializeOwned>(&mut self, op: &str, body: &Value) -> Result<T, EditError> {
+        match self.ask_helper(body)? {
+            Said::Answer(v) => decode(v),
+            Said::Unavailable => Err(tools_transfer::helper_required(op)),
+        }
+    }
+
+    fn read_any(&mut self, body: &Value) -> Result<(Value, Via), EditError> {
+        match self.ask_helper(body)? {
+            Said::Answer(v) => Ok((v, Via::Native)),
+            Said::Unavailable => {
+                tools_transfer::read(&mut self.sandbox, body).map(|v| (v, Via::Transfer))
+            }
+        }
+    }
+}
+
+/// A `read_all` page holding nothing yet, at line `start`.
+fn empty_page(start: u64, via: Via) -> TextPage {
+    TextPage {
+        text: String::new(),
+        start,
+        end: start - 1,
+        eof: false,
+        lines: None,
+        sha256: None,
+        cut_lines: Vec::new(),
+        truncated: false,
+        next: None,
+        via,
+    }
+}

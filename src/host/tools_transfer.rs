@@ -1,0 +1,160 @@
+//! The toolset's fallback without the helper (the table in `tools`):
+//! `read` downloads the file and answers with the helper's own parser and
+//! reader ([`crate::tools::parse`], [`crate::tools::run_on_bytes`]), so
+//! its answer is the helper's, line for line; `mkdir` is the backend's
+//! [`Sandbox::make_dir`] / [`Sandbox::create_dirs`]; the rest say the
+//! helper is required.
+//!
+//! What the download cannot see as the helper does: a read follows the
+//! backend's download (symlinks followed as it follows them), and a FIFO
+//! or device is not refused before it is read (the helper never opens
+//! one); the whole file is downloaded, even for a range.
+
+use std::io;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::tools::{said, MkdirRequest, Said};
+use super::transfer::{not_sendable, refused};
+use super::txn::{Applied, FileChange};
+use super::{EditError, Sandbox, Token, Via};
+use crate::protocol::{display_path, ErrorKind, Failure};
+
+/// The refusal of an op no exact fallback exists for.
+pub(crate) fn helper_required(op: &str) -> EditError {
+    let why = match op {
+        "stat" => "POSIX has no stat(1), and ls -l gives no nanoseconds",
+        "list" | "glob" => "POSIX find has no -printf: no exact type, size and mtime per name",
+        "grep" => "grep -n's path:line: output is ambiguous for names holding ':' or a newline, and POSIX grep has neither ripgrep's dialect nor the binary-file rule",
+        "recursive delete" => "rm -R has no POSIX option to stay on one file system, and a tree cannot be made to vanish at once",
+        "directory move" => "the transfer path moves files by download and upload, and mv(1) moves a directory into an existing one",
+        _ => "the transfer path has no exact way to do it",
+    };
+    EditError::HelperRequired {
+        op: op.to_owned(),
+        why: why.to_owned(),
+    }
+}
+
+/// A `read` (text or raw) over the downloaded file: the helper's request
+/// parser (a bad request is refused in its words, before any download),
+/// then its reader over the bytes, then its answer parsed as the
+/// helper's output would be.
+pub(crate) fn read<S: Sandbox + ?Sized>(sb: &mut S, body: &Value) -> Result<Value, EditError> {
+    let json = serde_json::to_vec(body).expect("a JSON value serializes");
+    let options = crate::request::EditOptions::default();
+    let req = crate::tools::parse(&json, &options).map_err(|f| EditError::Failed {
+        kind: Token::Known(f.kind),
+        detail: f.detail,
+        count: f.count,
+        via: Via::Transfer,
+        hints: None,
+        indent: None,
+        at: None,
+    })?;
+    let path = match &req.op {
+        crate::tools::Op::Read(r) => &r.path,
+        crate::tools::Op::Raw(r) => &r.path,
+        _ => return Err(helper_required("this op")),
+    };
+    let bytes = download(sb, path)?;
+    let (line, code) = crate::tools::run_on_bytes(&req, &bytes).expect("a read answers");
+    match said(line.as_bytes(), Some(code), Via::Transfer)? {
+        Said::Answer(v) => Ok(v),
+        Said::Unavailable => unreachable!("the reader always writes a result line"),
+    }
+}
+
+/// The file's bytes, a download failure in the helper's tokens.
+fn download<S: Sandbox + ?Sized>(sb: &mut S, path: &Path) -> Result<Vec<u8>, EditError> {
+    let shown = display_path(path);
+    match sb.download(path) {
+        Ok(b) => Ok(b),
+        Err(e) if e.kind() == io::ErrorKind::NotConnected => Err(EditError::Backend(e)),
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => Err(not_sendable(&e, Via::Transfer)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Err(refused(
+            ErrorKind::FileNotFound,
+            format!("{shown} does not exist"),
+        )),
+        // The helper's words for a directory (it never reads one).
+        Err(e) if e.raw_os_error() == Some(libc::EISDIR) => Err(refused(
+            ErrorKind::FileNotFound,
+            format!("{shown} is a directory, not a regular file"),
+        )),
+        Err(e) => Err(refused(
+            ErrorKind::ReadFailed,
+            format!("downloading {shown}: {e}"),
+        )),
+    }
+}
+
+/// `mkdir` through the backend: [`Sandbox::make_dir`] first, so that
+/// `files` says whether a directory was made (0 for `parents` over an
+/// existing one, as the helper's), then [`Sandbox::create_dirs`] for
+/// `parents`. Refusals in the helper's tokens and words, but a missing
+/// parent is named as the path's parent, where the helper names the
+/// first missing ancestor. A backend without `make_dir` does `parents`
+/// by `create_dirs` alone (then `files` is 1 even for an existing
+/// directory); without `parents` it cannot, and says the helper is
+/// required.
+pub(crate) fn mkdir<S: Sandbox + ?Sized>(
+    sb: &mut S,
+    req: &MkdirRequest,
+) -> Result<Applied, EditError> {
+    let path = Path::new(&req.path);
+    let made = |files| Applied {
+        count: 0,
+        files,
+        changes: vec![FileChange {
+            path: req.path.clone(),
+            op: "mkdir".into(),
+            ..FileChange::default()
+        }],
+        via: Via::Transfer,
+    };
+    let one = sb.make_dir(path);
+    let e = match one {
+        Ok(()) => return Ok(made(1)),
+        Err(e) if !req.parents => e,
+        Err(e) => {
+            // An existing directory is made by no one: 0 files.
+            let files = match e.kind() {
+                io::ErrorKind::AlreadyExists => 0,
+                io::ErrorKind::NotFound | io::ErrorKind::Unsupported => 1,
+                _ => return Err(mkdir_failed(req, e)),
+            };
+            match sb.create_dirs(path) {
+                Ok(()) => return Ok(made(files)),
+                Err(e) => e,
+            }
+        }
+    };
+    Err(mkdir_failed(req, e))
+}
+
+fn mkdir_failed(req: &MkdirRequest, e: io::Error) -> EditError {
+    let shown = display_path(Path::new(&req.path));
+    let refuse = |kind, d: String| super::tree::refuse(Failure::new(kind, d), 1, 1, &shown);
+    match e.kind() {
+        io::ErrorKind::NotConnected => EditError::Backend(e),
+        io::ErrorKind::InvalidInput => not_sendable(&e, Via::Transfer),
+        io::ErrorKind::Unsupported => helper_required("mkdir"),
+        io::ErrorKind::AlreadyExists => refuse(
+            ErrorKind::FileExists,
+            format!("{shown} exists (\"parents\": true accepts an existing directory)"),
+        ),
+        io::ErrorKind::NotFound => {
+            let parent = Path::new(&req.path).parent().unwrap_or(Path::new("."));
+            refuse(
+                ErrorKind::FileNotFound,
+                format!("{} does not exist", display_path(parent)),
+            )
+        }
+        io::ErrorKind::NotADirectory => refuse(
+            ErrorKind::FileNotFound,
+            format!("{shown}: a component of the path is not a directory"),
+        ),
+        _ => refuse(ErrorKind::WriteFailed, format!("mkdir {shown}: {e}")),
+    }
+}
