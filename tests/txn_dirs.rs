@@ -661,3 +661,41 @@ fn a_very_deep_tree_is_removed() {
     assert_result(&r, r#"{"count":0,"files":1}"#, 0);
     assert_eq!(listing(s.path()), Vec::<String>::new());
 }
+
+/// As another user, a sticky directory's entry owned by someone else (in
+/// a directory the caller does not own) cannot be removed: the delete is
+/// refused before anything goes (it was hidden, then answered `"left"`
+/// with the rest of the tree under the hidden name).
+#[test]
+fn another_users_entry_in_a_sticky_directory_refuses_the_delete() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv");
+    }
+    let s = scratch();
+    std::fs::set_permissions(s.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::create_dir_all(s.path().join("d/sticky")).unwrap();
+    std::fs::write(s.path().join("d/sticky/roots"), "r\n").unwrap();
+    std::fs::set_permissions(s.path().join("d"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let sticky = std::fs::Permissions::from_mode(0o1777);
+    std::fs::set_permissions(s.path().join("d/sticky"), sticky).unwrap();
+    let nobody = Some(rustix::process::Uid::from_raw(65534));
+    rustix::fs::chown(s.path().join("d"), nobody, None).unwrap();
+    let before = tree(s.path());
+    let b64 = b64(r#"{"op":"delete","path":"d","recursive":true}"#);
+    let r = run_as_nobody(s.path(), &[b"--request-b64", b64.as_bytes()]);
+    let p = s.path().canonicalize().unwrap();
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"error":"permission_denied","detail":"file 1 of 1 (d): {}/d/sticky does not let its entries be removed (sticky, and the entry is another user's): nothing was deleted","file":1}}"#,
+            p.display()
+        ),
+        1,
+    );
+    assert_eq!(tree(s.path()), before);
+    // Its own entries go.
+    rustix::fs::chown(s.path().join("d/sticky/roots"), nobody, None).unwrap();
+    let r = run_as_nobody(s.path(), &[b"--request-b64", b64.as_bytes()]);
+    assert_result(&r, r#"{"count":0,"files":1}"#, 0);
+    assert_eq!(listing(s.path()), Vec::<String>::new());
+}
