@@ -518,3 +518,194 @@ fn a_symlink_to_the_working_directory_is_never_moved_through() {
     assert_result(&r, r#"{"count":0,"files":1}"#, 0);
     assert_eq!(names(s.path()), ["w"]);
 }
+
+/// Bind-mounts `from` at `at` (root only); false where not allowed.
+fn bind(from: &Path, at: &Path) -> bool {
+    is_root()
+        && std::process::Command::new("mount")
+            .arg("--bind")
+            .args([from, at])
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+/// A bind mount of the same file system (same device) inside the tree, or
+/// the tree itself one, is a mount point too: refused before anything is
+/// removed. (The device alone let the delete empty what the mount shows:
+/// `out`, outside the tree, lost its files.)
+#[test]
+fn a_bind_mount_of_the_same_file_system_refuses_the_delete() {
+    let s = scratch();
+    std::fs::create_dir_all(s.path().join("out/keep")).unwrap();
+    std::fs::write(s.path().join("out/keep/f"), "k\n").unwrap();
+    std::fs::create_dir_all(s.path().join("d/sub/mnt")).unwrap();
+    std::fs::create_dir(s.path().join("b")).unwrap();
+    let (mnt, b) = (s.path().join("d/sub/mnt"), s.path().join("b"));
+    if !bind(&s.path().join("out"), &mnt) {
+        return skip("needs root and mount --bind");
+    }
+    let out = tree(&s.path().join("out"));
+    let d = tree(&s.path().join("d"));
+    let p = s.path().canonicalize().unwrap();
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(r#"{"op":"delete","path":"d","recursive":true}"#),
+    );
+    // Unmounted first wherever the mount went (a regression hides it with
+    // the tree): a failing run leaves no mount behind.
+    let hidden = listing(s.path())
+        .into_iter()
+        .filter(|n| n.starts_with(".as-edit-"));
+    for h in hidden {
+        let _ = std::process::Command::new("umount")
+            .arg(s.path().join(h).join("sub/mnt"))
+            .status();
+    }
+    let after = (tree(&s.path().join("out")), tree(&s.path().join("d")));
+    umount(&mnt);
+    assert!(bind(&s.path().join("out"), &b));
+    let r2 = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(r#"{"op":"delete","path":"b","recursive":true}"#),
+    );
+    let after2 = tree(&s.path().join("out"));
+    umount(&b);
+    let line = |n: &str| {
+        format!(
+            r#"{{"error":"invalid_argument","detail":"file 1 of 1 ({n}): {}/{} is a mount point (another file system): a recursive delete or a directory move stays on one file system; nothing was changed","file":1}}"#,
+            p.display(),
+            if n == "d" { "d/sub/mnt" } else { n }
+        )
+    };
+    assert_result(&r, &line("d"), 2);
+    assert_eq!(after, (out.clone(), d));
+    assert_result(&r2, &line("b"), 2);
+    assert_eq!(after2, out);
+    assert_eq!(listing(s.path()), ["b", "d", "out"]);
+}
+
+/// Whether `chattr` works on the scratch file system.
+fn chattr(flag: &str, p: &Path) -> bool {
+    std::process::Command::new("chattr")
+        .arg(flag)
+        .arg(p)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// An immutable file or an append-only directory in the tree cannot be
+/// removed: the delete is refused before anything goes (it was hidden,
+/// half removed, and answered with `"left"`).
+#[test]
+fn immutable_or_append_only_entries_refuse_the_delete() {
+    let s = scratch();
+    std::fs::create_dir_all(s.path().join("d/s")).unwrap();
+    std::fs::write(s.path().join("d/s/f"), "1\n").unwrap();
+    std::fs::write(s.path().join("d/g"), "2\n").unwrap();
+    let f = s.path().join("d/s/f");
+    if !is_root() || !chattr("+i", &f) {
+        return skip("needs root and chattr");
+    }
+    let p = s.path().canonicalize().unwrap();
+    let del = || {
+        run_stdin(
+            s.path(),
+            &["--stdin"],
+            &req(r#"{"op":"delete","path":"d","recursive":true}"#),
+        )
+    };
+    let before = tree(s.path());
+    let r = del();
+    let after = tree(s.path());
+    assert!(chattr("-i", &f));
+    let line = |n: &str| {
+        format!(
+            r#"{{"error":"permission_denied","detail":"file 1 of 1 (d): {}/{n} is immutable or append-only (chattr +i/+a): it cannot be removed; nothing was deleted","file":1}}"#,
+            p.display()
+        )
+    };
+    assert_result(&r, &line("d/s/f"), 1);
+    assert_eq!(after, before);
+    assert!(chattr("+a", &s.path().join("d/s")));
+    let r = del();
+    let after = tree(s.path());
+    assert!(chattr("-a", &s.path().join("d/s")));
+    assert_result(&r, &line("d/s"), 1);
+    assert_eq!(after, before);
+    assert_result(&del(), r#"{"count":0,"files":1}"#, 0);
+    assert_eq!(listing(s.path()), Vec::<String>::new());
+}
+
+/// A tree 10,000 directories deep (made by descriptor: its paths exceed
+/// PATH_MAX) is removed whole: the scan and the removal were recursive
+/// and overflowed the stack (an abort: no answer, and after the commit
+/// the hidden tree left without one).
+#[test]
+fn a_very_deep_tree_is_removed() {
+    use rustix::fs::{mkdirat, openat, Mode, OFlags};
+    let s = scratch();
+    std::fs::create_dir(s.path().join("d")).unwrap();
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY;
+    let mut fd = openat(rustix::fs::CWD, s.path().join("d"), flags, Mode::empty()).unwrap();
+    for _ in 0..10_000 {
+        mkdirat(&fd, "a", Mode::from_raw_mode(0o755)).unwrap();
+        fd = openat(&fd, "a", flags, Mode::empty()).unwrap();
+    }
+    rustix::fs::openat(
+        &fd,
+        "f",
+        OFlags::CREATE | OFlags::WRONLY,
+        Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    drop(fd);
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(r#"{"op":"delete","path":"d","recursive":true}"#),
+    );
+    assert_result(&r, r#"{"count":0,"files":1}"#, 0);
+    assert_eq!(listing(s.path()), Vec::<String>::new());
+}
+
+/// As another user, a sticky directory's entry owned by someone else (in
+/// a directory the caller does not own) cannot be removed: the delete is
+/// refused before anything goes (it was hidden, then answered `"left"`
+/// with the rest of the tree under the hidden name).
+#[test]
+fn another_users_entry_in_a_sticky_directory_refuses_the_delete() {
+    if !setpriv_available() {
+        return skip("needs root and setpriv");
+    }
+    let s = scratch();
+    std::fs::set_permissions(s.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::create_dir_all(s.path().join("d/sticky")).unwrap();
+    std::fs::write(s.path().join("d/sticky/roots"), "r\n").unwrap();
+    std::fs::set_permissions(s.path().join("d"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let sticky = std::fs::Permissions::from_mode(0o1777);
+    std::fs::set_permissions(s.path().join("d/sticky"), sticky).unwrap();
+    let nobody = Some(rustix::process::Uid::from_raw(65534));
+    rustix::fs::chown(s.path().join("d"), nobody, None).unwrap();
+    let before = tree(s.path());
+    let b64 = b64(r#"{"op":"delete","path":"d","recursive":true}"#);
+    let r = run_as_nobody(s.path(), &[b"--request-b64", b64.as_bytes()]);
+    let p = s.path().canonicalize().unwrap();
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"error":"permission_denied","detail":"file 1 of 1 (d): {}/d/sticky does not let its entries be removed (sticky, and the entry is another user's): nothing was deleted","file":1}}"#,
+            p.display()
+        ),
+        1,
+    );
+    assert_eq!(tree(s.path()), before);
+    // Its own entries go.
+    rustix::fs::chown(s.path().join("d/sticky/roots"), nobody, None).unwrap();
+    let r = run_as_nobody(s.path(), &[b"--request-b64", b64.as_bytes()]);
+    assert_result(&r, r#"{"count":0,"files":1}"#, 0);
+    assert_eq!(listing(s.path()), Vec::<String>::new());
+}

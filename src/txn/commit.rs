@@ -29,7 +29,7 @@ use super::prepare::{first_op, temp_dir};
 use super::undo::{self, Back};
 
 mod place;
-mod tree;
+pub(in crate::txn) mod tree;
 use super::TxnError;
 use place::place;
 

@@ -24,6 +24,7 @@ use super::walk::What;
 use super::{End, Model};
 use crate::fs::{FsError, NotFoundKind};
 use crate::protocol::{display_path, ErrorKind, Failure};
+use crate::txn::commit::tree::{ident, Ident};
 use crate::txn::op::OpKind;
 use crate::txn::TxnError;
 
@@ -124,15 +125,20 @@ impl Model<'_> {
             ));
         }
         let (t, _, _) = self.files[f].orig.as_ref().expect("on disk");
-        let parent = rfs::fstat(&t.dir).map_err(|e| io(from, e))?.st_dev;
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rfs::openat(&t.dir, &t.name, flags, Mode::empty()).map_err(|e| io(from, e))?;
-        let dev = rfs::fstat(&fd).map_err(|e| io(from, e))?.st_dev;
-        if dev != parent {
+        // The tree's mount: its parent's (a mount point, a bind mount of
+        // the same file system too, is refused: `commit::tree`).
+        let top = ident(t.dir.as_fd(), c"").map_err(|e| io(from, e))?.at;
+        let me = ident(t.dir.as_fd(), &t.name).map_err(|e| io(from, e))?;
+        if me.foreign(top) {
             return Err(mount(from));
         }
         if matches!(self.txn.ops[i].kind, OpKind::Delete { .. }) {
-            scan(fd, dev, from.to_owned())?;
+            if me.pinned {
+                return Err(pinned(from));
+            }
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let fd = rfs::openat(&t.dir, &t.name, flags, Mode::empty()).map_err(|e| io(from, e))?;
+            scan(fd, top, me, from.to_owned())?;
         }
         Ok(())
     }
@@ -167,16 +173,20 @@ impl Model<'_> {
         if let Some(l) = &w.through {
             return Err(super::new::dangling(l.clone()));
         }
-        if !parents && !w.rest.is_empty() {
-            let mut missing = w.base.clone();
-            missing.push(&w.rest[0]);
-            return Err(TxnError::of(
-                0,
-                FsError::NotFound {
-                    path: missing,
-                    kind: NotFoundKind::Missing,
-                },
-            ));
+        // Without `parents` every directory above must exist: on disk or
+        // made by an earlier op (`rest` holds both kinds).
+        let mut missing = w.base.clone();
+        for r in &w.rest {
+            missing.push(r);
+            if !parents && !self.made.contains(&missing) {
+                return Err(TxnError::of(
+                    0,
+                    FsError::NotFound {
+                        path: missing,
+                        kind: NotFoundKind::Missing,
+                    },
+                ));
+            }
         }
         let dest = self.dest(w)?;
         let dest = self.landing(path, dest, (None, None), false)?;
@@ -226,49 +236,96 @@ fn mount(path: &Path) -> TxnError {
     )
 }
 
-/// Every directory of the tree at `fd` (at `path`, on device `dev`): on
-/// that device, and where it holds entries, writable and searchable by
-/// the caller. Never follows a symlink.
-fn scan(fd: OwnedFd, dev: u64, path: PathBuf) -> Result<(), TxnError> {
-    let dir = rfs::Dir::read_from(&fd).map_err(|e| io(&path, e))?;
-    let mut full = false;
-    for e in dir {
-        let e = e.map_err(|e| io(&path, e))?;
-        let name = e.file_name();
-        if name == c"." || name == c".." {
+/// `permission_denied`: an entry `chattr +i` or `+a` (its name cannot go).
+fn pinned(path: &Path) -> TxnError {
+    fail(
+        ErrorKind::PermissionDenied,
+        format!(
+            "{} is immutable or append-only (chattr +i/+a): it cannot be removed; nothing was deleted",
+            display_path(path)
+        ),
+    )
+}
+
+/// `permission_denied`: the directory at `path` does not let the caller
+/// remove its entries (`why`).
+fn locked(path: &Path, why: &str) -> TxnError {
+    fail(
+        ErrorKind::PermissionDenied,
+        format!(
+            "{} does not let its entries be removed ({why}): nothing was deleted",
+            display_path(path)
+        ),
+    )
+}
+
+/// Every entry of the tree at `fd` (at `path`, the directory `me`, on the
+/// mount `top`): on that mount, neither immutable nor append-only, and
+/// removable by the caller (its directory writable and searchable; in a
+/// sticky directory, owned by the caller or in a directory it owns, unless
+/// root). Never follows a symlink. Iterative, one descriptor per level (a
+/// deep tree cannot overflow the stack; one deeper than the descriptor
+/// limit allows is refused, naming where).
+fn scan(fd: OwnedFd, top: (u64, Option<u64>), me: Ident, path: PathBuf) -> Result<(), TxnError> {
+    let root = rustix::process::geteuid();
+    let mut path = path;
+    let dir = rfs::Dir::new(fd).map_err(|e| io(&path, e))?;
+    // Each level: its stream, the directory's own ident, whether it holds entries.
+    let mut stack = vec![(dir, me, false)];
+    while let Some((dir, me, full)) = stack.last_mut() {
+        let e = match dir.read() {
+            None => {
+                let ok = dir.fd().and_then(|d| {
+                    rfs::accessat(
+                        d,
+                        c".",
+                        Access::WRITE_OK | Access::EXEC_OK,
+                        AtFlags::EACCESS,
+                    )
+                });
+                if *full && ok.is_err() {
+                    return Err(locked(&path, "no write or search permission"));
+                }
+                stack.pop();
+                if !stack.is_empty() {
+                    path.pop();
+                }
+                continue;
+            }
+            Some(e) => e.map_err(|e| io(&path, e))?,
+        };
+        let name = e.file_name().to_owned();
+        if name.as_bytes() == b"." || name.as_bytes() == b".." {
             continue;
         }
-        full = true;
-        let st = rfs::statat(fd.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW);
+        *full = true;
         let sub = path.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
-        let st = st.map_err(|e| io(&sub, e))?;
-        if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+        let d = dir.fd().map_err(|e| io(&path, e))?;
+        let st = ident(d, &name).map_err(|e| io(&sub, e))?;
+        if st.pinned {
+            return Err(pinned(&sub));
+        }
+        let sticky = me.mode & 0o1000 != 0;
+        if sticky && !root.is_root() && st.uid != root.as_raw() && me.uid != root.as_raw() {
+            return Err(locked(&path, "sticky, and the entry is another user's"));
+        }
+        if st.kind != FileType::Directory {
             continue;
         }
-        if st.st_dev != dev {
+        if st.foreign(top) {
             return Err(mount(&sub));
         }
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let sfd = rfs::openat(fd.as_fd(), name, flags, Mode::empty()).map_err(|e| io(&sub, e))?;
-        if rfs::fstat(&sfd).map_err(|e| io(&sub, e))?.st_dev != dev {
+        let sfd = rfs::openat(d, &name, flags, Mode::empty()).map_err(|e| io(&sub, e))?;
+        if ident(sfd.as_fd(), c"")
+            .map_err(|e| io(&sub, e))?
+            .foreign(top)
+        {
             return Err(mount(&sub));
         }
-        scan(sfd, dev, sub)?;
-    }
-    let ok = rfs::accessat(
-        fd.as_fd(),
-        c".",
-        Access::WRITE_OK | Access::EXEC_OK,
-        AtFlags::EACCESS,
-    );
-    if full && ok.is_err() {
-        return Err(fail(
-            ErrorKind::PermissionDenied,
-            format!(
-                "{} does not let its entries be removed (no write or search permission): nothing was deleted",
-                display_path(&path)
-            ),
-        ));
+        let sdir = rfs::Dir::new(sfd).map_err(|e| io(&sub, e))?;
+        path = sub;
+        stack.push((sdir, st, false));
     }
     Ok(())
 }
