@@ -254,6 +254,7 @@ impl Model<'_> {
             }
             OpKind::Mkdir { .. } => unreachable!("made above"),
             OpKind::Delete { .. } => {
+                self.carry(f, &from, None);
                 self.vacate(f);
                 self.gone(f);
             }
@@ -314,6 +315,7 @@ impl Model<'_> {
                     return Err(dir::into_itself(&from, &dest.t.path));
                 }
                 self.make_dirs(&dest);
+                self.carry(f, &from, Some(&dest.t.path));
                 self.vacate(f);
                 // Moved back to where it was: in place again.
                 if let Some((t, _, _)) = &self.files[f].orig {
@@ -376,6 +378,39 @@ impl Model<'_> {
         match self.names.iter_mut().find(|n| n.0 == key) {
             Some(n) => n.1 = f,
             None => self.names.push((key, f)),
+        }
+    }
+
+    /// What a directory's delete or move (`f` at `from`; `to`: where it
+    /// goes) does to the names under it: each file and made directory
+    /// there goes with it (or is removed), and its old name is missing.
+    /// Left in place, a later op on `from/x` reached a file of the model
+    /// that had moved with the tree (rewriting `to/x`), or one removed
+    /// with it (an edit reported done, a create refused `file_exists`).
+    fn carry(&mut self, f: usize, from: &Path, to: Option<&Path>) {
+        if self.files[f].tree == Tree::No {
+            return;
+        }
+        let under = |k: &Path| k != from && k.starts_with(from);
+        let moved = |k: &Path| to.map(|t| t.join(k.strip_prefix(from).expect("under")));
+        let mut carried = Vec::new();
+        for n in self.names.iter_mut().filter(|n| under(&n.0)) {
+            if let Some(g) = n.1.take() {
+                carried.push((moved(&n.0), g));
+            }
+        }
+        for (key, g) in carried {
+            self.at[g] = None;
+            if let Some(k) = key {
+                self.occupy(g, k);
+            }
+        }
+        let made = std::mem::take(&mut self.made);
+        for m in made {
+            match under(&m) {
+                false => self.made.push(m),
+                true => self.made.extend(moved(&m)),
+            }
         }
     }
 
