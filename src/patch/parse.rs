@@ -31,7 +31,8 @@
 //!   may start directly with body lines. Several `@@ HEADER` lines in a row
 //!   each narrow where the chunk starts (`@@ class A` then `@@ def m`): the
 //!   locator finds each in turn. `@@` alone (or with only whitespace) narrows
-//!   nothing. The header is the text after `@@ ` (or after `@@`).
+//!   nothing. The header is the text after `@@ ` (or after `@@`), its
+//!   trailing blanks (Unicode's too) dropped, as Codex does.
 //! - Body: ` ` context (in old and new), `-` old only, `+` new only; an empty
 //!   line (no prefix) is empty context, as models write blank lines (first
 //!   in the first chunk too: Codex skips them only before a later one), but
@@ -376,8 +377,11 @@ impl Lines<'_, '_> {
                 .get(self.i)
                 .and_then(|l| l.strip_prefix("@@"))
             {
-                let h = h.strip_prefix(' ').unwrap_or(h);
-                if !h.trim().is_empty() {
+                // Trailing blanks dropped, as Codex does (0.171.0: `@@ a `
+                // and `@@ a\t` find the line `a`, not `a `): kept, the
+                // exact grade took `a ` and the chunk landed elsewhere.
+                let h = h.strip_prefix(' ').unwrap_or(h).trim_end();
+                if !h.is_empty() {
                     chunk.headers.push(h.to_owned());
                 }
                 headed = true;
