@@ -314,3 +314,47 @@ fn the_search_after_dropped_separators_stands_as_codex_s() {
     );
     assert_eq!(read(d.path(), "f.txt").as_deref(), Some("A\n\nX\nb\n"));
 }
+
+/// `Update File: a` + `Move to: l`, `l` a symlink to `a` (task b33):
+/// Codex (0.171.0) writes the new text through `l` and then removes `a`,
+/// leaving `l` dangling; as-edit saw the destination as the file itself
+/// and updated `a` in place, reporting `M l` (exit 0, a silent
+/// difference). Refused now, naming both, nothing written; with
+/// `--patch` a Move to onto an existing name is `file_exists`.
+#[test]
+fn a_move_onto_a_symlink_to_the_file_itself_is_refused() {
+    let patch = "*** Begin Patch\n*** Update File: a\n*** Move to: l\n@@\n-x\n+y\n*** End Patch\n";
+    let d = setup(&[("a", "x\n")]);
+    let w = d.path().join("w").canonicalize().unwrap();
+    std::os::unix::fs::symlink("a", w.join("l")).unwrap();
+    let ino = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(w.join("a")).unwrap());
+    let before = ino();
+    let check = || {
+        assert_eq!(
+            (read(d.path(), "a").as_deref(), ino()),
+            (Some("x\n"), before)
+        );
+        assert_eq!(std::fs::read_link(w.join("l")).unwrap(), Path::new("a"));
+        assert_eq!(std::fs::read_dir(&w).unwrap().count(), 2, "no temp left");
+    };
+    let (out, err, code) = apply_patch(d.path(), &[patch], "");
+    let a = w.join("a").display().to_string();
+    let want = format!("file_not_found: file 1 of 1 (a): l is a symlink to {a}, the file moved: Codex writes through it and then removes {a}, leaving the link dangling; send *** Update File of {a} without Move to, or *** Delete File of the link first\nNo files were modified (the patch applies all or nothing).\n");
+    assert_eq!((out.as_str(), err.as_str(), code), ("", want.as_str(), 1));
+    check();
+    let o = Command::new(env!("CARGO_BIN_EXE_as-edit"))
+        .arg("--patch-b64")
+        .arg(common::b64(patch))
+        .current_dir(&w)
+        .output()
+        .unwrap();
+    let want = "__RESULT__{\"error\":\"file_exists\",\"detail\":\"file 1 of 1 (a): l exists; use Update File to change it, or Delete File then Add File to replace it\",\"file\":1}\n";
+    assert_eq!(
+        (
+            String::from_utf8(o.stdout).unwrap().as_str(),
+            o.status.code()
+        ),
+        (want, Some(1))
+    );
+    check();
+}

@@ -618,3 +618,121 @@ fn no_directory_is_made_through_a_dangling_link() {
     assert_result(&r, r#"{"count":0,"files":2}"#, 0);
     assert_eq!(std::fs::read(w.join("made/y")).unwrap(), b"y");
 }
+
+/// A directory's delete or move takes the names of the model under it
+/// along (task b33): after `edit d/x` + `move d e`, a later `edit d/x`
+/// edited `e/x` and a `create d/x` with `overwrite` rewrote `e/x` (exit
+/// 0, no `d/x`); after `edit d/x` + a recursive delete of `d`, a later
+/// `edit d/x` was reported done and a `create d/x` was `file_exists`;
+/// `move y d/y` + `move d e` + `edit d/y` edited `e/y`. Now `d/x` is
+/// missing (and a create makes it anew); a hard link of a file deleted
+/// with the tree is refused as one of a deleted file; moved back, the
+/// file is found again.
+#[test]
+fn names_under_a_deleted_or_moved_directory_go_with_it() {
+    let edit = |p: &str, old: &str| {
+        format!(r#"{{"op":"edit","path":"{p}","edits":[{{"old":"{old}","new":"Z"}}]}}"#)
+    };
+    let (ex, mv, rm) = (
+        edit("d/x", "C"),
+        r#"{"op":"move","path":"d","to":"e"}"#,
+        r#"{"op":"delete","path":"d","recursive":true}"#,
+    );
+    let missing = |w: &Path, n: usize, p: &str| {
+        let abs = w.canonicalize().unwrap().join(p);
+        format!(
+            r#"{{"error":"file_not_found","detail":"file {n} of {n} ({p}): {} does not exist","file":{n}}}"#,
+            abs.display()
+        )
+    };
+    for (ops, want) in [
+        (vec![ex.clone(), mv.into(), edit("d/x", "Z")], None),
+        (vec![ex.clone(), rm.into(), edit("d/x", "Z")], None),
+        (
+            vec![
+                r#"{"op":"move","path":"y","to":"d/y"}"#.into(),
+                mv.into(),
+                edit("d/y", "Y"),
+            ],
+            Some("d/y"),
+        ),
+    ] {
+        let d = scratch();
+        let w = d.path().join("w");
+        std::fs::create_dir_all(w.join("d")).unwrap();
+        write_file(&w, "d/x", b"C\n", 0o644);
+        write_file(&w, "y", b"Y\n", 0o644);
+        let before = tree(&w);
+        let r = files(&w, &[], &format!(r#"{{"files":[{}]}}"#, ops.join(",")));
+        assert_result(&r, &missing(&w, 3, want.unwrap_or("d/x")), 1);
+        assert_eq!(tree(&w), before, "{ops:?}");
+    }
+
+    // A create over the moved file's old name: refused as a create where
+    // an earlier op moves a directory away (it rewrote e/x).
+    let d = scratch();
+    let w = d.path().join("w");
+    std::fs::create_dir_all(w.join("d")).unwrap();
+    write_file(&w, "d/x", b"C\n", 0o644);
+    let before = tree(&w);
+    let create = r#"{"op":"create","path":"d/x","content":"N\n","overwrite":true}"#;
+    let r = files(&w, &[], &format!(r#"{{"files":[{ex},{mv},{create}]}}"#));
+    let abs = w.canonicalize().unwrap();
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"error":"file_not_found","detail":"file 3 of 3 (d/x): d/x needs a directory {}/d where an earlier op moves a file away; send this op in another call","file":3}}"#,
+            abs.display()
+        ),
+        1,
+    );
+    assert_eq!(tree(&w), before);
+
+    // After a recursive delete: the create makes d/x anew; a hard link of
+    // the deleted d/x is refused; moved back, d/x is the edited file.
+    let d = scratch();
+    let w = d.path().join("w");
+    std::fs::create_dir_all(w.join("d")).unwrap();
+    write_file(&w, "d/x", b"C\n", 0o644);
+    std::fs::hard_link(w.join("d/x"), w.join("h")).unwrap();
+    let before = tree(&w);
+    let r = files(
+        &w,
+        &[],
+        &format!(
+            r#"{{"files":[{ex},{rm},{},{}]}}"#,
+            edit("h", "Z"),
+            r#"{"op":"create","path":"d/x","content":"N\n"}"#
+        ),
+    );
+    assert_result(
+        &r,
+        r#"{"error":"file_not_found","detail":"file 3 of 4 (h): h is a hard link of a file an earlier op removes; send this op in another call","file":3}"#,
+        1,
+    );
+    assert_eq!(tree(&w), before);
+    let r = files(
+        &w,
+        &[],
+        &format!(
+            r#"{{"files":[{ex},{rm},{}]}}"#,
+            r#"{"op":"create","path":"d/x","content":"N\n"}"#
+        ),
+    );
+    assert_result(&r, r#"{"count":1,"files":2}"#, 0);
+    let t = tree(&w);
+    assert_eq!(t["d/x"].0, b"N\n");
+    assert_eq!((t["h"].0.as_slice(), t.len()), (&b"C\n"[..], 3));
+    let back = r#"{"op":"move","path":"e","to":"d"}"#;
+    let r = files(
+        &w,
+        &[],
+        &format!(
+            r#"{{"files":[{},{mv},{back},{}]}}"#,
+            edit("d/x", "N"),
+            edit("d/x", "Z")
+        ),
+    );
+    assert_result(&r, r#"{"count":2,"files":1}"#, 0);
+    assert_eq!(std::fs::read(w.join("d/x")).unwrap(), b"Z\n");
+}

@@ -45,15 +45,16 @@
 //! | `Update File` + `Move to` of a symlink | the link removed, its target kept | n/a | refused (`file_not_found`, naming the link and its target; nothing written): a transaction's `move` follows a final symlink and would move the target, a file the patch did not name |
 //! | `Update File` of two hard links of one file, one after the other | both names hold the result (written in place) | n/a | refused, naming both paths, nothing written: by rename one name would keep the old text |
 //! | `Update File: a` + `Move to: h`, `h` a hard link of `a` | `a` removed, `h` the new content | n/a | `file_exists` (`apply_patch` mode: refused naming both, nothing written): a rename onto another name of the file leaves both |
+//! | `Update File: a` + `Move to: l`, `l` a symlink to `a` | the new text written through `l`, then `a` removed (`l` dangles) | n/a | `file_exists` (`apply_patch` mode: refused naming both, nothing written): the destination is the file itself |
 //! | a chunk that lost separator empty lines, then a chunk placed where the search stands | after those empty lines | n/a | before them: open |
-//! | an `@@` header line's match | first, 4 grades | first, exact then trimmed | first, 4 grades (Codex) |
+//! | an `@@` header line's match | first, 4 grades, its trailing blanks dropped | first, exact then trimmed | first, 4 grades, its trailing blanks dropped (Codex) |
 //! | a CRLF file | kept CRLF | n/a | LF, the edit contract (`--eol preserve`; `apply_patch` mode: `--preserve-crlf`) |
 //! | the mode after `Move to` | a new file's: 0666 less the umask | n/a | the file's own (it is renamed) |
 //! | `Move to:` the file's own path | the file is deleted (checked against `@openai/codex`'s binary) | n/a | an update in place |
 //!
 //! The SDK's `apply_diff` takes one file's diff; the patch-level rows
 //! (hunks, Add/Move) are Codex's alone. The patch forms share the
-//! transaction's rules but for three (`Txn::patch`, issue 33): where
+//! transaction's rules but for four (`Txn::patch`, issue 33): where
 //! Codex writes in place and as-edit by rename the answers would differ
 //! silently (a symlink's target moved, a hard link keeping the old text),
 //! so those patches are refused before anything is written.

@@ -31,7 +31,7 @@
 //!   may start directly with body lines. Several `@@ HEADER` lines in a row
 //!   each narrow where the chunk starts (`@@ class A` then `@@ def m`): the
 //!   locator finds each in turn. `@@` alone (or with only whitespace) narrows
-//!   nothing. The header is the text after `@@ ` (or after `@@`).
+//!   nothing. The header: the text after `@@ ` (or `@@`), end-trimmed (Codex).
 //! - Body: ` ` context (in old and new), `-` old only, `+` new only; an empty
 //!   line (no prefix) is empty context, as models write blank lines (first
 //!   in the first chunk too: Codex skips them only before a later one), but
@@ -376,8 +376,8 @@ impl Lines<'_, '_> {
                 .get(self.i)
                 .and_then(|l| l.strip_prefix("@@"))
             {
-                let h = h.strip_prefix(' ').unwrap_or(h);
-                if !h.trim().is_empty() {
+                let h = h.strip_prefix(' ').unwrap_or(h).trim_end();
+                if !h.is_empty() {
                     chunk.headers.push(h.to_owned());
                 }
                 headed = true;

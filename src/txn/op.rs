@@ -38,7 +38,7 @@ pub struct Txn {
     pub new_modes: NewModes,
     /// A V4A patch's transaction (`patch::compile`): an `Update File` +
     /// `Move to` of a symlink, a second name of a hard-linked file and a
-    /// `Move to` onto a hard link of the file are refused, where a
+    /// `Move to` onto a hard link of the file or a symlink to it are refused, where a
     /// `{"files"}` request's `move` and ops follow the rules above
     /// (`plan`: Codex writes in place there, as-edit by rename).
     pub patch: bool,

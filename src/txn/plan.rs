@@ -254,6 +254,7 @@ impl Model<'_> {
             }
             OpKind::Mkdir { .. } => unreachable!("made above"),
             OpKind::Delete { .. } => {
+                self.carry(f, &from, None);
                 self.vacate(f);
                 self.gone(f);
             }
@@ -269,15 +270,25 @@ impl Model<'_> {
                 if change.is_some() {
                     self.files[f].steps.push(i);
                 }
-                let dest = match self.locate(to, true, true)? {
+                let named = self.locate(to, true, true)?;
+                let onto_symlink = self.link.take();
+                let dest = match named {
                     Named::Nothing(d, link, via) => self.landing(to, d, (link, via), *overwrite)?,
                     // A patch onto another name of the file: Codex removes
                     // this one and writes that one in place; by rename the
-                    // same file would stay at both (`link`).
+                    // same file would stay at both (`link`). Onto a symlink
+                    // to the file: Codex writes through it, then removes
+                    // the file (the link dangles); as-edit saw itself.
                     Named::Link(g) if g == f && self.txn.patch => {
                         return Err(match overwrite {
                             false => exists(to),
                             true => new::patch_onto_link(to, &from),
+                        });
+                    }
+                    Named::File(g) if g == f && self.txn.patch && onto_symlink.is_some() => {
+                        return Err(match overwrite {
+                            false => exists(to),
+                            true => new::patch_onto_symlink(to, &from),
                         });
                     }
                     // Onto itself (a hard link of it too: rename(2) leaves both).
@@ -314,6 +325,7 @@ impl Model<'_> {
                     return Err(dir::into_itself(&from, &dest.t.path));
                 }
                 self.make_dirs(&dest);
+                self.carry(f, &from, Some(&dest.t.path));
                 self.vacate(f);
                 // Moved back to where it was: in place again.
                 if let Some((t, _, _)) = &self.files[f].orig {

@@ -105,6 +105,39 @@ impl Model<'_> {
         ))
     }
 
+    /// What a directory's delete or move (`f` at `from`; `to`: where it
+    /// goes) does to the names under it: each file and made directory
+    /// there goes with it (or is removed), and its old name is missing.
+    /// Left in place, a later op on `from/x` reached a file of the model
+    /// that had moved with the tree (rewriting `to/x`), or one removed
+    /// with it (an edit reported done, a create refused `file_exists`).
+    pub(super) fn carry(&mut self, f: usize, from: &Path, to: Option<&Path>) {
+        if self.files[f].tree == Tree::No {
+            return;
+        }
+        let under = |k: &Path| k != from && k.starts_with(from);
+        let moved = |k: &Path| to.map(|t| t.join(k.strip_prefix(from).expect("under")));
+        let mut carried = Vec::new();
+        for n in self.names.iter_mut().filter(|n| under(&n.0)) {
+            if let Some(g) = n.1.take() {
+                carried.push((moved(&n.0), g));
+            }
+        }
+        for (key, g) in carried {
+            self.at[g] = None;
+            if let Some(k) = key {
+                self.occupy(g, k);
+            }
+        }
+        let made = std::mem::take(&mut self.made);
+        for m in made {
+            match under(&m) {
+                false => self.made.push(m),
+                true => self.made.extend(moved(&m)),
+            }
+        }
+    }
+
     /// Checks op `i` on the directory file `f` at `from`.
     pub(super) fn dir_op(&mut self, i: usize, f: usize, from: &Path) -> Result<(), TxnError> {
         let p = display_path(from);

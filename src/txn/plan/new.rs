@@ -234,6 +234,16 @@ pub(super) fn patch_onto_link(to: &Path, from: &Path) -> TxnError {
     refused(to, &format!("is a hard link of {a}, the file moved: Codex removes {a} and writes this name in place, a rename would leave both; send *** Delete File of {a} and *** Add File of this path"))
 }
 
+/// A patch's `Move to: to`, a symlink to the moved file at `from`:
+/// Codex writes the new text through the link and then removes `from`
+/// (the link is left dangling); a rename onto the file itself is an
+/// update in place.
+#[cold]
+pub(super) fn patch_onto_symlink(to: &Path, from: &Path) -> TxnError {
+    let a = crate::protocol::display_path(from);
+    refused(to, &format!("is a symlink to {a}, the file moved: Codex writes through it and then removes {a}, leaving the link dangling; send *** Update File of {a} without Move to, or *** Delete File of the link first"))
+}
+
 impl Model<'_> {
     /// A patch naming `path`, a hard link of file `g`, which an earlier
     /// hunk names: Codex writes it in place (both names change), as-edit
