@@ -18,6 +18,12 @@
 //!   is consumed but what tells whether the file ends there (`eof`): a
 //!   line's terminator is consumed only with the byte after it, or at the
 //!   file's end, so the reader always knows which tail the answer has.
+//! - Lines before `start` are read too (checked and hashed: `lines` and
+//!   `sha256` are of the whole file, and `not_text` names the first fault
+//!   in it), whole lines at once ([`Lines::skip`]: one UTF-8 check and one
+//!   NUL search per chunk). Following `next` through a file still costs
+//!   each page the bytes before it (quadratic in the page count; a byte
+//!   offset hint in `next` would make it linear, not done yet).
 //! - Memory: the page's text (at most its budget) and nothing per line.
 //! - The budget is what the answer's varying parts may take ([`tail`]: the
 //!   escaped text, `end`, `eof`, `lines` and `sha256`, `cut_lines`,
