@@ -18,6 +18,12 @@
 //!   is consumed but what tells whether the file ends there (`eof`): a
 //!   line's terminator is consumed only with the byte after it, or at the
 //!   file's end, so the reader always knows which tail the answer has.
+//! - Lines before `start` are read too (checked and hashed: `lines` and
+//!   `sha256` are of the whole file, and `not_text` names the first fault
+//!   in it), whole lines at once ([`Lines::skip`]: one UTF-8 check and one
+//!   NUL search per chunk). Following `next` through a file still costs
+//!   each page the bytes before it (quadratic in the page count; a byte
+//!   offset hint in `next` would make it linear, not done yet).
 //! - Memory: the page's text (at most its budget) and nothing per line.
 //! - The budget is what the answer's varying parts may take ([`tail`]: the
 //!   escaped text, `end`, `eof`, `lines` and `sha256`, `cut_lines`,
@@ -168,6 +174,12 @@ impl Lines {
     pub fn feed(&mut self, buf: &[u8], eof: bool) -> Result<usize, NotText> {
         let mut i = 0;
         while self.state == State::Reading && i < buf.len() {
+            if !self.in_range() {
+                i += self.skip(buf, i)?;
+                if i == buf.len() {
+                    break;
+                }
+            }
             let rest = &buf[i..];
             let term = memchr(b'\n', rest);
             let mut seg = &rest[..term.unwrap_or(rest.len())];
@@ -221,6 +233,46 @@ impl Lines {
             }
         }
         Ok(i)
+    }
+
+    /// Lines before `start` from `buf[i..]`, whole lines at once (one UTF-8 check and
+    /// one NUL search over them all, not one per line: a `next` followed
+    /// through a file rescans what the pages before read). Returns the
+    /// bytes consumed: up to the last LF that still ends a line before
+    /// `start` and has a byte after it (the per-line path decides the
+    /// rest, the file's end included).
+    fn skip(&mut self, buf: &[u8], i: usize) -> Result<usize, NotText> {
+        let rest = &buf[i..];
+        let want = self.ask.start - self.line;
+        let mut k = 0;
+        let mut upto = 0;
+        for t in memchr::memchr_iter(b'\n', rest) {
+            if k == want || t + 1 == rest.len() {
+                break;
+            }
+            k += 1;
+            upto = t + 1;
+        }
+        if k == 0 {
+            return Ok(0);
+        }
+        let region = &rest[..upto];
+        // It ends with an LF: any UTF-8 error is an invalid byte, and the
+        // first fault in file order is the one named, as line by line.
+        let valid = match std::str::from_utf8(region) {
+            Ok(_) => region.len(),
+            Err(e) => e.valid_up_to(),
+        };
+        if let Some(z) = memchr(0, &region[..valid]) {
+            return Err(self.not_text(i + z, "a NUL byte"));
+        }
+        if valid < region.len() {
+            return Err(self.not_text(i + valid, "invalid UTF-8"));
+        }
+        // The hash and the offset take these bytes with the rest of `buf`.
+        self.line += k;
+        self.has_bytes = false;
+        Ok(upto)
     }
 
     fn not_text(&self, at: usize, what: &'static str) -> NotText {
@@ -633,6 +685,49 @@ mod tests {
                 start = p.end + 1;
             }
             prop_assert_eq!(got, file);
+        }
+
+        /// Lines before `start` are checked in bulk: the fault named is the
+        /// first in the file (a NUL or invalid UTF-8, as line by line), and
+        /// a `start` past the end still counts every line and hashes the
+        /// whole file, whatever the chunks.
+        #[test]
+        fn skipped_lines_name_the_first_fault_and_count_all(
+            parts in proptest::collection::vec((
+                "[a-z\u{e9}]{0,6}",
+                prop_oneof![Just(&b""[..]), Just(&b"\0"[..]), Just(&b"\xff"[..]), Just(&b"\xe9"[..])],
+                prop_oneof![Just("\n"), Just("\r\n"), Just("\r")],
+            ), 0..30),
+            step in 1usize..20,
+            start in 1u64..40,
+        ) {
+            let mut file: Vec<u8> = Vec::new();
+            for (text, bad, end) in &parts {
+                file.extend_from_slice(text.as_bytes());
+                if file.len() % 3 == 0 {
+                    file.extend_from_slice(bad);
+                }
+                file.extend_from_slice(end.as_bytes());
+            }
+            let valid = std::str::from_utf8(&file).map_or_else(|e| e.valid_up_to(), |_| file.len());
+            let fault = match memchr(0, &file[..valid]) {
+                Some(z) => Some((z as u64, "a NUL byte")),
+                None if valid < file.len() => Some((valid as u64, "invalid UTF-8")),
+                None => None,
+            };
+            let lines = file.split(|&b| b == b'\n').count() as u64
+                - u64::from(file.is_empty() || file.ends_with(b"\n"));
+            match (read(&file, ask(start.max(lines + 1), None), step), fault) {
+                (Err(e), Some((at, what))) => {
+                    prop_assert_eq!(e, NotText { offset: at, what });
+                }
+                (Ok((p, _)), None) => {
+                    prop_assert!(p.eof);
+                    let sha: [u8; 32] = Sha256::digest(&file).into();
+                    prop_assert_eq!(p.whole, Some((lines, sha)));
+                }
+                (got, want) => prop_assert!(false, "{:?} vs {:?}", got.map(|g| g.0), want),
+            }
         }
     }
 }
