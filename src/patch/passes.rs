@@ -41,6 +41,10 @@ const END: usize = usize::MAX;
 
 use super::rewrite::{Splice, Writer};
 
+/// The searches (chunk, header or `None` for its old lines), and the
+/// anchors of each one's old lines and retry.
+type Steps<'s> = (&'s [(usize, Option<usize>)], &'s [[usize; 2]]);
+
 /// Whether the search of chunk `c`'s old lines (`h`: its header) is
 /// retried without a final empty old line, as the locator does.
 fn retried(c: &Chunk, h: Option<usize>) -> bool {
@@ -63,7 +67,7 @@ struct Stage<'c> {
 impl<'c> Stage<'c> {
     fn new(
         chunks: &'c [Chunk],
-        (steps, anchors): (&[(usize, Option<usize>)], &[[usize; 2]]),
+        (steps, anchors): Steps<'_>,
         step: usize,
         from: usize,
         max: Grade,
@@ -139,7 +143,7 @@ impl<'c> Stage<'c> {
 #[inline(never)]
 fn chained<'c>(
     chunks: &'c [Chunk],
-    steps: (&[(usize, Option<usize>)], &[[usize; 2]]),
+    steps: Steps<'_>,
     (step, from): (usize, usize),
     (max, bound, strict): (Grade, usize, bool),
     (table, source): (&Table, &mut Source<'_>),
@@ -169,7 +173,7 @@ struct Chain<'c, 's> {
     stages: Vec<Stage<'c>>,
     chunks: &'c [Chunk],
     /// The searches, and the anchors of each one's old lines and retry.
-    steps: (&'s [(usize, Option<usize>)], &'s [[usize; 2]]),
+    steps: Steps<'s>,
     max: Grade,
     table: &'s Table,
     /// The lines before the current one the anchored searches look back to.
