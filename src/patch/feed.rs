@@ -120,6 +120,45 @@ pub(super) fn scan(
     fed.then_some(lines.n)
 }
 
+/// The last lines of the text, for the searches anchored past their first
+/// line (`passes.rs`): at most as many as the longest pattern has, each as
+/// [`scan`] gives it (`None`: dropped, it matches nothing).
+pub(super) struct Ring {
+    lines: Vec<(Vec<u8>, bool)>,
+    n: usize,
+}
+
+impl Ring {
+    /// Holds the last `len` lines.
+    pub(super) fn new(len: usize) -> Ring {
+        Ring {
+            lines: vec![(Vec::new(), false); len],
+            n: 0,
+        }
+    }
+
+    /// The next line.
+    pub(super) fn push(&mut self, l: Option<&[u8]>) {
+        if let Some(at) = self.n.checked_rem(self.lines.len()) {
+            let (v, live) = &mut self.lines[at];
+            v.clear();
+            v.extend_from_slice(l.unwrap_or_default());
+            *live = l.is_some();
+        }
+        self.n += 1;
+    }
+
+    /// Line `i`, one of the last `len` pushed.
+    pub(super) fn get(&self, i: usize) -> Option<&[u8]> {
+        assert!(
+            i < self.n && self.n - i <= self.lines.len(),
+            "line {i} held"
+        );
+        let (v, live) = &self.lines[i % self.lines.len()];
+        live.then_some(&v[..])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

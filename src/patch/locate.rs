@@ -47,9 +47,9 @@
 //! refusal, a loose match overruled later, the retry, `--diff`, more than
 //! 64 loose chunks) `passes.rs`, give its answer in memory bounded by the
 //! patch, and in time about the file's lines plus the patch's: a line is
-//! compared only with the chunks and headers it can start (`table.rs`)
-//! and those under way (chunks of lines the file repeats still cost those
-//! lines times their length). The host's transfer fallback runs this, on
+//! compared only with the chunks and headers whose anchor (their rarest
+//! line) it can match (`table.rs`) and those under way (a chunk whose
+//! every line the file repeats still costs those lines times its length). The host's transfer fallback runs this, on
 //! the text it downloaded; it is the oracle of both.
 
 use super::find::Finder;

@@ -65,6 +65,7 @@ mod compile;
 mod feed;
 mod find;
 pub mod locate;
+mod matches;
 pub mod parse;
 pub mod passes;
 mod rewrite;

@@ -2,7 +2,8 @@
 //! start a match: pure. So that many chunks cost the file's lines plus the
 //! patch, not their product (issue 33), each file line is hashed once per
 //! grade and looked up among the patch lines' keys, and compared only with
-//! the patterns whose first line has one of its keys.
+//! the patterns whose anchor line (the first, or the rarest in the text:
+//! [`Counts`]) has one of its keys.
 //!
 //! A grade's key is a hash of the text as that grade compares it
 //! (`find.rs`'s `order`): the bytes; the text without trailing whitespace;
@@ -13,7 +14,7 @@
 //! in `best`. Keys equal to the previous grade's form are given once.
 //!
 //! Held: four keys and a step per patch line indexed, and one line's
-//! mapped text.
+//! mapped text; the counts, a key and a count per distinct key.
 
 use super::find::ascii;
 use super::locate::Grade;
@@ -101,14 +102,13 @@ pub(super) struct Table {
 const EMPTY: u32 = u32::MAX;
 
 impl Table {
-    /// Pattern `i`'s first line is `firsts[i]` (`None`: never matches).
+    /// Each `(i, f)`: pattern `i` can start at a line matching `f` (its
+    /// anchor; a pattern may have several).
     #[cfg_attr(as_edit_small, optimize(size))]
-    pub(super) fn new<'a>(firsts: impl Iterator<Item = Option<&'a str>>, max: Grade) -> Table {
+    pub(super) fn new<'a>(firsts: impl Iterator<Item = (usize, &'a str)>, max: Grade) -> Table {
         let (mut t, mut k) = (Table::default(), Keys::default());
-        for (i, f) in firsts.enumerate() {
-            if let Some(f) = f {
-                t.insert(&mut k, f, i, max);
-            }
+        for (i, f) in firsts {
+            t.insert(&mut k, f, i, max);
         }
         t
     }
@@ -118,17 +118,35 @@ impl Table {
     pub(super) fn insert(&mut self, keys: &mut Keys, f: &str, i: usize, max: Grade) {
         let (set, n) = keys.of(f.as_bytes(), max);
         for &k in &set[..n] {
-            if 2 * (self.len + 1) > self.slots.len() {
-                let old = std::mem::take(&mut self.slots);
-                let bits = (2 * old.len()).max(16).trailing_zeros();
-                (self.slots, self.shift) = (vec![(0, EMPTY); 1 << bits], 64 - bits);
-                old.into_iter()
-                    .filter(|s| s.1 != EMPTY)
-                    .for_each(|s| self.put(s));
-            }
-            self.put((k, i as u32));
-            self.len += 1;
+            self.insert_key(k, i);
         }
+    }
+
+    /// Adds key `k` of pattern `i`.
+    fn insert_key(&mut self, k: u64, i: usize) {
+        if 2 * (self.len + 1) > self.slots.len() {
+            let old = std::mem::take(&mut self.slots);
+            let bits = (2 * old.len()).max(16).trailing_zeros();
+            (self.slots, self.shift) = (vec![(0, EMPTY); 1 << bits], 64 - bits);
+            old.into_iter()
+                .filter(|s| s.1 != EMPTY)
+                .for_each(|s| self.put(s));
+        }
+        self.put((k, i as u32));
+        self.len += 1;
+    }
+
+    /// The slot of key `k`'s first entry.
+    fn find(&self, k: u64) -> Option<usize> {
+        let mask = self.slots.len().checked_sub(1)?;
+        let mut at = self.slot(k);
+        while self.slots[at].1 != EMPTY {
+            if self.slots[at].0 == k {
+                return Some(at);
+            }
+            at = (at + 1) & mask;
+        }
+        None
     }
 
     fn slot(&self, k: u64) -> usize {
@@ -164,6 +182,68 @@ impl Table {
     }
 }
 
+/// How often the text has each patch line, per grade: a first pass counts
+/// the lines by their keys, so each search can be anchored on its rarest
+/// line (`passes.rs`). A count only chooses the anchor, never a match:
+/// keys shared across grades or by collision make it larger, no worse.
+pub(super) struct Counts {
+    table: Table,
+    n: Vec<u32>,
+    keys: Keys,
+    max: Grade,
+}
+
+impl Counts {
+    /// For the lines `pats` (each distinct key counted once).
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn new<'a>(pats: impl Iterator<Item = &'a str>, max: Grade) -> Counts {
+        let (mut table, mut keys) = (Table::default(), Keys::default());
+        for p in pats {
+            let (set, n) = keys.of(p.as_bytes(), max);
+            for &k in &set[..n] {
+                if table.find(k).is_none() {
+                    table.insert_key(k, 0);
+                }
+            }
+        }
+        let n = vec![0; table.slots.len()];
+        Counts {
+            table,
+            n,
+            keys,
+            max,
+        }
+    }
+
+    /// A line of the text.
+    pub(super) fn add(&mut self, l: &[u8]) {
+        let (set, n) = self.keys.of(l, self.max);
+        for &k in &set[..n] {
+            if let Some(s) = self.table.find(k) {
+                self.n[s] = self.n[s].saturating_add(1);
+            }
+        }
+    }
+
+    /// The index of the line of `pat` the text has least often (the first
+    /// of equals): a match is looked for where that line is.
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn rarest(&mut self, pat: &[String]) -> usize {
+        let mut best = (u64::MAX, 0);
+        for (j, p) in pat.iter().enumerate() {
+            let (set, n) = self.keys.of(p.as_bytes(), self.max);
+            let c = (set[..n].iter())
+                .filter_map(|&k| self.table.find(k))
+                .map(|s| u64::from(self.n[s]))
+                .sum::<u64>();
+            if c < best.0 {
+                best = (c, j);
+            }
+        }
+        best.1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,7 +273,7 @@ mod tests {
         for _ in 0..2000 {
             let pats: Vec<String> = (0..8).map(|_| line(&mut r)).collect();
             let max = grades[r(4)];
-            let table = Table::new(pats.iter().map(|p| Some(p.as_str())), max);
+            let table = Table::new(pats.iter().map(String::as_str).enumerate(), max);
             for _ in 0..20 {
                 let mut l = line(&mut r).into_bytes();
                 if r(10) == 0 {
