@@ -803,7 +803,8 @@ fn the_toolset_natively_and_by_transfer() {
             .map(|l| (l.path.to_str().unwrap().to_owned(), l.line, l.text.clone()))
             .collect();
         let mut want: Vec<(String, u64, String)> = (names.iter().enumerate())
-            .map(|(i, n)| (format!("/work/t/{n}"), 1, format!("{i} needle")))
+            // A CRLF line's text keeps its CR, as rg prints it.
+            .map(|(i, n)| (format!("/work/t/{n}"), 1, format!("{i} needle\r")))
             .collect();
         want.sort();
         assert_eq!(lines, want);

@@ -240,6 +240,13 @@ public final class AsEditFilesystem implements AbstractSandboxFilesystem {
             if ("file_not_found".equals(a.error)) {
                 return ReadResult.fail("File '" + filePath + "': file_not_found");
             }
+            if ("invalid_argument".equals(a.error)
+                    && a.detail != null
+                    && a.detail.contains("cannot hold line")) {
+                // A line longer than one answer (the helper refuses it whole
+                // rather than cut it): the bytes instead, the lines cut here.
+                return readRaw(rc, filePath, offset, limit, false);
+            }
             if (a.error != null) {
                 return ReadResult.fail("Error reading file '" + filePath + "': " + a.errorText());
             }
