@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::tools::{said, MkdirRequest, Said};
 use super::transfer::{not_sendable, refused};
 use super::txn::{Applied, FileChange};
-use super::{EditError, Sandbox, Token, Via};
+use super::{EditError, Sandbox, Via};
 use crate::protocol::{display_path, ErrorKind, Failure};
 
 /// The refusal of an op no exact fallback exists for.
@@ -44,15 +44,7 @@ pub(crate) fn helper_required(op: &str) -> EditError {
 pub(crate) fn read<S: Sandbox + ?Sized>(sb: &mut S, body: &Value) -> Result<Value, EditError> {
     let json = serde_json::to_vec(body).expect("a JSON value serializes");
     let options = crate::request::EditOptions::default();
-    let req = crate::tools::parse(&json, &options).map_err(|f| EditError::Failed {
-        kind: Token::Known(f.kind),
-        detail: f.detail,
-        count: f.count,
-        via: Via::Transfer,
-        hints: None,
-        indent: None,
-        at: None,
-    })?;
+    let req = crate::tools::parse(&json, &options).map_err(super::txn_transfer::refused)?;
     let path = match &req.op {
         crate::tools::Op::Read(r) => &r.path,
         crate::tools::Op::Raw(r) => &r.path,

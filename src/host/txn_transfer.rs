@@ -58,7 +58,13 @@ pub(crate) fn transfer_ops<S: Sandbox + ?Sized>(
 ) -> Result<Applied, EditError> {
     let json = serde_json::to_vec(&serde_json::json!({ "files": ops }))
         .map_err(|e| super::transfer::not_sendable(&std::io::Error::other(e), Via::Transfer))?;
-    let txn = crate::txn::parse(&json, options()).map_err(|f| EditError::Failed {
+    let txn = crate::txn::parse(&json, options()).map_err(refused)?;
+    transfer_txn(sb, &txn)
+}
+
+/// A request the helper's own parser refused, answered by the fallback.
+pub(crate) fn refused(f: crate::protocol::Failure) -> EditError {
+    EditError::Failed {
         kind: Token::Known(f.kind),
         detail: f.detail,
         count: f.count,
@@ -66,8 +72,7 @@ pub(crate) fn transfer_ops<S: Sandbox + ?Sized>(
         hints: None,
         indent: None,
         at: None,
-    })?;
-    transfer_txn(sb, &txn)
+    }
 }
 
 /// Runs `txn` on the transfer path (see the module doc).
