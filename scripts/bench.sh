@@ -515,17 +515,38 @@ toolset_case() {
   hyperfine -N "${runs[@]}" -i --export-csv "$work/tre.csv" \
     -n as-edit "sh -c \"'$bin' --stdin <'$work/re.json' >/dev/null\"" \
     -n rg "sh -c \"rg -n --hidden --no-ignore 'fn \\\\w+_mut\\\\(' '$src' >/dev/null\"" >&2
+  # read: lines 1-100 of a 1 GiB file (scaled in quick mode) against the
+  # same 100 lines of a small file: the read stops at line 100.
+  local huge="$work/huge.txt" small="$work/small100.txt"
+  { yes 'the quick brown fox jumps over the lazy dog, line after line of text' || true; } | head -c $((1073741824 / scale)) >"$huge"
+  head -n 100 "$huge" >"$small"
+  printf '%s' '{"op":"read","path":"'"$huge"'","start":1,"limit":100}' >"$work/rhuge.json"
+  printf '%s' '{"op":"read","path":"'"$small"'","start":1,"limit":100}' >"$work/rsmall.json"
+  for j in rhuge rsmall; do
+    line=$("$bin" --stdin <"$work/$j.json") || die "toolset: $j failed: $line"
+    case "$line" in *'"end":100,'*) ;; *) die "toolset: $j did not read lines 1-100: ${line:0:300}" ;; esac
+  done
+  hyperfine -N "${runs[@]}" --export-csv "$work/tread.csv" \
+    -n huge "sh -c \"'$bin' --stdin <'$work/rhuge.json' >/dev/null\"" \
+    -n small "sh -c \"'$bin' --stdin <'$work/rsmall.json' >/dev/null\"" >&2
+  printf '%s' '{"op":"stat","paths":["'"$src"'","'"$huge"'"]}' >"$work/stat.json"
+  printf '%s' '{"op":"list","path":"'"$src"'","depth":64,"limit":100000,"max_bytes":8388608}' >"$work/list.json"
+  for j in stat list; do
+    line=$("$bin" --stdin <"$work/$j.json") || die "toolset: $j failed: $line"
+    case "$line" in *'"error"'*|*'"truncated":true'*) die "toolset: $j cut or refused: ${line:0:300}" ;; esac
+  done
   declare -A tmed tcpu
   local f name mean med user sys
-  for f in tglob tpipe tlit tre; do
+  for f in tglob tpipe tlit tre tread; do
     while IFS=, read -r name mean _ med user sys _; do
       [ "$name" = command ] && continue
       tmed[$f/$name]=$med
       tcpu[$f/$name]=$(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }')
     done <"$work/$f.csv"
   done
-  local rg_g rl rr
+  local rg_g rl rr rs rli rh
   rg_g=$(rss "$bin" --stdin <"$work/glob.json"); rl=$(rss "$bin" --stdin <"$work/lit.json"); rr=$(rss "$bin" --stdin <"$work/re.json")
+  rs=$(rss "$bin" --stdin <"$work/stat.json"); rli=$(rss "$bin" --stdin <"$work/list.json"); rh=$(rss "$bin" --stdin <"$work/rhuge.json")
   echo
   echo "toolset on rust-src ($(find "$src" -type f | wc -l) files), median wall ms / mean CPU (user+sys) ms:"
   echo
@@ -535,8 +556,10 @@ toolset_case() {
   echo "| glob vs AgentScope pipeline | | pipeline $(ms "${tmed[tpipe/agentscope]}") / $(ms "${tcpu[tpipe/agentscope]}") | | pipeline / as-edit $(ratio "${tmed[tpipe/agentscope]}" "${tmed[tglob/as-edit]}") | >= 100 |"
   echo "| grep -F 'fn get_mut(' | $(ms "${tmed[tlit/as-edit]}") / $(ms "${tcpu[tlit/as-edit]}") | rg -F $(ms "${tmed[tlit/rg]}") / $(ms "${tcpu[tlit/rg]}") | grep -rF $(ms "${tmed[tlit/grep]}") / $(ms "${tcpu[tlit/grep]}") | $(ratio "${tmed[tlit/as-edit]}" "${tmed[tlit/rg]}"), $(ratio "${tcpu[tlit/as-edit]}" "${tcpu[tlit/rg]}") | <= 1.5 |"
   echo "| grep 'fn \w+_mut\(' | $(ms "${tmed[tre/as-edit]}") / $(ms "${tcpu[tre/as-edit]}") | rg $(ms "${tmed[tre/rg]}") / $(ms "${tcpu[tre/rg]}") | | $(ratio "${tmed[tre/as-edit]}" "${tmed[tre/rg]}"), $(ratio "${tcpu[tre/as-edit]}" "${tcpu[tre/rg]}") | <= 3 |"
+  echo "| read lines 1-100 of $((1024 / scale)) MiB | $(ms "${tmed[tread/huge]}") / $(ms "${tcpu[tread/huge]}") | the same 100 lines alone $(ms "${tmed[tread/small]}") / $(ms "${tcpu[tread/small]}") | | $(ratio "${tmed[tread/huge]}" "${tmed[tread/small]}"), $(ratio "${tcpu[tread/huge]}" "${tcpu[tread/small]}") | <= 2 |"
   echo
-  echo "peak RSS: glob ${rg_g} KiB, literal grep ${rl} KiB, regex grep ${rr} KiB (target <= 4096)"
+  echo "peak RSS: stat ${rs} KiB, list (whole tree) ${rli} KiB, read 1-100 ${rh} KiB, glob ${rg_g} KiB, literal grep ${rl} KiB, regex grep ${rr} KiB (target <= 4096)"
+  rm -f "$huge"
 }
 # --- end toolset --------------------------------------------------------------
 
