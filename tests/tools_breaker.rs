@@ -83,3 +83,80 @@ fn stat_with_a_trailing_slash_follows_a_link_to_a_directory() {
     assert_eq!(v["entries"][3]["type"], "symlink");
     assert_eq!(v["entries"][3]["target"], "sub");
 }
+
+/// Runs `req` as uid 65534 (`--request-b64`: `setpriv` gives no stdin).
+fn ask_as_nobody(dir: &Path, req: &str) -> (Value, i32) {
+    let b64 = base64::engine::general_purpose::STANDARD.encode(req);
+    let r = common::run_as_nobody(dir, &[b"--request-b64", b64.as_bytes()]);
+    assert_eq!(r.stderr, "");
+    let json = r.stdout.strip_prefix("__RESULT__").expect("a result line");
+    (serde_json::from_str(json).expect("valid JSON"), r.code)
+}
+
+/// A file or directory `grep` cannot read is counted in `"unreadable"`
+/// (main searched the rest and said nothing: an agent was told a file
+/// with a match had none), `glob` counts the directories it could not
+/// enter, and a `path` that cannot be opened is `read_failed`, as `list`
+/// and `read` answer it (main: `file_not_found`, as if it did not exist).
+#[test]
+fn grep_and_glob_say_what_they_could_not_read() {
+    use std::os::unix::fs::PermissionsExt;
+    if !common::setpriv_available() {
+        return common::skip("needs root and setpriv to drop to an unprivileged user");
+    }
+    let d = scratch();
+    let p = d.path();
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::create_dir(p.join("ok")).unwrap();
+    std::fs::create_dir(p.join("closed")).unwrap();
+    for f in ["ok/f", "closed/g", "secret"] {
+        std::fs::write(p.join(f), "needle\n").unwrap();
+    }
+    for (f, mode) in [("secret", 0o000), ("closed", 0o000)] {
+        std::fs::set_permissions(p.join(f), std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let (v, code) = ask_as_nobody(p, r#"{"op":"grep","pattern":"needle"}"#);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(
+        v.to_string(),
+        r#"{"files_searched":1,"matches":[{"line":1,"path":"ok/f","text":"needle"}],"skipped_binary":0,"truncated":false,"unreadable":2}"#
+    );
+    let (v, _) = ask_as_nobody(p, r#"{"op":"grep","pattern":"needle","output":"files"}"#);
+    assert_eq!(v["unreadable"], 2, "{v}");
+    let (v, code) = ask_as_nobody(p, r#"{"op":"glob","pattern":"**"}"#);
+    assert_eq!(code, 0, "{v}");
+    let paths: Vec<&str> = v["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, ["ok/f", "secret"]);
+    assert_eq!(
+        (&v["total"], &v["unreadable"]),
+        (&2.into(), &1.into()),
+        "{v}"
+    );
+    let (v, _) = ask_as_nobody(p, r#"{"op":"grep","pattern":"needle","path":"ok"}"#);
+    assert!(v.get("unreadable").is_none(), "absent when 0: {v}");
+    for (req, what) in [
+        (
+            r#"{"op":"grep","pattern":"needle","path":"secret"}"#,
+            "secret",
+        ),
+        (
+            r#"{"op":"grep","pattern":"needle","path":"closed"}"#,
+            "closed",
+        ),
+        (r#"{"op":"glob","pattern":"*","path":"closed"}"#, "closed"),
+    ] {
+        let (v, code) = ask_as_nobody(p, req);
+        assert_eq!(code, 1, "{req}: {v}");
+        assert_eq!(v["error"], "read_failed", "{req}: {v}");
+        let detail = v["detail"].as_str().unwrap();
+        assert!(
+            detail.contains(what) && detail.contains("Permission denied"),
+            "{req}: {v}"
+        );
+    }
+}
