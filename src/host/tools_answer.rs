@@ -230,6 +230,9 @@ pub struct Found {
     pub entries: Vec<FileEntry>,
     /// Every match.
     pub total: u64,
+    /// Directories that could not be read (not entered).
+    #[serde(default)]
+    pub unreadable: u64,
     /// Cut by `limit`, `max_bytes` or the walk's bound.
     #[serde(default)]
     pub truncated: bool,
@@ -278,6 +281,10 @@ pub struct Grepped {
     pub files_searched: u64,
     /// Files left out as binary (a NUL in the first 8 KiB).
     pub skipped_binary: u64,
+    /// Files that could not be opened or read to their end, and
+    /// directories that could not be read: what they hold was not searched.
+    #[serde(default)]
+    pub unreadable: u64,
     /// Cut by `limit`, `max_bytes` or the walk's bound.
     #[serde(default)]
     pub truncated: bool,

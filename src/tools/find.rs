@@ -12,11 +12,13 @@
 //! `total` counts every match; `entries` holds those from `offset`, at
 //! most `limit` (kept in a heap of `offset + limit` while walking, so
 //! memory is bounded by the request, not the tree); `truncated` says
-//! that more matched than `entries` holds, or that the walk hit a bound.
+//! that more matched than `entries` holds, or that the walk hit a bound;
+//! `"unreadable":N` (absent when 0) counts directories it could not read.
 //!
 //! P is resolved as an edit's path is (`realpath`, then opened beneath
 //! `--root` with openat2): outside the root is `outside_root`; missing,
-//! or not a directory, is `file_not_found` saying which; a symlink P is
+//! or not a directory, is `file_not_found` saying which; one that cannot
+//! be opened for reading is `read_failed`; a symlink P is
 //! followed (only P: the walk follows none).
 
 use std::cmp::Reverse;
@@ -72,7 +74,7 @@ pub fn open_start(path: &Path, root: Option<&Path>, files: bool) -> Result<Start
     if meta.is_dir() {
         let at = resolve::open_dir(&abs, root_ref)?;
         let fd = rfs::openat(&at, c".", ro | OFlags::DIRECTORY, Mode::empty())
-            .map_err(|e| not_found(&abs, NotFoundKind::Other(e)))?;
+            .map_err(|e| unreadable(&abs, e))?;
         return Ok(Start::Dir(walk::StartDir {
             fd,
             abs: Some(abs),
@@ -97,8 +99,8 @@ pub fn open_start(path: &Path, root: Option<&Path>, files: bool) -> Result<Start
     let at = resolve::open_dir(parent, root_ref)?;
     // Never blocks on a FIFO swapped in since the stat: O_NONBLOCK, then fstat.
     let flags = ro | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY;
-    let fd = rfs::openat(&at, name.as_bytes(), flags, Mode::empty())
-        .map_err(|e| not_found(&abs, NotFoundKind::Other(e)))?;
+    let fd =
+        rfs::openat(&at, name.as_bytes(), flags, Mode::empty()).map_err(|e| unreadable(&abs, e))?;
     match rfs::fstat(&fd) {
         Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {
             Ok(Start::File(fd))
@@ -108,6 +110,20 @@ pub fn open_start(path: &Path, root: Option<&Path>, files: bool) -> Result<Start
             NotFoundKind::NotRegular(kind(FileType::from_raw_mode(st.st_mode))),
         )),
         Err(e) => Err(not_found(&abs, NotFoundKind::Other(e))),
+    }
+}
+
+/// A start that exists but cannot be opened for reading (no permission,
+/// say): `read_failed`, as `list` and `read` answer it; one gone since
+/// its `stat` is still `file_not_found`.
+fn unreadable(p: &Path, e: rustix::io::Errno) -> Failure {
+    use rustix::io::Errno;
+    match e {
+        Errno::NOENT | Errno::NOTDIR | Errno::LOOP => not_found(p, NotFoundKind::Other(e)),
+        e => Failure::new(
+            ErrorKind::ReadFailed,
+            format!("opening {}: {e}", crate::protocol::display_path(p)),
+        ),
     }
 }
 
@@ -187,6 +203,8 @@ pub struct Found {
     pub truncated: bool,
     /// A bound of the walk cut it (`total` is a lower bound).
     pub walk_cut: bool,
+    /// Directories the walk could not read (not entered).
+    pub unreadable: u64,
 }
 
 /// Runs `glob`.
@@ -251,5 +269,6 @@ pub fn glob(req: &GlobRequest, root: Option<&Path>) -> Result<Found, Failure> {
         total,
         truncated: out.truncated || total > keep,
         walk_cut: out.truncated,
+        unreadable: out.unreadable,
     })
 }

@@ -52,7 +52,10 @@ pub(super) fn glob(
     max_bytes: u64,
 ) -> Result<String, Failure> {
     let found = find::glob(req, root)?;
-    let fields = format!(",\"total\":{}", found.total);
+    let mut fields = format!(",\"total\":{}", found.total);
+    if found.unreadable > 0 {
+        fields += &format!(",\"unreadable\":{}", found.unreadable);
+    }
     let reserve = reserve(&fields, found.walk_cut);
     let mut page = Page::new(max_bytes, "", "entries");
     let mut at = req.offset;

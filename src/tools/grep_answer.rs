@@ -72,10 +72,13 @@ pub(super) fn grep(
     max_bytes: u64,
 ) -> Result<String, Failure> {
     let g = grep_op::grep(req, root)?;
-    let fields = format!(
+    let mut fields = format!(
         ",\"files_searched\":{},\"skipped_binary\":{}",
         g.files_searched, g.skipped_binary
     );
+    if g.unreadable > 0 {
+        fields += &format!(",\"unreadable\":{}", g.unreadable);
+    }
     let reserve = reserve(&fields, g.walk_cut);
     let key = if req.output == Output::Content {
         "matches"

@@ -19,7 +19,9 @@
 //!   count files.
 //!
 //! Always `"files_searched"` (files read), `"skipped_binary"` (files with a
-//! NUL byte in their first 8 KiB, not searched) and `"truncated"` (more
+//! NUL byte in their first 8 KiB, not searched), `"unreadable"` when not 0
+//! (files that could not be opened, or read to their end — searched as
+//! far as read —, and directories the walk could not read) and `"truncated"` (more
 //! than `limit` were found — the search stopped there; `next` continues);
 //! `"walk_limit":true` when the walk hit its bound (`find_answer.rs`). A line's `text` is cut at `max_columns` characters (`"cut":true`
 //! then); a line that is not UTF-8 is shown with U+FFFD for its invalid
@@ -38,6 +40,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{self as rfs, FileType, Mode, OFlags};
+use rustix::io::Errno;
 
 use super::find::{open_start, shown, Start};
 use super::glob::Glob;
@@ -114,6 +117,9 @@ pub struct Grepped {
     pub files_searched: u64,
     /// Files skipped as binary.
     pub skipped_binary: u64,
+    /// Files that could not be opened or read to their end, and
+    /// directories the walk could not read.
+    pub unreadable: u64,
     /// More were found than the answer holds, or the walk hit a bound.
     pub truncated: bool,
     /// More were found than the answer holds (`limit` stopped the search).
@@ -159,8 +165,15 @@ pub fn grep(req: &GrepRequest, root: Option<&Path>) -> Result<Grepped, Failure> 
                     | OFlags::NONBLOCK
                     | OFlags::NOCTTY
                     | OFlags::CLOEXEC;
-                let Ok(fd) = rfs::openat(f.dir, f.name, flags, Mode::empty()) else {
-                    return true; // gone or unreadable since it was listed: skipped, as rg does
+                let fd = match rfs::openat(f.dir, f.name, flags, Mode::empty()) {
+                    Ok(fd) => fd,
+                    // Gone, or a symlink now, since it was listed: skipped.
+                    Err(Errno::NOENT | Errno::LOOP) => return true,
+                    Err(_) => {
+                        // Not searched: said, so no match is silently lost.
+                        run.out.unreadable += 1;
+                        return true;
+                    }
                 };
                 match rfs::fstat(&fd) {
                     Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {}
@@ -170,6 +183,7 @@ pub fn grep(req: &GrepRequest, root: Option<&Path>) -> Result<Grepped, Failure> 
             });
             run.out.truncated |= o.truncated;
             run.out.walk_cut = o.truncated;
+            run.out.unreadable += o.unreadable;
         }
     }
     Ok(run.out)
@@ -261,7 +275,11 @@ impl Run<'_> {
                     Ok(0) => eof = true,
                     Ok(n) => len += n,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => eof = true, // unreadable past here: searched as far as read
+                    Err(_) => {
+                        // Searched as far as read, and said to be unreadable.
+                        self.out.unreadable += 1;
+                        eof = true;
+                    }
                 }
             }
             if first {

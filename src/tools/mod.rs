@@ -53,6 +53,11 @@
 //!   each with
 //!   `"files_searched"`, `"skipped_binary"` and `"truncated"`.
 //!
+//! `list`, `glob` and `grep` add `"unreadable":N` (absent when 0): the
+//! directories the walk could not read (not entered) and, for `grep`, the
+//! files it could not open or read to their end, so what they hold is
+//! never silently missing from the answer.
+//!
 //! Types: `file`, `dir`, `symlink`, `other` (FIFO, socket, device),
 //! `missing`. `mtime_ns` is nanoseconds since the epoch, written exactly:
 //! today's values pass 2^53, so a JavaScript host's `JSON.parse` rounds
@@ -89,7 +94,8 @@
 //! - `not_text` (exit 1, new in protocol 4): a text `read` met a NUL byte
 //!   or invalid UTF-8 in the part of the file it read; the detail names
 //!   the byte offset. Ask again with `"raw":true`.
-//! - `outside_root`, `read_failed` (an unreadable file or directory),
+//! - `outside_root`, `read_failed` (an unreadable file or directory, the
+//!   `path` of `list`, `read`, `glob` and `grep` alike),
 //!   `invalid_argument`, as for edits.
 //!
 //! # Adding an op

@@ -65,7 +65,7 @@ pub(super) fn entry(
             kind: NotFoundKind::Other(Errno::NOENT | Errno::NOTDIR),
             ..
         }) => Ok(None),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(as_asked(e, path)),
     }
 }
 
@@ -96,7 +96,22 @@ pub(super) fn dir(path: &Path, root: Option<&Root>) -> Result<OwnedFd, Failure> 
                 format!("{} is {what}, not a directory", display_path(path)),
             ))
         }
-        Err(e) => Err(e.into()),
+        Err(e) => Err(as_asked(e, path)),
+    }
+}
+
+/// A refusal of the resolved directory, naming the path as asked: the
+/// resolved one may lie outside the root, and no answer tells what is
+/// there (a symlink's target directory, say).
+fn as_asked(e: FsError, path: &Path) -> Failure {
+    match e {
+        FsError::OutsideRoot { root, .. } => outside_root(path, &root).into(),
+        FsError::ChangedBeneathRoot { root, .. } => FsError::ChangedBeneathRoot {
+            path: path.to_owned(),
+            root,
+        }
+        .into(),
+        e => e.into(),
     }
 }
 

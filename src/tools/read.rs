@@ -17,8 +17,13 @@
 //! Raw: `{"op":"read","path":P,"raw":true,"offset":B,"length":N}` answers
 //! `{"b64","offset":B,"size":S,"eof":bool}`: the bytes from B (at most N;
 //! absent, as many as fit), base64, of any file; `eof` when they reach
-//! its end. Cut by `max_bytes`: `"truncated":true,"next":{"offset":…}`
-//! (and `"length"`: what is left of N).
+//! its end. S is the file's size as the reading found it: its `fstat`,
+//! unless the reading met the end elsewhere (S is then where), or read
+//! up to S and found more (S is then a byte past what was read), as in a
+//! file that changed size meanwhile or a /proc file (`st_size` 0); so
+//! B plus the bytes is at most S, and equal iff `eof`. Cut by
+//! `max_bytes`: `"truncated":true,"next":{"offset":…}` (and `"length"`:
+//! what is left of N).
 //!
 //! The file is the path resolved as an edit's is (symlinks followed,
 //! confined by `--root`); it must be a regular file, checked before it is
@@ -172,7 +177,20 @@ pub fn raw_answer(
     }
     bytes.truncate(got);
     let end = req.offset + got as u64;
-    let eof = end >= size || got < want;
+    // `size` as the reading found it: a file that changed size since its
+    // `fstat` (or a /proc file, whose `st_size` is 0) must not answer
+    // bytes past `size`, nor `eof` short of it.
+    let size = match got {
+        0 if got < want => size.min(req.offset),
+        _ if got < want => end,
+        _ if end < size => size,
+        // Read up to or past `size`: one byte more says whether it ends.
+        _ => match pread(&mut [0u8], end)? {
+            0 => end,
+            _ => end + 1,
+        },
+    };
+    let eof = end >= size;
     let mut out = format!(
         "{RESULT_PREFIX}{{\"b64\":\"{}\",\"offset\":{},\"size\":{size},\"eof\":{eof}",
         crate::args::b64::encode(&bytes),

@@ -9,7 +9,9 @@
 //! `"resolved"`: the type it leads to, `"missing"` when dangling or a loop,
 //! `"outside_root"` when it leads out of `--root`. A path that does not
 //! exist (or whose directory does not) is `{"path","type":"missing"}`: an
-//! `exists` is a `stat`. Nothing is opened but directories on the way, so
+//! `exists` is a `stat`. A path ending in `/` or `/.` names a directory,
+//! as for `lstat(2)` and `test -e`: a file there is `missing`, and a
+//! symlink is followed (within `--root`) to the directory it leads to. Nothing is opened but directories on the way, so
 //! a FIFO or device cannot hang or wake.
 //!
 //! A path that cannot be looked at is answered alone, the others still
@@ -96,7 +98,28 @@ fn entry(path: &Path, root: Option<&Root>) -> Result<String, Failure> {
             ))
         }
     };
-    let t = FileType::from_raw_mode(st.st_mode);
+    let mut t = FileType::from_raw_mode(st.st_mode);
+    let mut st = st;
+    if names_a_dir(path) && t != FileType::Directory {
+        // `P/` (or `P/.`) names a directory, as `lstat(2)` and `test -e`
+        // take it: through a symlink to one, else nothing.
+        match (t, place::dir(path, root)) {
+            (FileType::Symlink, Ok(fd)) => {
+                st = rustix::fs::fstat(&fd).map_err(|e| {
+                    Failure::new(
+                        ErrorKind::ReadFailed,
+                        format!("stat {}: {e}", display_path(path)),
+                    )
+                })?;
+                t = FileType::Directory;
+            }
+            (FileType::Symlink, Err(f)) if f.kind != ErrorKind::FileNotFound => return Err(f),
+            _ => {
+                out.push_str(",\"type\":\"missing\"}");
+                return Ok(out);
+            }
+        }
+    }
     fields(&mut out, t, &st);
     out.push_str(&format!(",\"mode\":\"{:04o}\"", st.st_mode & 0o7777));
     if t == FileType::Symlink {
@@ -112,6 +135,14 @@ fn entry(path: &Path, root: Option<&Root>) -> Result<String, Failure> {
     }
     out.push('}');
     Ok(out)
+}
+
+/// Whether `path` ends in `/` or `/.`, which `Path::components` drops
+/// but which make it name a directory only.
+fn names_a_dir(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let b = path.as_os_str().as_bytes();
+    b.ends_with(b"/") || b.ends_with(b"/.")
 }
 
 /// `,"type":…,"size":…,"mtime_ns":…`, as `list` writes them too.
