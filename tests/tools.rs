@@ -418,6 +418,48 @@ fn list_does_not_enter_vcs_directories_or_proc() {
     }
 }
 
+/// A walk started on a pseudo file system says it did not enter it
+/// (`"pseudo_not_entered"`): grep and glob of `/proc` answered nothing
+/// with no sign the tree was not walked (the breaker of b34r), as if it
+/// were empty.
+#[test]
+fn a_walk_of_proc_says_it_did_not_enter_it() {
+    if !Path::new("/proc/self").exists() {
+        eprintln!("skipped: no /proc mounted here");
+        return;
+    }
+    let d = scratch();
+    let line = |req: &str| {
+        let r = run_stdin(d.path(), &["--stdin"], req.as_bytes());
+        (r.stdout, r.code)
+    };
+    assert_eq!(
+        line(r#"{"op":"grep","pattern":"x","path":"/proc"}"#),
+        (
+            "__RESULT__{\"matches\":[],\"files_searched\":0,\"skipped_binary\":0,\"pseudo_not_entered\":1,\"truncated\":false}\n".to_owned(),
+            0
+        )
+    );
+    assert_eq!(
+        line(r#"{"op":"glob","pattern":"*","path":"/proc"}"#),
+        (
+            "__RESULT__{\"entries\":[],\"total\":0,\"pseudo_not_entered\":1,\"truncated\":false}\n"
+                .to_owned(),
+            0
+        )
+    );
+    let (v, code) = ask(
+        d.path(),
+        &[],
+        r#"{"op":"list","path":"/","depth":2,"limit":100000,"max_bytes":8388608}"#,
+        8 << 20,
+    );
+    assert_eq!(code, 0);
+    assert!(v["pseudo_not_entered"].as_u64().unwrap() >= 1, "{v}");
+    let (v, _) = ask(d.path(), &[], r#"{"op":"list","path":"."}"#, 262_144);
+    assert_eq!(v.get("pseudo_not_entered"), None, "{v}");
+}
+
 /// A grep hit's line number, read back with `read`, is the hit's line:
 /// both end lines at LF only (a lone CR is text, as in ripgrep), on files
 /// with lone CRs, CRLFs and both (issue 34, the breaker's item 6: `read`

@@ -205,6 +205,8 @@ pub struct Found {
     pub walk_cut: bool,
     /// Directories the walk could not read (not entered).
     pub unreadable: u64,
+    /// Pseudo file systems not entered ([`walk::Outcome::pseudo`]).
+    pub pseudo: u64,
 }
 
 /// Runs `glob`.
@@ -270,5 +272,6 @@ pub fn glob(req: &GlobRequest, root: Option<&Path>) -> Result<Found, Failure> {
         truncated: out.truncated || total > keep,
         walk_cut: out.truncated,
         unreadable: out.unreadable,
+        pseudo: out.pseudo,
     })
 }

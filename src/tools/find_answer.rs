@@ -56,6 +56,9 @@ pub(super) fn glob(
     if found.unreadable > 0 {
         fields += &format!(",\"unreadable\":{}", found.unreadable);
     }
+    if found.pseudo > 0 {
+        fields += &format!(",\"pseudo_not_entered\":{}", found.pseudo);
+    }
     let reserve = reserve(&fields, found.walk_cut);
     let mut page = Page::new(max_bytes, "", "entries");
     let mut at = req.offset;

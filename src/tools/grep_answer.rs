@@ -79,6 +79,9 @@ pub(super) fn grep(
     if g.unreadable > 0 {
         fields += &format!(",\"unreadable\":{}", g.unreadable);
     }
+    if g.pseudo > 0 {
+        fields += &format!(",\"pseudo_not_entered\":{}", g.pseudo);
+    }
     let reserve = reserve(&fields, g.walk_cut);
     let key = if req.output == Output::Content {
         "matches"

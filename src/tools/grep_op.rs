@@ -120,6 +120,8 @@ pub struct Grepped {
     /// Files that could not be opened or read to their end, and
     /// directories the walk could not read.
     pub unreadable: u64,
+    /// Pseudo file systems not entered ([`walk::Outcome::pseudo`]).
+    pub pseudo: u64,
     /// More were found than the answer holds, or the walk hit a bound.
     pub truncated: bool,
     /// More were found than the answer holds (`limit` stopped the search).
@@ -184,6 +186,7 @@ pub fn grep(req: &GrepRequest, root: Option<&Path>) -> Result<Grepped, Failure> 
             run.out.truncated |= o.truncated;
             run.out.walk_cut = o.truncated;
             run.out.unreadable += o.unreadable;
+            run.out.pseudo = o.pseudo;
         }
     }
     Ok(run.out)

@@ -69,7 +69,8 @@ pub(super) fn run(req: &List, root: Option<&Root>, max_bytes: u64) -> Result<Str
     };
     // The tail at its longest: every count at its widest, and a `next`.
     let widest = ",\"total\":18446744073709551615,\"hidden_count\":18446744073709551615,\
-                  \"unreadable\":18446744073709551615,\"walk_limit\":true";
+                  \"unreadable\":18446744073709551615,\"pseudo_not_entered\":18446744073709551615,\
+                  \"walk_limit\":true";
     let reserve = widest.len() + next(Some(&[("offset", u64::MAX)])).len();
     let mut page = Page::new(max_bytes, "", "entries");
     let base = req.path.as_os_str().as_bytes();
@@ -109,6 +110,9 @@ pub(super) fn run(req: &List, root: Option<&Root>, max_bytes: u64) -> Result<Str
     }
     if out.unreadable > 0 {
         tail += &format!(",\"unreadable\":{}", out.unreadable);
+    }
+    if out.pseudo > 0 {
+        tail += &format!(",\"pseudo_not_entered\":{}", out.pseudo);
     }
     if out.truncated {
         tail += ",\"walk_limit\":true";

@@ -56,7 +56,10 @@
 //! `list`, `glob` and `grep` add `"unreadable":N` (absent when 0): the
 //! directories the walk could not read (not entered) and, for `grep`, the
 //! files it could not open or read to their end, so what they hold is
-//! never silently missing from the answer.
+//! never silently missing from the answer; and `"pseudo_not_entered":N`
+//! (absent when 0): the pseudo file systems (proc, sysfs, devtmpfs, …) the
+//! walk did not enter, the start's own included, so `grep` or `glob` of
+//! `/proc` answers no matches *and* says it did not look.
 //!
 //! Types: `file`, `dir`, `symlink`, `other` (FIFO, socket, device),
 //! `missing`. `mtime_ns` is nanoseconds since the epoch, written exactly:

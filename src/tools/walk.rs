@@ -113,6 +113,10 @@ pub struct Outcome {
     pub hidden: u64,
     /// Directories that could not be opened or read.
     pub unreadable: u64,
+    /// Pseudo file systems (proc, sysfs, devtmpfs, …) not entered, the
+    /// start's own included: said, so a walk of `/proc` that found nothing
+    /// is not mistaken for an empty tree.
+    pub pseudo: u64,
 }
 
 struct Frame {
@@ -170,6 +174,7 @@ pub fn walk_bounded(
         return w.out;
     };
     if w.pseudo.is_pseudo(&start.fd, st.st_dev) {
+        w.out.pseudo += 1;
         if !opts.all {
             return w.out;
         }
@@ -237,6 +242,7 @@ pub fn walk_bounded(
             continue; // a loop (a bind mount of an ancestor)
         }
         if key.0 != stack[stack.len() - 1].dev_ino.0 && w.pseudo.is_pseudo(&fd, st.st_dev) {
+            w.out.pseudo += 1;
             continue;
         }
         w.path.push(b'/');
