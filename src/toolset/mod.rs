@@ -106,7 +106,8 @@
 //!   skipped below ROOT (ROOT itself may be hidden) unless an ignore rule
 //!   whitelists them, `.rgignore` over `.ignore` over `.gitignore`, the
 //!   last only inside a git repository (a `.git` in the directory or
-//!   above), parent directories' ignore files too, `node_modules`
+//!   above) and weakest of all that repository's `.git/info/exclude`,
+//!   parent directories' ignore files too, `node_modules`
 //!   searched, symlinks not followed, FIFOs skipped; a file with a NUL
 //!   byte skipped in the walk (even its matches before the NUL), and a
 //!   named one printed as the single line `binary file matches (found
@@ -151,9 +152,9 @@
 //! - An `OSError` other than the ignored ones inside a glob walk (a name
 //!   too long) is reported by the reference as Python's `[Errno N] …`
 //!   text with a host path; here the entry is skipped.
-//! - grep does not read `.git/info/exclude` or the global
-//!   `core.excludesFile` (rg does; the differential pins an empty HOME),
-//!   skips a directory it cannot open where rg reports it (exit 2: `rg
+//! - grep does not read the global `core.excludesFile` (rg does; the
+//!   differential pins an empty HOME) nor the `info/exclude` of a worktree
+//!   whose `.git` is a file, skips a directory it cannot open where rg reports it (exit 2: `rg
 //!   failed`), and stops reading files once its output passes the cut (an
 //!   unreadable file after that is not reported); a walked file whose
 //!   first NUL lies past rg's first read (64 KiB or more) is skipped whole
