@@ -27,6 +27,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -133,6 +134,9 @@ public final class AsEditDriver {
         Files.createSymbolicLink(d.resolve("sub/up"), Path.of(".."));
         Files.createSymbolicLink(d.resolve("link.txt"), Path.of("x.txt"));
         Files.createSymbolicLink(d.resolve("dlink"), Path.of("../many"));
+        // Targets far older than their links: ls must show the target's mtime (and size).
+        Files.setLastModifiedTime(d.resolve("x.txt"), FileTime.fromMillis(1_000_000_000_123L));
+        Files.setLastModifiedTime(root.resolve("many"), FileTime.fromMillis(1_100_000_000_456L));
         run(root, "mkfifo d/fifo && : > \"bad/$(printf 'bad\\377.txt')\"");
     }
 
