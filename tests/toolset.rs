@@ -663,6 +663,30 @@ fn grep_enters_a_vcs_directory_a_rule_whitelists() {
 }
 
 #[test]
+fn grep_takes_a_class_holding_a_newline_among_other_members() {
+    // rg 13 (checked): a class with members besides `\n` loses the `\n`
+    // and is taken; a class of `\n` alone is the refused literal.
+    let d = scratch();
+    write_file(d.path(), "f", b"a\nb\n", 0o644);
+    let grep = |p: &str| {
+        tool(
+            d.path(),
+            "grep",
+            serde_json::json!({"pattern": p, "path": "f"}),
+        )
+    };
+    is(&grep("[^\\n]"), "1:a\n2:b\n", 0);
+    is(&grep("[^a\\x0A]"), "2:b\n", 0);
+    is(&grep("[a\\n]"), "1:a\n", 0);
+    let refused = "grep: rg failed: the literal '\"\\n\"' is not allowed in a regex\n\n\
+                   Consider enabling multiline mode with the --multiline flag (or -U for short).\n\
+                   When multiline mode is enabled, new line characters can be matched.\n";
+    for p in ["[\\n]", "[\\x{a}]", "x\\n", "[\\n\\x0a]"] {
+        is(&grep(p), refused, 1);
+    }
+}
+
+#[test]
 fn grep_of_one_file_prints_no_path_and_names_a_binary_match() {
     let d = scratch();
     grep_tree(d.path());

@@ -98,7 +98,7 @@
 //!   is `grep: rg failed: ` and rg's whole stderr (`regex parse error:\n
 //!   x{\n     ^\nerror: unclosed counted repetition\n`; `the literal
 //!   '"\n"' is not allowed in a regex` and its advice, also for a `\n`
-//!   escape; `ROOT/missing: No such file or directory (os error 2)` for a
+//!   escape outside a class or alone in one (`[^\n]` is taken); `ROOT/missing: No such file or directory (os error 2)` for a
 //!   missing path, also when other files matched). Over 102,400
 //!   characters the text is cut there and `\n[output truncated at 102400
 //!   bytes]` appended. Lines: `ABS:N:LINE\n` (the line as stored, a `\r`
@@ -166,6 +166,19 @@
 //!   top-level `new\nline.txt` searched, rg 13 checked). Names with
 //!   newlines under such rules are rare enough that the walker keeps one
 //!   meaning of `**` for its three flavours.
+//! - Ignore files, where rg's `ignore` crate departs from git's rules (the
+//!   walker keeps git's): rg trims every trailing whitespace character of
+//!   a rule (a tab too), reads `{a,b}` as alternatives, and drops a whole
+//!   ignore file that is not UTF-8; here only spaces are trimmed, braces
+//!   are literal, and the UTF-8 lines of such a file still count.
+//! - A named file whose first NUL lies past the first 64 KiB: rg prints
+//!   the lines of the blocks it read before the NUL, then `binary file
+//!   matches (found "\0" byte around offset N)`; here every matching line
+//!   is printed (the NUL is looked for in the first 64 KiB only).
+//! - regex-lite's dialect beyond the classes: it takes `\<` and `\>`
+//!   (rg: unrecognized escape), refuses `[[:foo:]]` (rg: a nested class of
+//!   those characters) and patterns over its smaller size limit
+//!   (`a{1000}{1000}`: rg searches).
 //! - grep's regex sees a line that is not UTF-8 with U+FFFD for its
 //!   invalid bytes (regex-lite matches text), so `.` or a negated class
 //!   matches there; rg's byte regex matches no invalid byte.

@@ -182,6 +182,10 @@ public final class AsEditDriver {
             check("grep " + String.join(" ", Objects.toString(g[0]), Objects.toString(g[1]),
                     Objects.toString(g[2])), o.grep(g[0], g[1], g[2]), fs.grep(RC, g[0], g[1], g[2]));
         }
+        // A pattern holding a newline: refused (README), where grep -F takes each line as a
+        // pattern and LocalFilesystem's rg fails with nothing on stdout (an empty success).
+        check("grep newline pattern", "Error searching for 'beta\nx': invalid_argument: …",
+                fs.grep(RC, "beta\nx", "d", null).error());
         String[][] globs = {{"*.txt", "d"}, {"*", "d"}, {"**/*.rs", "d"}, {"sub/*.txt", "d"},
             {"*.{md,rs}", "d"}, {"/*.txt", "d"}, {"*.txt", "nope"}, {"*.txt", "many"},
             {"*.rs", null}, {"*.rs", "/"}, {"x.txt", "d"}, {"**", "d/sub"}, {"deep/*.rs", "d"}};
