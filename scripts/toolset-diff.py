@@ -66,6 +66,9 @@ REASONS = {
     "invalid-utf8-match": "grep with '.' or a negated class where a line is not UTF-8: as-edit's regex-lite "
     "matches the line as text, its invalid bytes as U+FFFD, which '.' and [^..] match; rg's byte regex matches "
     "no invalid byte",
+    "newline-name-globstar": "grep over a directory with an ignore rule holding '**' and a file whose "
+    "path holds a newline: rg's globset turns '**' into a regex '.*' that does not cross a newline, so "
+    "the rule may leave that file searched; as-edit's rule ignores it. Every other line is the same",
     "binary-late-nul": "grep over a directory meeting a file whose first NUL lies past rg's first read "
     "(64 KiB or more): rg prints the lines of the blocks before it and a WARNING line, as-edit skips the file",
     "surrogate-in-input": "the input holds a lone surrogate (\\udce9: how Python spells the byte of a "
@@ -165,11 +168,20 @@ class Tree:
             self.files.append(p)
             self.entries.append(("file", "ws/" + p, rand_content(rng, name), mode, mtime()))
         rule_pool = ["*.py", "sub/", "/notes", "!b.py", "deep", "*.txt", "!a.txt", ".env", "#c", "!.env",
-                     "!.hidden", "node_modules", "*.md", "!*.md", "src/*.rs", "/lib", "!.dot/", "co:l", "sp ace/"]
+                     "!.hidden", "node_modules", "*.md", "!*.md", "src/*.rs", "/lib", "!.dot/", "co:l", "sp ace/",
+                     # gitignore's harder forms: **, ranges, escapes, trailing spaces, anchored globs.
+                     "**/*.txt", "sub/**", "deep/**/a.txt", "*.t?t", "[ab].*", "\\#c", "a.txt ", "a.txt\\ ",
+                     "/sub/*.txt", "!sub/", "**/deep", "*.[pt]*", "!**/a.txt", "/*.md", "*/", "!*/",
+                     "\\!b.py", ".*", "!.*", "**", "*.TXT", "src/**"]
         if self.git:
             gd = rng.choice([d for d in self.dirs if not d.startswith(".")] if rng.random() < 0.2 else [""])
             g = "ws/" + gd + "/.git" if gd else "ws/.git"
             self.entries.append(("dir", g, None, 0o755, t0))
+            if rng.random() < 0.4:
+                # rg reads the repository's info/exclude, weaker than any .gitignore.
+                self.entries.append(("dir", g + "/info", None, 0o755, t0))
+                rules = rng.sample(rule_pool, rng.randint(1, 4))
+                self.entries.append(("file", g + "/info/exclude", ("\n".join(rules) + "\n").encode(), 0o644, t0))
         for name, p_ in ((".gitignore", 0.5 if self.git else 0.15), (".ignore", 0.2), (".rgignore", 0.12)):
             for d in self.dirs:
                 if rng.random() < (p_ if d == "" else p_ / 3):
@@ -445,8 +457,141 @@ def lossy_class(p) -> bool:
     return "." in q or "[^" in q
 
 
-def explain(tool: str, inp, ref: tuple[int, str], ours: tuple[int, str], full_rg: str | None) -> str | None:
-    """None when equal; a reason from REASONS; or 'UNEXPLAINED'."""
+# regex-lite's ASCII meaning of the Perl classes, as rg (Unicode by default) reads it.
+ASCII_CLASS = {"w": "0-9A-Za-z_", "d": "0-9", "s": "\\t\\n\\x0B\\x0C\\r "}
+
+
+def ascii_dialect(p: str) -> str | None:
+    """The pattern rewritten so that rg reads it as regex-lite does: `\\w \\d \\s` (and their
+    negations) as ASCII classes, `\\b \\B` as ASCII word boundaries, a leading `(?i)` as ASCII
+    case folding spelled out (`[fF]`). None where that is not done here (`\\p`, class set
+    operations, a flag group elsewhere, `(?i)` with a letter in a class or an escape)."""
+    fold = p.startswith("(?i)")
+    if fold:
+        p = p[4:]
+    if "(?" in p or "\\p" in p or "\\P" in p or any(t in p for t in ("&&", "~~", "--")):
+        return None
+    out = []
+    depth = 0  # inside how many [...]
+    i = 0
+    while i < len(p):
+        c = p[i]
+        if c == "\\" and i + 1 < len(p):
+            e = p[i + 1]
+            if e.lower() in ASCII_CLASS:
+                cls = ASCII_CLASS[e.lower()]
+                if depth:
+                    if e.isupper():
+                        return None
+                    out.append(cls)
+                else:
+                    out.append(("[^" if e.isupper() else "[") + cls + "]")
+            elif e in "bB" and not depth:
+                out.append("(?-u:\\" + e + ")")
+            elif fold and e not in "\\.^$*+?()[]{}|-":
+                return None
+            else:
+                out.append(c + e)
+            i += 2
+            continue
+        if c == "[":
+            if depth and p.startswith("[:", i):
+                end = p.find(":]", i + 2)
+                if end < 0:
+                    return None
+                out.append(p[i : end + 2])  # POSIX classes are ASCII in both
+                i = end + 2
+                continue
+            depth += 1
+            out.append(c)
+            i += 1
+            # A `]` (after an optional `^`) first in a class is literal.
+            if p.startswith("^", i):
+                out.append("^")
+                i += 1
+            if p.startswith("]", i):
+                out.append("]")
+                i += 1
+            continue
+        if c == "]" and depth:
+            depth -= 1
+        elif fold and c.isascii() and c.isalpha():
+            if depth:
+                return None
+            c = "[" + c.lower() + c.upper() + "]"
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def bad_utf8_lines(ws: str, inp: dict, lines: list[str]) -> bool:
+    """Whether each of these grep output lines (`PATH:N:TEXT`, or `N:TEXT` when one file was
+    named) is a line of its file that is not UTF-8. PATH is as printed: a name that is not
+    UTF-8 shows U+FFFD, so files are found by their printed names."""
+    named = inp.get("path") or ""
+    printed = {}
+    for d, _, files in os.walk(os.fsencode(ws)):
+        for f in files:
+            full = os.path.join(d, f)
+            printed.setdefault(full.decode("utf-8", "replace"), full)
+    for line in lines:
+        found = False
+        parts = line.split(":")
+        # PATH may hold ':' itself: try each split whose PATH is a file and N a number.
+        for k in range(0 if named else 1, len(parts) - 1):
+            if named and k == 0:
+                f = os.path.realpath(os.path.join(ws, named)).encode()
+            else:
+                f = printed.get(":".join(parts[:k]))
+            if f is None or not parts[k].isdigit():
+                continue
+            try:
+                with open(f, "rb") as fh:
+                    raw = fh.read().split(b"\n")[int(parts[k]) - 1]
+                raw.decode("utf-8")
+            except (OSError, IndexError):
+                continue
+            except UnicodeDecodeError:
+                found = True
+                break
+        if not found:
+            return False
+    return True
+
+
+def newline_globstar(ws: str, rt: str, ot: str) -> bool:
+    """Whether the texts differ only in lines of files whose paths hold a newline, as-edit's
+    being among rg's, in a tree with an ignore rule holding `**`."""
+    if "\n[output truncated at" in rt or "\n[output truncated at" in ot:
+        return False
+    names, globstar = [], False
+    for d, dirs, files in os.walk(ws):
+        for f in files:
+            full = os.path.join(d, f)
+            if "\n" in os.path.relpath(full, ws):
+                names.append(full)
+            if f in (".gitignore", ".ignore", ".rgignore", "exclude"):
+                with open(full, "rb") as fh:
+                    globstar |= any(b"**" in line for line in fh.read().split(b"\n") if not line.startswith(b"#"))
+    if not names or not globstar:
+        return False
+    import re
+
+    records = re.compile("|".join(re.escape(n) + r":\d+:[^\n]*\n?" for n in names))
+    theirs, mine = records.findall(rt), records.findall(ot)
+    if collections.Counter(mine) - collections.Counter(theirs):
+        return False
+    rest = lambda t: sorted(records.sub("", "" if t == "no matches" else t).split("\n"))  # noqa: E731
+    return rest(rt) == rest(ot)
+
+
+PARSE_ERROR = "grep: rg failed: regex parse error:"
+
+
+def explain(tool: str, inp, ref: tuple[int, str], ours: tuple[int, str], full_rg: str | None,
+            ws: str = "", regrep=None) -> str | None:
+    """None when equal; a reason from REASONS; or 'UNEXPLAINED'. `regrep(pattern)` is the
+    reference's grep answer for the same input with another pattern (None: not asked)."""
     if ref == ours:
         return None
     (rc, rt), (oc, ot) = ref, ours
@@ -454,10 +599,29 @@ def explain(tool: str, inp, ref: tuple[int, str], ours: tuple[int, str], full_rg
         return None
     if oc == 2 and has_surrogate(inp) and ot.startswith("as-edit --toolset: the request is not JSON"):
         return "surrogate-in-input"
-    if tool == "grep" and isinstance(inp, dict) and dialect(inp.get("pattern")):
-        return "regex-dialect"
-    if tool == "grep" and isinstance(inp, dict) and lossy_class(inp.get("pattern")) and rc == oc == 0:
-        return "invalid-utf8-match"
+    pattern = inp.get("pattern") if tool == "grep" and isinstance(inp, dict) else None
+    if regrep is not None and dialect(pattern):
+        # The dialect, shown: regex-lite refuses what rg's regex takes (\p, set operations),
+        # or rg given the pattern spelled in ASCII terms answers what as-edit answered.
+        if oc == 1 and ot.startswith(PARSE_ERROR) and not rt.startswith(PARSE_ERROR) \
+                and any(t in pattern for t in ("\\p", "\\P", "&&", "~~", "--", "[[")):
+            return "regex-dialect"
+        ascii_p = ascii_dialect(pattern)
+        if ascii_p is not None and ascii_p != pattern:
+            again = explain(tool, dict(inp, pattern=ascii_p), regrep(ascii_p), ours, None, ws)
+            if again in (None, "directory-order"):
+                return "regex-dialect"
+    if pattern is not None and lossy_class(pattern) and rc == oc == 0 and ws:
+        # Only lines that are not UTF-8 may be matched here and not by rg.
+        notice = "\n[output truncated at 102400 bytes]"
+        if not rt.endswith(notice) and not ot.endswith(notice):
+            lines = lambda t: [] if t == "no matches" else t.split("\n")  # noqa: E731
+            extra = collections.Counter(lines(ot))
+            extra.subtract(collections.Counter(lines(rt)))
+            if all(n >= 0 for n in extra.values()) and bad_utf8_lines(ws, inp, list(+extra)):
+                return "invalid-utf8-match"
+    if pattern is not None and ws and rc == oc == 0 and newline_globstar(ws, rt, ot):
+        return "newline-name-globstar"
     if tool == "grep" and "WARNING: stopped searching binary file after match" in rt:
         return "binary-late-nul"
     if rc != oc:
@@ -570,7 +734,8 @@ def main() -> int:
                         [rg, "--no-config", "-n", "--no-heading", "-e", inp["pattern"], "--",
                          os.path.realpath(os.path.join(ws, p))], capture_output=True
                     ).stdout.decode(errors="replace")
-                why = explain(tool, inp, ref, ours, full_rg)
+                why = explain(tool, inp, ref, ours, full_rg, ws,
+                              lambda p: reference_call(ref_tools, "grep", dict(inp, pattern=p)))
                 if why is None and ref_snap != ours_snap:
                     why = "UNEXPLAINED"
                 counts[why or "identical"] += 1

@@ -194,10 +194,20 @@ fn stat_answers_lstat_in_request_order_with_link_targets() {
         (&e[0]["target"], &e[0]["resolved"]),
         (&"sub".into(), &"dir".into())
     );
+    // What the link leads to: stat, not lstat, of it.
+    let to = std::fs::metadata(d.path().join("t/dirlink")).unwrap();
+    assert_eq!(
+        (&e[0]["resolved_size"], &e[0]["resolved_mtime_ns"]),
+        (
+            &to.size().into(),
+            &((to.mtime() as i128 * 1_000_000_000 + to.mtime_nsec() as i128) as u64).into()
+        )
+    );
     assert_eq!(
         (&e[1]["target"], &e[1]["resolved"]),
         (&"nowhere".into(), &"missing".into())
     );
+    assert_eq!(e[1].get("resolved_size"), None);
     assert_eq!(
         (&e[2]["target"], &e[2]["resolved"]),
         (&"loop".into(), &"missing".into())
@@ -239,6 +249,8 @@ fn root_confines_list_and_stat_and_may_itself_be_listed() {
     );
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["entries"][0]["resolved"], "outside_root");
+    // Nothing is said of what lies outside.
+    assert_eq!(v["entries"][0].get("resolved_size"), None);
     assert_eq!(v["entries"][1]["resolved"], "dir");
     let (v, code) = ask(
         d.path(),

@@ -591,6 +591,102 @@ fn grep_walks_with_ripgreps_default_filters() {
 }
 
 #[test]
+fn grep_reads_the_repositorys_info_exclude_after_its_gitignores() {
+    // rg 13 (checked): the nearest repository root's .git/info/exclude
+    // ignores what no .gitignore whitelists, also when the search starts
+    // below it; a nested repository does not inherit it.
+    let d = scratch();
+    for dir in [".git/info", "sub", "inner/.git"] {
+        std::fs::create_dir_all(d.path().join(dir)).unwrap();
+    }
+    for (name, body) in [
+        (".git/info/exclude", &b"*.log\n"[..]),
+        ("sub/.gitignore", b"!keep.log\n"),
+        ("a.log", b"foo a\n"),
+        ("b.txt", b"foo b\n"),
+        ("sub/c.log", b"foo c\n"),
+        ("sub/keep.log", b"foo keep\n"),
+        ("inner/d.log", b"foo d\n"),
+    ] {
+        write_file(d.path(), name, body, 0o644);
+    }
+    let w = std::fs::canonicalize(d.path()).unwrap();
+    let w = w.display();
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "foo"}));
+    is(
+        &r,
+        &format!("{w}/b.txt:1:foo b\n{w}/inner/d.log:1:foo d\n{w}/sub/keep.log:1:foo keep\n"),
+        0,
+    );
+    let r = tool(
+        d.path(),
+        "grep",
+        serde_json::json!({"pattern": "foo", "path": "sub"}),
+    );
+    is(&r, &format!("{w}/sub/keep.log:1:foo keep\n"), 0);
+    // Named, a file is searched whatever the rules say.
+    let r = tool(
+        d.path(),
+        "grep",
+        serde_json::json!({"pattern": "foo", "path": "a.log"}),
+    );
+    is(&r, "1:foo a\n", 0);
+}
+
+#[test]
+fn grep_enters_a_vcs_directory_a_rule_whitelists() {
+    // rg 13 (checked) has no rule of its own for .git: it is a hidden
+    // name, searched once an ignore rule whitelists it (`!.git/` here in
+    // .git/info/exclude, `!.hg/` in .ignore); .svn stays hidden.
+    let d = scratch();
+    for dir in [".git/info", ".hg", ".svn"] {
+        std::fs::create_dir_all(d.path().join(dir)).unwrap();
+    }
+    for (name, body) in [
+        (".git/info/exclude", &b"!.git/\n"[..]),
+        (".git/config", b"foo git\n"),
+        (".hg/x", b"foo hg\n"),
+        (".svn/y", b"foo svn\n"),
+        (".ignore", b"!.hg/\n"),
+        ("a", b"foo a\n"),
+    ] {
+        write_file(d.path(), name, body, 0o644);
+    }
+    let w = std::fs::canonicalize(d.path()).unwrap();
+    let w = w.display();
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "foo"}));
+    is(
+        &r,
+        &format!("{w}/.git/config:1:foo git\n{w}/.hg/x:1:foo hg\n{w}/a:1:foo a\n"),
+        0,
+    );
+}
+
+#[test]
+fn grep_takes_a_class_holding_a_newline_among_other_members() {
+    // rg 13 (checked): a class with members besides `\n` loses the `\n`
+    // and is taken; a class of `\n` alone is the refused literal.
+    let d = scratch();
+    write_file(d.path(), "f", b"a\nb\n", 0o644);
+    let grep = |p: &str| {
+        tool(
+            d.path(),
+            "grep",
+            serde_json::json!({"pattern": p, "path": "f"}),
+        )
+    };
+    is(&grep("[^\\n]"), "1:a\n2:b\n", 0);
+    is(&grep("[^a\\x0A]"), "2:b\n", 0);
+    is(&grep("[a\\n]"), "1:a\n", 0);
+    let refused = "grep: rg failed: the literal '\"\\n\"' is not allowed in a regex\n\n\
+                   Consider enabling multiline mode with the --multiline flag (or -U for short).\n\
+                   When multiline mode is enabled, new line characters can be matched.\n";
+    for p in ["[\\n]", "[\\x{a}]", "x\\n", "[\\n\\x0a]"] {
+        is(&grep(p), refused, 1);
+    }
+}
+
+#[test]
 fn grep_of_one_file_prints_no_path_and_names_a_binary_match() {
     let d = scratch();
     grep_tree(d.path());

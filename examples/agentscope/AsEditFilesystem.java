@@ -163,10 +163,10 @@ public final class AsEditFilesystem implements AbstractSandboxFilesystem {
             }
             return LsResult.fail("Error listing '" + path + "': " + a.errorText());
         }
-        // A symlink is listed as what it leads to (LocalFilesystem reads attributes through it,
-        // the shell's [ -d ] and [ -f ] follow it) and left out when dangling: one stat learns
-        // where the links lead.
-        Map<Integer, String> resolved = new HashMap<>();
+        // A symlink is listed as what it leads to, with that one's size and mtime
+        // (LocalFilesystem's Files.readAttributes follows it, the shell's [ -d ] and [ -f ]
+        // too) and left out when dangling: one stat learns where the links lead.
+        Map<Integer, JsonNode> resolved = new HashMap<>();
         List<Integer> links = new ArrayList<>();
         for (int i = 0; i < entries.size(); i++) {
             if ("symlink".equals(entries.get(i).path("type").asText())) {
@@ -194,21 +194,33 @@ public final class AsEditFilesystem implements AbstractSandboxFilesystem {
                 return LsResult.fail("Error listing '" + path + "': " + s.errorText());
             }
             for (int k = 0; k < chunk.size(); k++) {
-                resolved.put(chunk.get(k), stats.get(k).path("resolved").asText("missing"));
+                resolved.put(chunk.get(k), stats.get(k));
             }
         }
         List<FileInfo> out = new ArrayList<>();
         for (int i = 0; i < entries.size(); i++) {
             JsonNode e = entries.get(i);
-            String type = resolved.getOrDefault(i, e.path("type").asText());
-            long ms = e.path("mtime_ns").asLong() / 1_000_000L;
+            JsonNode to = resolved.get(i);
+            String type = e.path("type").asText();
+            long size = e.path("size").asLong();
+            long ns = e.path("mtime_ns").asLong();
+            if (to != null) {
+                // outside_root (never with this class: no --root) has no stat: left out too.
+                type = to.path("resolved").asText("missing");
+                if (!to.has("resolved_size")) {
+                    continue;
+                }
+                size = to.path("resolved_size").asLong();
+                ns = to.path("resolved_mtime_ns").asLong();
+            }
+            long ms = ns / 1_000_000L;
             if ("missing".equals(type)) {
                 continue;
             }
             if ("dir".equals(type)) {
                 out.add(FileInfo.ofDir(name(e), ms));
             } else {
-                out.add(FileInfo.ofFile(name(e), e.path("size").asLong(), ms));
+                out.add(FileInfo.ofFile(name(e), size, ms));
             }
         }
         out.sort(Comparator.comparing(FileInfo::path));

@@ -13,10 +13,14 @@
 //!   or above the entry, and only the files from the entry up to the
 //!   nearest such directory (ripgrep's `require_git` and `saw_git`). The
 //!   directories above the walk's start count too (ripgrep reads its
-//!   parents' ignore files): [`ancestors`] reads them.
+//!   parents' ignore files): [`ancestors`] reads them. The nearest
+//!   repository root's `.git/info/exclude` counts after all of that
+//!   stack's `.gitignore` files (ripgrep's `git_exclude`, weaker than any
+//!   `.gitignore`; an outer repository's is not read, a `.git` file of a
+//!   worktree gives none).
 //!
-//! Not read (ripgrep does): `.git/info/exclude` and the global
-//! `core.excludesFile`.
+//! Not read (ripgrep does): the global `core.excludesFile` (the reference
+//! runs with an empty `HOME`).
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
@@ -60,6 +64,8 @@ pub struct Ignores {
     rg: Option<Rules>,
     ignore: Option<Rules>,
     git: Option<Rules>,
+    /// `.git/info/exclude`, read only in rg mode where `.git` is.
+    exclude: Option<Rules>,
     has_git: bool,
 }
 
@@ -72,6 +78,7 @@ impl Ignores {
             git: get(seen.gitignore, c".gitignore"),
             rg: get(rg && seen.rgignore, c".rgignore"),
             ignore: get(rg && seen.ignore, c".ignore"),
+            exclude: get(rg && seen.git, c".git/info/exclude"),
             has_git: rg && seen.git,
         };
         let any = ig.git.is_some() || ig.rg.is_some() || ig.ignore.is_some() || ig.has_git;
@@ -107,10 +114,12 @@ pub fn decide(levels: &[(&Ignores, &[u8])], is_dir: bool, rg: bool) -> Option<bo
     }
     // Only up to (and with) the nearest repository root.
     let root = levels.iter().rposition(|(ig, _)| ig.has_git)?;
+    let (top, rel) = levels[root];
     levels[root..]
         .iter()
         .rev()
         .find_map(|(ig, rel)| ig.git.as_ref()?.decide(rel, is_dir))
+        .or_else(|| top.exclude.as_ref()?.decide(rel, is_dir))
 }
 
 /// The ignore files of the directories above `start` (an absolute, canonical
@@ -142,8 +151,8 @@ pub fn ancestors(start: &Path) -> Vec<(Ignores, Vec<u8>)> {
     out
 }
 
-/// The file `name` in `dir`, if it is a readable regular file (not
-/// followed if a symlink, never blocking on a FIFO).
+/// The file `name` in `dir`, if it is a readable regular file (its last
+/// component not followed if a symlink, never blocking on a FIFO).
 fn read_rules(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> Option<Rules> {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     rules_of(rfs::openat(dir, name, flags, Mode::empty()).ok()?)
@@ -173,8 +182,26 @@ mod tests {
             git: r(git),
             ignore: r(ignore),
             rg: r(rg),
+            exclude: None,
             has_git,
         }
+    }
+
+    #[test]
+    fn the_nearest_repository_exclude_counts_after_every_gitignore() {
+        let mut top = ig("", "", "", true);
+        top.exclude = Some(Rules::parse(b"*.log\n"));
+        let sub = ig("!a.log\n", "", "", false);
+        let levels = [(&top, &b"sub/a.log"[..]), (&sub, &b"a.log"[..])];
+        assert_eq!(decide(&levels, false, true), Some(false));
+        let levels = [(&top, &b"sub/b.log"[..])];
+        assert_eq!(decide(&levels, false, true), Some(true));
+        // A nested repository hides the outer one's exclude.
+        let inner = ig("", "", "", true);
+        let levels = [(&top, &b"r/b.log"[..]), (&inner, &b"b.log"[..])];
+        assert_eq!(decide(&levels, false, true), None);
+        // Not in the gitignore flavour.
+        assert_eq!(decide(&[(&top, &b"b.log"[..])], false, false), None);
     }
 
     #[test]

@@ -7,7 +7,10 @@
 //! not followed); `type` is `file`, `dir`, `symlink` or `other`. A symlink
 //! adds `"target"` (its text; `"target_b64"` when that is not UTF-8) and
 //! `"resolved"`: the type it leads to, `"missing"` when dangling or a loop,
-//! `"outside_root"` when it leads out of `--root`. A path that does not
+//! `"outside_root"` when it leads out of `--root`; when it leads to
+//! something, also `"resolved_size"` and `"resolved_mtime_ns"` of that (what
+//! `stat` rather than `lstat` says: a host listing a link as its target, as
+//! Java's `Files.size` does, needs no second request). A path that does not
 //! exist (or whose directory does not) is `{"path","type":"missing"}`: an
 //! `exists` is a `stat`. A path ending in `/` or `/.` names a directory,
 //! as for `lstat(2)` and `test -e`: a file there is `missing`, and a
@@ -131,7 +134,15 @@ fn entry(path: &Path, root: Option<&Root>) -> Result<String, Failure> {
         })?;
         out.push(',');
         name::field(&mut out, "target", target.as_bytes());
-        out.push_str(&format!(",\"resolved\":\"{}\"", resolved(path, root)));
+        let (kind, to) = resolved(path, root);
+        out.push_str(&format!(",\"resolved\":\"{kind}\""));
+        if let Some(to) = to {
+            out.push_str(&format!(
+                ",\"resolved_size\":{},\"resolved_mtime_ns\":{}",
+                to.st_size,
+                place::mtime_ns(&to)
+            ));
+        }
     }
     out.push('}');
     Ok(out)
@@ -155,20 +166,24 @@ pub(super) fn fields(out: &mut String, t: FileType, st: &Stat) {
     ));
 }
 
-/// What a symlink at `path` leads to. With `--root`, the whole path is
-/// resolved and must stay within it; what lies outside is not looked at.
-fn resolved(path: &Path, root: Option<&Root>) -> &'static str {
+/// What a symlink at `path` leads to, with its `stat` when it leads to
+/// something. With `--root`, the whole path is resolved and must stay
+/// within it; what lies outside is not looked at.
+fn resolved(path: &Path, root: Option<&Root>) -> (&'static str, Option<Stat>) {
     match std::fs::canonicalize(path) {
         Ok(abs) => match root {
-            Some((r, _)) if !abs.starts_with(r) => "outside_root",
+            Some((r, _)) if !abs.starts_with(r) => ("outside_root", None),
             _ => match rustix::fs::lstat(&abs) {
-                Ok(st) => place::type_name(FileType::from_raw_mode(st.st_mode)),
-                Err(_) => "missing",
+                Ok(st) => (
+                    place::type_name(FileType::from_raw_mode(st.st_mode)),
+                    Some(st),
+                ),
+                Err(_) => ("missing", None),
             },
         },
         Err(_) => match root {
-            Some((r, _)) if !fails_within(path, r) => "outside_root",
-            _ => "missing",
+            Some((r, _)) if !fails_within(path, r) => ("outside_root", None),
+            _ => ("missing", None),
         },
     }
 }

@@ -16,7 +16,9 @@
 //! - **Pseudo file systems** are not entered: at a mount crossing (a
 //!   device change) and at the start, the file system is named
 //!   (`pseudo.rs`: proc, sysfs, devtmpfs, devpts, …) and skipped.
-//! - **VCS directories** `.git`, `.hg`, `.svn` are skipped unless `vcs`;
+//! - **VCS directories** `.git`, `.hg`, `.svn` are skipped unless `vcs`
+//!   or `rg` (ripgrep has no rule of its own for them: they are hidden
+//!   names, searched when a `!` rule such as `!*/` whitelists them);
 //!   names starting with `.` unless `hidden`; with `gitignore`, the
 //!   `.gitignore` files below the start ([`super::gitignore`]) and, in a
 //!   repository, above it and `.git/info/exclude` ([`super::ignore_up`]);
@@ -54,7 +56,8 @@ pub const MAX_DEPTH: usize = 256;
 /// What to skip, and what to yield.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Options {
-    /// Enter `.git`, `.hg` and `.svn`.
+    /// Enter `.git`, `.hg` and `.svn` (with `rg`, whenever their hidden
+    /// names are shown).
     pub vcs: bool,
     /// Yield and enter names starting with `.`.
     pub hidden: bool,
@@ -311,7 +314,7 @@ impl Walker {
                 continue;
             }
             seen.note(b);
-            if !opts.all && !opts.vcs && is_vcs(b) {
+            if !opts.all && !opts.vcs && !opts.rg && is_vcs(b) {
                 continue;
             }
             // rg: a hidden name may be whitelisted, so it is decided below.
@@ -348,7 +351,7 @@ impl Walker {
         let mut todo: Vec<(u32, u32)> = Vec::with_capacity(found.len());
         for (a, b, is_dir) in found {
             let name = &arena[a as usize..b as usize];
-            if is_dir && enter && (opts.vcs || !is_vcs(name)) {
+            if is_dir && enter && (opts.vcs || opts.rg || !is_vcs(name)) {
                 todo.push((a, b + 1));
             }
             if opts.all || !is_dir {

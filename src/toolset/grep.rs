@@ -125,9 +125,11 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
     })
 }
 
-/// Whether the pattern can match a `\n`, which rg refuses: a newline, or
-/// its `\n`, `\x0A`, `\x{A}` escape outside a class (a conservative
-/// reading; regex-lite has already parsed the pattern).
+/// Whether the pattern holds a literal `\n`, which rg refuses: a newline,
+/// or its `\n`, `\x0A`, `\x{A}` escape, outside a class or as a class's
+/// only member (`[\n]`). A class with other members is not refused: rg
+/// takes the line terminator out of it (`[^\n]`, `[a\n]`, checked with rg
+/// 13). regex-lite has already parsed the pattern.
 fn matches_newline(p: &str) -> bool {
     let b = p.as_bytes();
     let mut i = 0;
@@ -135,24 +137,72 @@ fn matches_newline(p: &str) -> bool {
         match b[i] {
             b'\n' => return true,
             b'\\' => {
-                let rest = &b[i + 1..];
-                let hex =
-                    |r: &[u8]| r.eq_ignore_ascii_case(b"0a") || r.eq_ignore_ascii_case(b"{a}");
-                if rest.first() == Some(&b'n')
-                    || (rest.first() == Some(&b'x')
-                        && (hex(&rest[1..rest.len().min(3)])
-                            || hex(&rest[1..rest.len().min(4)])
-                            || rest[1..].to_ascii_lowercase().starts_with(b"{0a}")))
-                {
+                if newline_escape(&b[i..]).is_some() {
                     return true;
                 }
                 i += 1;
+            }
+            b'[' => {
+                let (end, only_newlines) = class(&b[i..]);
+                if only_newlines {
+                    return true;
+                }
+                i += end;
+                continue;
             }
             _ => {}
         }
         i += 1;
     }
     false
+}
+
+/// The length of a `\n`, `\x0A`, `\x{A}`, `\x{0A}` escape at the start
+/// of `b`, if one is there.
+fn newline_escape(b: &[u8]) -> Option<usize> {
+    let rest = b.strip_prefix(b"\\")?;
+    if rest.first() == Some(&b'n') {
+        return Some(2);
+    }
+    let hex = rest.strip_prefix(b"x")?;
+    let lower = hex[..hex.len().min(5)].to_ascii_lowercase();
+    [&b"0a"[..], b"{a}", b"{0a}"]
+        .iter()
+        .find(|h| lower.starts_with(h))
+        .map(|h| 2 + h.len())
+}
+
+/// The class starting at `b[0] == b'['`: its length, and whether it is a
+/// plain class whose members are all newlines. A nested class or an
+/// unclosed one (regex-lite refused it already) ends the reading.
+fn class(b: &[u8]) -> (usize, bool) {
+    let mut i = 1;
+    let negated = b.get(i) == Some(&b'^');
+    if negated {
+        i += 1;
+    }
+    // A `]` first is a member.
+    let first = i;
+    let mut only = true;
+    while i < b.len() {
+        match b[i] {
+            b']' if i > first => return (i + 1, only && !negated && i > first),
+            b'\n' => i += 1,
+            b'\\' => match newline_escape(&b[i..]) {
+                Some(n) => i += n,
+                None => {
+                    only = false;
+                    i += 2;
+                }
+            },
+            b'[' => return (i, false),
+            _ => {
+                only = false;
+                i += 1;
+            }
+        }
+    }
+    (b.len(), false)
 }
 
 /// rg's text for an I/O error on a path: `P: Message (os error N)`.

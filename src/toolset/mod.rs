@@ -98,7 +98,7 @@
 //!   is `grep: rg failed: ` and rg's whole stderr (`regex parse error:\n
 //!   x{\n     ^\nerror: unclosed counted repetition\n`; `the literal
 //!   '"\n"' is not allowed in a regex` and its advice, also for a `\n`
-//!   escape; `ROOT/missing: No such file or directory (os error 2)` for a
+//!   escape outside a class or alone in one (`[^\n]` is taken); `ROOT/missing: No such file or directory (os error 2)` for a
 //!   missing path, also when other files matched). Over 102,400
 //!   characters the text is cut there and `\n[output truncated at 102400
 //!   bytes]` appended. Lines: `ABS:N:LINE\n` (the line as stored, a `\r`
@@ -106,7 +106,8 @@
 //!   skipped below ROOT (ROOT itself may be hidden) unless an ignore rule
 //!   whitelists them, `.rgignore` over `.ignore` over `.gitignore`, the
 //!   last only inside a git repository (a `.git` in the directory or
-//!   above), parent directories' ignore files too, `node_modules`
+//!   above) and weakest of all that repository's `.git/info/exclude`,
+//!   parent directories' ignore files too, `node_modules`
 //!   searched, symlinks not followed, FIFOs skipped; a file with a NUL
 //!   byte skipped in the walk (even its matches before the NUL), and a
 //!   named one printed as the single line `binary file matches (found
@@ -151,14 +152,33 @@
 //! - An `OSError` other than the ignored ones inside a glob walk (a name
 //!   too long) is reported by the reference as Python's `[Errno N] …`
 //!   text with a host path; here the entry is skipped.
-//! - grep does not read `.git/info/exclude` or the global
-//!   `core.excludesFile` (rg does; the differential pins an empty HOME),
-//!   skips a directory it cannot open where rg reports it (exit 2: `rg
+//! - grep does not read the global `core.excludesFile` (rg does; the
+//!   differential pins an empty HOME) nor the `info/exclude` of a worktree
+//!   whose `.git` is a file, skips a directory it cannot open where rg reports it (exit 2: `rg
 //!   failed`), and stops reading files once its output passes the cut (an
 //!   unreadable file after that is not reported); a walked file whose
 //!   first NUL lies past rg's first read (64 KiB or more) is skipped whole
 //!   where rg prints the lines before it and a `WARNING: stopped searching
 //!   binary file after match` line.
+//! - An ignore rule holding `**` ignores a file whose path holds a newline
+//!   here; rg's globset turns `**` into a regex `.*` that does not cross a
+//!   newline, so rg may search such a file (`**` alone and `/**` leave a
+//!   top-level `new\nline.txt` searched, rg 13 checked). Names with
+//!   newlines under such rules are rare enough that the walker keeps one
+//!   meaning of `**` for its three flavours.
+//! - Ignore files, where rg's `ignore` crate departs from git's rules (the
+//!   walker keeps git's): rg trims every trailing whitespace character of
+//!   a rule (a tab too), reads `{a,b}` as alternatives, and drops a whole
+//!   ignore file that is not UTF-8; here only spaces are trimmed, braces
+//!   are literal, and the UTF-8 lines of such a file still count.
+//! - A named file whose first NUL lies past the first 64 KiB: rg prints
+//!   the lines of the blocks it read before the NUL, then `binary file
+//!   matches (found "\0" byte around offset N)`; here every matching line
+//!   is printed (the NUL is looked for in the first 64 KiB only).
+//! - regex-lite's dialect beyond the classes: it takes `\<` and `\>`
+//!   (rg: unrecognized escape), refuses `[[:foo:]]` (rg: a nested class of
+//!   those characters) and patterns over its smaller size limit
+//!   (`a{1000}{1000}`: rg searches).
 //! - grep's regex sees a line that is not UTF-8 with U+FFFD for its
 //!   invalid bytes (regex-lite matches text), so `.` or a negated class
 //!   matches there; rg's byte regex matches no invalid byte.
@@ -185,11 +205,16 @@
 //! length with the same notice, every kept line one of rg's);
 //! `regex-error-text` (both `grep: rg failed: regex parse error:`, the
 //! rest in regex-lite's words); `regex-dialect` (a pattern with `\w \d \s
-//! \b`, their negations, `\p`, `(?i)` or class set operations);
-//! `binary-late-nul` (rg printed its `WARNING: stopped searching binary
-//! file` line: a NUL past its first read); `invalid-utf8-match` (a
-//! pattern with `.` or `[^`, whose matches may cover a line's invalid
-//! bytes here, not in rg).
+//! \b`, their negations, `\p`, `(?i)` or class set operations, counted
+//! only when regex-lite refuses what rg takes, or when the reference given
+//! the pattern spelled in ASCII terms, `[0-9A-Za-z_]`, `(?-u:\b)`, `[fF]`,
+//! answers what as-edit answered); `binary-late-nul` (rg printed its
+//! `WARNING: stopped searching binary file` line: a NUL past its first
+//! read); `invalid-utf8-match` (a pattern with `.` or `[^`, counted only
+//! when every line as-edit adds to rg's is a line of its file that is not
+//! UTF-8); `newline-name-globstar` (the texts differ only in lines of files
+//! whose paths hold a newline, as-edit's among rg's, and an ignore rule
+//! holds `**`: above).
 
 pub mod glob;
 pub mod grep;

@@ -27,6 +27,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -133,6 +134,9 @@ public final class AsEditDriver {
         Files.createSymbolicLink(d.resolve("sub/up"), Path.of(".."));
         Files.createSymbolicLink(d.resolve("link.txt"), Path.of("x.txt"));
         Files.createSymbolicLink(d.resolve("dlink"), Path.of("../many"));
+        // Targets far older than their links: ls must show the target's mtime (and size).
+        Files.setLastModifiedTime(d.resolve("x.txt"), FileTime.fromMillis(1_000_000_000_123L));
+        Files.setLastModifiedTime(root.resolve("many"), FileTime.fromMillis(1_100_000_000_456L));
         run(root, "mkfifo d/fifo && : > \"bad/$(printf 'bad\\377.txt')\"");
     }
 
@@ -178,6 +182,10 @@ public final class AsEditDriver {
             check("grep " + String.join(" ", Objects.toString(g[0]), Objects.toString(g[1]),
                     Objects.toString(g[2])), o.grep(g[0], g[1], g[2]), fs.grep(RC, g[0], g[1], g[2]));
         }
+        // A pattern holding a newline: refused (README), where grep -F takes each line as a
+        // pattern and LocalFilesystem's rg fails with nothing on stdout (an empty success).
+        check("grep newline pattern", "Error searching for 'beta\nx': invalid_argument: …",
+                fs.grep(RC, "beta\nx", "d", null).error());
         String[][] globs = {{"*.txt", "d"}, {"*", "d"}, {"**/*.rs", "d"}, {"sub/*.txt", "d"},
             {"*.{md,rs}", "d"}, {"/*.txt", "d"}, {"*.txt", "nope"}, {"*.txt", "many"},
             {"*.rs", null}, {"*.rs", "/"}, {"x.txt", "d"}, {"**", "d/sub"}, {"deep/*.rs", "d"}};

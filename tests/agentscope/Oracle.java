@@ -52,20 +52,19 @@ final class Oracle {
         try (Stream<Path> s = Files.list(dir)) {
             for (Path e : (Iterable<Path>) s::iterator) {
                 String path = p + "/" + e.getFileName();
-                BasicFileAttributes own = Files.readAttributes(e, BasicFileAttributes.class, NOFOLLOW);
-                long ms = own.lastModifiedTime().toMillis();
                 BasicFileAttributes led;
                 try {
                     led = Files.readAttributes(e, BasicFileAttributes.class);
                 } catch (IOException dangling) {
                     continue; // LocalFilesystem skips what it cannot stat (dangling, loops)
                 }
-                // A link is listed as what it leads to, with its own size and mtime (the gap
-                // the README states: the helper does not give the target's).
+                // A link is listed as what it leads to, with that one's size and mtime
+                // (LocalFilesystem's readAttributes follows links).
+                long ms = led.lastModifiedTime().toMillis();
                 if (led.isDirectory()) {
                     out.add(FileInfo.ofDir(path, ms));
                 } else {
-                    out.add(FileInfo.ofFile(path, own.size(), ms));
+                    out.add(FileInfo.ofFile(path, led.size(), ms));
                 }
             }
         } catch (IOException e) {
