@@ -1,41 +1,4 @@
-//! The pure line reader of a text `read`: bytes in, in any chunks; the
-//! page of lines out. No I/O: `read.rs` feeds it from the file, tests
-//! from memory.
-//!
-//! - Lines end at LF, a CR right before the LF belonging to the ending (a
-//!   CRLF line's columns do not count it); a lone CR is text, as in
-//!   ripgrep and `grep`, so a `grep` hit's line number reads that line
-//!   (an edit's `at_line`, which counts a lone CR as an ending, may differ
-//!   on such files); the text keeps the bytes as they are,
-//!   terminators included, so the pages of a file concatenated are the
-//!   file (unless a line was cut, which `cut_lines` says).
-//! - The bytes from the file's start to the end of the last line it keeps
-//!   are checked: a NUL or invalid UTF-8 stops it with the byte offset
-//!   (`not_text`). A character split between two chunks is not invalid:
-//!   [`Lines::feed`] consumes up to it, and the caller feeds it again with
-//!   what follows.
-//! - It stops at line E (the last one the page can hold): nothing past it
-//!   is consumed but what tells whether the file ends there (`eof`): a
-//!   line's terminator is consumed only with the byte after it, or at the
-//!   file's end, so the reader always knows which tail the answer has.
-//! - Lines before `start` are read too (checked and hashed: `lines` and
-//!   `sha256` are of the whole file, and `not_text` names the first fault
-//!   in it), whole lines at once ([`Lines::skip`]: one UTF-8 check and one
-//!   NUL search per chunk) — unless the page resumes at a byte offset
-//!   ([`Lines::resume`]: `next`'s `offset`, checked by `resume.rs`), when
-//!   it reads from there and its hash and `not_text` cover the bytes from
-//!   there only (`read.rs` makes the last page's `lines` and `sha256`
-//!   whole). [`Page::next_at`]: where the line after the page starts.
-//! - Memory: the page's text (at most its budget) and nothing per line.
-//! - The budget is what the answer's varying parts may take ([`tail`]: the
-//!   escaped text, `end`, `eof`, `lines` and `sha256`, `cut_lines`,
-//!   `next`), counted exactly: a line is kept iff the answer ending with it
-//!   fits — with the tail it would have: `eof`'s when the file ends with
-//!   it, none when `limit` ends the page there, else a `next`'s (should the
-//!   next line not fit). A line that cannot fit ends the page before it at
-//!   once (the rest of it unread); the page's first line is then read to
-//!   its end (kept out of memory) for the budget it needs
-//!   ([`Page::too_long`]: `read.rs` refuses it).
+#![doc = include_str!("lines.md")]
 
 use memchr::memchr;
 use sha2::{Digest, Sha256};
