@@ -194,20 +194,27 @@ pub fn raw_answer(
     .len();
     let fit = (max_bytes as usize - reserve) / 4 * 3;
     let want = req.length.map_or(fit as u64, |l| l.min(fit as u64)) as usize;
-    let mut bytes = vec![0u8; want];
+    // Encoded into the answer a chunk (a multiple of 3 bytes) at a time:
+    // memory is the answer and one chunk.
+    let mut out = String::with_capacity(reserve + want.div_ceil(3) * 4);
+    out.push_str(RESULT_PREFIX);
+    out.push_str("{\"b64\":\"");
+    let mut chunk = vec![0u8; want.min(CHUNK / 3 * 3)];
     let mut got = 0;
     while got < want {
-        match pread(&mut bytes[got..], req.offset + got as u64)? {
-            0 => break,
-            k => got += k,
+        let k = chunk.len().min(want - got);
+        let n = resume::read_at(pread, &mut chunk[..k], req.offset + got as u64)?;
+        crate::args::b64::encode_into(&mut out, &chunk[..n]);
+        got += n;
+        if n < k {
+            break;
         }
     }
-    bytes.truncate(got);
     let end = req.offset + got as u64;
     let eof = end >= size || got < want;
-    let mut out = format!(
-        "{RESULT_PREFIX}{{\"b64\":\"{}\",\"offset\":{},\"size\":{size},\"eof\":{eof}",
-        crate::args::b64::encode(&bytes),
+    let _ = write!(
+        out,
+        "\",\"offset\":{},\"size\":{size},\"eof\":{eof}",
         req.offset
     );
     let left = req.length.map(|l| l - got as u64);
