@@ -27,10 +27,15 @@
 //! ripgrep: a lone CR is text, and a CRLF line's text ends with its CR (as
 //! `rg` prints it); `read` numbers lines the same way.
 //!
-//! Each file is read in blocks of [`BLOCK`] bytes (longer lines grow the
-//! block), whole lines searched at once, the `context` lines before the
-//! block's first unsearched line carried over: memory is a block and the
-//! answer, whatever the file's size.
+//! Each file is read in blocks of [`BLOCK`] bytes, whole lines searched at
+//! once, the `context` lines before the block's first unsearched line
+//! carried over. A line longer than the block doubles it until it fits
+//! (the whole line is held: a 15 MB line, a 16 MiB block). The search
+//! stops, as `limit` stops it, once the entries it holds cannot all fit a
+//! page of `max_bytes` (each counted at its smallest size on the line:
+//! path, text and the fields' names, unescaped), so it holds about one
+//! page, never `limit` lines of `max_columns` each. Memory: a block and
+//! about one page, whatever the file's size.
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
