@@ -82,18 +82,19 @@
 //! `walk.rs`) adds `"walk_limit":true`, with `total` and the counts of
 //! what it walked; no page reaches the rest.
 //!
-//! Memory (peak RSS, measured in `scripts/bench/README.md`): about 3 MiB
-//! for the binary, its buffers (64 KiB to 256 KiB read chunks) and a
-//! walk's pending names, plus the answer: the result line (at most
+//! Memory (peak RSS of the static binary, measured in
+//! `scripts/bench/README.md`): about 1 to 2 MiB for the binary, its
+//! buffers (64 KiB to 256 KiB read chunks) and a walk's pending names,
+//! plus the answer: the result line (at most
 //! `max_bytes`) and, while it is built, what it is built from — a text
 //! read's page text (at most `max_bytes` again), a raw read's one 64 KiB
 //! chunk, a walk's entries of one page (`grep` stops searching once the
-//! entries found cannot all fit the page: `grep_op.rs`); so about 3 MiB
-//! plus 2 to 3 times `max_bytes` (4.2 MiB at most measured at the default
-//! `max_bytes`, 26 MiB at 8 MiB). One exception: `grep` holds the longest
+//! entries found cannot all fit the page: `grep_op.rs`); so about 2 MiB
+//! plus 2 to 3 times `max_bytes` (2.3 MiB at most measured at the default
+//! `max_bytes`, 23 MiB at 8 MiB). One exception: `grep` holds the longest
 //! line of each file it searches whole (its read block doubles until a
 //! line fits, literal or regex alike): a file that is one 15 MB line
-//! takes about 19 MiB.
+//! takes about 17 MiB.
 //!
 //! # Tokens
 //!
