@@ -348,17 +348,22 @@ fn read_all_follows_next_within_its_bound() {
         assert_eq!(cut.text, lines[..k].concat());
         assert!(cut.text.len() <= 2000 && cut.text.len() + lines[k].len() > 2000 - 1024);
         assert_eq!((cut.truncated, cut.eof), (true, false));
+        // `offset`: where line `start` begins (and its `check`), so the next
+        // page is read from there.
+        let n = cut.next.unwrap();
         assert_eq!(
-            cut.next,
-            Some(Next {
-                start: Some(cut.end + 1),
-                ..Next::default()
-            })
+            (n.start, n.offset, n.length),
+            (Some(cut.end + 1), Some(cut.text.len() as u64), None)
         );
-        let rest = ed
+        let mut cont = small.clone().start(cut.end + 1);
+        cont = cont.offset(n.offset.unwrap()).check(n.check.unwrap());
+        let rest = ed.read_all(&cont, 1 << 20).unwrap();
+        assert_eq!(cut.text.clone() + &rest.text, body);
+        // Without the hint, the same.
+        let plain = ed
             .read_all(&small.clone().start(cut.end + 1), 1 << 20)
             .unwrap();
-        assert_eq!(cut.text + &rest.text, body);
+        assert_eq!(plain, rest);
         // A bound below one page's text: nothing, and where to go on.
         let none = ed.read_all(&ReadRequest::new(&p), 5).unwrap();
         assert_eq!(

@@ -121,7 +121,7 @@ fn grep_finds_what_rg_finds() {
             max_columns: 1_000_000,
             walk: opts(),
         };
-        let g = grep_op::grep(&req, None).unwrap();
+        let g = grep_op::grep(&req, None, u64::MAX).unwrap();
         assert!(!g.truncated);
         let got: BTreeSet<String> = g
             .lines

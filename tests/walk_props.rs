@@ -210,10 +210,10 @@ proptest! {
         write(d.path(), &t);
         let base = format!("{}/", d.path().to_str().unwrap());
         let (want, binary) = model_grep(d.path(), &base, pat, ic, ctx);
-        let got = grep_op::grep(&req_grep(d.path(), pat, ic, ctx, Output::Content), None).unwrap();
+        let got = grep_op::grep(&req_grep(d.path(), pat, ic, ctx, Output::Content), None, u64::MAX).unwrap();
         prop_assert_eq!(&got.lines, &want);
         prop_assert_eq!(got.skipped_binary, binary);
-        let files = grep_op::grep(&req_grep(d.path(), pat, ic, 0, Output::Count), None).unwrap();
+        let files = grep_op::grep(&req_grep(d.path(), pat, ic, 0, Output::Count), None, u64::MAX).unwrap();
         let mut counts: Vec<(Vec<u8>, u64)> = Vec::new();
         for l in want.iter().filter(|l| !l.context) {
             match counts.last_mut() {
@@ -312,6 +312,7 @@ fn context_and_line_numbers_hold_across_read_blocks() {
         let got = grep_op::grep(
             &req_grep(d.path(), "NEEDLE", false, ctx, Output::Content),
             None,
+            u64::MAX, // the whole search: no page bound
         )
         .unwrap();
         let want = model_file(&bytes, &path, "NEEDLE", false, ctx);
@@ -326,6 +327,7 @@ fn context_and_line_numbers_hold_across_read_blocks() {
     let got = grep_op::grep(
         &req_grep(d.path(), "NEEDLE", false, 1, Output::Content),
         None,
+        u64::MAX,
     )
     .unwrap();
     let lines: Vec<(u64, bool, usize)> = got
@@ -443,4 +445,36 @@ proptest! {
         }
         prop_assert_eq!(&got, whole[key].as_array().unwrap());
     }
+}
+
+/// The search stops once what it found cannot all fit the page: with
+/// `limit` 100,000 and `max_bytes` 2,048, 40 files of 1,000 matching
+/// lines each are not all read and held (before: all 40,000 lines, about
+/// 2 MB, for a page of 2 KiB). The answer's pages still join (`next`).
+#[test]
+fn grep_stops_once_its_page_is_full() {
+    let d = tempfile::tempdir().unwrap();
+    let body: String = (0..1000).map(|i| format!("NEEDLE line {i}\n")).collect();
+    for f in 0..40 {
+        std::fs::write(d.path().join(format!("f{f:02}")), &body).unwrap();
+    }
+    for (output, max) in [(Output::Content, 2048), (Output::Files, 1024)] {
+        let g = grep_op::grep(&req_grep(d.path(), "NEEDLE", false, 0, output), None, max).unwrap();
+        let held = (g.lines.len() + g.files.len()) as u64;
+        // Each entry takes at least 20 bytes on the line: past `max`, full.
+        assert!((1..=max / 20 + 1).contains(&held), "{output:?}: {held}");
+        assert!(g.truncated && g.more, "{output:?}");
+        assert!(g.files_searched < 40, "{output:?}: {}", g.files_searched);
+    }
+    // No page bound: everything (the model tests above compare it).
+    let g = grep_op::grep(
+        &req_grep(d.path(), "NEEDLE", false, 0, Output::Content),
+        None,
+        u64::MAX,
+    )
+    .unwrap();
+    assert_eq!(
+        (g.lines.len(), g.files_searched, g.truncated),
+        (40_000, 40, false)
+    );
 }

@@ -84,8 +84,16 @@ pub fn decode(input: &[u8]) -> Result<Vec<u8>, String> {
 /// reads): the alphabet of [`decode`], so each reads the other's output.
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn encode(input: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    encode_into(&mut out, input);
+    out
+}
+
+/// [`encode`], appended to `out` (a raw read encodes its bytes a chunk at
+/// a time into the answer: no second copy of them).
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn encode_into(out: &mut String, input: &[u8]) {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     for chunk in input.chunks(3) {
         let b = [
             chunk[0],
@@ -100,7 +108,6 @@ pub fn encode(input: &[u8]) -> String {
             });
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -268,6 +268,8 @@ impl<S: Sandbox> Editor<S> {
                 a.truncated = true;
                 a.next = Some(Next {
                     start: Some(asked),
+                    offset: req.offset,
+                    check: req.check,
                     ..Next::default()
                 });
                 return Ok(a);
@@ -286,9 +288,12 @@ impl<S: Sandbox> Editor<S> {
             // What is left of `limit`, from the page's `next`.
             let given = (a.end + 1).saturating_sub(asked);
             req.limit = req.limit.map(|l| l.saturating_sub(given));
-            let next = a.next.and_then(|n| n.start).filter(|&s| s > asked);
+            let next = a.next.filter(|n| n.start.is_some_and(|s| s > asked));
             match next {
-                Some(s) if a.truncated && req.limit != Some(0) => req.start = Some(s),
+                // `offset` and `check` too: the next page reads from there.
+                Some(n) if a.truncated && req.limit != Some(0) => {
+                    (req.start, req.offset, req.check) = (n.start, n.offset, n.check)
+                }
                 _ => return Ok(a),
             }
             all = Some(a);

@@ -31,12 +31,14 @@ pub enum EntryType {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
 pub struct Next {
-    /// `offset` (stat, list, glob, grep, raw read).
+    /// `offset` (stat, list, glob, grep, raw read; text read: a byte hint).
     pub offset: Option<u64>,
     /// `start` (text read).
     pub start: Option<u64>,
     /// `length` (raw read: what is left of it).
     pub length: Option<u64>,
+    /// `check` (text read, with `offset`: `tools::resume`).
+    pub check: Option<u64>,
 }
 
 /// Rewrites every `"K"` (a string) or `"K_b64"` of a name key (`path`,

@@ -152,7 +152,9 @@ request!(
         start: u64, /// The most lines (no limit).
         limit: u64, /// `cat -n` numbers (false).
         numbers: bool, /// Cut longer lines at this many characters (none).
-        max_columns: u64],
+        max_columns: u64, /// A page's `next.offset`: where line `start` begins.
+        offset: u64, /// A page's `next.check`, with `offset`.
+        check: u64],
     nothing
 );
 

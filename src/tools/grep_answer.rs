@@ -71,7 +71,7 @@ pub(super) fn grep(
     root: Option<&Path>,
     max_bytes: u64,
 ) -> Result<String, Failure> {
-    let g = grep_op::grep(req, root)?;
+    let g = grep_op::grep(req, root, max_bytes)?;
     let mut fields = format!(
         ",\"files_searched\":{},\"skipped_binary\":{}",
         g.files_searched, g.skipped_binary

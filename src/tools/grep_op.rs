@@ -29,10 +29,15 @@
 //! ripgrep: a lone CR is text, and a CRLF line's text ends with its CR (as
 //! `rg` prints it); `read` numbers lines the same way.
 //!
-//! Each file is read in blocks of [`BLOCK`] bytes (longer lines grow the
-//! block), whole lines searched at once, the `context` lines before the
-//! block's first unsearched line carried over: memory is a block and the
-//! answer, whatever the file's size.
+//! Each file is read in blocks of [`BLOCK`] bytes, whole lines searched at
+//! once, the `context` lines before the block's first unsearched line
+//! carried over. A line longer than the block doubles it until it fits
+//! (the whole line is held: a 15 MB line, a 16 MiB block). The search
+//! stops, as `limit` stops it, once the entries it holds cannot all fit a
+//! page of `max_bytes` (each counted at its smallest size on the line:
+//! path, text and the fields' names, unescaped), so it holds about one
+//! page, never `limit` lines of `max_columns` each. Memory: a block and
+//! about one page, whatever the file's size.
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
@@ -130,8 +135,10 @@ pub struct Grepped {
     pub walk_cut: bool,
 }
 
-/// Runs `grep`.
-pub fn grep(req: &GrepRequest, root: Option<&Path>) -> Result<Grepped, Failure> {
+/// Runs `grep` for a page of `max_bytes`: the search stops, as `limit`
+/// stops it, once the entries found cannot all fit it (more could only
+/// be cut off the page).
+pub fn grep(req: &GrepRequest, root: Option<&Path>, max_bytes: u64) -> Result<Grepped, Failure> {
     let bad = |e| Failure::new(ErrorKind::InvalidArgument, e);
     let search = Search::new(&req.pattern, req.regex, req.ignore_case).map_err(bad)?;
     let glob = req
@@ -148,6 +155,8 @@ pub fn grep(req: &GrepRequest, root: Option<&Path>) -> Result<Grepped, Failure> 
         search: &search,
         out: Grepped::default(),
         seen: 0,
+        held: 0,
+        max_bytes,
         buf: Vec::new(),
         scratch: Vec::new(),
     };
@@ -198,6 +207,11 @@ struct Run<'a> {
     out: Grepped,
     /// Matches (content) or files (files, count) found so far, skipped included.
     seen: u64,
+    /// Bytes the entries kept take at least on the answer's line (their
+    /// path and text, unescaped, and the fields' names): past
+    /// `max_bytes`, the page is full.
+    held: u64,
+    max_bytes: u64,
     buf: Vec<u8>,
     scratch: Vec<u8>,
 }
@@ -207,7 +221,8 @@ impl Run<'_> {
     /// one past `limit` (`None`: the search stops, truncated).
     fn take(&mut self) -> Option<bool> {
         self.seen += 1;
-        if self.seen > self.req.offset.saturating_add(self.req.limit) {
+        let full = self.held > self.max_bytes;
+        if full || self.seen > self.req.offset.saturating_add(self.req.limit) {
             self.out.truncated = true;
             self.out.more = true;
             return None;
@@ -215,8 +230,10 @@ impl Run<'_> {
         Some(self.seen > self.req.offset)
     }
 
-    fn line(&self, path: &[u8], no: u64, text: &[u8], context: bool) -> Line {
+    fn line(&mut self, path: &[u8], no: u64, text: &[u8], context: bool) -> Line {
         let (text, cut) = columns(text, self.req.max_columns);
+        // `{"path":"","line":N,"text":""}`: 28 bytes and the digits.
+        self.held += (path.len() + text.len() + 28) as u64;
         Line {
             path: path.to_vec(),
             line: no,
@@ -398,6 +415,8 @@ impl Run<'_> {
             None => false,
             Some(show) => {
                 if show {
+                    // `{"path":"","count":N}`: 20 bytes and the digits.
+                    self.held += path.len() as u64 + 20;
                     self.out.files.push((path.to_vec(), count));
                 }
                 true

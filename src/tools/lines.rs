@@ -1,39 +1,4 @@
-//! The pure line reader of a text `read`: bytes in, in any chunks; the
-//! page of lines out. No I/O: `read.rs` feeds it from the file, tests
-//! from memory.
-//!
-//! - Lines end at LF, a CR right before the LF belonging to the ending (a
-//!   CRLF line's columns do not count it); a lone CR is text, as in
-//!   ripgrep and `grep`, so a `grep` hit's line number reads that line
-//!   (an edit's `at_line`, which counts a lone CR as an ending, may differ
-//!   on such files); the text keeps the bytes as they are,
-//!   terminators included, so the pages of a file concatenated are the
-//!   file (unless a line was cut, which `cut_lines` says).
-//! - The bytes from the file's start to the end of the last line it keeps
-//!   are checked: a NUL or invalid UTF-8 stops it with the byte offset
-//!   (`not_text`). A character split between two chunks is not invalid:
-//!   [`Lines::feed`] consumes up to it, and the caller feeds it again with
-//!   what follows.
-//! - It stops at line E (the last one the page can hold): nothing past it
-//!   is consumed but what tells whether the file ends there (`eof`): a
-//!   line's terminator is consumed only with the byte after it, or at the
-//!   file's end, so the reader always knows which tail the answer has.
-//! - Lines before `start` are read too (checked and hashed: `lines` and
-//!   `sha256` are of the whole file, and `not_text` names the first fault
-//!   in it), whole lines at once ([`Lines::skip`]: one UTF-8 check and one
-//!   NUL search per chunk). Following `next` through a file still costs
-//!   each page the bytes before it (quadratic in the page count; a byte
-//!   offset hint in `next` would make it linear, not done yet).
-//! - Memory: the page's text (at most its budget) and nothing per line.
-//! - The budget is what the answer's varying parts may take ([`tail`]: the
-//!   escaped text, `end`, `eof`, `lines` and `sha256`, `cut_lines`,
-//!   `next`), counted exactly: a line is kept iff the answer ending with it
-//!   fits — with the tail it would have: `eof`'s when the file ends with
-//!   it, none when `limit` ends the page there, else a `next`'s (should the
-//!   next line not fit). A line that cannot fit ends the page before it at
-//!   once (the rest of it unread); the page's first line is then read to
-//!   its end (kept out of memory) for the budget it needs
-//!   ([`Page::too_long`]: `read.rs` refuses it).
+#![doc = include_str!("lines.md")]
 
 use memchr::memchr;
 use sha2::{Digest, Sha256};
@@ -74,6 +39,10 @@ pub struct Page {
     pub truncated: bool,
     /// The page's first line does not fit even alone: the budget it needs.
     pub too_long: Option<usize>,
+    /// With `truncated`: the byte offset where line `end + 1` starts.
+    pub next_at: u64,
+    /// The bytes consumed: the file's size when `eof`.
+    pub consumed_to: u64,
 }
 
 /// A text read that met a NUL or invalid UTF-8 at this byte offset.
@@ -97,8 +66,10 @@ pub struct Lines {
     state: State,
     /// The line being read (1-based).
     line: u64,
-    /// Bytes consumed so far.
+    /// Bytes consumed so far (from the file's start).
     offset: u64,
+    /// Where the current line starts (a byte offset in the file).
+    line_at: u64,
     hash: Sha256,
     text: Vec<u8>,
     used: usize,
@@ -124,12 +95,17 @@ fn digits(n: u64) -> usize {
 
 /// What the answer's varying fields take besides the text when its last
 /// line is `end`: `last`, the file ends there (`eof`, `lines`, `sha256`);
-/// else `next`, a `next` follows (`"truncated":true,"next":{"start":E+1}`).
-pub fn tail(end: u64, last: bool, next: bool) -> usize {
+/// else `next` (the byte offset of line E+1), a `next` follows
+/// (`"truncated":true,"next":{"start":E+1,"offset":B,"check":C}`, C's
+/// [`super::resume::CHECK_DIGITS`] digits).
+pub fn tail(end: u64, last: bool, next: Option<u64>) -> usize {
     let fields = if last {
         "true,\"lines\":,\"sha256\":\"\"".len() + digits(end) + 64
-    } else if next {
-        "false,\"truncated\":true,\"next\":{\"start\":}".len() + digits(end + 1)
+    } else if let Some(at) = next {
+        "false,\"truncated\":true,\"next\":{\"start\":,\"offset\":,\"check\":}".len()
+            + digits(end + 1)
+            + digits(at)
+            + super::resume::CHECK_DIGITS
     } else {
         "false".len()
     };
@@ -139,11 +115,20 @@ pub fn tail(end: u64, last: bool, next: bool) -> usize {
 impl Lines {
     /// A reader for `ask`.
     pub fn new(ask: Ask) -> Lines {
+        Lines::resume(ask, 0)
+    }
+
+    /// A reader for `ask` fed from byte `offset` of the file, where line
+    /// `ask.start` begins (the caller made sure of it): nothing before it
+    /// is read, so the page's hash (in [`Page::whole`]) is of the bytes
+    /// from `offset`, its line count right if the offset was.
+    pub fn resume(ask: Ask, offset: u64) -> Lines {
         Lines {
             ask,
             state: State::Reading,
-            line: 1,
-            offset: 0,
+            line: if offset == 0 { 1 } else { ask.start },
+            offset,
+            line_at: offset,
             hash: Sha256::new(),
             text: Vec::new(),
             used: 0,
@@ -217,13 +202,13 @@ impl Lines {
             }
             let term_bytes = &rest[n..=t];
             i += term_bytes.len();
-            self.end_line(term_bytes, eof && i == buf.len());
+            self.end_line(term_bytes, eof && i == buf.len(), self.offset + i as u64);
         }
         self.hash.update(&buf[..i]);
         self.offset += i as u64;
         if eof && i == buf.len() && self.state == State::Reading {
             if self.has_bytes {
-                self.end_line(b"", true);
+                self.end_line(b"", true, self.offset);
             }
             if self.state == State::Reading {
                 self.state = State::Done {
@@ -271,6 +256,7 @@ impl Lines {
         }
         // The hash and the offset take these bytes with the rest of `buf`.
         self.line += k;
+        self.line_at = self.offset + (i + upto) as u64;
         self.has_bytes = false;
         Ok(upto)
     }
@@ -343,7 +329,7 @@ impl Lines {
     /// Whether the current line cannot fit whatever the tail: the page
     /// need not read the rest of it (the smallest tail is a `limit`'s).
     fn early_over(&self) -> bool {
-        self.used + self.cut_cost + tail(self.line, false, false) > self.ask.budget
+        self.used + self.cut_cost + tail(self.line, false, None) > self.ask.budget
     }
 
     /// The current line does not fit: the page ends before it, at once
@@ -368,8 +354,8 @@ impl Lines {
     }
 
     /// The current line ends with `term` (empty: at the end of the
-    /// file); `last`: nothing follows it.
-    fn end_line(&mut self, term: &[u8], last: bool) {
+    /// file); `last`: nothing follows it; `next_at`: where the next starts.
+    fn end_line(&mut self, term: &[u8], last: bool, next_at: u64) {
         if self.in_range() {
             self.begin();
             self.used += 2 * term.len();
@@ -380,12 +366,13 @@ impl Lines {
             }
             let at_limit = Some(self.kept + 1) == self.ask.limit;
             let end = self.line;
-            let fits = !self.over
-                && self.used + self.cut_cost + tail(end, last, !at_limit) <= self.ask.budget;
+            let next = (!at_limit).then_some(next_at);
+            let fits =
+                !self.over && self.used + self.cut_cost + tail(end, last, next) <= self.ask.budget;
             if !fits {
                 if self.kept == 0 {
                     // Alone too long: refused, naming what it needs.
-                    let need = self.used + self.cut_cost + tail(end, last, !at_limit);
+                    let need = self.used + self.cut_cost + tail(end, last, next);
                     self.too_long = Some(need);
                     self.text.clear();
                     self.state = State::Done {
@@ -414,6 +401,7 @@ impl Lines {
             };
         }
         self.line += 1;
+        self.line_at = next_at;
         self.line_start = self.text.len();
         self.used_at_start = self.used;
         self.cut_at_start = self.cut_cost;
@@ -439,6 +427,8 @@ impl Lines {
             cut_lines: self.cut,
             truncated: full && !eof,
             too_long: self.too_long,
+            next_at: self.line_at,
+            consumed_to: self.offset,
         }
     }
 }
@@ -573,7 +563,7 @@ mod tests {
             ..ask(1, None)
         };
         // "ab\n" costs 4 escaped, "cd\n" 4 more: two lines and a `next`.
-        let two = 8 + tail(2, false, true);
+        let two = 8 + tail(2, false, Some(6));
         for step in [1, 2, 100] {
             let (p, _) = read(f, with(two), step).unwrap();
             assert_eq!(
@@ -583,7 +573,7 @@ mod tests {
             let (p, _) = read(f, with(two - 1), step).unwrap();
             assert_eq!((p.text.as_str(), p.end, p.truncated), ("ab\n", 1, true));
             // The whole file: the eof tail (lines, sha256), no next.
-            let all = 12 + tail(3, true, false);
+            let all = 12 + tail(3, true, None);
             let (p, _) = read(f, with(all), step).unwrap();
             assert_eq!((p.end, p.truncated, p.eof), (3, false, true));
             let (p, _) = read(f, with(all - 1), step).unwrap();
@@ -593,10 +583,10 @@ mod tests {
                 limit: Some(1),
                 ..with(budget)
             };
-            let (p, _) = read(f, one(4 + tail(1, false, false)), step).unwrap();
+            let (p, _) = read(f, one(4 + tail(1, false, None)), step).unwrap();
             assert_eq!((p.end, p.truncated, p.eof), (1, false, false));
-            let (p, _) = read(f, one(3 + tail(1, false, false)), step).unwrap();
-            assert_eq!((p.end, p.too_long), (0, Some(4 + tail(1, false, false))));
+            let (p, _) = read(f, one(3 + tail(1, false, None)), step).unwrap();
+            assert_eq!((p.end, p.too_long), (0, Some(4 + tail(1, false, None))));
         }
     }
 
@@ -612,11 +602,11 @@ mod tests {
             5,
         )
         .unwrap();
-        assert_eq!(p.too_long, Some(14 + tail(1, false, true)));
+        assert_eq!(p.too_long, Some(14 + tail(1, false, Some(13))));
         assert_eq!((p.text.as_str(), p.end), ("", 0));
         // Cut at 3 columns it fits: `,"cut_lines":[1]` is 16 bytes.
         let a = Ask {
-            budget: 5 + 16 + tail(1, false, true),
+            budget: 5 + 16 + tail(1, false, Some(13)),
             max_columns: Some(3),
             ..ask(1, None)
         };

@@ -20,7 +20,7 @@
 //! | --- | --- |
 //! | `stat` | `paths` (1 to 256; each a string or `{"path_b64"}`), `offset` (0) |
 //! | `list` | `path`, `depth` (1; 1 to 64), `hidden` (true), `vcs` (false), `gitignore` (false), `offset` (0), `limit` (1000; 1 to 100,000) |
-//! | `read` | `path`, `start` (1), `limit` (none), `numbers` (false), `max_columns` (none) |
+//! | `read` | `path`, `start` (1), `limit` (none), `numbers` (false), `max_columns` (none), `offset` and `check` (both or neither: a page's `next`, `resume.rs`) |
 //! | `read`, raw | `path`, `raw: true`, `offset` (0), `length` (as much as fits) |
 //! | `glob` | `pattern`, `path` (`.`), `sort` (`"path"`; or `"mtime"`), `offset` (0), `limit` (1000; 1 to 100,000), `hidden` (true), `vcs` (false), `gitignore` (false) |
 //! | `grep` | `pattern`, `regex` (false), `path` (`.`), `glob`, `ignore_case` (false), `output` (`"content"`; `"files"`, `"count"`), `context` (0; to 1000), `offset` (0), `limit` (1000; 1 to 100,000), `max_columns` (500), `hidden`, `vcs`, `gitignore` |
@@ -78,8 +78,9 @@
 //! measured on the line as written, `__RESULT__` and `\n` included
 //! (`answer.rs`). An answer that would is cut after a whole entry or line:
 //! `"truncated":true` and `"next"`, the request fields that continue it
-//! (`offset` for `stat`, `list`, `glob` and `grep`, `start` for a text
-//! read, `offset` for a raw one); pages followed through `next` join to
+//! (`offset` for `stat`, `list`, `glob` and `grep`, `start` with the
+//! byte hint `offset` and its `check` for a text read, `offset` for a raw
+//! one); pages followed through `next` join to
 //! the unpaged answer (`grep_answer.rs`: grep's context lines go with
 //! their match). An entry (a text read's first line, grep's match with its
 //! context) too long to fit even alone is `invalid_argument` naming the
@@ -89,14 +90,29 @@
 //! `walk.rs`) adds `"walk_limit":true`, with `total` and the counts of
 //! what it walked; no page reaches the rest.
 //!
+//! Memory (peak RSS of the static binary, measured in
+//! `scripts/bench/README.md`): about 1 to 2 MiB for the binary, its
+//! buffers (64 KiB to 256 KiB read chunks) and a walk's pending names,
+//! plus the answer: the result line (at most
+//! `max_bytes`) and, while it is built, what it is built from — a text
+//! read's page text (at most `max_bytes` again), a raw read's one 64 KiB
+//! chunk, a walk's entries of one page (`grep` stops searching once the
+//! entries found cannot all fit the page: `grep_op.rs`); so about 2 MiB
+//! plus 2 to 3 times `max_bytes` (2.3 MiB at most measured at the default
+//! `max_bytes`, 23 MiB at 8 MiB). One exception: `grep` holds the longest
+//! line of each file it searches whole (its read block doubles until a
+//! line fits, literal or regex alike): a file that is one 15 MB line
+//! takes about 17 MiB.
+//!
 //! # Tokens
 //!
 //! - `file_not_found`: a missing path, a `list` of something that is not a
 //!   directory, a `read` of something that is not a regular file (a FIFO
 //!   or device is never opened); the detail says which.
 //! - `not_text` (exit 1, new in protocol 4): a text `read` met a NUL byte
-//!   or invalid UTF-8 in the part of the file it read; the detail names
-//!   the byte offset. Ask again with `"raw":true`.
+//!   or invalid UTF-8 in the part of the file it read (from byte 0, or
+//!   from `next`'s `offset`; the last page checks the whole file); the
+//!   detail names the byte offset. Ask again with `"raw":true`.
 //! - `outside_root`, `read_failed` (an unreadable file or directory, the
 //!   `path` of `list`, `read`, `glob` and `grep` alike),
 //!   `invalid_argument`, as for edits.
@@ -129,6 +145,7 @@ pub mod pattern;
 mod place;
 mod pseudo;
 mod read;
+mod resume;
 mod stat;
 pub mod walk;
 
@@ -199,6 +216,9 @@ pub struct Read {
     pub numbers: bool,
     /// Lines longer than this many characters are cut.
     pub max_columns: Option<u64>,
+    /// `next`'s `offset` and `check`: where line `start` begins, if
+    /// trusted (`resume.rs`).
+    pub resume: Option<(u64, u64)>,
 }
 
 /// A raw `read` request.
@@ -253,22 +273,24 @@ fn line_and_code(answer: Result<String, Failure>) -> (String, i32) {
 /// the other ops (they need the file system).
 pub fn run_on_bytes(req: &Request, bytes: &[u8]) -> Option<(String, i32)> {
     let answer = match &req.op {
-        Op::Read(r) => {
-            let mut rest = bytes;
-            read::text_answer(r, req.max_bytes, &mut |buf| {
-                let n = buf.len().min(rest.len());
-                buf[..n].copy_from_slice(&rest[..n]);
-                rest = &rest[n..];
-                Ok(n)
-            })
-        }
-        Op::Raw(r) => read::raw_answer(r, bytes.len() as u64, req.max_bytes, &mut |buf, at| {
-            let from = usize::try_from(at).map_or(bytes.len(), |a| a.min(bytes.len()));
-            let n = buf.len().min(bytes.len() - from);
-            buf[..n].copy_from_slice(&bytes[from..from + n]);
-            Ok(n)
-        }),
+        Op::Read(r) => read::text_answer(r, req.max_bytes, &mut pread_bytes(bytes)),
+        Op::Raw(r) => read::raw_answer(
+            r,
+            bytes.len() as u64,
+            req.max_bytes,
+            &mut pread_bytes(bytes),
+        ),
         _ => return None,
     };
     Some(line_and_code(answer))
+}
+
+/// `pread(2)` over bytes in memory.
+fn pread_bytes(bytes: &[u8]) -> impl FnMut(&mut [u8], u64) -> Result<usize, Failure> + '_ {
+    move |buf, at| {
+        let from = usize::try_from(at).map_or(bytes.len(), |a| a.min(bytes.len()));
+        let n = buf.len().min(bytes.len() - from);
+        buf[..n].copy_from_slice(&bytes[from..from + n]);
+        Ok(n)
+    }
 }

@@ -164,6 +164,7 @@ struct Raw {
     ignore_case: Option<bool>,
     output: Option<String>,
     context: Option<Num>,
+    check: Option<Num>,
 }
 
 /// The most paths one `stat` takes.
@@ -207,7 +208,9 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
             "path", "depth", "hidden", "vcs", "gitignore", "offset", "limit",
         ],
         "read" if raw.raw == Some(true) => &["path", "raw", "offset", "length"],
-        "read" => &["path", "raw", "start", "limit", "numbers", "max_columns"],
+        "read" => &[
+            "path", "raw", "start", "limit", "numbers", "max_columns", "offset", "check",
+        ],
         "glob" => &[
             "path", "pattern", "sort", "offset", "limit", "hidden", "vcs", "gitignore",
         ],
@@ -242,12 +245,13 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
         ("ignore_case", raw.ignore_case.is_some()),
         ("output", raw.output.is_some()),
         ("context", raw.context.is_some()),
+        ("check", raw.check.is_some()),
     ];
     if let Some((k, _)) = given.iter().find(|(k, g)| *g && !allowed.contains(k)) {
         let mode = if op == "read" && raw.raw == Some(true) {
             " with \"raw\":true"
         } else if op == "read" {
-            " of text (\"raw\":true takes offset and length)"
+            " of text (\"raw\":true takes length)"
         } else {
             ""
         };
@@ -312,6 +316,17 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
             max_columns: match raw.max_columns {
                 None => None,
                 n => Some(bounded("max_columns", n, 1, MAX_NUMBER, 0)?),
+            },
+            // A page's `next` (`resume.rs`): checked when read, ignored if wrong.
+            resume: match (raw.offset, raw.check) {
+                (None, None) => None,
+                (Some(o), Some(c)) => Some((
+                    bounded("offset", Some(o), 0, MAX_NUMBER, 0)?,
+                    bounded("check", Some(c), 0, MAX_NUMBER, 0)?,
+                )),
+                _ => return Err(invalid(
+                    "a text read's \"offset\" and \"check\" go together, both from the \"next\" of the page before",
+                )),
             },
         }),
     };
@@ -423,7 +438,9 @@ mod tests {
             (r#"{"op":"list","path":"a","offset":1.5}"#, "\"offset\" takes a whole number from 0 to 9007199254740991, got a number with a fraction or an exponent"),
             (r#"{"op":"list","path":"a","offset":1e300}"#, "\"offset\" takes a whole number from 0 to 9007199254740991, got a number past 2^64"),
             (r#"{"op":"read","path":"a","max_bytes":10}"#, "\"max_bytes\" takes a whole number from 1024 to 8388608, got 10"),
-            (r#"{"op":"read","path":"a","offset":3}"#, "\"read\" of text (\"raw\":true takes offset and length) takes no \"offset\""),
+            (r#"{"op":"read","path":"a","length":3}"#, "\"read\" of text (\"raw\":true takes length) takes no \"length\""),
+            (r#"{"op":"read","path":"a","offset":3}"#, "a text read's \"offset\" and \"check\" go together, both from the \"next\" of the page before"),
+            (r#"{"op":"read","path":"a","check":3}"#, "a text read's \"offset\" and \"check\" go together, both from the \"next\" of the page before"),
             (r#"{"op":"read","path":"a","raw":true,"start":3}"#, "\"read\" with \"raw\":true takes no \"start\""),
             (r#"{"op":"read","path":"a","path_b64":"YQ=="}"#, "give \"path\" or \"path_b64\", not both"),
             (r#"{"op":"glob2","path":"a"}"#, "unknown op \"glob2\" (stat, list, read, glob, grep; or a transaction op: edit, insert, create, delete, move)"),

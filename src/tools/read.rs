@@ -9,8 +9,14 @@
 //! `lines.rs`. A `start` past the last line answers an empty text with
 //! `"eof":true` and `lines`. A line is in the page iff the answer with it
 //! fits `max_bytes` (measured exactly, escapes included); the page ends
-//! before the first that does not: `"truncated":true,"next":{"start":E+1}`,
-//! so following `next` never skips a byte. A page's first line too long
+//! before the first that does not:
+//! `"truncated":true,"next":{"start":E+1,"offset":B,"check":C}`, so
+//! following `next` never skips a byte, and reads on from byte B (where
+//! line E+1 starts) instead of from the file's start: each byte read about
+//! once, the last page reading the file once more for `lines` and
+//! `sha256`. `offset` and `check` are a hint, verified, ignored when they
+//! do not hold (the page then read from byte 0, exact): `resume.rs`.
+//! A page's first line too long
 //! for `max_bytes` even alone (after its cut at `max_columns`) is
 //! `invalid_argument` naming the `max_bytes` it needs.
 //!
@@ -38,8 +44,8 @@ use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use super::answer::{next, push_str};
-use super::lines::{Ask, Lines};
-use super::{place, Raw64, Read, Root};
+use super::lines::{Ask, Lines, Page};
+use super::{place, resume, Raw64, Read, Root};
 use crate::fs::{FsError, NotFoundKind};
 use crate::protocol::{display_path, ErrorKind, Failure, RESULT_PREFIX};
 
@@ -54,31 +60,51 @@ fn base(start: u64) -> usize {
 
 pub(super) fn run(req: &Read, root: Option<&Root>, max_bytes: u64) -> Result<String, Failure> {
     let fd = open(&req.path, root)?;
-    text_answer(req, max_bytes, &mut |buf| read_some(&fd, buf, &req.path))
+    text_answer(req, max_bytes, &mut |buf, at| {
+        pread(&fd, buf, at, &req.path)
+    })
 }
 
-/// A text read's answer from `source` (`read(2)`'s contract: 0 at the
-/// end): the file here, the downloaded bytes on the host's transfer path,
-/// so both answer with the very same line.
-pub fn text_answer(
-    req: &Read,
-    max_bytes: u64,
-    source: &mut dyn FnMut(&mut [u8]) -> Result<usize, Failure>,
-) -> Result<String, Failure> {
-    let mut lines = Lines::new(Ask {
+/// A text read's answer from the file read by `pread` (`pread(2)`'s
+/// contract: 0 at the end): the file here, the downloaded bytes on the
+/// host's transfer path, so both answer with the very same line. With
+/// `next`'s `offset` and `check` trusted (`resume.rs`), the page is read
+/// from that offset; else from byte 0.
+pub fn text_answer(req: &Read, max_bytes: u64, pread: &mut Pread<'_>) -> Result<String, Failure> {
+    let from = match req.resume {
+        Some((at, check)) if resume::trust(pread, req.start, at, check)? => at,
+        _ => 0,
+    };
+    let mut p = page(req, max_bytes, from, pread)?;
+    if let (true, Some((lines, hash))) = (from > 0, p.whole) {
+        // The last page: `sha256` and `lines` of the whole file.
+        match resume::whole(pread, from, p.consumed_to, req.start - 1, hash)? {
+            Some(sha) => p.whole = Some((lines, sha)),
+            None => p = page(req, max_bytes, 0, pread)?,
+        }
+    }
+    answer(req, max_bytes, p, pread)
+}
+
+/// The page of `req` read from byte `from` (line `req.start` starts there).
+fn page(req: &Read, max_bytes: u64, from: u64, pread: &mut Pread<'_>) -> Result<Page, Failure> {
+    let ask = Ask {
         start: req.start,
         limit: req.limit,
         numbers: req.numbers,
         max_columns: req.max_columns,
         budget: max_bytes as usize - base(req.start),
-    });
-    let mut buf = vec![0u8; CHUNK];
-    let mut have = 0;
+    };
+    let mut lines = Lines::resume(ask, from);
+    // A small page reads small chunks: what it reads past its end is one chunk.
+    let mut buf = vec![0u8; CHUNK.min(max_bytes as usize)];
+    let (mut have, mut at) = (0, from);
     while !lines.done() {
         if have == buf.len() {
             buf.resize(have + CHUNK, 0); // a character or CR kept from before
         }
-        let n = source(&mut buf[have..])?;
+        let n = resume::read_at(pread, &mut buf[have..], at)?;
+        at += n as u64;
         have += n;
         let used = lines.feed(&buf[..have], n == 0).map_err(|e| {
             Failure::new(
@@ -94,7 +120,10 @@ pub fn text_answer(
         buf.copy_within(used..have, 0);
         have -= used;
     }
-    let p = lines.finish();
+    Ok(lines.finish())
+}
+
+fn answer(req: &Read, max_bytes: u64, p: Page, pread: &mut Pread<'_>) -> Result<String, Failure> {
     if let Some(need) = p.too_long {
         return Err(Failure::new(
             ErrorKind::InvalidArgument,
@@ -127,7 +156,13 @@ pub fn text_answer(
         let _ = write!(out, ",\"cut_lines\":[{}]", list.join(","));
     }
     if p.truncated {
-        out.push_str(&next(Some(&[("start", p.end + 1)])));
+        let check = resume::next_check(pread, p.end + 1, p.next_at)?;
+        let fields = [
+            ("start", p.end + 1),
+            ("offset", p.next_at),
+            ("check", check),
+        ];
+        out.push_str(&next(Some(&fields)));
     }
     out.push_str("}\n");
     // Every part is counted exactly: a line is kept iff the answer with it fits.
@@ -140,11 +175,8 @@ pub(super) fn raw(req: &Raw64, root: Option<&Root>, max_bytes: u64) -> Result<St
     let size = rfs::fstat(&fd)
         .map_err(|e| read_failed(&req.path, e))?
         .st_size as u64;
-    raw_answer(req, size, max_bytes, &mut |buf, at| loop {
-        match rustix::io::pread(&fd, &mut *buf, at) {
-            Err(Errno::INTR) => {}
-            r => return r.map_err(|e| read_failed(&req.path, e)),
-        }
+    raw_answer(req, size, max_bytes, &mut |buf, at| {
+        pread(&fd, buf, at, &req.path)
     })
 }
 
@@ -167,15 +199,22 @@ pub fn raw_answer(
     .len();
     let fit = (max_bytes as usize - reserve) / 4 * 3;
     let want = req.length.map_or(fit as u64, |l| l.min(fit as u64)) as usize;
-    let mut bytes = vec![0u8; want];
+    // Encoded into the answer a chunk (a multiple of 3 bytes) at a time:
+    // memory is the answer and one chunk.
+    let mut out = String::with_capacity(reserve + want.div_ceil(3) * 4);
+    out.push_str(RESULT_PREFIX);
+    out.push_str("{\"b64\":\"");
+    let mut chunk = vec![0u8; want.min(CHUNK / 3 * 3)];
     let mut got = 0;
     while got < want {
-        match pread(&mut bytes[got..], req.offset + got as u64)? {
-            0 => break,
-            k => got += k,
+        let k = chunk.len().min(want - got);
+        let n = resume::read_at(pread, &mut chunk[..k], req.offset + got as u64)?;
+        crate::args::b64::encode_into(&mut out, &chunk[..n]);
+        got += n;
+        if n < k {
+            break;
         }
     }
-    bytes.truncate(got);
     let end = req.offset + got as u64;
     // `size` as the reading found it: a file that changed size since its
     // `fstat` (or a /proc file, whose `st_size` is 0) must not answer
@@ -191,9 +230,9 @@ pub fn raw_answer(
         },
     };
     let eof = end >= size;
-    let mut out = format!(
-        "{RESULT_PREFIX}{{\"b64\":\"{}\",\"offset\":{},\"size\":{size},\"eof\":{eof}",
-        crate::args::b64::encode(&bytes),
+    let _ = write!(
+        out,
+        "\",\"offset\":{},\"size\":{size},\"eof\":{eof}",
         req.offset
     );
     let left = req.length.map(|l| l - got as u64);
@@ -218,9 +257,9 @@ fn read_failed(path: &Path, e: Errno) -> Failure {
     )
 }
 
-fn read_some(fd: &OwnedFd, buf: &mut [u8], path: &Path) -> Result<usize, Failure> {
+fn pread(fd: &OwnedFd, buf: &mut [u8], at: u64, path: &Path) -> Result<usize, Failure> {
     loop {
-        match rustix::io::read(fd, &mut *buf) {
+        match rustix::io::pread(fd, &mut *buf, at) {
             Ok(n) => return Ok(n),
             Err(Errno::INTR) => {}
             Err(e) => return Err(read_failed(path, e)),
