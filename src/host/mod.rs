@@ -9,7 +9,8 @@
 //! - [`transfer_edit`]: the fallback: download, the same core, upload;
 //! - [`Editor::transaction`], [`Editor::apply_patch`],
 //!   [`Editor::apply_operations`]: several files in one exec (`txn`: the
-//!   request types and result keys; `run_txn`: native or transfer;
+//!   request types and result keys; `file_op`: [`FileOp`], whose paths are
+//!   bytes, sent as `path_b64` when not UTF-8; `run_txn`: native or transfer;
 //!   `txn_transfer`/`tree`/`patch_transfer`: the transfer path through the same
 //!   pure engine, patch parser and locator; `write_back`: its uploads and
 //!   their undo). The transfer path computes every file and refuses before
@@ -42,6 +43,7 @@
 pub mod command;
 mod display;
 mod error;
+mod file_op;
 pub mod install;
 mod local;
 pub mod parse;
