@@ -156,6 +156,9 @@ pub enum NotFoundKind {
     SymlinkLoop,
     /// A component of the path is not a directory.
     NotADirectory,
+    /// The path goes through a directory an earlier op of the
+    /// transaction moves there (not followed: named by its old path).
+    UnderMovedDir,
     /// The path or one of its names is too long.
     NameTooLong,
     /// Resolving the path was denied.
@@ -441,6 +444,10 @@ fn not_found(path: &Path, kind: NotFoundKind) -> String {
             format!("{p}: too many levels of symbolic links (a symlink loop)")
         }
         NotFoundKind::NotADirectory => format!("{p}: a component of the path is not a directory"),
+        NotFoundKind::UnderMovedDir => format!(
+            "{p}: a directory on the path is one this transaction moves there; \
+             name what is under it by its old path, before the move (or in another call)"
+        ),
         NotFoundKind::NameTooLong => format!("{p}: the path or one of its names is too long"),
         NotFoundKind::SearchDenied => format!("{p}: permission denied while resolving the path"),
         NotFoundKind::NotRegular(k) => format!("{p} is {}, not a regular file", k.words()),
