@@ -174,6 +174,9 @@ pub enum WriteStep {
     NameTemp,
     /// Renaming it over the target.
     Rename,
+    /// Making a directory: a `mkdir`, or a missing parent of a create or
+    /// a move (no temp is involved).
+    MakeDir,
 }
 
 /// What changed under the edit.
@@ -217,6 +220,7 @@ impl WriteStep {
             WriteStep::Metadata => "removing the ACL the temp file inherited",
             WriteStep::NameTemp => "naming the temp file",
             WriteStep::Rename => "renaming the temp file over the target",
+            WriteStep::MakeDir => "making a directory",
         }
     }
 }
@@ -342,10 +346,14 @@ impl From<FsError> for Failure {
             FsError::Write { path, step, errno } => (
                 K::WriteFailed,
                 format!(
-                    "{} for {}: {}; the file is unchanged",
+                    "{} for {}: {}; {}",
                     step.words(),
                     shown(&path),
-                    write_cause(errno)
+                    write_cause(errno),
+                    match step {
+                        WriteStep::MakeDir => "nothing was made",
+                        _ => "the file is unchanged",
+                    }
                 ),
             ),
             FsError::Conflict { path, what } => (
