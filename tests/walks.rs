@@ -244,7 +244,7 @@ fn stat_answers_each_entry_even_when_one_cannot_be_looked_at() {
     assert_eq!(
         e[1],
         json!({"path":"/etc/passwd","error":"outside_root",
-               "detail":format!("/etc resolves outside the root {}", d.path().display())})
+               "detail":format!("/etc/passwd resolves outside the root {}", d.path().display())})
     );
     assert_eq!(e[2]["error"], "read_failed");
     assert_eq!(
