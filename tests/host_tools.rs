@@ -14,7 +14,7 @@ use as_edit::host::{
 };
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 const MISSING: &str = "/nonexistent/as-edit";
@@ -780,4 +780,25 @@ fn names_that_are_not_utf8_are_written_losslessly() {
     let a = fb.mkdir(&MkdirRequest::new(name(b"d\xe9"))).unwrap();
     assert_eq!(a.via, Via::Transfer);
     assert_eq!(names(d.path()), [b"d\xe9".to_vec(), b"r\xe9p".to_vec()]);
+}
+
+/// Without the helper, a `read` of a FIFO is refused in the helper's
+/// words, without waiting for a writer (it hung: the download opened it).
+#[test]
+fn a_fifo_read_through_the_fallback_is_refused_without_blocking() {
+    let d = scratch();
+    let p = d.path().join("p");
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let asked = p.clone();
+    std::thread::spawn(move || {
+        let r = editor(MISSING).read(&ReadRequest::new(&asked));
+        tx.send(r.map(|_| ()).map_err(|e| token(&e))).unwrap();
+    });
+    let r = (rx.recv_timeout(std::time::Duration::from_secs(20)))
+        .expect("the read answers without waiting for a writer");
+    let want = format!("{} is a FIFO, not a regular file", p.display());
+    assert_eq!(r, Err(("file_not_found".into(), Some(want), Via::Transfer)));
+    assert!(std::fs::symlink_metadata(&p).unwrap().file_type().is_fifo());
 }

@@ -11,7 +11,7 @@
 //!
 //! | op | fallback |
 //! | --- | --- |
-//! | `read`, raw `read` | download, then the helper's own reader ([`crate::tools::run_on_bytes`]): the same answer, line for line |
+//! | `read`, raw `read` | download, then the helper's own reader ([`crate::tools::run_on_bytes`]): the same answer, line for line; but the whole file is downloaded, even for lines 1–10 ([`Sandbox::download`] has no range), and [`LocalShell`](super::LocalShell) refuses a FIFO or a device before opening it for reading |
 //! | `write`, `delete`, `mv` of a file | the transaction's transfer path (download, upload, [`Sandbox::remove`]); a name that is not UTF-8 needs the helper (the transfer path keeps names as text) |
 //! | `mkdir` | [`Sandbox::make_dir`], then [`Sandbox::create_dirs`] with `parents`: the helper's answers (`tools_transfer`) |
 //! | `stat`, `list`, `glob`, `grep`, recursive `delete`, `mv` of a directory | none: [`EditError::HelperRequired`] |

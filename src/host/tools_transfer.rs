@@ -70,6 +70,16 @@ fn download<S: Sandbox + ?Sized>(sb: &mut S, path: &Path) -> Result<Vec<u8>, Edi
             ErrorKind::FileNotFound,
             format!("{shown} does not exist"),
         )),
+        // A FIFO or a device [`LocalShell`](super::LocalShell) would not open.
+        Err(e)
+            if e.get_ref()
+                .is_some_and(|i| i.is::<super::local::NotRegular>()) =>
+        {
+            Err(refused(
+                ErrorKind::FileNotFound,
+                format!("{shown} is {}", e.get_ref().expect("checked")),
+            ))
+        }
         // The helper's words for a directory (it never reads one).
         Err(e) if e.raw_os_error() == Some(libc::EISDIR) => Err(refused(
             ErrorKind::FileNotFound,
