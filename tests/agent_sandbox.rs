@@ -313,19 +313,19 @@ fn transactions_and_patches_run_natively_in_argv_and_by_transfer() {
         write_file(&base, "gone.txt", b"x\n", 0o644);
         let ops = vec![
             FileOp::Edit {
-                path: p("a.txt"),
+                path: p("a.txt").into(),
                 edits: vec![TxnEdit::new("a", "A")],
                 expect_sha256: None,
             },
             FileOp::Move {
-                path: p("b.txt"),
-                to: p("new dir/b.txt"),
+                path: p("b.txt").into(),
+                to: p("new dir/b.txt").into(),
                 overwrite: false,
                 edits: vec![],
                 expect_sha256: None,
             },
             FileOp::Delete {
-                path: p("gone.txt"),
+                path: p("gone.txt").into(),
                 recursive: false,
                 expect_sha256: None,
             },

@@ -14,7 +14,7 @@ use as_edit::host::{
 };
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 const MISSING: &str = "/nonexistent/as-edit";
@@ -724,7 +724,7 @@ fn directory_writes_natively() {
     // Only the helper's: a transaction with a mkdir, without it.
     let e = editor(MISSING)
         .transaction(&[host::FileOp::Mkdir {
-            path: at(d.path(), "z"),
+            path: at(d.path(), "z").into(),
             parents: false,
         }])
         .unwrap_err();
@@ -733,4 +733,77 @@ fn directory_writes_natively() {
         "{e:?}"
     );
     assert!(!d.path().join("z").exists());
+}
+
+/// Names that are not UTF-8 (Latin-1 `café`): written, made, moved,
+/// edited in a transaction and deleted under exactly their bytes (sent as
+/// `path_b64`/`to_b64`). Without the helper, the transaction's transfer
+/// path, which keeps names as text, refuses them and writes nothing;
+/// `mkdir` by the backend takes the bytes as they are.
+#[test]
+fn names_that_are_not_utf8_are_written_losslessly() {
+    let d = scratch();
+    let name = |n: &[u8]| bytes_path(d.path(), n);
+    let names = |p: &Path| -> Vec<Vec<u8>> {
+        let mut v: Vec<_> = (std::fs::read_dir(p).unwrap())
+            .map(|e| e.unwrap().file_name().as_bytes().to_vec())
+            .collect();
+        v.sort();
+        v
+    };
+    let mut ed = editor(BIN);
+    let f = name(b"caf\xe9.txt");
+    let a = ed.write(&WriteRequest::new(&f, "one\n")).unwrap();
+    assert_eq!((a.via, a.changes[0].op.as_str()), (Via::Native, "create"));
+    assert_eq!(std::fs::read(&f).unwrap(), b"one\n");
+    let dir = name(b"r\xe9p");
+    ed.mkdir(&MkdirRequest::new(&dir)).unwrap();
+    assert!(dir.is_dir());
+    let g = dir.join(OsStr::from_bytes(b"\xe9t\xe9"));
+    ed.mv(&MoveRequest::new(&f, &g)).unwrap();
+    assert_eq!(names(d.path()), [b"r\xe9p".to_vec()]);
+    assert_eq!(names(&dir), [b"\xe9t\xe9".to_vec()]);
+    let edit = host::FileOp::Edit {
+        path: g.clone(),
+        edits: vec![host::TxnEdit::new("one", "two")],
+        expect_sha256: None,
+    };
+    assert_eq!(ed.transaction(&[edit]).unwrap().count, 1);
+    assert_eq!(std::fs::read(&g).unwrap(), b"two\n");
+    ed.delete(&DeleteRequest::new(&g)).unwrap();
+    assert!(names(&dir).is_empty());
+
+    let mut fb = editor(MISSING);
+    let h = name(b"\xe9crit");
+    match fb.write(&WriteRequest::new(&h, "x")) {
+        Err(EditError::HelperRequired { op, .. }) => assert_eq!(op, "a name that is not UTF-8"),
+        other => panic!("{other:?}"),
+    }
+    let e = fb.mv(&MoveRequest::new(&dir, name(b"x"))).unwrap_err();
+    assert!(matches!(e, EditError::HelperRequired { .. }), "{e:?}");
+    assert_eq!(names(d.path()), [b"r\xe9p".to_vec()]);
+    let a = fb.mkdir(&MkdirRequest::new(name(b"d\xe9"))).unwrap();
+    assert_eq!(a.via, Via::Transfer);
+    assert_eq!(names(d.path()), [b"d\xe9".to_vec(), b"r\xe9p".to_vec()]);
+}
+
+/// Without the helper, a `read` of a FIFO is refused in the helper's
+/// words, without waiting for a writer (it hung: the download opened it).
+#[test]
+fn a_fifo_read_through_the_fallback_is_refused_without_blocking() {
+    let d = scratch();
+    let p = d.path().join("p");
+    let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let asked = p.clone();
+    std::thread::spawn(move || {
+        let r = editor(MISSING).read(&ReadRequest::new(&asked));
+        tx.send(r.map(|_| ()).map_err(|e| token(&e))).unwrap();
+    });
+    let r = (rx.recv_timeout(std::time::Duration::from_secs(20)))
+        .expect("the read answers without waiting for a writer");
+    let want = format!("{} is a FIFO, not a regular file", p.display());
+    assert_eq!(r, Err(("file_not_found".into(), Some(want), Via::Transfer)));
+    assert!(std::fs::symlink_metadata(&p).unwrap().file_type().is_fifo());
 }

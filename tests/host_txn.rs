@@ -51,7 +51,7 @@ fn at(d: &Path, name: &str) -> String {
 
 fn edit(path: String, old: &str, new: &str) -> FileOp {
     FileOp::Edit {
-        path,
+        path: path.into(),
         edits: vec![TxnEdit::new(old, new)],
         expect_sha256: None,
     }
@@ -156,24 +156,24 @@ fn the_transfer_path_runs_every_op_and_chains_them() {
     let ops = vec![
         edit(at(p, "a.txt"), "two", "TWO"),
         FileOp::Insert {
-            path: at(p, "a.txt"),
+            path: at(p, "a.txt").into(),
             line: 1,
             text: "one and a half".into(),
         },
         FileOp::Create {
-            path: at(p, "new/deep/c.txt"),
+            path: at(p, "new/deep/c.txt").into(),
             content: "no\r\nnormalization".into(),
             overwrite: false,
             mode: None,
         },
         FileOp::Delete {
-            path: at(p, "gone.txt"),
+            path: at(p, "gone.txt").into(),
             recursive: false,
             expect_sha256: Some(sha(b"bye\n")),
         },
         FileOp::Move {
-            path: at(p, "m.txt"),
-            to: at(p, "moved/m.rs"),
+            path: at(p, "m.txt").into(),
+            to: at(p, "moved/m.rs").into(),
             overwrite: false,
             edits: vec![TxnEdit::new("old", "new")],
             expect_sha256: None,
@@ -247,7 +247,7 @@ fn transfer_refusals_name_the_op_and_upload_nothing() {
         ),
         (
             FileOp::Create {
-                path: at(p, "b.txt"),
+                path: at(p, "b.txt").into(),
                 content: String::new(),
                 overwrite: false,
                 mode: None,
@@ -257,8 +257,8 @@ fn transfer_refusals_name_the_op_and_upload_nothing() {
         ),
         (
             FileOp::Move {
-                path: at(p, "a.txt"),
-                to: at(p, "b.txt"),
+                path: at(p, "a.txt").into(),
+                to: at(p, "b.txt").into(),
                 overwrite: false,
                 edits: vec![],
                 expect_sha256: None,
@@ -268,7 +268,7 @@ fn transfer_refusals_name_the_op_and_upload_nothing() {
         ),
         (
             FileOp::Insert {
-                path: at(p, "b.txt"),
+                path: at(p, "b.txt").into(),
                 line: 5,
                 text: "z".into(),
             },
@@ -277,7 +277,7 @@ fn transfer_refusals_name_the_op_and_upload_nothing() {
         ),
         (
             FileOp::Delete {
-                path: at(p, "b.txt"),
+                path: at(p, "b.txt").into(),
                 recursive: false,
                 expect_sha256: Some("0".repeat(64)),
             },
@@ -309,19 +309,19 @@ fn four_write_ops(p: &Path) -> Vec<FileOp> {
     vec![
         edit(at(p, "a.txt"), "a", "A"),
         FileOp::Delete {
-            path: at(p, "b.txt"),
+            path: at(p, "b.txt").into(),
             recursive: false,
             expect_sha256: None,
         },
         FileOp::Create {
-            path: at(p, "c.txt"),
+            path: at(p, "c.txt").into(),
             content: "c\n".into(),
             overwrite: false,
             mode: None,
         },
         FileOp::Move {
-            path: at(p, "d.txt"),
-            to: at(p, "e.txt"),
+            path: at(p, "d.txt").into(),
+            to: at(p, "e.txt").into(),
             overwrite: false,
             edits: vec![],
             expect_sha256: None,
@@ -742,25 +742,25 @@ fn native_and_transfer_give_the_same_results_and_trees() {
             vec![
                 edit(at(p, "crlf.txt"), "two", "TWO"),
                 FileOp::Insert {
-                    path: at(p, "crlf.txt"),
+                    path: at(p, "crlf.txt").into(),
                     line: 2,
                     text: "three".into(),
                 },
                 FileOp::Create {
-                    path: at(p, "new/deep/c.txt"),
+                    path: at(p, "new/deep/c.txt").into(),
                     content: "no\r\nnormalization".into(),
                     overwrite: false,
                     mode: None,
                 },
                 FileOp::Create {
-                    path: at(p, "a.txt"),
+                    path: at(p, "a.txt").into(),
                     content: "replaced".into(),
                     overwrite: true,
                     mode: None,
                 },
                 FileOp::Move {
-                    path: at(p, "d.txt"),
-                    to: at(p, "b.txt"),
+                    path: at(p, "d.txt").into(),
+                    to: at(p, "b.txt").into(),
                     overwrite: true,
                     edits: vec![TxnEdit::new("d", "D")],
                     expect_sha256: Some(sha(b"d\n")),
@@ -773,30 +773,30 @@ fn native_and_transfer_give_the_same_results_and_trees() {
         one(|p| edit(at(p, "dir"), "a", "b")),
         one(|p| edit(at(p, "dup.txt"), "", "b")),
         one(|p| FileOp::Create {
-            path: at(p, "b.txt"),
+            path: at(p, "b.txt").into(),
             content: String::new(),
             overwrite: false,
             mode: None,
         }),
         one(|p| FileOp::Move {
-            path: at(p, "b.txt"),
-            to: at(p, "d.txt"),
+            path: at(p, "b.txt").into(),
+            to: at(p, "d.txt").into(),
             overwrite: false,
             edits: vec![],
             expect_sha256: None,
         }),
         one(|p| FileOp::Insert {
-            path: at(p, "dup.txt"),
+            path: at(p, "dup.txt").into(),
             line: 5,
             text: "z".into(),
         }),
         one(|p| FileOp::Delete {
-            path: at(p, "dup.txt"),
+            path: at(p, "dup.txt").into(),
             recursive: false,
             expect_sha256: Some("0".repeat(64)),
         }),
         one(|p| FileOp::Delete {
-            path: at(p, "nope.txt"),
+            path: at(p, "nope.txt").into(),
             recursive: false,
             expect_sha256: None,
         }),
@@ -805,7 +805,7 @@ fn native_and_transfer_give_the_same_results_and_trees() {
             vec![
                 edit(at(p, "dup.txt"), "zzz", "y"),
                 FileOp::Create {
-                    path: at(p, "b.txt"),
+                    path: at(p, "b.txt").into(),
                     content: String::new(),
                     overwrite: false,
                     mode: None,
@@ -1060,15 +1060,15 @@ fn chains_count_the_same_paths_natively_and_by_transfer() {
     let move_chain = |p: &Path| {
         vec![
             FileOp::Move {
-                path: at(p, "a.txt"),
-                to: at(p, "b.txt"),
+                path: at(p, "a.txt").into(),
+                to: at(p, "b.txt").into(),
                 overwrite: false,
                 edits: vec![],
                 expect_sha256: None,
             },
             FileOp::Move {
-                path: at(p, "b.txt"),
-                to: at(p, "c.txt"),
+                path: at(p, "b.txt").into(),
+                to: at(p, "c.txt").into(),
                 overwrite: false,
                 edits: vec![],
                 expect_sha256: None,
@@ -1111,7 +1111,7 @@ fn tree_modes(dir: &Path) -> BTreeMap<String, (Option<Vec<u8>>, u32)> {
 
 fn create(path: String, content: &str, mode: Option<u32>) -> FileOp {
     FileOp::Create {
-        path,
+        path: path.into(),
         content: content.into(),
         overwrite: false,
         mode,
@@ -1134,14 +1134,14 @@ fn a_create_gets_its_mode_alike_natively_and_by_transfer() {
             create(at(p, "plain.txt"), "p\n", None),
             create(at(p, "secret/key"), "k\n", Some(0o600)),
             FileOp::Move {
-                path: at(p, "secret/key"),
-                to: at(p, "moved/key"),
+                path: at(p, "secret/key").into(),
+                to: at(p, "moved/key").into(),
                 overwrite: false,
                 edits: vec![],
                 expect_sha256: None,
             },
             FileOp::Create {
-                path: at(p, "kept.txt"),
+                path: at(p, "kept.txt").into(),
                 content: "new\n".into(),
                 overwrite: true,
                 mode: Some(0o777),
@@ -1223,8 +1223,8 @@ fn a_rollback_removes_exactly_the_directories_the_transfer_made() {
             create(at(p, "new/deep/er/c.txt"), "c\n", None),
             create(at(p, "empty/x.txt"), "x\n", None),
             FileOp::Move {
-                path: at(p, "d.txt"),
-                to: at(p, "new/other/e.txt"),
+                path: at(p, "d.txt").into(),
+                to: at(p, "new/other/e.txt").into(),
                 overwrite: false,
                 edits: vec![],
                 expect_sha256: None,
@@ -1277,7 +1277,7 @@ fn spellings_of_one_file_chain_alike_natively_and_by_transfer() {
             edit(s("dir/b.txt"), "two", "TWO"),
             edit(s("link/b.txt"), "TWO", "2"),
             FileOp::Insert {
-                path: s("link/./b.txt"),
+                path: s("link/./b.txt").into(),
                 line: 1,
                 text: "dos".into(),
             },
@@ -1375,7 +1375,7 @@ fn a_file_deleted_and_created_again_alike_is_one_changed_file_alike() {
     let ops = |p: &Path| {
         vec![
             FileOp::Delete {
-                path: at(p, "k.txt"),
+                path: at(p, "k.txt").into(),
                 recursive: false,
                 expect_sha256: None,
             },

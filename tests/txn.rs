@@ -861,17 +861,17 @@ fn host_request(d: &Path) -> Vec<as_edit::host::FileOp> {
     let p = |n: &str| d.join(n).to_string_lossy().into_owned();
     vec![
         FileOp::Edit {
-            path: p("a.txt"),
+            path: p("a.txt").into(),
             edits: vec![TxnEdit::new("alpha", "ALPHA")],
             expect_sha256: None,
         },
         FileOp::Insert {
-            path: p("b.txt"),
+            path: p("b.txt").into(),
             line: 0,
             text: "top".into(),
         },
         FileOp::Create {
-            path: p("c.txt"),
+            path: p("c.txt").into(),
             content: "c\n".into(),
             overwrite: false,
             mode: None,
@@ -921,7 +921,7 @@ fn editor_transaction_falls_back_through_transfer() {
     let d = scratch();
     let mut req = host_request(d.path());
     req[2] = FileOp::Edit {
-        path: d.path().join("a.txt").to_string_lossy().into_owned(),
+        path: d.path().join("a.txt").to_string_lossy().into_owned().into(),
         edits: vec![TxnEdit::new("zzz", "y")],
         expect_sha256: None,
     };

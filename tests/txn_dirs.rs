@@ -709,3 +709,37 @@ fn another_users_entry_in_a_sticky_directory_refuses_the_delete() {
     assert_result(&r, r#"{"count":0,"files":1}"#, 0);
     assert_eq!(listing(s.path()), Vec::<String>::new());
 }
+
+/// A directory that cannot be made (a mkdir, or a create's missing
+/// parent) is worded as that, not as a temp file's rename: nothing is
+/// left, and the detail says so.
+#[test]
+fn a_directory_that_cannot_be_made_says_so() {
+    let s = scratch();
+    let p = s.path().display();
+    let cases = [
+        (r#"{"op":"mkdir","path":"m"}"#, "1", "m", "m"),
+        (
+            r#"{"op":"mkdir","path":"p/q","parents":true}"#,
+            "2",
+            "p/q",
+            "p/q",
+        ),
+        (
+            r#"{"op":"create","path":"n/f","content":"x"}"#,
+            "2",
+            "n/f",
+            "n/f",
+        ),
+    ];
+    for (body, k, shown, path) in cases {
+        let mut c = std::process::Command::new(BIN);
+        c.arg("--stdin").env("AS_EDIT_TEST_TXN_FAIL", k);
+        let r = run_with_stdin(c, s.path(), &req(body));
+        let line = format!(
+            r#"{{"error":"write_failed","detail":"file 1 of 1 ({shown}): making a directory for {p}/{path}: Input/output error (os error 5); nothing was made","file":1,"rolled_back":true}}"#
+        );
+        assert_result(&r, &line, 1);
+        assert!(names(s.path()).is_empty(), "{body}");
+    }
+}

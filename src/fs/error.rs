@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use rustix::io::Errno;
 
+use super::not_found::not_found;
+pub use super::not_found::{FileKind, NotFoundKind};
 use crate::engine::Refusal;
 use crate::protocol::{display_path, refusal_failure, ErrorKind, Failure};
 
@@ -145,46 +147,6 @@ pub enum FsError {
     },
 }
 
-/// What is at a path that is not an editable regular file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NotFoundKind {
-    /// Nothing exists at the path.
-    Missing,
-    /// A symlink whose target does not exist.
-    DanglingSymlink,
-    /// Symlinks that loop.
-    SymlinkLoop,
-    /// A component of the path is not a directory.
-    NotADirectory,
-    /// The path or one of its names is too long.
-    NameTooLong,
-    /// Resolving the path was denied.
-    SearchDenied,
-    /// Something other than a regular file is there.
-    NotRegular(FileKind),
-    /// Another cause, in the errno's words.
-    Other(Errno),
-}
-
-/// File types other than a regular file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileKind {
-    /// A directory.
-    Directory,
-    /// A FIFO.
-    Fifo,
-    /// A socket.
-    Socket,
-    /// A character device.
-    CharDevice,
-    /// A block device.
-    BlockDevice,
-    /// A symlink (the path itself, where one is not followed).
-    Symlink,
-    /// A type the kernel did not say.
-    Unknown,
-}
-
 /// `chattr` flags that forbid replacing a file or a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InodeFlag {
@@ -212,6 +174,9 @@ pub enum WriteStep {
     NameTemp,
     /// Renaming it over the target.
     Rename,
+    /// Making a directory: a `mkdir`, or a missing parent of a create or
+    /// a move (no temp is involved).
+    MakeDir,
 }
 
 /// What changed under the edit.
@@ -244,21 +209,6 @@ fn parent(p: &Path) -> &Path {
     p.parent().unwrap_or(Path::new("/"))
 }
 
-impl FileKind {
-    #[cfg_attr(as_edit_small, optimize(size))]
-    fn words(self) -> &'static str {
-        match self {
-            FileKind::Directory => "a directory",
-            FileKind::Fifo => "a FIFO",
-            FileKind::Socket => "a socket",
-            FileKind::CharDevice => "a character device",
-            FileKind::BlockDevice => "a block device",
-            FileKind::Symlink => "a symlink",
-            FileKind::Unknown => "of an unknown type",
-        }
-    }
-}
-
 impl WriteStep {
     #[cfg_attr(as_edit_small, optimize(size))]
     pub(super) fn words(self) -> &'static str {
@@ -270,6 +220,7 @@ impl WriteStep {
             WriteStep::Metadata => "removing the ACL the temp file inherited",
             WriteStep::NameTemp => "naming the temp file",
             WriteStep::Rename => "renaming the temp file over the target",
+            WriteStep::MakeDir => "making a directory",
         }
     }
 }
@@ -395,10 +346,14 @@ impl From<FsError> for Failure {
             FsError::Write { path, step, errno } => (
                 K::WriteFailed,
                 format!(
-                    "{} for {}: {}; the file is unchanged",
+                    "{} for {}: {}; {}",
                     step.words(),
                     shown(&path),
-                    write_cause(errno)
+                    write_cause(errno),
+                    match step {
+                        WriteStep::MakeDir => "nothing was made",
+                        _ => "the file is unchanged",
+                    }
                 ),
             ),
             FsError::Conflict { path, what } => (
@@ -428,23 +383,6 @@ impl From<FsError> for Failure {
             }
         };
         Failure::new(kind, detail)
-    }
-}
-
-#[cfg_attr(as_edit_small, optimize(size))]
-fn not_found(path: &Path, kind: NotFoundKind) -> String {
-    let p = shown(path);
-    match kind {
-        NotFoundKind::Missing => format!("{p} does not exist"),
-        NotFoundKind::DanglingSymlink => format!("{p} is a dangling symlink"),
-        NotFoundKind::SymlinkLoop => {
-            format!("{p}: too many levels of symbolic links (a symlink loop)")
-        }
-        NotFoundKind::NotADirectory => format!("{p}: a component of the path is not a directory"),
-        NotFoundKind::NameTooLong => format!("{p}: the path or one of its names is too long"),
-        NotFoundKind::SearchDenied => format!("{p}: permission denied while resolving the path"),
-        NotFoundKind::NotRegular(k) => format!("{p} is {}, not a regular file", k.words()),
-        NotFoundKind::Other(e) => format!("{p}: {}", cause(e)),
     }
 }
 

@@ -12,7 +12,7 @@
 //! One concern per file: `resolve` (which file, `--root`), `lock` (open
 //! and flock), `meta` (permission checks, metadata carried over), `temp`
 //! (the temp and the commit), `sink` (the output written to it), `report`
-//! (`--report` keys), `error` ([`FsError`]: every failure and its wording),
+//! (`--report` keys), `error` ([`FsError`]: every failure and its wording; `not_found`: what is at a path that is not a file, and its detail),
 //! `resource` (EMFILE/ENFILE/ENOMEM: one retryable answer wherever they strike).
 //!
 //! One pipeline, in two halves: `check` and `prepare` end with the new
@@ -27,6 +27,7 @@ mod error;
 mod hints;
 pub(crate) mod lock;
 pub(crate) mod meta;
+mod not_found;
 pub(crate) mod release;
 pub(crate) mod replay;
 mod report;

@@ -7,6 +7,19 @@ use std::path::{Path, PathBuf};
 
 use super::{ExecOutput, Sandbox};
 
+/// A download of something that is not a regular file (a FIFO, a
+/// device), refused before reading: the helper's words, "is a FIFO".
+#[derive(Debug)]
+pub(crate) struct NotRegular(pub(crate) &'static str);
+
+impl std::fmt::Display for NotRegular {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}, not a regular file", self.0)
+    }
+}
+
+impl std::error::Error for NotRegular {}
+
 /// Runs commands with the local `sh -c`; files are plain reads and writes.
 /// (Optionally inside `chroot ROOT`, for tests of minimal images.)
 #[derive(Clone, Debug, Default)]
@@ -79,7 +92,28 @@ impl Sandbox for LocalShell {
     }
 
     fn download(&mut self, path: &Path) -> io::Result<Vec<u8>> {
-        std::fs::read(self.host_path(path))
+        use std::io::Read;
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        // O_NONBLOCK: opening a FIFO waits for a writer, forever; a
+        // directory reads as EISDIR, as before.
+        let mut f = (std::fs::OpenOptions::new().read(true))
+            .custom_flags(libc::O_NONBLOCK)
+            .open(self.host_path(path))?;
+        let t = f.metadata()?.file_type();
+        let what = match () {
+            _ if t.is_file() || t.is_dir() => None,
+            _ if t.is_fifo() => Some("a FIFO"),
+            _ if t.is_socket() => Some("a socket"),
+            _ if t.is_char_device() => Some("a character device"),
+            _ if t.is_block_device() => Some("a block device"),
+            _ => Some("of an unknown type"),
+        };
+        if let Some(what) = what {
+            return Err(io::Error::other(NotRegular(what)));
+        }
+        let mut out = Vec::new();
+        f.read_to_end(&mut out)?;
+        Ok(out)
     }
 
     fn upload(&mut self, path: &Path, bytes: &[u8]) -> io::Result<()> {

@@ -9,7 +9,8 @@
 //! - [`transfer_edit`]: the fallback: download, the same core, upload;
 //! - [`Editor::transaction`], [`Editor::apply_patch`],
 //!   [`Editor::apply_operations`]: several files in one exec (`txn`: the
-//!   request types and result keys; `run_txn`: native or transfer;
+//!   request types and result keys; `file_op`: [`FileOp`], whose paths are
+//!   bytes, sent as `path_b64` when not UTF-8; `run_txn`: native or transfer;
 //!   `txn_transfer`/`tree`/`patch_transfer`: the transfer path through the same
 //!   pure engine, patch parser and locator; `write_back`: its uploads and
 //!   their undo). The transfer path computes every file and refuses before
@@ -34,13 +35,15 @@
 //!   answers, `tools_transfer`: `read` by download through the helper's
 //!   own reader, `mkdir` by [`Sandbox::make_dir`]; the rest
 //!   [`EditError::HelperRequired`]);
-//! - `display`: how a refusal with hints reads for a model ([`EditError`]'s `Display`);
+//! - `error`/`display`: [`EditError`], and how a refusal with hints reads for a model (its `Display`);
 //! - [`LocalShell`]: a [`Sandbox`] on this machine (tests and the example);
 //! - `agent_sandbox` (feature `agent-sandbox`): the Kubernetes agent-sandbox runtime;
 //! - `docker` (feature `docker`): a container through the docker (or podman) CLI.
 
 pub mod command;
 mod display;
+mod error;
+mod file_op;
 pub mod install;
 mod local;
 pub mod parse;
@@ -67,6 +70,7 @@ use std::io;
 use std::path::Path;
 
 pub use command::{EditRequest, TooLarge, DEFAULT_COMMAND_LIMIT};
+pub use error::EditError;
 pub use local::LocalShell;
 pub use parse::{parse_output, HelperOutcome, RefusalHints, Token};
 pub use tools::{DeleteRequest, MkdirRequest, MoveRequest, WriteRequest, TOOLS_PROTOCOL};
@@ -84,7 +88,7 @@ pub use txn::{
 };
 
 use crate::protocol::ErrorKind;
-use display::{indent_words, render_hints};
+use display::indent_words;
 
 /// What a backend returned for one command.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -187,117 +191,6 @@ pub struct Edited {
     /// Which path did the work.
     pub via: Via,
 }
-
-/// Why an edit through the [`Editor`] did not happen.
-#[derive(Debug)]
-pub enum EditError {
-    /// The helper, or the transfer path, answered with a protocol error
-    /// token (a [`crate::protocol::Failure`] on the wire): the file is untouched.
-    Failed {
-        /// The `error` token.
-        kind: Token,
-        /// The result line's `detail`, if any.
-        detail: Option<String>,
-        /// The result line's `count` (`multiple_occurrences`).
-        count: Option<u64>,
-        /// Which path answered.
-        via: Via,
-        /// What `--hints` found (the helper's, or the transfer path's from
-        /// the same code): candidates on `string_not_found`, occurrence
-        /// lines on `multiple_occurrences`. None from a helper older than
-        /// protocol 2, and for other tokens. Boxed: errors stay small.
-        hints: Option<Box<RefusalHints>>,
-        /// How OLD's indentation differs from the best `indentation` hint's
-        /// text, in words (`4 spaces more in the file`), for `Display`.
-        indent: Option<String>,
-        /// A transaction or patch: which op (and chunk) was refused, and
-        /// what the files were left as. None for a single edit.
-        at: Option<Box<TxnAt>>,
-    },
-    /// The helper ran but printed no result line.
-    Unexpected {
-        /// The exit code, if the backend reports one.
-        exit_code: Option<i32>,
-        /// The first 200 characters of the trimmed output.
-        excerpt: String,
-    },
-    /// The backend failed (exec, download or upload).
-    Backend(io::Error),
-    /// Installing the helper failed.
-    Install(String),
-    /// The op needs the helper (protocol 4) in the sandbox: no exact
-    /// fallback exists for it (the `tools` module's table says why).
-    HelperRequired {
-        /// The op: `stat`, `list`, `glob`, `grep`, `directory move`, ….
-        op: String,
-        /// Why the transfer path cannot do it exactly.
-        why: String,
-    },
-}
-
-impl EditError {
-    /// The refusal's token, if this is a refusal.
-    pub fn token(&self) -> Option<&str> {
-        match self {
-            EditError::Failed { kind, .. } => Some(kind.as_str()),
-            _ => None,
-        }
-    }
-}
-
-impl std::fmt::Display for EditError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EditError::Failed {
-                kind,
-                detail,
-                count,
-                hints,
-                indent,
-                at,
-                ..
-            } => {
-                let mut detail = detail.as_deref();
-                if let Some(at) = at {
-                    if display::render_at(f, kind, hints.as_deref(), at)? {
-                        return display::render_left(f, Some(at));
-                    }
-                    detail = detail.and_then(|d| display::unprefixed(d, at, kind, *count));
-                }
-                if let Some(h) = hints {
-                    if render_hints(f, kind, *count, h, indent.as_deref())? {
-                        if let Some(d) = detail {
-                            write!(f, "\n{d}")?;
-                        }
-                        return display::render_left(f, at.as_deref());
-                    }
-                }
-                write!(f, "{}", kind.as_str().replace('_', " "))?;
-                if let Some(c) = count {
-                    write!(f, " ({c})")?;
-                }
-                if let Some(d) = detail {
-                    write!(f, ": {d}")?;
-                }
-                display::render_left(f, at.as_deref())
-            }
-            EditError::Unexpected { exit_code, excerpt } => {
-                write!(
-                    f,
-                    "unexpected helper output (exit {exit_code:?}): {excerpt}"
-                )
-            }
-            EditError::Backend(e) => write!(f, "backend error: {e}"),
-            EditError::Install(m) => write!(f, "installing the helper failed: {m}"),
-            EditError::HelperRequired { op, why } => write!(
-                f,
-                "{op} needs the as-edit helper (protocol 4) in the sandbox: {why}"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for EditError {}
 
 /// Builds, executes, parses, and falls back.
 pub struct Editor<S> {

@@ -1,6 +1,6 @@
 //! The file toolset through the [`Editor`]: `stat`, `list`, `read`,
 //! `glob`, `grep` (the helper's protocol-4 read-side ops, typed in
-//! `tools_types`) and the writes `write`, `delete`, `mv`, `mkdir` (the
+//! `tools_request`/`tools_answer`) and the writes `write`, `delete`, `mv`, `mkdir` (the
 //! transaction's `create`, `delete`, `move` and `mkdir`).
 //!
 //! A read-side request is the helper's JSON, sent as `--request-b64`
@@ -11,8 +11,8 @@
 //!
 //! | op | fallback |
 //! | --- | --- |
-//! | `read`, raw `read` | download, then the helper's own reader ([`crate::tools::run_on_bytes`]): the same answer, line for line |
-//! | `write`, `delete`, `mv` of a file | the transaction's transfer path (download, upload, [`Sandbox::remove`]) |
+//! | `read`, raw `read` | download, then the helper's own reader ([`crate::tools::run_on_bytes`]): the same answer, line for line; but the whole file is downloaded, even for lines 1–10 ([`Sandbox::download`] has no range), and [`LocalShell`](super::LocalShell) refuses a FIFO or a device before opening it for reading |
+//! | `write`, `delete`, `mv` of a file | the transaction's transfer path (download, upload, [`Sandbox::remove`]); a name that is not UTF-8 needs the helper (the transfer path keeps names as text) |
 //! | `mkdir` | [`Sandbox::make_dir`], then [`Sandbox::create_dirs`] with `parents`: the helper's answers (`tools_transfer`) |
 //! | `stat`, `list`, `glob`, `grep`, recursive `delete`, `mv` of a directory | none: [`EditError::HelperRequired`] |
 //!
@@ -29,6 +29,7 @@
 //! read, within a bound the caller gives.
 
 use std::io;
+use std::path::PathBuf;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -51,7 +52,7 @@ pub const TOOLS_PROTOCOL: u32 = 4;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteRequest {
     /// The file.
-    pub path: String,
+    pub path: PathBuf,
     /// Its new content, exactly.
     pub content: String,
     /// Replace an existing file (false: `file_exists`, create-exclusive).
@@ -62,7 +63,7 @@ pub struct WriteRequest {
 
 impl WriteRequest {
     /// A new file `path` holding `content`.
-    pub fn new(path: impl Into<String>, content: impl Into<String>) -> Self {
+    pub fn new(path: impl Into<PathBuf>, content: impl Into<String>) -> Self {
         WriteRequest {
             path: path.into(),
             content: content.into(),
@@ -86,14 +87,14 @@ impl WriteRequest {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeleteRequest {
     /// The file or directory.
-    pub path: String,
+    pub path: PathBuf,
     /// Remove a directory and everything under it (the helper only).
     pub recursive: bool,
 }
 
 impl DeleteRequest {
     /// A delete of the file `path`.
-    pub fn new(path: impl Into<String>) -> Self {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
         DeleteRequest {
             path: path.into(),
             recursive: false,
@@ -111,16 +112,16 @@ impl DeleteRequest {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MoveRequest {
     /// What moves.
-    pub from: String,
+    pub from: PathBuf,
     /// Its new path.
-    pub to: String,
+    pub to: PathBuf,
     /// Replace an existing `to`.
     pub overwrite: bool,
 }
 
 impl MoveRequest {
     /// A move of `from` to `to`.
-    pub fn new(from: impl Into<String>, to: impl Into<String>) -> Self {
+    pub fn new(from: impl Into<PathBuf>, to: impl Into<PathBuf>) -> Self {
         MoveRequest {
             from: from.into(),
             to: to.into(),
@@ -139,14 +140,14 @@ impl MoveRequest {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MkdirRequest {
     /// The directory.
-    pub path: String,
+    pub path: PathBuf,
     /// `mkdir -p`.
     pub parents: bool,
 }
 
 impl MkdirRequest {
     /// A `mkdir` of exactly `path`.
-    pub fn new(path: impl Into<String>) -> Self {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
         MkdirRequest {
             path: path.into(),
             parents: false,

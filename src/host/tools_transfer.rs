@@ -29,6 +29,7 @@ pub(crate) fn helper_required(op: &str) -> EditError {
         "grep" => "grep -n's path:line: output is ambiguous for names holding ':' or a newline, and POSIX grep has neither ripgrep's dialect nor the binary-file rule",
         "recursive delete" => "rm -R has no POSIX option to stay on one file system, and a tree cannot be made to vanish at once",
         "directory move" => "the transfer path moves files by download and upload, and mv(1) moves a directory into an existing one",
+        "a name that is not UTF-8" => "the transaction's transfer path keeps names as UTF-8 text, and would write another file",
         _ => "the transfer path has no exact way to do it",
     };
     EditError::HelperRequired {
@@ -69,6 +70,16 @@ fn download<S: Sandbox + ?Sized>(sb: &mut S, path: &Path) -> Result<Vec<u8>, Edi
             ErrorKind::FileNotFound,
             format!("{shown} does not exist"),
         )),
+        // A FIFO or a device [`LocalShell`](super::LocalShell) would not open.
+        Err(e)
+            if e.get_ref()
+                .is_some_and(|i| i.is::<super::local::NotRegular>()) =>
+        {
+            Err(refused(
+                ErrorKind::FileNotFound,
+                format!("{shown} is {}", e.get_ref().expect("checked")),
+            ))
+        }
         // The helper's words for a directory (it never reads one).
         Err(e) if e.raw_os_error() == Some(libc::EISDIR) => Err(refused(
             ErrorKind::FileNotFound,
@@ -94,12 +105,12 @@ pub(crate) fn mkdir<S: Sandbox + ?Sized>(
     sb: &mut S,
     req: &MkdirRequest,
 ) -> Result<Applied, EditError> {
-    let path = Path::new(&req.path);
+    let path = req.path.as_path();
     let made = |files| Applied {
         count: 0,
         files,
         changes: vec![FileChange {
-            path: req.path.clone(),
+            path: display_path(&req.path),
             op: "mkdir".into(),
             ..FileChange::default()
         }],
@@ -126,7 +137,7 @@ pub(crate) fn mkdir<S: Sandbox + ?Sized>(
 }
 
 fn mkdir_failed(req: &MkdirRequest, e: io::Error) -> EditError {
-    let shown = display_path(Path::new(&req.path));
+    let shown = display_path(req.path.as_path());
     let refuse = |kind, d: String| super::tree::refuse(Failure::new(kind, d), 1, 1, &shown);
     match e.kind() {
         io::ErrorKind::NotConnected => EditError::Backend(e),
@@ -137,7 +148,7 @@ fn mkdir_failed(req: &MkdirRequest, e: io::Error) -> EditError {
             format!("{shown} exists (\"parents\": true accepts an existing directory)"),
         ),
         io::ErrorKind::NotFound => {
-            let parent = Path::new(&req.path).parent().unwrap_or(Path::new("."));
+            let parent = req.path.as_path().parent().unwrap_or(Path::new("."));
             refuse(
                 ErrorKind::FileNotFound,
                 format!("{} does not exist", display_path(parent)),

@@ -83,6 +83,16 @@ pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
     // Directories are the helper's: the transfer moves file contents
     // (the `tools` module's table says why there is no exact fallback).
     for op in &txn.ops {
+        let to = match &op.kind {
+            OpKind::Move { to, .. } => Some(to),
+            _ => None,
+        };
+        // `tree.rs` keys and names files as text: a name that is not
+        // UTF-8 would be written under its lossy spelling, another file.
+        if op.path.to_str().is_none() || to.is_some_and(|t| t.to_str().is_none()) {
+            let e = super::tools_transfer::helper_required("a name that is not UTF-8");
+            return Err(e);
+        }
         match op.kind {
             OpKind::Mkdir { .. } => return Err(super::tools_transfer::helper_required("mkdir")),
             OpKind::Delete {

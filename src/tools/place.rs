@@ -59,7 +59,7 @@ pub(super) fn entry(
             return Ok(Some((reopen(fd, r)?, name)));
         }
     }
-    match open_within(&abs, root) {
+    match open_within(path, &abs, root) {
         Ok(fd) => Ok(Some((fd, name))),
         Err(FsError::NotFound {
             kind: NotFoundKind::Other(Errno::NOENT | Errno::NOTDIR),
@@ -80,7 +80,7 @@ pub(super) fn dir(path: &Path, root: Option<&Root>) -> Result<OwnedFd, Failure> 
             return Err(not_found(path, errno).into());
         }
     };
-    match open_within(&abs, root) {
+    match open_within(path, &abs, root) {
         Ok(fd) => Ok(fd),
         Err(FsError::NotFound {
             kind: NotFoundKind::Other(Errno::NOTDIR),
@@ -131,9 +131,11 @@ fn unresolved(path: &Path, errno: Errno, root: Option<&Root>) -> Result<(), Fail
 }
 
 /// Opens the canonical directory `abs` (`O_PATH`), beneath the root if
-/// there is one (the root itself included).
-fn open_within(abs: &Path, root: Option<&Root>) -> Result<OwnedFd, FsError> {
+/// there is one (the root itself included). Outside it, the refusal names
+/// `path` as given, as every op's does (not where it leads).
+fn open_within(path: &Path, abs: &Path, root: Option<&Root>) -> Result<OwnedFd, FsError> {
     match root {
+        Some((r, _)) if !abs.starts_with(r) => Err(outside_root(path, r)),
         Some((r, fd)) if abs == r => reopen(fd, r).map_err(|_| not_dir(abs)),
         Some((r, fd)) => open_dir(abs, Some((r, fd))),
         None => open_dir(abs, None),

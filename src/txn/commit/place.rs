@@ -105,24 +105,26 @@ pub(super) fn place<'p>(
                 Some(_) => 0o777,
                 None => txn.new_modes.dir,
             };
+            // No temp is renamed here: the detail says a directory.
+            let mkdir_err = |e| io(WriteStep::MakeDir, e);
             for name in &d.missing {
                 let back = Back::Rmdir(c.raw(at), name.clone());
-                c.step().map_err(|e| io(WriteStep::Rename, e))?;
+                c.step().map_err(mkdir_err)?;
                 let mode = Mode::from_raw_mode(dmode);
                 match rfs::mkdirat(c.dir(at), name.as_c_str(), mode) {
                     Ok(()) => c.log(f, back),
                     Err(Errno::EXIST) => {}
-                    Err(e) => return Err(rename(e)),
+                    Err(e) => return Err(mkdir_err(e)),
                 }
                 let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
                 let fd = rfs::openat(c.dir(at), name.as_c_str(), flags, Mode::empty())
-                    .map_err(rename)?;
+                    .map_err(mkdir_err)?;
                 c.made.push(fd);
                 at = D::Made(c.made.len() - 1);
             }
             if let Some(exist_ok) = mkdir {
                 let back = Back::Rmdir(c.raw(at), d.t.name.clone());
-                c.step().map_err(rename)?;
+                c.step().map_err(mkdir_err)?;
                 match rfs::mkdirat(c.dir(at), d.t.name.as_c_str(), Mode::from_raw_mode(0o777)) {
                     Ok(()) => c.log(f, back),
                     // `-p`: made meanwhile (or by an earlier op) is fine if a directory.
@@ -133,7 +135,7 @@ pub(super) fn place<'p>(
                                     rfs::FileType::from_raw_mode(s.st_mode)
                                         == rfs::FileType::Directory
                                 }) => {}
-                    Err(e) => return Err(rename(e)),
+                    Err(e) => return Err(mkdir_err(e)),
                 }
                 return Ok(true);
             }

@@ -203,6 +203,11 @@ impl Model<'_> {
                 return Ok(w);
             }
             match what {
+                // A directory an earlier op moves here: the plan resolves
+                // names on disk, where it is not yet (`txn.md`).
+                What::File(f) if self.files[f].tree != super::Tree::No => {
+                    return Err(fail(NotFoundKind::UnderMovedDir))
+                }
                 // Through a file: ENOTDIR.
                 What::File(_) | What::Disk => return Err(fail(NotFoundKind::NotADirectory)),
                 // A directory to make that a symlink leads to: it dangles.
