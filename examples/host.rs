@@ -141,9 +141,9 @@ pub(crate) fn report_applied(r: Result<Applied, EditError>) -> ExitCode {
             for c in &a.changes {
                 let to =
                     c.to.as_ref()
-                        .map(|t| format!(" -> {t}"))
+                        .map(|t| format!(" -> {}", t.display()))
                         .unwrap_or_default();
-                println!("{} {}{to} ({})", c.op, c.path, c.count);
+                println!("{} {}{to} ({})", c.op, c.path.display(), c.count);
             }
             ExitCode::SUCCESS
         }

@@ -437,8 +437,18 @@ fn file_writes_natively_and_through_the_fallback() {
                         .changes
                         .into_iter()
                         .map(|c| FileChange {
-                            path: c.path.replace(d.path().to_str().unwrap(), "D"),
-                            to: c.to.map(|t| t.replace(d.path().to_str().unwrap(), "D")),
+                            path: c
+                                .path
+                                .to_str()
+                                .unwrap()
+                                .replace(d.path().to_str().unwrap(), "D")
+                                .into(),
+                            to: c.to.map(|t| {
+                                t.to_str()
+                                    .unwrap()
+                                    .replace(d.path().to_str().unwrap(), "D")
+                                    .into()
+                            }),
                             ..c
                         })
                         .collect(),
@@ -509,7 +519,7 @@ fn without_the_helper_the_walks_need_it_and_mkdir_falls_back() {
     assert_eq!(
         a.changes,
         vec![FileChange {
-            path: m.clone(),
+            path: m.clone().into(),
             op: "mkdir".into(),
             ..FileChange::default()
         }]
@@ -635,7 +645,7 @@ fn mkdir_by_the_backend_answers_as_the_helper_does() {
                     Ok(a) => Ok((
                         a.count,
                         a.files,
-                        norm(a.changes[0].path.clone()),
+                        norm(a.changes[0].path.to_str().unwrap().to_owned()),
                         a.changes[0].op.clone(),
                     )),
                     Err(e) => Err((e.token().unwrap().to_owned(), norm(e.to_string()))),
@@ -806,4 +816,59 @@ fn a_fifo_read_through_the_fallback_is_refused_without_blocking() {
     let want = format!("{} is a FIFO, not a regular file", p.display());
     assert_eq!(r, Err(("file_not_found".into(), Some(want), Via::Transfer)));
     assert!(std::fs::symlink_metadata(&p).unwrap().file_type().is_fifo());
+}
+
+/// A report names the file the op wrote, byte for byte: a name that is
+/// not UTF-8 comes as `path_b64`/`to_b64` and is decoded to its bytes.
+/// It came as its lossy text, the very `path` of another existing file
+/// (`caf\u{FFFD}.txt` beside `caf\xe9.txt`), so a host could not tell
+/// which of the two was written.
+#[test]
+fn a_report_names_a_file_that_is_not_utf8_by_its_bytes() {
+    let d = scratch();
+    let latin = bytes_path(d.path(), b"caf\xe9.txt");
+    let lossy = d.path().join("caf\u{FFFD}.txt");
+    std::fs::write(&lossy, "other\n").unwrap();
+    // The helper's own line: `path_b64`, no `path`.
+    let b64 = |p: &Path| {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(p.as_os_str().as_bytes())
+    };
+    let req = format!(
+        r#"{{"op":"create","path_b64":"{}","content":"x\n"}}"#,
+        b64(&latin)
+    );
+    let out = std::process::Command::new(BIN)
+        .args(["--report", "--request-b64", &{
+            use base64::Engine as _;
+            base64::engine::general_purpose::STANDARD.encode(&req)
+        }])
+        .output()
+        .unwrap();
+    let line = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        line,
+        format!(
+            "__RESULT__{{\"count\":0,\"files\":1,\"changes\":[{{\"path_b64\":\"{}\",\"op\":\"create\",\"count\":0,\"size\":2,\"sha256\":\"{}\"}}]}}\n",
+            b64(&latin),
+            "73cb3858a687a8494ca3323053016282f3dad39d42cf62ca4e79dda2aac7d9ac"
+        )
+    );
+    std::fs::remove_file(&latin).unwrap();
+    // Through the host library: the bytes, never the other file's name.
+    let mut ed = editor(BIN);
+    let a = ed.write(&WriteRequest::new(&latin, "x\n")).unwrap();
+    assert_eq!(a.changes[0].path, latin);
+    let moved = bytes_path(d.path(), b"\xe9t\xe9");
+    let a = ed.mv(&MoveRequest::new(&latin, &moved)).unwrap();
+    assert_eq!(
+        (a.changes[0].path.as_path(), a.changes[0].to.as_deref()),
+        (latin.as_path(), Some(moved.as_path()))
+    );
+    assert_eq!(std::fs::read(&lossy).unwrap(), b"other\n");
+    // A UTF-8 name is `path`, as before.
+    let plain = d.path().join("é\n\"q\".txt");
+    let a = ed.write(&WriteRequest::new(&plain, "y\n")).unwrap();
+    assert_eq!(a.changes[0].path, plain);
+    assert_eq!(std::fs::read(&lossy).unwrap(), b"other\n");
 }

@@ -185,7 +185,7 @@ fn the_transfer_path_runs_every_op_and_chains_them() {
     let c = b"no\r\nnormalization";
     let m = b"fn new() {}\n";
     let mut moved = change("move", &at(p, "m.txt"), 1, Some(m), &[1]);
-    moved.to = Some(at(p, "moved/m.rs"));
+    moved.to = Some(at(p, "moved/m.rs").into());
     assert_eq!(
         r,
         Applied {

@@ -45,10 +45,16 @@ pub struct Next {
 /// `target`) in `v` as `"K"`: the name's bytes, an array, which
 /// [`de_path`] reads. So a name is lossless whichever way it came.
 pub(crate) fn bytes_names(v: &mut Value) -> Result<(), String> {
+    bytes_keys(v, &["path", "target"])
+}
+
+/// [`bytes_names`] for the name keys `keys` (a transaction's `changes`:
+/// `path` and `to`).
+pub(crate) fn bytes_keys(v: &mut Value, keys: &[&str]) -> Result<(), String> {
     match v {
-        Value::Array(a) => a.iter_mut().try_for_each(bytes_names),
+        Value::Array(a) => a.iter_mut().try_for_each(|v| bytes_keys(v, keys)),
         Value::Object(o) => {
-            for key in ["path", "target"] {
+            for &key in keys {
                 let b = match (o.remove(key), o.remove(&format!("{key}_b64"))) {
                     (Some(Value::String(s)), None) => s.into_bytes(),
                     (None, Some(Value::String(b))) => base64::engine::general_purpose::STANDARD
@@ -59,19 +65,21 @@ pub(crate) fn bytes_names(v: &mut Value) -> Result<(), String> {
                 };
                 o.insert(key.into(), b.into());
             }
-            o.values_mut().try_for_each(bytes_names)
+            o.values_mut().try_for_each(|v| bytes_keys(v, keys))
         }
         _ => Ok(()),
     }
 }
 
-fn de_path<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
+pub(crate) fn de_path<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
     Ok(PathBuf::from(OsString::from_vec(Vec::<u8>::deserialize(
         d,
     )?)))
 }
 
-fn de_opt_path<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<PathBuf>, D::Error> {
+pub(crate) fn de_opt_path<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<PathBuf>, D::Error> {
     de_path(d).map(Some)
 }
 

@@ -110,7 +110,7 @@ pub(crate) fn mkdir<S: Sandbox + ?Sized>(
         count: 0,
         files,
         changes: vec![FileChange {
-            path: display_path(&req.path),
+            path: req.path.clone(),
             op: "mkdir".into(),
             ..FileChange::default()
         }],

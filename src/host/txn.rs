@@ -137,12 +137,15 @@ pub struct Applied {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(default)]
 pub struct FileChange {
-    /// The path: resolved by the helper, as given on the transfer path.
-    pub path: String,
+    /// The path: resolved by the helper, as given on the transfer path;
+    /// its bytes exactly (`path` or `path_b64` on the wire).
+    #[serde(deserialize_with = "super::tools_answer::de_path")]
+    pub path: std::path::PathBuf,
     /// `edit`, `insert`, `create`, `delete` or `move`.
     pub op: String,
-    /// A move's destination.
-    pub to: Option<String>,
+    /// A move's destination (`to` or `to_b64` on the wire).
+    #[serde(deserialize_with = "super::tools_answer::de_opt_path")]
+    pub to: Option<std::path::PathBuf>,
     /// Replacements (a patch: chunks) of this op.
     pub count: u64,
     /// Bytes of the new content (none for a delete).
@@ -220,7 +223,12 @@ pub(crate) fn outcome(output: &[u8], exit_code: Option<i32>, req: &Request) -> O
             files: obj.get("files").and_then(|f| f.as_u64()).unwrap_or(0),
             changes: obj
                 .get("changes")
-                .and_then(|c| serde_json::from_value(c.clone()).ok())
+                .and_then(|c| {
+                    // Names as bytes, whether `path` or `path_b64` came.
+                    let mut c = c.clone();
+                    super::tools_answer::bytes_keys(&mut c, &["path", "to"]).ok()?;
+                    serde_json::from_value(c).ok()
+                })
                 .unwrap_or_default(),
             via: Via::Native,
         }),

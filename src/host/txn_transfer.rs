@@ -31,7 +31,7 @@ fn sha256_hex(b: &[u8]) -> String {
 
 fn change(op: &str, path: &str, bytes: Option<&[u8]>, count: u64, lines: Vec<u64>) -> FileChange {
     FileChange {
-        path: path.to_owned(),
+        path: path.into(),
         op: op.to_owned(),
         count,
         size: bytes.map(|b| b.len() as u64),
@@ -119,8 +119,10 @@ pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
         let file = k as u64 + 1;
         let mut c = apply_op(&mut files, &op.kind, &display_path(&op.path), file)?;
         // Resolved, as the helper reports them.
-        c.path = files.shown(&c.path);
-        c.to = c.to.map(|t| files.shown(&t));
+        // The names are UTF-8 here (checked above): display_path is exact.
+        c.path = files.shown(&display_path(&c.path)).into();
+        c.to =
+            c.to.map(|t| std::path::PathBuf::from(files.shown(&display_path(&t))));
         count += c.count;
         changes.push(c);
     }
@@ -286,7 +288,7 @@ fn apply_op<S: Sandbox + ?Sized>(
                 None => (bytes, change("", path, None, 0, Vec::new())),
             };
             c.op = "move".into();
-            c.to = Some(to);
+            c.to = Some(to.into());
             if i != j && files.entries[j].original.is_some() {
                 files.replaced.push(j);
             }

@@ -15,6 +15,11 @@
 //! keeps the [`BEFORE`] bytes before B and moves lines (the page's line
 //! numbers would then be off, as they would be for any line range of a
 //! file changed between two reads); the last page sees it: see below.
+//! C guards against mistakes, not against a host that means it: it has
+//! no secret (the helper keeps no state between calls), so a caller that
+//! computes [`check`] itself for another line's offset gets that line's
+//! page numbered from its `start` — on an intermediate page; the last
+//! page still counts the lines before B and answers exactly.
 //!
 //! The last page (the one reaching the end) still answers `lines` and
 //! `sha256` of the whole file and `not_text` for any byte of it: [`whole`]
@@ -320,6 +325,27 @@ mod tests {
         let e = text_answer(&ask(4, Some((at as u64, c2))), 1024, &mut pr).unwrap_err();
         assert_eq!(e.kind, crate::protocol::ErrorKind::NotText);
         assert!(e.detail.unwrap().contains("byte offset 3"));
+    }
+
+    /// The check has no secret (module docs): one computed by the caller
+    /// for another line's offset is trusted on an intermediate page, but
+    /// the last page counts the lines before the offset and is exact.
+    #[test]
+    fn a_check_the_caller_computed_moves_only_an_intermediate_page() {
+        let f: Vec<u8> = (1..=9)
+            .flat_map(|i| format!("l{i}\n").into_bytes())
+            .collect();
+        // Line 7's offset (18) claimed as line 2's.
+        let forged = check(2, 18, &f[..18]);
+        let mid = Read {
+            limit: Some(1),
+            ..ask(2, Some((18, forged)))
+        };
+        assert_eq!(page(&f, &mid, 1024).0["text"], "l7\n");
+        assert_eq!(
+            page(&f, &ask(2, Some((18, forged))), 1024).0,
+            exact_at(&f, 2)
+        );
     }
 
     fn exact_at(f: &[u8], start: u64) -> Value {

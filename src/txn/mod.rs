@@ -224,8 +224,10 @@ fn changes(
                     budget -= d.len();
                 }
             }
+            let ((path, path_b64), (to, to_b64)) = (spell(&from), spell_opt(to.as_deref()));
             ChangeEntry {
-                path: display_path(&from),
+                path,
+                path_b64,
                 op: match op.kind {
                     OpKind::Edit { .. } => "edit",
                     OpKind::Insert { .. } => "insert",
@@ -234,7 +236,8 @@ fn changes(
                     OpKind::Move { .. } => "move",
                     OpKind::Mkdir { .. } => "mkdir",
                 },
-                to: to.map(|t| display_path(&t)),
+                to,
+                to_b64,
                 count: *count,
                 size: r.size,
                 sha256: r.sha256,
@@ -247,6 +250,23 @@ fn changes(
             }
         })
         .collect()
+}
+
+/// A name as `changes` spells it: `path` when UTF-8, else `path_b64`
+/// (the bytes' base64), so a report never names another file.
+fn spell(p: &std::path::Path) -> (Option<String>, Option<String>) {
+    use std::os::unix::ffi::OsStrExt;
+    match p.to_str() {
+        Some(s) => (Some(s.to_owned()), None),
+        None => (
+            None,
+            Some(crate::args::b64::encode(p.as_os_str().as_bytes())),
+        ),
+    }
+}
+
+fn spell_opt(p: Option<&std::path::Path>) -> (Option<String>, Option<String>) {
+    p.map_or((None, None), spell)
 }
 
 /// File `f`'s path for `partial`: where it was, else where it was to be.
@@ -278,10 +298,15 @@ struct Success {
 /// change has, spelled out: `flatten` costs binary size).
 #[derive(Serialize)]
 struct ChangeEntry {
-    path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path_b64: Option<String>,
     op: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     to: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    to_b64: Option<String>,
     count: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     size: Option<u64>,
