@@ -134,6 +134,7 @@ pub mod gitignore;
 pub mod glob;
 pub mod grep;
 mod grep_answer;
+pub mod grep_long;
 pub mod grep_op;
 mod ignore_up;
 pub mod ignores;
