@@ -103,8 +103,44 @@ impl Search {
         }
     }
 
+    /// Whether a line can be searched in windows (`grep_long.rs`): a
+    /// literal, or a regex with a required literal; `false` for a regex
+    /// without one, which must see the whole line.
+    pub fn windowed(&self) -> bool {
+        self.re.is_none() || self.finder.is_some()
+    }
+
+    /// Bytes a window must share with the next one so that no occurrence
+    /// of the literal is split unseen: its length - 1.
+    pub fn overlap(&self) -> usize {
+        self.finder
+            .as_ref()
+            .map_or(0, |f| f.needle().len().saturating_sub(1))
+    }
+
+    /// Whether `window` (part of one line) holds the literal; always for
+    /// a search without one. `scratch` as in [`Search::lines`].
+    pub fn literal_in(&self, window: &[u8], scratch: &mut Vec<u8>) -> bool {
+        let Some(f) = &self.finder else {
+            return true;
+        };
+        if self.fold {
+            scratch.clear();
+            scratch.extend(window.iter().map(u8::to_ascii_lowercase));
+            f.find(scratch).is_some()
+        } else {
+            f.find(window).is_some()
+        }
+    }
+
+    /// Whether a line holding the literal matches: the regex decides
+    /// (on the whole line), a literal search always does.
+    pub fn needs_line(&self) -> bool {
+        self.re.is_some()
+    }
+
     /// Whether one line (a candidate) matches: always for a literal.
-    fn line_matches(&self, line: &[u8]) -> bool {
+    pub fn line_matches(&self, line: &[u8]) -> bool {
         match &self.re {
             None => true,
             Some(re) => re.is_match(&String::from_utf8_lossy(line)),

@@ -1,43 +1,4 @@
-//! The `grep` op: [`super::grep`]'s search over the files of a walk.
-//!
-//! `{"op":"grep","pattern":S,"regex":false,"path":P,"glob":G,
-//! "ignore_case":false,"output":"content"|"files"|"count","context":0,
-//! "offset":0,"limit":1000,"max_columns":500,"hidden":true,"vcs":false,
-//! "gitignore":false}`. P is a directory (walked as [`super::walk`] says,
-//! only files whose relative path matches G when G is given) or a regular
-//! file (searched whatever G says, as ripgrep searches a file it is
-//! named). Answers, in path order then line order:
-//! - `content`: `{"matches":[{"path","line","text"}]}`, each match's line
-//!   (1-based) and text, with up to `context` lines before and after it as
-//!   entries with `"context":true` (a line is shown once, as a match if it
-//!   is one); `offset` and `limit` count match lines, not context. A match
-//!   left out by `offset` still owns its after-context (not shown), and a
-//!   search stopped by `limit` shows the last match's after-context up to
-//!   the match past the limit, so pages join to the unpaged answer;
-//! - `files` and `count`: `{"files":[{"path","count"}]}`, the files with a
-//!   match and each one's number of matching lines; `offset` and `limit`
-//!   count files.
-//!
-//! Always `"files_searched"` (files read), `"skipped_binary"` (files with a
-//! NUL byte in their first 8 KiB, not searched), `"unreadable"` when not 0
-//! (files that could not be opened, or read to their end — searched as
-//! far as read —, and directories the walk could not read) and `"truncated"` (more
-//! than `limit` were found — the search stopped there; `next` continues);
-//! `"walk_limit":true` when the walk hit its bound (`find_answer.rs`). A line's `text` is cut at `max_columns` characters (`"cut":true`
-//! then); a line that is not UTF-8 is shown with U+FFFD for its invalid
-//! bytes (its match was found on its bytes). Lines end at LF, as in
-//! ripgrep: a lone CR is text, and a CRLF line's text ends with its CR (as
-//! `rg` prints it); `read` numbers lines the same way.
-//!
-//! Each file is read in blocks of [`BLOCK`] bytes, whole lines searched at
-//! once, the `context` lines before the block's first unsearched line
-//! carried over. A line longer than the block doubles it until it fits
-//! (the whole line is held: a 15 MB line, a 16 MiB block). The search
-//! stops, as `limit` stops it, once the entries it holds cannot all fit a
-//! page of `max_bytes` (each counted at its smallest size on the line:
-//! path, text and the fields' names, unescaped), so it holds about one
-//! page, never `limit` lines of `max_columns` each. Memory: a block and
-//! about one page, whatever the file's size.
+#![doc = include_str!("grep_op.md")]
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
@@ -50,6 +11,7 @@ use rustix::io::Errno;
 use super::find::{open_start, shown, Start};
 use super::glob::Glob;
 use super::grep::Search;
+use super::grep_long::{self, Tuning};
 use super::walk::{self, Options};
 use crate::protocol::{ErrorKind, Failure};
 
@@ -139,6 +101,17 @@ pub struct Grepped {
 /// stops it, once the entries found cannot all fit it (more could only
 /// be cut off the page).
 pub fn grep(req: &GrepRequest, root: Option<&Path>, max_bytes: u64) -> Result<Grepped, Failure> {
+    grep_tuned(req, root, max_bytes, Tuning::default()).map(|(g, _)| g)
+}
+
+/// [`grep`] with the buffer's sizes, answering the block's final size (for tests).
+#[doc(hidden)]
+pub fn grep_tuned(
+    req: &GrepRequest,
+    root: Option<&Path>,
+    max_bytes: u64,
+    tuning: Tuning,
+) -> Result<(Grepped, usize), Failure> {
     let bad = |e| Failure::new(ErrorKind::InvalidArgument, e);
     let search = Search::new(&req.pattern, req.regex, req.ignore_case).map_err(bad)?;
     let glob = req
@@ -159,6 +132,7 @@ pub fn grep(req: &GrepRequest, root: Option<&Path>, max_bytes: u64) -> Result<Gr
         max_bytes,
         buf: Vec::new(),
         scratch: Vec::new(),
+        tuning,
     };
     match open_start(&p, root, true)? {
         Start::File(fd) => {
@@ -198,7 +172,7 @@ pub fn grep(req: &GrepRequest, root: Option<&Path>, max_bytes: u64) -> Result<Gr
             run.out.pseudo = o.pseudo;
         }
     }
-    Ok(run.out)
+    Ok((run.out, run.buf.len()))
 }
 
 struct Run<'a> {
@@ -214,6 +188,7 @@ struct Run<'a> {
     max_bytes: u64,
     buf: Vec<u8>,
     scratch: Vec<u8>,
+    tuning: Tuning,
 }
 
 impl Run<'_> {
@@ -264,8 +239,8 @@ impl Run<'_> {
         let mut f = std::fs::File::from(fd);
         // Reused across files, never cleared: bytes are only read past `len`.
         let mut buf = std::mem::take(&mut self.buf);
-        if buf.len() < BLOCK {
-            buf.resize(BLOCK, 0);
+        if buf.len() < self.tuning.block {
+            buf.resize(self.tuning.block, 0);
         }
         let go = self.file_blocks(&mut f, &mut buf, path);
         self.buf = buf;
@@ -288,6 +263,13 @@ impl Run<'_> {
             show: false,
         };
         let mut count = 0u64;
+        // The match of the stub at `from` that stands for a long line.
+        let mut forced = None;
+        let keep = if content {
+            grep_long::keep_for(self.req.max_columns)
+        } else {
+            0
+        };
         loop {
             // Fill: to a block's end, or at least one whole line past `from`.
             while !eof && len < buf.len() {
@@ -315,6 +297,15 @@ impl Run<'_> {
             } else {
                 match memchr::memrchr(b'\n', &buf[from..len]) {
                     Some(i) => from + i + 1,
+                    None if len - from >= self.tuning.cap
+                        && grep_long::fits(self.search, from, keep, buf.len()) =>
+                    {
+                        let s = (self.search, &mut self.scratch);
+                        let l = grep_long::line(f, buf, (from, len), keep, s.0, s.1);
+                        (len, eof, forced) = (l.len, l.eof, Some(l.matched));
+                        self.out.unreadable += u64::from(l.unreadable);
+                        continue;
+                    }
                     None => {
                         let n = buf.len() * 2;
                         buf.resize(n, 0); // a line longer than the block
@@ -325,8 +316,16 @@ impl Run<'_> {
             let mut stop = false;
             let mut hits: Vec<(usize, usize)> = Vec::new();
             let search = self.search;
-            search.lines(&buf[from..end], &mut self.scratch, |a, b| {
-                hits.push((from + a, from + b));
+            let mut s0 = from;
+            if let Some(m) = forced.take() {
+                let e = line_end(buf, from, end);
+                if m {
+                    hits.push((from, e));
+                }
+                s0 = (e + 1).min(end);
+            }
+            search.lines(&buf[s0..end], &mut self.scratch, |a, b| {
+                hits.push((s0 + a, s0 + b));
                 true
             });
             for (ls, le) in hits {
@@ -336,10 +335,11 @@ impl Run<'_> {
                 }
                 let no = anchor.1 + memchr::memchr_iter(b'\n', &buf[anchor.0..ls]).count() as u64;
                 anchor = (ls, no);
-                let take = self.take();
-                // The last match's after-context up to this one, whether or
-                // not this one is shown: a page cut by `limit` keeps it.
+                // The last match's after-context up to this one, shown or not (a page cut
+                // by `limit` keeps it), counted before `take` weighs the page: blocks'
+                // ends do not move the stop.
                 self.owed(&mut ctx_at, buf, path, ls);
+                let take = self.take();
                 let Some(show) = take else {
                     stop = true;
                     break;

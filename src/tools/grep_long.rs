@@ -1,0 +1,295 @@
+//! A line longer than [`Tuning::cap`] searched in windows, in bounded
+//! memory (`grep_op.rs` calls it when the read block holds the start of
+//! a line that long and no `\n`).
+//!
+//! The line is read through the block in windows, each sharing the
+//! literal's length - 1 bytes with the next so that no occurrence is
+//! split unseen: a literal search (`ignore_case` included) matches the
+//! line if a window holds the literal; a regex with a required literal
+//! (`grep.rs`) cannot match a line whose windows never hold it. Only a
+//! regex that may match (its literal seen) needs the whole line: it is
+//! read again from the file at the line's start, held, and the regex run
+//! on it. A regex without a required literal is not searched here at
+//! all: the block grows until the line fits, as for a short line.
+//!
+//! What the answer needs of the line stays in the block: its first bytes
+//! (`keep`: `max_columns` × 4 + 4 bytes for `content`, enough for its
+//! first `max_columns` characters and the sign that more follow, none
+//! for `files` and `count`), then its `\n`. `grep_op.rs` treats that stub
+//! as the line, with the match found here, so context, line numbers and
+//! the cut at `max_columns` are what the whole line would give.
+
+use std::fs::File;
+use std::io::{Read, Seek};
+use std::os::unix::fs::FileExt;
+
+use super::grep::Search;
+
+/// The sizes of `grep`'s buffer: lowered by tests to reach the windowed
+/// path with small files.
+#[derive(Clone, Copy, Debug)]
+pub struct Tuning {
+    /// The read block a file starts with.
+    pub block: usize,
+    /// A line at least this long without its `\n` in the block is
+    /// searched in windows (when the search allows it).
+    pub cap: usize,
+}
+
+impl Default for Tuning {
+    fn default() -> Tuning {
+        Tuning {
+            block: super::grep_op::BLOCK,
+            cap: 1024 * 1024,
+        }
+    }
+}
+
+/// What became of the long line.
+pub struct Long {
+    /// Bytes in the block now: the stub replaced the line, the bytes
+    /// read past its `\n` follow it.
+    pub len: usize,
+    /// The file's end was reached.
+    pub eof: bool,
+    /// The line matches.
+    pub matched: bool,
+    /// A read failed (the line searched as far as read).
+    pub unreadable: bool,
+}
+
+/// The bytes of a line kept for `content`: its first `max_columns`
+/// characters take at most 4 bytes each, and 4 more bytes hold at least
+/// one character more, so [`super::grep_op::columns`] cuts the stub
+/// exactly where it cuts the line.
+pub fn keep_for(max_columns: u64) -> usize {
+    usize::try_from(max_columns.saturating_mul(4).saturating_add(4)).unwrap_or(usize::MAX)
+}
+
+/// Whether the line starting at `from` is searched here: the search can
+/// use windows, and the block holds the kept bytes, the overlap and as
+/// much again for the windows.
+pub fn fits(search: &Search, from: usize, keep: usize, block: usize) -> bool {
+    search.windowed() && from.saturating_add(keep).saturating_add(search.overlap()) < block / 2
+}
+
+/// Searches the line starting at `buf[from]`, of which `buf[from..len]`
+/// is read (no `\n` in it), reading the rest of it from `f` through the
+/// block, whose size does not change; see the module docs.
+pub fn line(
+    f: &mut File,
+    buf: &mut [u8],
+    (from, len): (usize, usize),
+    keep: usize,
+    search: &Search,
+    scratch: &mut Vec<u8>,
+) -> Long {
+    let ov = search.overlap();
+    let mut unreadable = false;
+    // Where the line starts in the file, to read it again for a regex.
+    let start = if search.needs_line() {
+        f.stream_position().ok().map(|p| p - (len - from) as u64)
+    } else {
+        None
+    };
+    let (mut win, mut fresh, mut fill) = (from, from, len);
+    let (mut found, mut eof) = (false, false);
+    let mut line_len = 0u64;
+    let (e, newline) = loop {
+        let nl = memchr::memchr(b'\n', &buf[fresh..fill]).map(|i| fresh + i);
+        let wend = nl.unwrap_or(fill);
+        line_len += (wend - fresh) as u64;
+        if !found && search.literal_in(&buf[win..wend], scratch) {
+            found = true;
+        }
+        if nl.is_some() || eof {
+            break (wend, nl.is_some());
+        }
+        // Keep the line's first `keep` bytes and the window's last `ov`.
+        let base = from + keep;
+        let tail = ov.min(wend - win);
+        buf.copy_within(wend - tail..wend, base);
+        win = base;
+        fresh = base + tail;
+        fill = fresh;
+        while fill < buf.len() {
+            match f.read(&mut buf[fill..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => fill += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => {
+                    unreadable = true;
+                    eof = true;
+                    break;
+                }
+            }
+        }
+    };
+    let matched = found
+        && match start {
+            None if search.needs_line() => {
+                unreadable = true;
+                false
+            }
+            None => true,
+            Some(at) => {
+                // The regex must see the whole line: it is held here.
+                let mut whole = vec![0; line_len as usize];
+                match f.read_exact_at(&mut whole, at) {
+                    Ok(()) => search.line_matches(&whole),
+                    Err(_) => {
+                        unreadable = true;
+                        false
+                    }
+                }
+            }
+        };
+    // The stub: the kept bytes (the whole line if shorter), its `\n`,
+    // then what was read past it.
+    let mut n = from + keep.min(e - from);
+    if newline {
+        buf[n] = b'\n';
+        buf.copy_within(e + 1..fill, n + 1);
+        n += 1 + (fill - e - 1);
+    }
+    Long {
+        len: n,
+        eof,
+        matched,
+        unreadable,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::grep_op::{grep_tuned, GrepRequest, Grepped, Output, BLOCK};
+    use proptest::prelude::*;
+    use std::path::Path;
+
+    fn req(path: &Path, pat: &str, regex: bool, ic: bool, output: Output) -> GrepRequest {
+        GrepRequest {
+            pattern: pat.into(),
+            regex,
+            ignore_case: ic,
+            path: Some(path.as_os_str().as_encoded_bytes().to_vec()),
+            glob: None,
+            output,
+            context: 0,
+            offset: 0,
+            limit: 1000,
+            max_columns: 500,
+            walk: Default::default(),
+        }
+    }
+
+    /// Everything an answer is made of.
+    fn key(g: &Grepped) -> impl PartialEq + std::fmt::Debug {
+        let n = (g.files_searched, g.skipped_binary, g.unreadable);
+        (g.lines.clone(), g.files.clone(), n, g.truncated, g.more)
+    }
+
+    #[test]
+    fn a_20_mb_line_keeps_the_block_at_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("one");
+        let mut text = "ab".repeat(10_000_000);
+        text.push_str("NEEDLE\nnext NEEDLE\n");
+        std::fs::write(&p, &text).unwrap();
+        let t = Tuning::default();
+        for (pat, regex, ic, output) in [
+            ("NEEDLE", false, false, Output::Content),
+            ("needle", false, true, Output::Count),
+            (r"b\w*EDLE$", true, false, Output::Content),
+            ("zzz", false, false, Output::Files),
+        ] {
+            let r = req(&p, pat, regex, ic, output);
+            let (g, block) = grep_tuned(&r, None, 1 << 20, t).unwrap();
+            // int's code doubled the block to 32 MiB to hold the line.
+            assert!(block <= (1 << 20) + BLOCK, "{pat}: block {block}");
+            if pat == "zzz" {
+                assert!(g.files.is_empty());
+            } else if output == Output::Content {
+                let l = &g.lines[0];
+                assert_eq!((l.line, l.text.len(), l.cut), (1, 500, true));
+                assert_eq!(l.text, "ab".repeat(250));
+                if !regex {
+                    let l = &g.lines[1];
+                    assert_eq!((l.line, l.text.as_str()), (2, "next NEEDLE"));
+                }
+                assert_eq!(g.lines.len(), if regex { 1 } else { 2 });
+            } else {
+                assert_eq!(g.files, [(r.path.clone().unwrap(), 2)]);
+            }
+        }
+        // A regex without a required literal must see the line: it grows.
+        let r = req(&p, r"^[ab]+[N]", true, false, Output::Count);
+        let (g, block) = grep_tuned(&r, None, 1 << 20, t).unwrap();
+        assert_eq!(g.files.len(), 1);
+        assert!(block > 20_000_000, "{block}");
+    }
+
+    const CHARS: &[&str] = &["a", "b", "A", "é", "€", "😀", "\r", "x", "ab"];
+    const PATTERNS: &[(&str, bool)] = &[
+        ("ab", false),
+        ("aba", false),
+        ("é€", false),
+        ("😀a", false),
+        ("a", false),
+        ("", false),
+        ("b\r", false),
+        ("Ab€", false),
+        (r"b\w*a", true),
+        (r"^ab", true),
+        (r"a.é", true),
+        (r"€\r$", true),
+        (r"[ab]+x", true),
+    ];
+
+    fn file() -> impl Strategy<Value = Vec<u8>> {
+        let line = prop::collection::vec(prop::sample::select(CHARS), 0..40);
+        (prop::collection::vec(line, 1..8), any::<bool>()).prop_map(|(ls, nl)| {
+            let mut out: Vec<u8> = ls
+                .iter()
+                .map(|l| l.concat())
+                .collect::<Vec<_>>()
+                .join("\n")
+                .into();
+            if nl {
+                out.push(b'\n');
+            }
+            out
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(600))]
+        /// The windowed path answers what the whole-line path answers.
+        #[test]
+        fn windows_answer_as_whole_lines(
+            text in file(),
+            pat in prop::sample::select(PATTERNS),
+            ic in any::<bool>(),
+            out in prop::sample::select(&[Output::Content, Output::Files, Output::Count][..]),
+            context in 0u64..4,
+            offset in 0u64..3,
+            limit in 1u64..5,
+            max_columns in 1u64..6,
+            max_bytes in prop::sample::select(&[150u64, 1 << 20][..]),
+            (block, cap) in (1usize..5, 0usize..40).prop_map(|(b, c)| (b * 8, 16 + c)),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("f");
+            std::fs::write(&p, &text).unwrap();
+            let mut r = req(&p, pat.0, pat.1, ic, out);
+            (r.context, r.offset, r.limit, r.max_columns) = (context, offset, limit, max_columns);
+            let whole = Tuning { block, cap: usize::MAX };
+            let (a, _) = grep_tuned(&r, None, max_bytes, whole).unwrap();
+            let (b, _) = grep_tuned(&r, None, max_bytes, Tuning { block, cap }).unwrap();
+            prop_assert_eq!(key(&a), key(&b));
+        }
+    }
+}
