@@ -105,7 +105,9 @@
 //! (and its lowered copy with `ignore_case`), where it took 68 MiB. The
 //! exception: a regex without a required literal
 //! over a line longer than 1 MiB holds the line, and so does one whose
-//! required literal the line holds (to run the regex on it).
+//! required literal the line holds (to run the regex on it); and with
+//! `context` N ≥ 1 the N lines before the searched one are carried whole
+//! (lines under 2 MiB: N × their length; `grep_op.md`).
 //!
 //! # Tokens
 //!
