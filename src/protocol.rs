@@ -187,9 +187,13 @@ impl Failure {
 /// Opt-in keys added by `--report`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Report {
-    /// The resolved path of the file.
+    /// The resolved path of the file (when UTF-8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The resolved path, as base64 of its bytes, when it is not UTF-8
+    /// (its lossy text is the exact name of another file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path_b64: Option<String>,
     /// Bytes of the new content (of the current file after a refusal).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,

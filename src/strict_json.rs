@@ -23,6 +23,17 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess};
 use serde::de::{VariantAccess, Visitor};
 
+/// serde_json's words for `e`, and for an escape of half a surrogate pair
+/// (`"\ud800"`: serde says "unexpected end of hex escape") what to send
+/// instead: a caller holding a name that is not UTF-8 reaches for one.
+pub fn words(e: &serde_json::Error) -> String {
+    let mut s = e.to_string();
+    if s.contains("hex escape") {
+        s.push_str(" (a \\uD800-\\uDFFF escape is half of a surrogate pair, never alone: send a name that is not UTF-8 as base64 in an op's \"path_b64\")");
+    }
+    s
+}
+
 /// Parses `text` as one JSON value of type `T`, structs only from objects.
 pub fn from_str<'a, T: de::Deserialize<'a>>(text: &'a str) -> Result<T, serde_json::Error> {
     let mut de = serde_json::Deserializer::from_str(text);

@@ -342,3 +342,42 @@ fn a_long_request_grows_in_place_on_huge_pages() {
         assert_eq!(std::fs::read(d.path().join("f")).unwrap(), b"hello\n");
     }
 }
+
+/// `--report` of a single edit names a file that is not UTF-8 by
+/// `path_b64` (its lossy text names another file), on success and refusal.
+#[test]
+fn report_names_a_non_utf8_file_by_path_b64() {
+    use base64::Engine as _;
+    use std::os::unix::ffi::OsStrExt;
+    let d = scratch();
+    let name = std::ffi::OsStr::from_bytes(b"\xff.txt");
+    std::fs::write(d.path().join(name), "hello\n").unwrap();
+    let full = d.path().canonicalize().unwrap().join(name);
+    let coded = base64::engine::general_purpose::STANDARD.encode(full.as_os_str().as_bytes());
+    let (o, n) = (b64("hello"), b64("bye"));
+    let args: [&[u8]; 6] = [
+        b"--report",
+        b"--",
+        b"\xff.txt",
+        o.as_bytes(),
+        n.as_bytes(),
+        b"false",
+    ];
+    let r = run_argv(d.path(), &args);
+    assert_eq!(
+        r.stdout,
+        format!(
+            "__RESULT__{{\"count\":1,\"path_b64\":\"{coded}\",\"size\":4,\"sha256\":\"{}\",\"lines\":[1]}}\n",
+            sha(b"bye\n")
+        )
+    );
+    let r = run_argv(d.path(), &args);
+    assert_eq!(
+        r.stdout,
+        format!(
+            "__RESULT__{{\"error\":\"string_not_found\",\"path_b64\":\"{coded}\",\"size\":4,\"sha256\":\"{}\"}}\n",
+            sha(b"bye\n")
+        )
+    );
+    assert_eq!(std::fs::read(d.path().join(name)).unwrap(), b"bye\n");
+}

@@ -374,6 +374,46 @@ fn read_all_follows_next_within_its_bound() {
     }
 }
 
+/// `LocalShell`, counting its downloads.
+struct Counting {
+    inner: LocalShell,
+    downloads: usize,
+}
+
+impl host::Sandbox for Counting {
+    fn exec(&mut self, c: &[u8], s: Option<&[u8]>) -> std::io::Result<host::ExecOutput> {
+        self.inner.exec(c, s)
+    }
+    fn download(&mut self, p: &Path) -> std::io::Result<Vec<u8>> {
+        self.downloads += 1;
+        self.inner.download(p)
+    }
+    fn upload(&mut self, p: &Path, b: &[u8]) -> std::io::Result<()> {
+        self.inner.upload(p, b)
+    }
+}
+
+#[test]
+fn read_all_without_the_helper_downloads_the_file_once() {
+    let d = scratch();
+    let body: String = (1..=400).map(|i| format!("line {i}\n")).collect();
+    let p = write_file(d.path(), "long", body.as_bytes(), 0o644);
+    let sb = Counting {
+        inner: LocalShell::new(),
+        downloads: 0,
+    };
+    let mut ed = host::Editor::new(sb, MISSING);
+    let small = ReadRequest::new(&p).max_bytes(1024u64);
+    let all = ed.read_all(&small, 1 << 20).unwrap();
+    assert_eq!((all.text.as_str(), all.via), (body.as_str(), Via::Transfer));
+    // Pages of 1024 bytes: main downloaded the 3,292-byte file once a page.
+    assert_eq!(ed.sandbox.downloads, 1);
+    // Each call is its own snapshot; a single page is one download too.
+    ed.read_all(&small, 1 << 20).unwrap();
+    ed.read(&small).unwrap();
+    assert_eq!(ed.sandbox.downloads, 3);
+}
+
 fn at(d: &Path, name: &str) -> String {
     d.join(name).to_str().unwrap().to_owned()
 }

@@ -415,7 +415,7 @@ fn a_failed_undo_says_which_file_is_old_and_which_new() {
         )
     );
     let st = |n: &str, state| FileState {
-        path: at(p, n),
+        path: at(p, n).into(),
         state,
     };
     assert!(!where_.rolled_back);

@@ -179,6 +179,43 @@ fn a_failed_undo_is_internal_error_with_partial() {
     assert_eq!(std::fs::read(d.path().join(&hidden[0])).unwrap(), b"a\n");
 }
 
+/// `partial` names a file that is not UTF-8 by `path_b64` (its lossy text
+/// is the exact name of another file that can exist beside it).
+#[test]
+fn a_failed_undo_names_a_non_utf8_file_by_path_b64() {
+    use base64::Engine as _;
+    use std::os::unix::ffi::OsStrExt;
+    let d = scratch();
+    let odd = std::ffi::OsStr::from_bytes(b"\xff.txt");
+    std::fs::write(d.path().join(odd), "a\n").unwrap();
+    write_file(d.path(), "b.txt", b"b\n", 0o644);
+    let req = format!(
+        r#"{{"files":[{{"op":"edit","path_b64":"{}","edits":[{{"old":"a","new":"A"}}]}},
+        {{"op":"edit","path":"b.txt","edits":[{{"old":"b","new":"B"}}]}}]}}"#,
+        b64_bytes(b"\xff.txt")
+    );
+    let env = [
+        ("AS_EDIT_TEST_TXN_FAIL", "4".to_string()),
+        ("AS_EDIT_TEST_TXN_UNDO_FAIL", "1".to_string()),
+    ];
+    let r = txn(d.path(), &[], &req, &env);
+    let dir = d.path().canonicalize().unwrap();
+    let odd_b64 =
+        base64::engine::general_purpose::STANDARD.encode(dir.join(odd).as_os_str().as_bytes());
+    let tail = format!(
+        ",\"partial\":[{{\"path_b64\":\"{odd_b64}\",\"state\":\"new\"}},{{\"path\":\"{}/b.txt\",\"state\":\"old\"}}]}}\n",
+        dir.display()
+    );
+    assert!(r.stdout.ends_with(&tail), "{}", r.stdout);
+    assert_eq!(r.code, 1);
+    assert_eq!(std::fs::read(d.path().join(odd)).unwrap(), b"A\n");
+}
+
+fn b64_bytes(b: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
 /// A full disk while the third temp is written: write_failed, nothing
 /// changed, nothing left.
 #[test]

@@ -193,6 +193,38 @@ fn a_tree_whose_removal_fails_is_named_in_left() {
     assert_eq!(listing(&p), ["e"]);
 }
 
+/// The same in a directory whose name is not UTF-8: `left_b64`, the
+/// hidden directory's path as base64 (its lossy text names another).
+#[test]
+fn a_tree_left_under_a_non_utf8_name_is_named_in_left_b64() {
+    use base64::Engine as _;
+    use std::os::unix::ffi::OsStrExt;
+    let s = scratch();
+    let odd = s.path().join(std::ffi::OsStr::from_bytes(b"\xfe"));
+    std::fs::create_dir_all(odd.join("d/e")).unwrap();
+    let mut c = std::process::Command::new(BIN);
+    c.arg("--stdin").env("AS_EDIT_TEST_TREE_FAIL", "1");
+    let b = base64::engine::general_purpose::STANDARD;
+    let req = format!(
+        r#"{{"op":"delete","path_b64":"{}","recursive":true}}"#,
+        b.encode(b"\xfe/d")
+    );
+    let r = run_with_stdin(c, s.path(), req.as_bytes());
+    let n = listing(&odd);
+    assert_eq!(n.len(), 1);
+    assert!(n[0].starts_with(".as-edit-"), "{n:?}");
+    let p = odd.canonicalize().unwrap().join(&n[0]);
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"count":0,"files":1,"left_b64":["{}"]}}"#,
+            b.encode(p.as_os_str().as_bytes())
+        ),
+        0,
+    );
+    assert_eq!(listing(&p), ["e"]);
+}
+
 #[test]
 fn mkdir_makes_exactly_the_directory_or_with_parents_all_of_them() {
     let s = scratch();

@@ -188,8 +188,8 @@ pub fn parse_stdin_request(json: &[u8], options: EditOptions) -> Result<Request,
             e.valid_up_to()
         ))
     })?;
-    let req: StdinRequest =
-        crate::strict_json::from_str(text).map_err(|e| invalid(format!("stdin request: {e}")))?;
+    let req: StdinRequest = crate::strict_json::from_str(text)
+        .map_err(|e| invalid(format!("stdin request: {}", crate::strict_json::words(&e))))?;
     build(req, options)
 }
 

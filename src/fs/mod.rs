@@ -48,7 +48,7 @@ pub use error::{ConflictWhat, FileKind, FsError, InodeFlag, NotFoundKind, WriteS
 pub use temp::remove_registered_temp;
 
 use crate::engine::Engine;
-use crate::protocol::{display_path, Failure, Report};
+use crate::protocol::{Failure, Report};
 use crate::request::{Eol, Request};
 use sink::Sink;
 
@@ -154,7 +154,13 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
     let opts = &req.options;
     let target = resolve::resolve(&req.path, opts.root.as_deref())?;
     if let Some(r) = report.as_mut() {
-        r.path = Some(display_path(&target.path));
+        match target.path.to_str() {
+            Some(p) => r.path = Some(p.to_owned()),
+            None => {
+                let b = std::os::unix::ffi::OsStrExt::as_bytes(target.path.as_os_str());
+                r.path_b64 = Some(crate::args::b64::encode(b));
+            }
+        }
     }
     let (file, st) = lock::open_locked(&target, opts.lock_timeout)?;
     let dir_fd = check(&target, &file, &st, opts.dry_run)?;

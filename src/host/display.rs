@@ -232,7 +232,7 @@ pub(super) fn render_left(f: &mut std::fmt::Formatter<'_>, at: Option<&TxnAt>) -
         let list: Vec<String> = at
             .partial
             .iter()
-            .map(|p| format!("{} ({})", p.path, p.state.as_str()))
+            .map(|p| format!("{} ({})", p.path.display(), p.state.as_str()))
             .collect();
         write!(f, "\nfiles left: {}", list.join(", "))?;
     }

@@ -26,7 +26,9 @@
 //! an exact one is worse than a clear refusal.
 //!
 //! [`Editor::read_all`] follows `next` until the range (or the file) is
-//! read, within a bound the caller gives.
+//! read, within a bound the caller gives; without the helper it downloads
+//! the file once and reads every page from that copy (one snapshot, not
+//! one download a page).
 
 use std::io;
 use std::path::PathBuf;
@@ -235,13 +237,13 @@ impl<S: Sandbox> Editor<S> {
     /// One page of a text `read`; without the helper, the file is
     /// downloaded and read by the helper's own code (same answer).
     pub fn read(&mut self, req: &ReadRequest) -> Result<TextPage, EditError> {
-        let (v, via) = self.read_any(&req.json())?;
+        let (v, via) = self.read_any(&req.json(), &mut None)?;
         decode(v).map(|p| TextPage { via, ..p })
     }
 
     /// One page of a raw `read` (bytes of any file), as [`Editor::read`].
     pub fn read_bytes(&mut self, req: &RawReadRequest) -> Result<BytesPage, EditError> {
-        let (v, via) = self.read_any(&req.json())?;
+        let (v, via) = self.read_any(&req.json(), &mut None)?;
         decode(v).map(|p| BytesPage { via, ..p })
     }
 
@@ -256,13 +258,16 @@ impl<S: Sandbox> Editor<S> {
         let mut req = req.clone();
         let cap = req.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
         let mut all: Option<TextPage> = None;
+        // The transfer fallback's download, shared by the pages.
+        let mut copy: Option<Vec<u8>> = None;
         loop {
             let have = all.as_ref().map_or(0, |a| a.text.len());
             // The raw text never takes more than its escaped form on the
             // line: a page of `room` line bytes holds at most `room` of text.
             let room = max_text.saturating_sub(have) as u64;
             req.max_bytes = Some(room.clamp(MIN_MAX_BYTES, cap.max(MIN_MAX_BYTES)));
-            let page = self.read(&req)?;
+            let (v, via) = self.read_any(&req.json(), &mut copy)?;
+            let page = decode(v).map(|p| TextPage { via, ..p })?;
             let asked = page.start;
             if have + page.text.len() > max_text {
                 let mut a = all.unwrap_or_else(|| empty_page(asked, page.via));
@@ -398,11 +403,17 @@ impl<S: Sandbox> Editor<S> {
         }
     }
 
-    fn read_any(&mut self, body: &Value) -> Result<(Value, Via), EditError> {
+    /// A read by the helper, or else over the download (`copy`: the file
+    /// downloaded by an earlier page of the same read, kept there).
+    fn read_any(
+        &mut self,
+        body: &Value,
+        copy: &mut Option<Vec<u8>>,
+    ) -> Result<(Value, Via), EditError> {
         match self.ask_helper(body)? {
             Said::Answer(v) => Ok((v, Via::Native)),
             Said::Unavailable => {
-                tools_transfer::read(&mut self.sandbox, body).map(|v| (v, Via::Transfer))
+                tools_transfer::read(&mut self.sandbox, body, copy).map(|v| (v, Via::Transfer))
             }
         }
     }

@@ -71,6 +71,15 @@ pub(crate) fn bytes_keys(v: &mut Value, keys: &[&str]) -> Result<(), String> {
     }
 }
 
+/// The name an object gives as `"path"` (text) or `"path_b64"` (base64
+/// of its bytes); `None` if neither is there and well formed.
+pub(crate) fn path_of(v: &Value) -> Option<PathBuf> {
+    let mut v = serde_json::json!({ "p": v.clone() });
+    bytes_keys(&mut v["p"], &["path"]).ok()?;
+    let b: Vec<u8> = serde_json::from_value(v["p"].get("path")?.clone()).ok()?;
+    Some(PathBuf::from(OsString::from_vec(b)))
+}
+
 pub(crate) fn de_path<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PathBuf, D::Error> {
     Ok(PathBuf::from(OsString::from_vec(Vec::<u8>::deserialize(
         d,

@@ -8,7 +8,8 @@
 //! What the download cannot see as the helper does: a read follows the
 //! backend's download (symlinks followed as it follows them), and a FIFO
 //! or device is not refused before it is read (the helper never opens
-//! one); the whole file is downloaded, even for a range.
+//! one); the whole file is downloaded, even for a range (once for all the
+//! pages of a `read_all`).
 
 use std::io;
 use std::path::Path;
@@ -41,8 +42,13 @@ pub(crate) fn helper_required(op: &str) -> EditError {
 /// A `read` (text or raw) over the downloaded file: the helper's request
 /// parser (a bad request is refused in its words, before any download),
 /// then its reader over the bytes, then its answer parsed as the
-/// helper's output would be.
-pub(crate) fn read<S: Sandbox + ?Sized>(sb: &mut S, body: &Value) -> Result<Value, EditError> {
+/// helper's output would be. `copy` holds the download for the next
+/// page of the same file (`None`: downloaded here, then kept there).
+pub(crate) fn read<S: Sandbox + ?Sized>(
+    sb: &mut S,
+    body: &Value,
+    copy: &mut Option<Vec<u8>>,
+) -> Result<Value, EditError> {
     let json = serde_json::to_vec(body).expect("a JSON value serializes");
     let options = crate::request::EditOptions::default();
     let req = crate::tools::parse(&json, &options).map_err(super::txn_transfer::refused)?;
@@ -51,8 +57,11 @@ pub(crate) fn read<S: Sandbox + ?Sized>(sb: &mut S, body: &Value) -> Result<Valu
         crate::tools::Op::Raw(r) => &r.path,
         _ => return Err(helper_required("this op")),
     };
-    let bytes = download(sb, path)?;
-    let (line, code) = crate::tools::run_on_bytes(&req, &bytes).expect("a read answers");
+    let bytes = match copy {
+        Some(b) => b,
+        None => copy.insert(download(sb, path)?),
+    };
+    let (line, code) = crate::tools::run_on_bytes(&req, bytes).expect("a read answers");
     match said(line.as_bytes(), Some(code), Via::Transfer)? {
         Said::Answer(v) => Ok(v),
         Said::Unavailable => unreachable!("the reader always writes a result line"),

@@ -177,8 +177,8 @@ pub struct TxnAt {
 /// One file's state after a failed undo.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileState {
-    /// The file.
-    pub path: String,
+    /// The file (`path`, or `path_b64` decoded: names are lossless).
+    pub path: std::path::PathBuf,
     /// Which content it has.
     pub state: State,
 }
@@ -273,7 +273,7 @@ fn partial(obj: &serde_json::Map<String, serde_json::Value>) -> Vec<FileState> {
         .flatten()
         .filter_map(|p| {
             Some(FileState {
-                path: p.get("path")?.as_str()?.to_owned(),
+                path: super::tools_answer::path_of(p)?,
                 state: match p.get("state")?.as_str()? {
                     "old" => State::Old,
                     "new" => State::New,
@@ -282,4 +282,24 @@ fn partial(obj: &serde_json::Map<String, serde_json::Value>) -> Vec<FileState> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::ffi::OsStrExt;
+
+    #[test]
+    fn partial_names_are_read_lossless() {
+        let v = serde_json::json!({"partial": [
+            {"path_b64": "L3Qv/y50eHQ=", "state": "new"},
+            {"path": "/t/b.txt", "state": "old"},
+            {"path_b64": "not base64!", "state": "old"},
+        ]});
+        let got = partial(v.as_object().unwrap());
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert_eq!(got[0].path.as_os_str().as_bytes(), b"/t/\xff.txt");
+        assert_eq!(got[0].state, State::New);
+        assert_eq!(got[1].path, std::path::Path::new("/t/b.txt"));
+    }
 }

@@ -219,7 +219,7 @@ pub(crate) fn write_all<S: Sandbox + ?Sized>(
                 .iter()
                 .zip(&states)
                 .map(|(w, s)| FileState {
-                    path: w.path.clone(),
+                    path: w.path.clone().into(),
                     state: *s,
                 })
                 .collect()

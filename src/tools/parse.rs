@@ -189,8 +189,7 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
         ))
     })?;
     let raw: Raw = crate::strict_json::from_str(text).map_err(|e| {
-        let mut e = e
-            .to_string()
+        let mut e = crate::strict_json::words(&e)
             .replace("trailing characters", "text after the request's closing }");
         // serde lists every field of every op; the fields an op takes are
         // in the docs, and an op's own refusal names the one it does not.

@@ -205,7 +205,7 @@ pub(super) fn commit<'p>(
     locked: &[Option<Locked>],
     temps: &mut [Option<Temp<'p>>],
     done: (u64, usize),
-) -> Result<(bool, Vec<String>), TxnError> {
+) -> Result<(bool, Vec<std::path::PathBuf>), TxnError> {
     super::lock::recheck_all(plan, locked)?;
     let mut c = Commit {
         plan,
@@ -280,9 +280,9 @@ pub(super) fn commit<'p>(
         for (f, h) in std::mem::take(&mut c.trees) {
             if tree::remove(c.dir(D::Orig(f)), &h).is_err() {
                 let t = orig(plan, f);
-                left.push(crate::protocol::display_path(&t.path.with_file_name(
+                left.push(t.path.with_file_name(
                     <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(h.as_bytes()),
-                )));
+                ));
             }
         }
         return Ok((super::flush::flush(txn, plan, locked, temps), left));

@@ -42,7 +42,7 @@ pub struct TxnError {
     /// Failed in the commit phase and was undone.
     pub rolled_back: bool,
     /// An undo failed: every file and whether it is new (`true`) or old.
-    pub partial: Option<Vec<(String, bool)>>,
+    pub partial: Option<Vec<(std::path::PathBuf, bool)>>,
 }
 
 impl TxnError {
@@ -91,7 +91,8 @@ pub fn run(txn: &Txn) -> (String, i32) {
                 changes,
                 dry_run: (txn.options.dry_run && txn.options.report).then_some(true),
                 durable: (!durable).then_some(false),
-                left: (!left.is_empty()).then_some(left),
+                left: names(&left, false),
+                left_b64: names(&left, true),
             };
             (
                 crate::protocol::render_json(&line),
@@ -120,9 +121,13 @@ pub fn run(txn: &Txn) -> (String, i32) {
                 rolled_back: e.rolled_back.then_some(true),
                 partial: e.partial.as_ref().map(|p| {
                     p.iter()
-                        .map(|(path, new)| Partial {
-                            path: path.clone(),
-                            state: if *new { "new" } else { "old" },
+                        .map(|(path, new)| {
+                            let (path, path_b64) = spell(path);
+                            Partial {
+                                path,
+                                path_b64,
+                                state: if *new { "new" } else { "old" },
+                            }
                         })
                         .collect()
                 }),
@@ -156,7 +161,7 @@ fn run_inner(
     txn: &Txn,
     reports: &mut [Option<Report>],
     counts: &mut [u64],
-) -> Result<(usize, bool, Paths, Vec<String>), TxnError> {
+) -> Result<(usize, bool, Paths, Vec<std::path::PathBuf>), TxnError> {
     let plan = plan::plan(txn)?;
     let mut locked = lock::lock_all(txn, &plan)?;
     let tight = nofile::tight(&plan);
@@ -270,13 +275,23 @@ fn spell_opt(p: Option<&std::path::Path>) -> (Option<String>, Option<String>) {
 }
 
 /// File `f`'s path for `partial`: where it was, else where it was to be.
-fn file_path(plan: &plan::Plan, f: usize) -> String {
+fn file_path(plan: &plan::Plan, f: usize) -> std::path::PathBuf {
     let file = &plan.files[f];
     match (&file.orig, &file.end) {
-        (Some(o), _) => crate::protocol::display_path(&o.0.path),
-        (None, plan::End::At(d)) => crate::protocol::display_path(&d.t.path),
-        _ => String::new(),
+        (Some(o), _) => o.0.path.clone(),
+        (None, plan::End::At(d)) => d.t.path.clone(),
+        _ => std::path::PathBuf::new(),
     }
+}
+
+/// `left`'s names spelled as text (`b64: false`) or, those that are not
+/// UTF-8, as base64 (`left_b64`); `None` when there are none.
+fn names(left: &[std::path::PathBuf], b64: bool) -> Option<Vec<String>> {
+    let v: Vec<String> = left
+        .iter()
+        .filter_map(|p| if b64 { spell(p).1 } else { spell(p).0 })
+        .collect();
+    (!v.is_empty()).then_some(v)
 }
 
 #[derive(Serialize)]
@@ -289,9 +304,12 @@ struct Success {
     dry_run: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     durable: Option<bool>,
-    /// Deleted trees whose removal failed part way: their hidden names.
+    /// Deleted trees whose removal failed part way: their hidden names
+    /// (in `left_b64`, as base64, those that are not UTF-8).
     #[serde(skip_serializing_if = "Option::is_none")]
     left: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    left_b64: Option<Vec<String>>,
 }
 
 /// One op under `--report`'s `changes` (the fields of [`Report`] a
@@ -353,7 +371,10 @@ struct Refused<'a> {
 
 #[derive(Serialize)]
 struct Partial {
-    path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path_b64: Option<String>,
     state: &'static str,
 }
 

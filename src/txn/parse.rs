@@ -131,8 +131,8 @@ pub fn parse_op(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
             e.valid_up_to()
         ))
     })?;
-    let raw: RawOp =
-        crate::strict_json::from_str(text).map_err(|e| invalid(format!("op request: {e}")))?;
+    let raw: RawOp = crate::strict_json::from_str(text)
+        .map_err(|e| invalid(format!("op request: {}", crate::strict_json::words(&e))))?;
     if options.expect_sha256.is_some() {
         return Err(invalid(
             "--expect-sha256 is per op: give \"expect_sha256\" in the op".into(),
@@ -167,8 +167,7 @@ pub fn parse(json: &[u8], options: EditOptions) -> Result<Txn, Failure> {
             .err()
             .unwrap_or(e);
         // serde_json's words for text after the object.
-        let e = e
-            .to_string()
+        let e = crate::strict_json::words(&e)
             .replace("trailing characters", "text after the request's closing }");
         invalid(format!("files request: {e}"))
     })?;
