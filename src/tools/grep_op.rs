@@ -104,7 +104,8 @@ pub fn grep(req: &GrepRequest, root: Option<&Path>, max_bytes: u64) -> Result<Gr
     grep_tuned(req, root, max_bytes, Tuning::default()).map(|(g, _)| g)
 }
 
-/// [`grep`] with the buffer's sizes, answering the block's final size (for tests).
+/// [`grep`] with the buffer's sizes, answering the block's and the
+/// lowered chunk's final sizes (for tests).
 #[doc(hidden)]
 pub fn grep_tuned(
     req: &GrepRequest,
@@ -172,7 +173,7 @@ pub fn grep_tuned(
             run.out.pseudo = o.pseudo;
         }
     }
-    Ok((run.out, run.buf.len()))
+    Ok((run.out, run.buf.len() + run.scratch.capacity()))
 }
 
 struct Run<'a> {
@@ -297,9 +298,16 @@ impl Run<'_> {
             } else {
                 match memchr::memrchr(b'\n', &buf[from..len]) {
                     Some(i) => from + i + 1,
-                    None if len - from >= self.tuning.cap
-                        && grep_long::fits(self.search, from, keep, buf.len()) =>
-                    {
+                    // From the cap a line is searched in windows, the block
+                    // grown to what the carried stubs, the kept bytes and a
+                    // window need (`grep_long::room`), never to the line.
+                    None if len - from >= self.tuning.cap && self.search.windowed() => {
+                        let room = grep_long::room(self.search, from, keep);
+                        if buf.len() < room {
+                            let n = room.min(buf.len() * 2);
+                            buf.resize(n, 0);
+                            continue;
+                        }
                         let s = (self.search, &mut self.scratch);
                         let l = grep_long::line(f, buf, (from, len), keep, s.0, s.1);
                         (len, eof, forced) = (l.len, l.eof, Some(l.matched));
@@ -307,8 +315,15 @@ impl Run<'_> {
                         continue;
                     }
                     None => {
-                        let n = buf.len() * 2;
-                        buf.resize(n, 0); // a line longer than the block
+                        // A line longer than the block; a windowed search
+                        // needs no more than `cap` of it at once.
+                        let mut n = buf.len() * 2;
+                        if self.search.windowed() {
+                            n = n
+                                .min(from.saturating_add(self.tuning.cap))
+                                .max(buf.len() + 1);
+                        }
+                        buf.resize(n, 0);
                         continue;
                     }
                 }
@@ -383,30 +398,26 @@ impl Run<'_> {
                 break;
             }
             // Keep the last `ctx` lines before `end` for the next block's
-            // before-context, and the partial line after it.
-            let mut keep = end;
-            for _ in 0..ctx {
-                if keep == 0 {
+            // before-context (as their stubs: `grep_long::carry`), and the
+            // partial line after it. `files` and `count` show no context.
+            let mut cut = end;
+            for _ in 0..if content { ctx } else { 0 } {
+                if cut == 0 {
                     break;
                 }
-                keep = memchr::memrchr(b'\n', &buf[..keep - 1]).map_or(0, |i| i + 1);
+                cut = memchr::memrchr(b'\n', &buf[..cut - 1]).map_or(0, |i| i + 1);
             }
-            if content {
-                anchor = if anchor.0 <= keep {
-                    let n = memchr::memchr_iter(b'\n', &buf[anchor.0..keep]).count() as u64;
-                    (0, anchor.1 + n)
-                } else {
-                    (anchor.0 - keep, anchor.1)
-                };
-                if ctx_at.shown_to < keep {
-                    ctx_at.shown_to = keep;
-                    ctx_at.line = anchor.1;
-                }
-                ctx_at.shown_to -= keep;
+            if anchor.0 <= cut {
+                let n = memchr::memchr_iter(b'\n', &buf[anchor.0..cut]).count() as u64;
+                anchor = (cut, anchor.1 + n);
             }
-            buf.copy_within(keep..len, 0);
-            len -= keep;
-            from = end - keep;
+            if ctx_at.shown_to < cut {
+                ctx_at.shown_to = cut;
+                ctx_at.line = anchor.1;
+            }
+            let marks = [anchor.0, ctx_at.shown_to, end];
+            let ([a, s, e], n) = grep_long::carry(buf, (cut, end, len), keep, marks);
+            (anchor.0, ctx_at.shown_to, from, len) = (a, s, e, n);
         }
         if count == 0 || content {
             return true;
