@@ -69,6 +69,29 @@ pub fn keep_for(max_columns: u64) -> usize {
     usize::try_from(max_columns.saturating_mul(4).saturating_add(4)).unwrap_or(usize::MAX)
 }
 
+/// What the block grows to before the line starting at `from` is
+/// searched (`buf[from..len]` read, no `\n` in it), or `None` when it is
+/// searched here now: a search that cannot use windows doubles the block
+/// until the line fits; one that can, until `cap` bytes of the line are
+/// read, then to what [`room`] needs, never to the line's size.
+pub fn grown(
+    search: &Search,
+    t: Tuning,
+    block: usize,
+    (from, len): (usize, usize),
+    keep: usize,
+) -> Option<usize> {
+    let double = block.saturating_mul(2);
+    if !search.windowed() {
+        Some(double)
+    } else if len - from < t.cap {
+        Some(double.min(from.saturating_add(t.cap)).max(block + 1))
+    } else {
+        let room = room(search, from, keep);
+        (block < room).then(|| room.min(double))
+    }
+}
+
 /// The block the line starting at `from` is searched in here: the bytes
 /// before it (the carried context stubs), the kept bytes, the overlap and
 /// as much again for the windows.
@@ -113,6 +136,21 @@ pub fn carry<const N: usize>(
     (marks, w + len - end)
 }
 
+/// Reads `f` into `buf[at..]` until it is full or the file ends: the
+/// bytes in `buf` now, whether the file ended, and whether a read failed
+/// (the file is taken to end there).
+pub fn read_full(f: &mut File, buf: &mut [u8], mut at: usize) -> (usize, bool, bool) {
+    while at < buf.len() {
+        match f.read(&mut buf[at..]) {
+            Ok(0) => return (at, true, false),
+            Ok(n) => at += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return (at, true, true),
+        }
+    }
+    (at, false, false)
+}
+
 /// Searches the line starting at `buf[from]`, of which `buf[from..len]`
 /// is read (no `\n` in it), reading the rest of it from `f` through the
 /// block, whose size does not change; see the module docs.
@@ -151,22 +189,9 @@ pub fn line(
         buf.copy_within(wend - tail..wend, base);
         win = base;
         fresh = base + tail;
-        fill = fresh;
-        while fill < buf.len() {
-            match f.read(&mut buf[fill..]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(n) => fill += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => {
-                    unreadable = true;
-                    eof = true;
-                    break;
-                }
-            }
-        }
+        let bad;
+        (fill, eof, bad) = read_full(f, buf, fresh);
+        unreadable |= bad;
     };
     let matched = found
         && match start {

@@ -1,6 +1,5 @@
 #![doc = include_str!("grep_op.md")]
 
-use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -273,17 +272,11 @@ impl Run<'_> {
         };
         loop {
             // Fill: to a block's end, or at least one whole line past `from`.
-            while !eof && len < buf.len() {
-                match f.read(&mut buf[len..]) {
-                    Ok(0) => eof = true,
-                    Ok(n) => len += n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => {
-                        // Searched as far as read, and said to be unreadable.
-                        self.out.unreadable += 1;
-                        eof = true;
-                    }
-                }
+            if !eof {
+                // A failed read: searched as far as read, said to be unreadable.
+                let bad;
+                (len, eof, bad) = grep_long::read_full(f, buf, len);
+                self.out.unreadable += u64::from(bad);
             }
             if first {
                 first = false;
@@ -298,13 +291,13 @@ impl Run<'_> {
             } else {
                 match memchr::memrchr(b'\n', &buf[from..len]) {
                     Some(i) => from + i + 1,
-                    // From the cap a line is searched in windows, the block
-                    // grown to what the carried stubs, the kept bytes and a
-                    // window need (`grep_long::room`), never to the line.
-                    None if len - from >= self.tuning.cap && self.search.windowed() => {
-                        let room = grep_long::room(self.search, from, keep);
-                        if buf.len() < room {
-                            let n = room.min(buf.len() * 2);
+                    // A line longer than the block: searched in windows from
+                    // the cap, the block grown only to what they need.
+                    None => {
+                        let t = self.tuning;
+                        if let Some(n) =
+                            grep_long::grown(self.search, t, buf.len(), (from, len), keep)
+                        {
                             buf.resize(n, 0);
                             continue;
                         }
@@ -312,18 +305,6 @@ impl Run<'_> {
                         let l = grep_long::line(f, buf, (from, len), keep, s.0, s.1);
                         (len, eof, forced) = (l.len, l.eof, Some(l.matched));
                         self.out.unreadable += u64::from(l.unreadable);
-                        continue;
-                    }
-                    None => {
-                        // A line longer than the block; a windowed search
-                        // needs no more than `cap` of it at once.
-                        let mut n = buf.len() * 2;
-                        if self.search.windowed() {
-                            n = n
-                                .min(from.saturating_add(self.tuning.cap))
-                                .max(buf.len() + 1);
-                        }
-                        buf.resize(n, 0);
                         continue;
                     }
                 }
