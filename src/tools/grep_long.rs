@@ -314,7 +314,7 @@ mod tests {
         }
         std::fs::write(&p, &text).unwrap();
         let t = Tuning::default();
-        // Outputs the block and scratch may reach (main's code: 64 MiB).
+        // What the block and the lowered chunk may reach (main: 64 MiB).
         let bound = (1 << 20) + BLOCK;
         for (pat, ic, context) in [
             ("zzz", false, 30),
@@ -365,7 +365,7 @@ mod tests {
     ];
 
     fn file() -> impl Strategy<Value = Vec<u8>> {
-        // Lines of 0 to about 180 bytes, around the lowered caps (16 to
+        // Lines of 0 to 240 bytes, around the lowered caps (16 to
         // 55) and longer than the kept bytes (8 to 28): context lines
         // carried as stubs, and long lines windowed.
         let line = prop::collection::vec(prop::sample::select(CHARS), 0..60);

@@ -389,8 +389,9 @@ impl Run<'_> {
                 cut = memchr::memrchr(b'\n', &buf[..cut - 1]).map_or(0, |i| i + 1);
             }
             if anchor.0 <= cut {
-                let n = memchr::memchr_iter(b'\n', &buf[anchor.0..cut]).count() as u64;
-                anchor = (cut, anchor.1 + n);
+                // Lines are numbered for `content` only.
+                let lines = || memchr::memchr_iter(b'\n', &buf[anchor.0..cut]).count();
+                anchor = (cut, anchor.1 + if content { lines() as u64 } else { 0 });
             }
             if ctx_at.shown_to < cut {
                 ctx_at.shown_to = cut;
