@@ -20,7 +20,9 @@
 //! `é`). `regex` with only its Unicode features measured +272 KiB, leaving
 //! 22 KiB of the 1 MiB budget (`scripts/bench/README.md`), so it is not
 //! used. `ignore_case` is ASCII case-insensitive the same way: the buffer is
-//! lowered into a scratch copy and searched for the lowered literal.
+//! lowered 64 KiB at a time into a scratch chunk (overlapping the next by
+//! the literal's length - 1) and searched for the lowered literal, so it
+//! costs one chunk, not a lowered copy of the block.
 //! regex-lite matches `&str`: a line that is not UTF-8 is matched as its
 //! lossy conversion (invalid bytes as U+FFFD), literal searches see bytes.
 
@@ -68,29 +70,28 @@ impl Search {
 
     /// Calls `hit(start, end)` for each matching line of `buf` in order
     /// (`buf[start..end]`, without its `\n`); `buf` holds whole lines (its
-    /// last may lack a `\n`). `hit` returns `false` to stop. `scratch` is
-    /// the lowered copy's storage, reused across calls.
-    pub fn lines(
+    /// last may lack a `\n`). `hit` returns `false` to stop. `scratch`
+    /// holds one lowered chunk with `ignore_case`, reused across calls.
+    pub fn lines(&self, buf: &[u8], scratch: &mut Vec<u8>, hit: impl FnMut(usize, usize) -> bool) {
+        self.lines_in(buf, scratch, FOLD_CHUNK, hit);
+    }
+
+    /// [`Search::lines`] lowering `chunk` bytes at a time.
+    fn lines_in(
         &self,
         buf: &[u8],
         scratch: &mut Vec<u8>,
+        chunk: usize,
         mut hit: impl FnMut(usize, usize) -> bool,
     ) {
-        let hay: &[u8] = if self.fold && self.finder.is_some() {
-            scratch.clear();
-            scratch.extend(buf.iter().map(u8::to_ascii_lowercase));
-            scratch
-        } else {
-            buf
-        };
+        let mut low = Lowered::new(scratch, chunk);
         let mut pos = 0;
         while pos < buf.len() {
             let (start, end) = match &self.finder {
                 Some(f) => {
-                    let Some(at) = f.find(&hay[pos..]) else {
+                    let Some(at) = self.find(f, buf, pos, &mut low) else {
                         return;
                     };
-                    let at = pos + at;
                     let start = memchr::memrchr(b'\n', &buf[pos..at]).map_or(pos, |i| pos + i + 1);
                     (start, line_end(buf, at))
                 }
@@ -100,6 +101,33 @@ impl Search {
             if self.line_matches(&buf[start..end]) && !hit(start, end) {
                 return;
             }
+        }
+    }
+
+    /// The first occurrence of the literal in `hay` at or after `pos`.
+    /// With `ignore_case`, `hay` is lowered a chunk at a time, each chunk
+    /// sharing the literal's length - 1 bytes with the next so that no
+    /// occurrence is split unseen (one found is the first: an earlier one
+    /// would lie wholly in the chunk); a chunk is reused while `pos` is in it.
+    fn find(&self, f: &Finder, hay: &[u8], pos: usize, low: &mut Lowered) -> Option<usize> {
+        if !self.fold {
+            return f.find(&hay[pos..]).map(|i| pos + i);
+        }
+        let ov = f.needle().len() - 1;
+        let mut p = pos;
+        if !(low.at <= p && p < low.at + low.buf.len()) {
+            low.lower(hay, p, ov);
+        }
+        loop {
+            if let Some(i) = f.find(&low.buf[p - low.at..]) {
+                return Some(p + i);
+            }
+            let end = low.at + low.buf.len();
+            if end == hay.len() {
+                return None;
+            }
+            p = p.max(end - ov);
+            low.lower(hay, p, ov);
         }
     }
 
@@ -124,13 +152,8 @@ impl Search {
         let Some(f) = &self.finder else {
             return true;
         };
-        if self.fold {
-            scratch.clear();
-            scratch.extend(window.iter().map(u8::to_ascii_lowercase));
-            f.find(scratch).is_some()
-        } else {
-            f.find(window).is_some()
-        }
+        self.find(f, window, 0, &mut Lowered::new(scratch, FOLD_CHUNK))
+            .is_some()
     }
 
     /// Whether a line holding the literal matches: the regex decides
@@ -145,6 +168,35 @@ impl Search {
             None => true,
             Some(re) => re.is_match(&String::from_utf8_lossy(line)),
         }
+    }
+}
+
+/// Bytes `ignore_case` lowers at a time (and the literal's length - 1 more).
+const FOLD_CHUNK: usize = 64 * 1024;
+
+/// A lowered copy of `hay[at..at + buf.len()]`.
+struct Lowered<'a> {
+    buf: &'a mut Vec<u8>,
+    at: usize,
+    chunk: usize,
+}
+
+impl<'a> Lowered<'a> {
+    fn new(buf: &'a mut Vec<u8>, chunk: usize) -> Lowered<'a> {
+        buf.clear();
+        Lowered { buf, at: 0, chunk }
+    }
+
+    /// Lowers the chunk of `hay` starting at `at`: `chunk` bytes and the overlap `ov`.
+    fn lower(&mut self, hay: &[u8], at: usize, ov: usize) {
+        let end = at
+            .saturating_add(self.chunk)
+            .saturating_add(ov)
+            .min(hay.len());
+        self.buf.clear();
+        self.buf
+            .extend(hay[at..end].iter().map(u8::to_ascii_lowercase));
+        self.at = at;
     }
 }
 
@@ -307,6 +359,52 @@ mod tests {
         );
         // `\s` would cross a newline over the whole buffer: lines are matched alone.
         assert_eq!(found(r"x\)\s+fn", true, false, t), Vec::<String>::new());
+    }
+
+    /// `ignore_case` lowered in chunks finds what a lowered copy of the
+    /// whole buffer finds, occurrences across chunks' edges included, and
+    /// keeps `scratch` at one chunk.
+    #[test]
+    fn ignore_case_in_chunks_answers_as_a_whole_lowered_copy() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut text = Vec::new();
+        while text.len() < 300_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            text.push(b"aAbBxX\nN"[(seed % 8) as usize]);
+        }
+        let run = |s: &Search, chunk: usize, scratch: &mut Vec<u8>| {
+            let mut out = Vec::new();
+            s.lines_in(&text, scratch, chunk, |a, b| {
+                out.push((a, b));
+                true
+            });
+            out
+        };
+        for pat in ["a", "Ab", "aBa", "xaXbA", "bbbbbbbb"] {
+            let s = Search::new(pat, false, true).unwrap();
+            let whole = run(&s, usize::MAX, &mut Vec::new());
+            assert!(!whole.is_empty() || pat.len() > 6, "{pat}");
+            for chunk in [1, 2, 3, 5, 64, 1000] {
+                let mut scratch = Vec::new();
+                assert_eq!(run(&s, chunk, &mut scratch), whole, "{pat} {chunk}");
+                // (a `Vec<u8>` holds at least 8 bytes once it holds any.)
+                let cap = scratch.capacity();
+                assert!(cap <= 8 + 2 * (chunk + pat.len()), "{pat} {chunk}: {cap}");
+            }
+            let mut scratch = Vec::new();
+            let mut n = 0;
+            s.lines(&text, &mut scratch, |_, _| {
+                n += 1;
+                true
+            });
+            assert_eq!(n, whole.len());
+            // main lowered a copy of the whole buffer: 300 KB.
+            assert!(scratch.capacity() <= 128 * 1024, "{}", scratch.capacity());
+            assert_eq!(s.literal_in(&text, &mut scratch), !whole.is_empty());
+            assert!(scratch.capacity() <= 128 * 1024, "{}", scratch.capacity());
+        }
     }
 
     #[test]

@@ -17,7 +17,10 @@
 //! first `max_columns` characters and the sign that more follow, none
 //! for `files` and `count`), then its `\n`. `grep_op.rs` treats that stub
 //! as the line, with the match found here, so context, line numbers and
-//! the cut at `max_columns` are what the whole line would give.
+//! the cut at `max_columns` are what the whole line would give. The same
+//! stub stands for each context line carried from one block to the next
+//! ([`carry`]), so the block holds the carried lines' stubs, the kept
+//! bytes, the overlap and a window ([`room`]), whatever the lines' lengths.
 
 use std::fs::File;
 use std::io::{Read, Seek};
@@ -66,11 +69,86 @@ pub fn keep_for(max_columns: u64) -> usize {
     usize::try_from(max_columns.saturating_mul(4).saturating_add(4)).unwrap_or(usize::MAX)
 }
 
-/// Whether the line starting at `from` is searched here: the search can
-/// use windows, and the block holds the kept bytes, the overlap and as
-/// much again for the windows.
-pub fn fits(search: &Search, from: usize, keep: usize, block: usize) -> bool {
-    search.windowed() && from.saturating_add(keep).saturating_add(search.overlap()) < block / 2
+/// What the block grows to before the line starting at `from` is
+/// searched (`buf[from..len]` read, no `\n` in it), or `None` when it is
+/// searched here now: a search that cannot use windows doubles the block
+/// until the line fits; one that can, until `cap` bytes of the line are
+/// read, then to what [`room`] needs, never to the line's size.
+pub fn grown(
+    search: &Search,
+    t: Tuning,
+    block: usize,
+    (from, len): (usize, usize),
+    keep: usize,
+) -> Option<usize> {
+    let double = block.saturating_mul(2);
+    if !search.windowed() {
+        Some(double)
+    } else if len - from < t.cap {
+        Some(double.min(from.saturating_add(t.cap)).max(block + 1))
+    } else {
+        let room = room(search, from, keep);
+        (block < room).then(|| room.min(double))
+    }
+}
+
+/// The block the line starting at `from` is searched in here: the bytes
+/// before it (the carried context stubs), the kept bytes, the overlap and
+/// as much again for the windows.
+pub fn room(search: &Search, from: usize, keep: usize) -> usize {
+    from.saturating_add(keep)
+        .saturating_add(search.overlap())
+        .saturating_add(1)
+        .saturating_mul(2)
+}
+
+/// Moves the carried lines `buf[cut..end]` (whole lines, each ending with
+/// its `\n`) and the partial line `buf[end..len]` to the block's start,
+/// each carried line as its stub: its first `keep` bytes and its `\n`, so
+/// that it is shown, cut and numbered as the whole line would be. Answers
+/// where each of `marks` (line starts in `cut..=end`) is now, and the
+/// bytes in the block.
+pub fn carry<const N: usize>(
+    buf: &mut [u8],
+    (cut, end, len): (usize, usize, usize),
+    keep: usize,
+    mut marks: [usize; N],
+) -> ([usize; N], usize) {
+    let (mut r, mut w) = (cut, 0);
+    let mut moved = [false; N];
+    loop {
+        for (m, done) in marks.iter_mut().zip(&mut moved) {
+            if !*done && *m == r {
+                (*m, *done) = (w, true);
+            }
+        }
+        if r == end {
+            break;
+        }
+        let e = r + memchr::memchr(b'\n', &buf[r..end]).expect("carried lines end with \\n");
+        let n = keep.min(e - r);
+        buf.copy_within(r..r + n, w);
+        buf[w + n] = b'\n';
+        (r, w) = (e + 1, w + n + 1);
+    }
+    debug_assert!(moved.iter().all(|&d| d), "a mark not at a line start");
+    buf.copy_within(end..len, w);
+    (marks, w + len - end)
+}
+
+/// Reads `f` into `buf[at..]` until it is full or the file ends: the
+/// bytes in `buf` now, whether the file ended, and whether a read failed
+/// (the file is taken to end there).
+pub fn read_full(f: &mut File, buf: &mut [u8], mut at: usize) -> (usize, bool, bool) {
+    while at < buf.len() {
+        match f.read(&mut buf[at..]) {
+            Ok(0) => return (at, true, false),
+            Ok(n) => at += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return (at, true, true),
+        }
+    }
+    (at, false, false)
 }
 
 /// Searches the line starting at `buf[from]`, of which `buf[from..len]`
@@ -111,22 +189,9 @@ pub fn line(
         buf.copy_within(wend - tail..wend, base);
         win = base;
         fresh = base + tail;
-        fill = fresh;
-        while fill < buf.len() {
-            match f.read(&mut buf[fill..]) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(n) => fill += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => {
-                    unreadable = true;
-                    eof = true;
-                    break;
-                }
-            }
-        }
+        let bad;
+        (fill, eof, bad) = read_full(f, buf, fresh);
+        unreadable |= bad;
     };
     let matched = found
         && match start {
@@ -232,6 +297,56 @@ mod tests {
         assert!(block > 20_000_000, "{block}");
     }
 
+    #[test]
+    fn long_context_lines_are_carried_as_their_stubs() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("many");
+        let line = |i: usize, len: usize, mid: &str| {
+            let head = format!("{i:02}-");
+            let mut l = head.clone() + &"x".repeat(len - head.len() - mid.len() - 1);
+            l.insert_str(len / 2, mid);
+            l + "\n"
+        };
+        let big = 1536 * 1024; // 1.5 MiB
+        let mut text = String::new();
+        for i in 0..40 {
+            text += &line(i, big, if i == 35 { "NEEDLE" } else { "" });
+        }
+        std::fs::write(&p, &text).unwrap();
+        let t = Tuning::default();
+        // What the block and the lowered chunk may reach (main: 64 MiB).
+        let bound = (1 << 20) + BLOCK;
+        for (pat, ic, context) in [
+            ("zzz", false, 30),
+            ("NEEDLE", false, 30),
+            ("needle", true, 30),
+            ("needle", true, 5),
+        ] {
+            let mut r = req(&p, pat, false, ic, Output::Content);
+            r.context = context;
+            let (g, held) = grep_tuned(&r, None, 1 << 20, t).unwrap();
+            assert!(held <= bound, "{pat} {context}: {held}");
+            let got: Vec<_> = g.lines.iter().map(|l| (l.line, l.context, l.cut)).collect();
+            if pat == "zzz" {
+                assert!(got.is_empty());
+                continue;
+            }
+            let want: Vec<_> = (35 - context.min(35)..40)
+                .map(|i| (i + 1, i != 35, true))
+                .collect();
+            assert_eq!(got, want, "{pat} {context}");
+            for l in &g.lines {
+                assert_eq!(l.text, line(l.line as usize - 1, big, "")[..500]);
+            }
+        }
+        // `files` and `count` carry no context.
+        let mut r = req(&p, "NEEDLE", false, false, Output::Count);
+        r.context = 30;
+        let (g, held) = grep_tuned(&r, None, 1 << 20, t).unwrap();
+        assert!(held <= bound, "{held}");
+        assert_eq!(g.files, [(r.path.clone().unwrap(), 1)]);
+    }
+
     const CHARS: &[&str] = &["a", "b", "A", "é", "€", "😀", "\r", "x", "ab"];
     const PATTERNS: &[(&str, bool)] = &[
         ("ab", false),
@@ -250,8 +365,11 @@ mod tests {
     ];
 
     fn file() -> impl Strategy<Value = Vec<u8>> {
-        let line = prop::collection::vec(prop::sample::select(CHARS), 0..40);
-        (prop::collection::vec(line, 1..8), any::<bool>()).prop_map(|(ls, nl)| {
+        // Lines of 0 to 240 bytes, around the lowered caps (16 to
+        // 55) and longer than the kept bytes (8 to 28): context lines
+        // carried as stubs, and long lines windowed.
+        let line = prop::collection::vec(prop::sample::select(CHARS), 0..60);
+        (prop::collection::vec(line, 1..12), any::<bool>()).prop_map(|(ls, nl)| {
             let mut out: Vec<u8> = ls
                 .iter()
                 .map(|l| l.concat())
@@ -267,14 +385,15 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(600))]
-        /// The windowed path answers what the whole-line path answers.
+        /// The windowed path, and the context carried as stubs, answer
+        /// what one block holding the whole file answers.
         #[test]
         fn windows_answer_as_whole_lines(
             text in file(),
             pat in prop::sample::select(PATTERNS),
             ic in any::<bool>(),
             out in prop::sample::select(&[Output::Content, Output::Files, Output::Count][..]),
-            context in 0u64..4,
+            context in 0u64..6,
             offset in 0u64..3,
             limit in 1u64..5,
             max_columns in 1u64..6,
@@ -286,10 +405,13 @@ mod tests {
             std::fs::write(&p, &text).unwrap();
             let mut r = req(&p, pat.0, pat.1, ic, out);
             (r.context, r.offset, r.limit, r.max_columns) = (context, offset, limit, max_columns);
-            let whole = Tuning { block, cap: usize::MAX };
-            let (a, _) = grep_tuned(&r, None, max_bytes, whole).unwrap();
-            let (b, _) = grep_tuned(&r, None, max_bytes, Tuning { block, cap }).unwrap();
+            let one = Tuning { block: text.len() + 1, cap: usize::MAX };
+            let (a, _) = grep_tuned(&r, None, max_bytes, one).unwrap();
+            let carried = Tuning { block, cap: usize::MAX };
+            let (b, _) = grep_tuned(&r, None, max_bytes, carried).unwrap();
             prop_assert_eq!(key(&a), key(&b));
+            let (c, _) = grep_tuned(&r, None, max_bytes, Tuning { block, cap }).unwrap();
+            prop_assert_eq!(key(&a), key(&c));
         }
     }
 }

@@ -1,6 +1,5 @@
 #![doc = include_str!("grep_op.md")]
 
-use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -104,7 +103,8 @@ pub fn grep(req: &GrepRequest, root: Option<&Path>, max_bytes: u64) -> Result<Gr
     grep_tuned(req, root, max_bytes, Tuning::default()).map(|(g, _)| g)
 }
 
-/// [`grep`] with the buffer's sizes, answering the block's final size (for tests).
+/// [`grep`] with the buffer's sizes, answering the block's and the
+/// lowered chunk's final sizes (for tests).
 #[doc(hidden)]
 pub fn grep_tuned(
     req: &GrepRequest,
@@ -172,7 +172,7 @@ pub fn grep_tuned(
             run.out.pseudo = o.pseudo;
         }
     }
-    Ok((run.out, run.buf.len()))
+    Ok((run.out, run.buf.len() + run.scratch.capacity()))
 }
 
 struct Run<'a> {
@@ -272,17 +272,11 @@ impl Run<'_> {
         };
         loop {
             // Fill: to a block's end, or at least one whole line past `from`.
-            while !eof && len < buf.len() {
-                match f.read(&mut buf[len..]) {
-                    Ok(0) => eof = true,
-                    Ok(n) => len += n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => {
-                        // Searched as far as read, and said to be unreadable.
-                        self.out.unreadable += 1;
-                        eof = true;
-                    }
-                }
+            if !eof {
+                // A failed read: searched as far as read, said to be unreadable.
+                let bad;
+                (len, eof, bad) = grep_long::read_full(f, buf, len);
+                self.out.unreadable += u64::from(bad);
             }
             if first {
                 first = false;
@@ -297,18 +291,20 @@ impl Run<'_> {
             } else {
                 match memchr::memrchr(b'\n', &buf[from..len]) {
                     Some(i) => from + i + 1,
-                    None if len - from >= self.tuning.cap
-                        && grep_long::fits(self.search, from, keep, buf.len()) =>
-                    {
+                    // A line longer than the block: searched in windows from
+                    // the cap, the block grown only to what they need.
+                    None => {
+                        let t = self.tuning;
+                        if let Some(n) =
+                            grep_long::grown(self.search, t, buf.len(), (from, len), keep)
+                        {
+                            buf.resize(n, 0);
+                            continue;
+                        }
                         let s = (self.search, &mut self.scratch);
                         let l = grep_long::line(f, buf, (from, len), keep, s.0, s.1);
                         (len, eof, forced) = (l.len, l.eof, Some(l.matched));
                         self.out.unreadable += u64::from(l.unreadable);
-                        continue;
-                    }
-                    None => {
-                        let n = buf.len() * 2;
-                        buf.resize(n, 0); // a line longer than the block
                         continue;
                     }
                 }
@@ -383,30 +379,27 @@ impl Run<'_> {
                 break;
             }
             // Keep the last `ctx` lines before `end` for the next block's
-            // before-context, and the partial line after it.
-            let mut keep = end;
-            for _ in 0..ctx {
-                if keep == 0 {
+            // before-context (as their stubs: `grep_long::carry`), and the
+            // partial line after it. `files` and `count` show no context.
+            let mut cut = end;
+            for _ in 0..if content { ctx } else { 0 } {
+                if cut == 0 {
                     break;
                 }
-                keep = memchr::memrchr(b'\n', &buf[..keep - 1]).map_or(0, |i| i + 1);
+                cut = memchr::memrchr(b'\n', &buf[..cut - 1]).map_or(0, |i| i + 1);
             }
-            if content {
-                anchor = if anchor.0 <= keep {
-                    let n = memchr::memchr_iter(b'\n', &buf[anchor.0..keep]).count() as u64;
-                    (0, anchor.1 + n)
-                } else {
-                    (anchor.0 - keep, anchor.1)
-                };
-                if ctx_at.shown_to < keep {
-                    ctx_at.shown_to = keep;
-                    ctx_at.line = anchor.1;
-                }
-                ctx_at.shown_to -= keep;
+            if anchor.0 <= cut {
+                // Lines are numbered for `content` only.
+                let lines = || memchr::memchr_iter(b'\n', &buf[anchor.0..cut]).count();
+                anchor = (cut, anchor.1 + if content { lines() as u64 } else { 0 });
             }
-            buf.copy_within(keep..len, 0);
-            len -= keep;
-            from = end - keep;
+            if ctx_at.shown_to < cut {
+                ctx_at.shown_to = cut;
+                ctx_at.line = anchor.1;
+            }
+            let marks = [anchor.0, ctx_at.shown_to, end];
+            let ([a, s, e], n) = grep_long::carry(buf, (cut, end, len), keep, marks);
+            (anchor.0, ctx_at.shown_to, from, len) = (a, s, e, n);
         }
         if count == 0 || content {
             return true;

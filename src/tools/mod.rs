@@ -101,13 +101,14 @@
 //! plus 2 to 3 times `max_bytes` (2.3 MiB at most measured at the default
 //! `max_bytes`, 23 MiB at 8 MiB). `grep`'s read block doubles until a
 //! line fits up to 1 MiB; a longer line is searched in windows of it
-//! (`grep_long.rs`): a file that is one 50 MB line costs the 1 MiB block
-//! (and its lowered copy with `ignore_case`), where it took 68 MiB. The
-//! exception: a regex without a required literal
-//! over a line longer than 1 MiB holds the line, and so does one whose
-//! required literal the line holds (to run the regex on it); and with
-//! `context` N ≥ 1 the N lines before the searched one are carried whole
-//! (lines under 2 MiB: N × their length; `grep_op.md`).
+//! (`grep_long.rs`), and the `context` lines carried from block to block
+//! are kept as their first `max_columns` × 4 + 4 bytes: a file that is one
+//! 50 MB line, or 40 lines of 1.5 MiB with `context` 30, costs about the
+//! 1 MiB block (`ignore_case`: plus one 64 KiB lowered chunk), where they
+//! took 68 and 66 MiB (the bound: `grep_op.md`). The exception: a regex
+//! without a required literal over a line longer than 1 MiB holds the
+//! line, and so does one whose required literal the line holds (to run
+//! the regex on it).
 //!
 //! # Tokens
 //!
