@@ -11,6 +11,7 @@ use rustix::io::Errno;
 use super::find::{open_start, shown, Start};
 use super::glob::Glob;
 use super::grep::Search;
+use super::grep_answer::{LineRef, Render};
 use super::grep_long::{self, Tuning};
 use super::walk::{self, Options};
 use crate::protocol::{ErrorKind, Failure};
@@ -76,8 +77,10 @@ pub struct Line {
 /// The answer of `grep`.
 #[derive(Debug, Default)]
 pub struct Grepped {
-    /// `content`'s lines.
+    /// `content`'s lines, unless rendered.
     pub lines: Vec<Line>,
+    /// `content`'s page, when asked for ([`grep_into`]) instead of `lines`.
+    pub rendered: Option<Render>,
     /// `files` and `count`'s files, with their counts.
     pub files: Vec<(Vec<u8>, u64)>,
     /// Files read.
@@ -104,6 +107,17 @@ pub fn grep(req: &GrepRequest, root: Option<&Path>, max_bytes: u64) -> Result<Gr
     grep_tuned(req, root, max_bytes, Tuning::default()).map(|(g, _)| g)
 }
 
+/// [`grep`] with `content`'s lines written into `render` as they are
+/// found ([`Grepped::rendered`]), not kept as [`Line`]s.
+pub fn grep_into(
+    req: &GrepRequest,
+    root: Option<&Path>,
+    max_bytes: u64,
+    render: Option<Render>,
+) -> Result<Grepped, Failure> {
+    search(req, root, max_bytes, Tuning::default(), render).map(|(g, _)| g)
+}
+
 /// [`grep`] with the buffer's sizes, answering the block's final size (for tests).
 #[doc(hidden)]
 pub fn grep_tuned(
@@ -111,6 +125,16 @@ pub fn grep_tuned(
     root: Option<&Path>,
     max_bytes: u64,
     tuning: Tuning,
+) -> Result<(Grepped, usize), Failure> {
+    search(req, root, max_bytes, tuning, None)
+}
+
+fn search(
+    req: &GrepRequest,
+    root: Option<&Path>,
+    max_bytes: u64,
+    tuning: Tuning,
+    render: Option<Render>,
 ) -> Result<(Grepped, usize), Failure> {
     let bad = |e| Failure::new(ErrorKind::InvalidArgument, e);
     let search = Search::new(&req.pattern, req.regex, req.ignore_case).map_err(bad)?;
@@ -126,7 +150,10 @@ pub fn grep_tuned(
     let mut run = Run {
         req,
         search: &search,
-        out: Grepped::default(),
+        out: Grepped {
+            rendered: render,
+            ..Grepped::default()
+        },
         seen: 0,
         held: 0,
         max_bytes,
@@ -205,17 +232,28 @@ impl Run<'_> {
         Some(self.seen > self.req.offset)
     }
 
-    fn line(&mut self, path: &[u8], no: u64, text: &[u8], context: bool) -> Line {
+    /// A line of the answer: rendered, or kept.
+    fn line(&mut self, path: &[u8], no: u64, text: &[u8], context: bool) {
         let (text, cut) = columns(text, self.req.max_columns);
         // `{"path":"","line":N,"text":""}`: 28 bytes and the digits.
         self.held += (path.len() + text.len() + 28) as u64;
-        Line {
+        if let Some(r) = &mut self.out.rendered {
+            let text = &text;
+            return r.push(&LineRef {
+                path,
+                line: no,
+                text,
+                cut,
+                context,
+            });
+        }
+        self.out.lines.push(Line {
             path: path.to_vec(),
             line: no,
             text,
             cut,
             context,
-        }
+        });
     }
 
     /// Passes the after-context owed by the last match up to `upto` (a
@@ -225,8 +263,7 @@ impl Run<'_> {
         while at.after > 0 && at.shown_to < upto {
             let e = line_end(buf, at.shown_to, upto);
             if at.show {
-                let l = self.line(path, at.line, &buf[at.shown_to..e], true);
-                self.out.lines.push(l);
+                self.line(path, at.line, &buf[at.shown_to..e], true);
             }
             at.shown_to = (e + 1).min(upto);
             at.line += 1;
@@ -354,14 +391,12 @@ impl Run<'_> {
                 let mut no_b = no - k;
                 while b < ls {
                     let e = line_end(buf, b, end);
-                    let l = self.line(path, no_b, &buf[b..e], true);
-                    self.out.lines.push(l);
+                    self.line(path, no_b, &buf[b..e], true);
                     b = e + 1;
                     no_b += 1;
                 }
                 if show {
-                    let l = self.line(path, no, &buf[ls..le], false);
-                    self.out.lines.push(l);
+                    self.line(path, no, &buf[ls..le], false);
                 }
                 // A match left out by `offset` still owns its after-context
                 // (passed over unshown), so the next page's first match does
