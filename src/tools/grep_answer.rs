@@ -141,7 +141,7 @@ impl Render {
             self.last = Some(l.line);
             if self.path != l.path {
                 self.path.clear();
-                self.path.extend_from_slice(&l.path);
+                self.path.extend_from_slice(l.path);
             }
             self.group_matches += 1;
         }

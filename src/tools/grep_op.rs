@@ -13,92 +13,14 @@ use super::glob::Glob;
 use super::grep::Search;
 use super::grep_answer::{LineRef, Render};
 use super::grep_long::{self, Tuning};
-use super::walk::{self, Options};
+pub use super::grep_types::{GrepRequest, Grepped, Line, Output};
+use super::walk;
 use crate::protocol::{ErrorKind, Failure};
 
 /// The read block.
 pub const BLOCK: usize = 256 * 1024;
 /// A NUL byte in this many first bytes makes a file binary.
 pub const BINARY_PREFIX: usize = 8192;
-
-/// What `grep` answers with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Output {
-    /// Matching lines.
-    Content,
-    /// Files with a match.
-    Files,
-    /// Files with their counts.
-    Count,
-}
-
-/// A `grep` request, parsed.
-#[derive(Clone, Debug)]
-pub struct GrepRequest {
-    /// `pattern`.
-    pub pattern: String,
-    /// `regex`.
-    pub regex: bool,
-    /// `ignore_case`.
-    pub ignore_case: bool,
-    /// `path` (or `path_b64`), as given.
-    pub path: Option<Vec<u8>>,
-    /// `glob`.
-    pub glob: Option<String>,
-    /// `output`.
-    pub output: Output,
-    /// `context` lines before and after a match.
-    pub context: u64,
-    /// `offset`: matches (files) to leave out first.
-    pub offset: u64,
-    /// `limit`: at most this many matches (files).
-    pub limit: u64,
-    /// `max_columns`: characters of a line shown.
-    pub max_columns: u64,
-    /// What the walk skips.
-    pub walk: Options,
-}
-
-/// One line of a `content` answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Line {
-    /// The file, as shown.
-    pub path: Vec<u8>,
-    /// 1-based.
-    pub line: u64,
-    /// Cut at `max_columns` characters.
-    pub text: String,
-    /// `text` was cut.
-    pub cut: bool,
-    /// A context line, not a match.
-    pub context: bool,
-}
-
-/// The answer of `grep`.
-#[derive(Debug, Default)]
-pub struct Grepped {
-    /// `content`'s lines, unless rendered.
-    pub lines: Vec<Line>,
-    /// `content`'s page, when asked for ([`grep_into`]) instead of `lines`.
-    pub rendered: Option<Render>,
-    /// `files` and `count`'s files, with their counts.
-    pub files: Vec<(Vec<u8>, u64)>,
-    /// Files read.
-    pub files_searched: u64,
-    /// Files skipped as binary.
-    pub skipped_binary: u64,
-    /// Files that could not be opened or read to their end, and
-    /// directories the walk could not read.
-    pub unreadable: u64,
-    /// Pseudo file systems not entered ([`walk::Outcome::pseudo`]).
-    pub pseudo: u64,
-    /// More were found than the answer holds, or the walk hit a bound.
-    pub truncated: bool,
-    /// More were found than the answer holds (`limit` stopped the search).
-    pub more: bool,
-    /// A bound of the walk cut it.
-    pub walk_cut: bool,
-}
 
 /// Runs `grep` for a page of `max_bytes`: the search stops, as `limit`
 /// stops it, once the entries found cannot all fit it (more could only

@@ -25,9 +25,8 @@ pub struct Ask {
 /// The page: what the answer says.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Page {
-    /// The lines kept, as in the file (numbered if asked), cut lines cut;
-    /// from [`Lines::escaped`], the line it was given, then the lines'
-    /// escaped form (the answer's one copy of the text).
+    /// The lines kept, as in the file (numbered if asked), cut lines cut
+    /// (from [`Lines::escaped`]: the line given, then the lines' escapes).
     pub text: String,
     /// The last line kept (`start - 1` if none).
     pub end: u64,
@@ -74,8 +73,8 @@ pub struct Lines {
     line_at: u64,
     hash: Sha256,
     text: String,
-    /// The text is written escaped, as in a JSON string literal.
-    escape: bool,
+    /// Appends a character to the text: as it is, or escaped (JSON).
+    put: fn(&mut String, char),
     used: usize,
     kept: u64,
     cut: Vec<u64>,
@@ -144,7 +143,7 @@ impl Lines {
             line_at: offset,
             hash: Sha256::new(),
             text: line,
-            escape,
+            put: if escape { push_char } else { String::push },
             used: 0,
             kept: 0,
             cut: Vec::new(),
@@ -200,10 +199,10 @@ impl Lines {
                     });
                 }
             };
-            let n = text.len();
             if let Some(k) = memchr(0, text.as_bytes()) {
                 return Err(self.not_text(i + k, "a NUL byte"));
             }
+            let n = text.len();
             self.content(text);
             i += n;
             if self.state != State::Reading {
@@ -308,11 +307,7 @@ impl Lines {
 
     /// Appends `s` to the text, escaped if asked.
     fn push(&mut self, s: &str) {
-        if self.escape {
-            s.chars().for_each(|c| push_char(&mut self.text, c));
-        } else {
-            self.text.push_str(s);
-        }
+        s.chars().for_each(|c| (self.put)(&mut self.text, c));
     }
 
     /// A line's text (no terminator).
@@ -340,11 +335,7 @@ impl Lines {
                 self.overflow();
             }
             if !self.over {
-                if self.escape {
-                    push_char(&mut self.text, c);
-                } else {
-                    self.text.push(c);
-                }
+                (self.put)(&mut self.text, c);
             }
         }
     }
