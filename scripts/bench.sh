@@ -560,6 +560,26 @@ toolset_case() {
   echo
   echo "peak RSS: stat ${rs} KiB, list (whole tree) ${rli} KiB, read 1-100 ${rh} KiB, glob ${rg_g} KiB, literal grep ${rl} KiB, regex grep ${rr} KiB (target <= 4096)"
   rm -f "$huge"
+  # Pages of max_bytes 8 MiB, each a full page: a text read of a 20 MB
+  # file, a raw read of it, a content grep matching every line of it, and
+  # a list of a tree of 72,000 files; the page held once.
+  local t20="$work/text20.txt" tree="$work/tree72k" d
+  { yes 'let needle = value; // the quick brown fox jumps over the lazy dog' || true; } | head -c 20000000 >"$t20"
+  for d in $(seq 72); do
+    mkdir -p "$tree/d$d" && (cd "$tree/d$d" && seq -f 'a_file_with_a_longer_name_%05g.txt' 1000 | xargs touch)
+  done
+  printf '%s' '{"op":"read","path":"'"$t20"'","max_bytes":8388608}' >"$work/p8text.json"
+  printf '%s' '{"op":"read","path":"'"$t20"'","raw":true,"max_bytes":8388608}' >"$work/p8raw.json"
+  printf '%s' '{"op":"grep","pattern":"needle","path":"'"$t20"'","limit":100000,"max_bytes":8388608}' >"$work/p8grep.json"
+  printf '%s' '{"op":"list","path":"'"$tree"'","depth":2,"limit":100000,"max_bytes":8388608}' >"$work/p8list.json"
+  local j p8=()
+  for j in p8text p8raw p8grep p8list; do
+    line=$("$bin" --stdin <"$work/$j.json") || die "toolset: $j failed: ${line:0:300}"
+    case "$line" in *'"truncated":true'*) ;; *) die "toolset: $j is not a full page: ${line:0:300}" ;; esac
+    p8+=("$(rss "$bin" --stdin <"$work/$j.json")")
+  done
+  echo "peak RSS at max_bytes 8 MiB: text read of 20 MB ${p8[0]} KiB, raw read ${p8[1]} KiB, grep content ${p8[2]} KiB, list of 72,000 files ${p8[3]} KiB $(target '<= max_bytes + 2 MiB = 10240')"
+  rm -rf "$t20" "$tree"
 }
 # --- end toolset --------------------------------------------------------------
 

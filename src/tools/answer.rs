@@ -94,25 +94,33 @@ pub fn push_str(out: &mut String, s: &str) {
     while let Some(i) = rest.find(|c: char| char_len(c) != 1) {
         out.push_str(&rest[..i]);
         let c = rest[i..].chars().next().expect("a char at i");
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c => {
-                let mut units = [0u16; 2];
-                for u in c.encode_utf16(&mut units) {
-                    let _ = write!(out, "\\u{u:04x}");
-                }
-            }
-        }
+        push_char(out, c);
         rest = &rest[i + c.len_utf8()..];
     }
     out.push_str(rest);
     out.push('"');
+}
+
+/// Appends `c` as it stands inside an ASCII JSON string literal
+/// ([`char_len`] bytes).
+pub fn push_char(out: &mut String, c: char) {
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\n' => out.push_str("\\n"),
+        '\t' => out.push_str("\\t"),
+        '\r' => out.push_str("\\r"),
+        '\u{8}' => out.push_str("\\b"),
+        '\u{c}' => out.push_str("\\f"),
+        // Other controls, and non-ASCII, as `\uXXXX` (DEL is plain ASCII).
+        c if c.is_ascii() && c >= ' ' => out.push(c),
+        c => {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                let _ = write!(out, "\\u{u:04x}");
+            }
+        }
+    }
 }
 
 /// `,"truncated":false`, or `,"truncated":true,"next":{fields}` with each

@@ -10,8 +10,10 @@ use rustix::io::Errno;
 use super::find::{open_start, shown, Start};
 use super::glob::Glob;
 use super::grep::Search;
+use super::grep_answer::{LineRef, Render};
 use super::grep_long::{self, Tuning};
-use super::walk::{self, Options};
+pub use super::grep_types::{GrepRequest, Grepped, Line, Output};
+use super::walk;
 use crate::protocol::{ErrorKind, Failure};
 
 /// The read block.
@@ -19,88 +21,22 @@ pub const BLOCK: usize = 256 * 1024;
 /// A NUL byte in this many first bytes makes a file binary.
 pub const BINARY_PREFIX: usize = 8192;
 
-/// What `grep` answers with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Output {
-    /// Matching lines.
-    Content,
-    /// Files with a match.
-    Files,
-    /// Files with their counts.
-    Count,
-}
-
-/// A `grep` request, parsed.
-#[derive(Clone, Debug)]
-pub struct GrepRequest {
-    /// `pattern`.
-    pub pattern: String,
-    /// `regex`.
-    pub regex: bool,
-    /// `ignore_case`.
-    pub ignore_case: bool,
-    /// `path` (or `path_b64`), as given.
-    pub path: Option<Vec<u8>>,
-    /// `glob`.
-    pub glob: Option<String>,
-    /// `output`.
-    pub output: Output,
-    /// `context` lines before and after a match.
-    pub context: u64,
-    /// `offset`: matches (files) to leave out first.
-    pub offset: u64,
-    /// `limit`: at most this many matches (files).
-    pub limit: u64,
-    /// `max_columns`: characters of a line shown.
-    pub max_columns: u64,
-    /// What the walk skips.
-    pub walk: Options,
-}
-
-/// One line of a `content` answer.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Line {
-    /// The file, as shown.
-    pub path: Vec<u8>,
-    /// 1-based.
-    pub line: u64,
-    /// Cut at `max_columns` characters.
-    pub text: String,
-    /// `text` was cut.
-    pub cut: bool,
-    /// A context line, not a match.
-    pub context: bool,
-}
-
-/// The answer of `grep`.
-#[derive(Debug, Default)]
-pub struct Grepped {
-    /// `content`'s lines.
-    pub lines: Vec<Line>,
-    /// `files` and `count`'s files, with their counts.
-    pub files: Vec<(Vec<u8>, u64)>,
-    /// Files read.
-    pub files_searched: u64,
-    /// Files skipped as binary.
-    pub skipped_binary: u64,
-    /// Files that could not be opened or read to their end, and
-    /// directories the walk could not read.
-    pub unreadable: u64,
-    /// Pseudo file systems not entered ([`walk::Outcome::pseudo`]).
-    pub pseudo: u64,
-    /// More were found than the answer holds, or the walk hit a bound.
-    pub truncated: bool,
-    /// More were found than the answer holds (`limit` stopped the search).
-    pub more: bool,
-    /// A bound of the walk cut it.
-    pub walk_cut: bool,
-}
-
 /// Runs `grep` for a page of `max_bytes`: the search stops, as `limit`
 /// stops it, once the entries found cannot all fit it (more could only
 /// be cut off the page).
 pub fn grep(req: &GrepRequest, root: Option<&Path>, max_bytes: u64) -> Result<Grepped, Failure> {
     grep_tuned(req, root, max_bytes, Tuning::default()).map(|(g, _)| g)
+}
+
+/// [`grep`] with `content`'s lines written into `render` as they are
+/// found ([`Grepped::rendered`]), not kept as [`Line`]s.
+pub fn grep_into(
+    req: &GrepRequest,
+    root: Option<&Path>,
+    max_bytes: u64,
+    render: Option<Render>,
+) -> Result<Grepped, Failure> {
+    search(req, root, max_bytes, Tuning::default(), render).map(|(g, _)| g)
 }
 
 /// [`grep`] with the buffer's sizes, answering the block's and the
@@ -111,6 +47,16 @@ pub fn grep_tuned(
     root: Option<&Path>,
     max_bytes: u64,
     tuning: Tuning,
+) -> Result<(Grepped, usize), Failure> {
+    search(req, root, max_bytes, tuning, None)
+}
+
+fn search(
+    req: &GrepRequest,
+    root: Option<&Path>,
+    max_bytes: u64,
+    tuning: Tuning,
+    render: Option<Render>,
 ) -> Result<(Grepped, usize), Failure> {
     let bad = |e| Failure::new(ErrorKind::InvalidArgument, e);
     let search = Search::new(&req.pattern, req.regex, req.ignore_case).map_err(bad)?;
@@ -126,7 +72,10 @@ pub fn grep_tuned(
     let mut run = Run {
         req,
         search: &search,
-        out: Grepped::default(),
+        out: Grepped {
+            rendered: render,
+            ..Grepped::default()
+        },
         seen: 0,
         held: 0,
         max_bytes,
@@ -205,17 +154,28 @@ impl Run<'_> {
         Some(self.seen > self.req.offset)
     }
 
-    fn line(&mut self, path: &[u8], no: u64, text: &[u8], context: bool) -> Line {
+    /// A line of the answer: rendered, or kept.
+    fn line(&mut self, path: &[u8], no: u64, text: &[u8], context: bool) {
         let (text, cut) = columns(text, self.req.max_columns);
         // `{"path":"","line":N,"text":""}`: 28 bytes and the digits.
         self.held += (path.len() + text.len() + 28) as u64;
-        Line {
+        if let Some(r) = &mut self.out.rendered {
+            let text = &text;
+            return r.push(&LineRef {
+                path,
+                line: no,
+                text,
+                cut,
+                context,
+            });
+        }
+        self.out.lines.push(Line {
             path: path.to_vec(),
             line: no,
             text,
             cut,
             context,
-        }
+        });
     }
 
     /// Passes the after-context owed by the last match up to `upto` (a
@@ -225,8 +185,7 @@ impl Run<'_> {
         while at.after > 0 && at.shown_to < upto {
             let e = line_end(buf, at.shown_to, upto);
             if at.show {
-                let l = self.line(path, at.line, &buf[at.shown_to..e], true);
-                self.out.lines.push(l);
+                self.line(path, at.line, &buf[at.shown_to..e], true);
             }
             at.shown_to = (e + 1).min(upto);
             at.line += 1;
@@ -350,14 +309,12 @@ impl Run<'_> {
                 let mut no_b = no - k;
                 while b < ls {
                     let e = line_end(buf, b, end);
-                    let l = self.line(path, no_b, &buf[b..e], true);
-                    self.out.lines.push(l);
+                    self.line(path, no_b, &buf[b..e], true);
                     b = e + 1;
                     no_b += 1;
                 }
                 if show {
-                    let l = self.line(path, no, &buf[ls..le], false);
-                    self.out.lines.push(l);
+                    self.line(path, no, &buf[ls..le], false);
                 }
                 // A match left out by `offset` still owns its after-context
                 // (passed over unshown), so the next page's first match does

@@ -3,7 +3,7 @@
 use memchr::memchr;
 use sha2::{Digest, Sha256};
 
-use super::answer::char_len;
+use super::answer::{char_len, push_char};
 
 /// What a text read asks for.
 #[derive(Clone, Copy, Debug)]
@@ -25,7 +25,8 @@ pub struct Ask {
 /// The page: what the answer says.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Page {
-    /// The lines kept, as in the file (numbered if asked), cut lines cut.
+    /// The lines kept, as in the file (numbered if asked), cut lines cut
+    /// (from [`Lines::escaped`]: the line given, then the lines' escapes).
     pub text: String,
     /// The last line kept (`start - 1` if none).
     pub end: u64,
@@ -71,7 +72,9 @@ pub struct Lines {
     /// Where the current line starts (a byte offset in the file).
     line_at: u64,
     hash: Sha256,
-    text: Vec<u8>,
+    text: String,
+    /// Appends a character to the text: as it is, or escaped (JSON).
+    put: fn(&mut String, char),
     used: usize,
     kept: u64,
     cut: Vec<u64>,
@@ -123,6 +126,15 @@ impl Lines {
     /// is read, so the page's hash (in [`Page::whole`]) is of the bytes
     /// from `offset`, its line count right if the offset was.
     pub fn resume(ask: Ask, offset: u64) -> Lines {
+        Lines::escaped(ask, offset, String::new(), false)
+    }
+
+    /// [`Lines::resume`] writing the text into `line` (what precedes
+    /// it there stays), each character as it is or, with `escape`, as an
+    /// ASCII JSON string literal's body writes it ([`push_char`]): a read
+    /// builds its result line in place, the text never held twice.
+    pub fn escaped(ask: Ask, offset: u64, line: String, escape: bool) -> Lines {
+        let line_start = line.len();
         Lines {
             ask,
             state: State::Reading,
@@ -130,11 +142,12 @@ impl Lines {
             offset,
             line_at: offset,
             hash: Sha256::new(),
-            text: Vec::new(),
+            text: line,
+            put: if escape { push_char } else { String::push },
             used: 0,
             kept: 0,
             cut: Vec::new(),
-            line_start: 0,
+            line_start,
             used_at_start: 0,
             begun: false,
             has_bytes: false,
@@ -173,9 +186,11 @@ impl Lines {
             if seg.last() == Some(&b'\r') && (term.is_some() || !eof) {
                 seg = &seg[..seg.len() - 1];
             }
-            let n = match std::str::from_utf8(seg) {
-                Ok(_) => seg.len(),
-                Err(e) if e.error_len().is_none() && term.is_none() && !eof => e.valid_up_to(),
+            let text = match std::str::from_utf8(seg) {
+                Ok(s) => s,
+                Err(e) if e.error_len().is_none() && term.is_none() && !eof => {
+                    std::str::from_utf8(&seg[..e.valid_up_to()]).expect("valid up to here")
+                }
                 Err(e) => {
                     let at = memchr(0, &seg[..e.valid_up_to()]);
                     return Err(match at {
@@ -184,10 +199,11 @@ impl Lines {
                     });
                 }
             };
-            if let Some(k) = memchr(0, &seg[..n]) {
+            if let Some(k) = memchr(0, text.as_bytes()) {
                 return Err(self.not_text(i + k, "a NUL byte"));
             }
-            self.content(&seg[..n]);
+            let n = text.len();
+            self.content(text);
             i += n;
             if self.state != State::Reading {
                 break; // the line did not fit: the page ends before it
@@ -285,13 +301,18 @@ impl Lines {
             if self.early_over() {
                 return self.overflow();
             }
-            self.text.extend_from_slice(prefix.as_bytes());
+            self.push(&prefix);
         }
     }
 
-    /// A line's bytes (valid UTF-8, no terminator).
-    fn content(&mut self, bytes: &[u8]) {
-        if bytes.is_empty() {
+    /// Appends `s` to the text, escaped if asked.
+    fn push(&mut self, s: &str) {
+        s.chars().for_each(|c| (self.put)(&mut self.text, c));
+    }
+
+    /// A line's text (no terminator).
+    fn content(&mut self, text: &str) {
+        if text.is_empty() {
             return;
         }
         self.has_bytes = true;
@@ -299,29 +320,22 @@ impl Lines {
             return;
         }
         self.begin();
-        for &b in bytes {
+        for c in text.chars() {
             if self.cut_cols || (self.over && self.kept > 0) {
                 return;
             }
-            if b & 0xc0 != 0x80 {
-                // A character starts: it may be the one past the cut.
-                if Some(self.cols) == self.ask.max_columns {
-                    self.cut_cols = true;
-                    return;
-                }
-                let cost = match b {
-                    0..=0x7f => char_len(b as char),
-                    0xf0.. => 12,
-                    _ => 6,
-                };
-                self.used += cost;
-                self.cols += 1;
-                if !self.over && self.early_over() {
-                    self.overflow();
-                }
+            // A character starts: it may be the one past the cut.
+            if Some(self.cols) == self.ask.max_columns {
+                self.cut_cols = true;
+                return;
+            }
+            self.used += char_len(c);
+            self.cols += 1;
+            if !self.over && self.early_over() {
+                self.overflow();
             }
             if !self.over {
-                self.text.push(b);
+                (self.put)(&mut self.text, c);
             }
         }
     }
@@ -374,7 +388,7 @@ impl Lines {
                     // Alone too long: refused, naming what it needs.
                     let need = self.used + self.cut_cost + tail(end, last, next);
                     self.too_long = Some(need);
-                    self.text.clear();
+                    self.text.truncate(self.line_start);
                     self.state = State::Done {
                         eof: false,
                         full: true,
@@ -383,7 +397,8 @@ impl Lines {
                 }
                 return self.stop_before();
             }
-            self.text.extend_from_slice(term);
+            // A terminator is ASCII (`\n`, `\r\n`), checked with the line.
+            self.push(std::str::from_utf8(term).expect("ASCII"));
             if self.cut_cols {
                 self.cut.push(self.line);
             }
@@ -419,8 +434,7 @@ impl Lines {
         };
         let end = self.ask.start - 1 + self.kept;
         Page {
-            // Every byte kept was checked and cut at a character's start.
-            text: String::from_utf8(self.text).expect("checked UTF-8"),
+            text: self.text,
             end,
             eof,
             whole: eof.then(|| (self.line - 1, self.hash.finalize().into())),

@@ -93,13 +93,17 @@
 //! Memory (peak RSS of the static binary, measured in
 //! `scripts/bench/README.md`): about 1 to 2 MiB for the binary, its
 //! buffers (64 KiB to 256 KiB read chunks) and a walk's pending names,
-//! plus the answer: the result line (at most
-//! `max_bytes`) and, while it is built, what it is built from — a text
-//! read's page text (at most `max_bytes` again), a raw read's one 64 KiB
-//! chunk, a walk's entries of one page (`grep` stops searching once the
-//! entries found cannot all fit the page: `grep_op.rs`); so about 2 MiB
-//! plus 2 to 3 times `max_bytes` (2.3 MiB at most measured at the default
-//! `max_bytes`, 23 MiB at 8 MiB). `grep`'s read block doubles until a
+//! plus the answer, held once: the result line (at most `max_bytes`) is
+//! what each op writes into as it reads — a text read escapes its lines
+//! straight into it (`lines.rs`), a raw read encodes 64 KiB chunks into
+//! it, `list` pushes each entry, `grep` renders each line as it finds it
+//! (`grep_answer.rs`; the search stops once the entries found cannot all
+//! fit the page: `grep_op.rs`) — and no copy of the page is kept beside
+//! it. So about `max_bytes` + 2 MiB: 2.4 MiB at most measured at the
+//! default `max_bytes`; at 8 MiB (static binary, KiB) a text read 9,200, a
+//! raw read 9,150, a `content` grep 9,470, a list 10,170-10,320 (before: 17,190,
+//! 9,250, 22,300-24,130, 10,290). `glob` holds besides its `offset` + `limit` matches
+//! (to sort them) before its page (`find.rs`). `grep`'s read block doubles until a
 //! line fits up to 1 MiB; a longer line is searched in windows of it
 //! (`grep_long.rs`), and the `context` lines carried from block to block
 //! are kept as their first `max_columns` × 4 + 4 bytes: a file that is one
@@ -142,6 +146,7 @@ pub mod grep;
 mod grep_answer;
 pub mod grep_long;
 pub mod grep_op;
+mod grep_types;
 mod ignore_up;
 pub mod ignores;
 pub mod lines;

@@ -43,7 +43,7 @@ use std::path::Path;
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
-use super::answer::{next, push_str};
+use super::answer::next;
 use super::lines::{Ask, Lines, Page};
 use super::{place, resume, Raw64, Read, Root};
 use crate::fs::{FsError, NotFoundKind};
@@ -80,13 +80,19 @@ pub fn text_answer(req: &Read, max_bytes: u64, pread: &mut Pread<'_>) -> Result<
         // The last page: `sha256` and `lines` of the whole file.
         match resume::whole(pread, from, p.consumed_to, req.start - 1, hash)? {
             Some(sha) => p.whole = Some((lines, sha)),
-            None => p = page(req, max_bytes, 0, pread)?,
+            None => {
+                drop(p); // not held while the page is read again
+                p = page(req, max_bytes, 0, pread)?;
+            }
         }
     }
     answer(req, max_bytes, p, pread)
 }
 
-/// The page of `req` read from byte `from` (line `req.start` starts there).
+/// The page of `req` read from byte `from` (line `req.start` starts
+/// there), its text escaped into the answer's line begun
+/// (`__RESULT__{"text":"`): the one copy of it held, the line's capacity
+/// `max_bytes` from the start, so it never grows by copying.
 fn page(req: &Read, max_bytes: u64, from: u64, pread: &mut Pread<'_>) -> Result<Page, Failure> {
     let ask = Ask {
         start: req.start,
@@ -95,7 +101,10 @@ fn page(req: &Read, max_bytes: u64, from: u64, pread: &mut Pread<'_>) -> Result<
         max_columns: req.max_columns,
         budget: max_bytes as usize - base(req.start),
     };
-    let mut lines = Lines::resume(ask, from);
+    let mut line = String::with_capacity(max_bytes as usize);
+    line.push_str(RESULT_PREFIX);
+    line.push_str("{\"text\":\"");
+    let mut lines = Lines::escaped(ask, from, line, true);
     // A small page reads small chunks: what it reads past its end is one chunk.
     let mut buf = vec![0u8; CHUNK.min(max_bytes as usize)];
     let (mut have, mut at) = (0, from);
@@ -135,10 +144,8 @@ fn answer(req: &Read, max_bytes: u64, p: Page, pread: &mut Pread<'_>) -> Result<
             ),
         ));
     }
-    let mut out = String::with_capacity(super::answer::str_len(&p.text) + 512);
-    out.push_str(RESULT_PREFIX);
-    out.push_str("{\"text\":");
-    push_str(&mut out, &p.text);
+    let mut out = p.text;
+    out.push('"');
     let _ = write!(
         out,
         ",\"start\":{},\"end\":{},\"eof\":{}",

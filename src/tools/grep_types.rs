@@ -1,0 +1,84 @@
+//! The types of the `grep` op: its request, parsed, and what the search
+//! found, before `grep_answer.rs` writes it (`grep_op.rs` searches).
+
+use super::grep_answer::Render;
+use super::walk::Options;
+
+/// What `grep` answers with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// Matching lines.
+    Content,
+    /// Files with a match.
+    Files,
+    /// Files with their counts.
+    Count,
+}
+
+/// A `grep` request, parsed.
+#[derive(Clone, Debug)]
+pub struct GrepRequest {
+    /// `pattern`.
+    pub pattern: String,
+    /// `regex`.
+    pub regex: bool,
+    /// `ignore_case`.
+    pub ignore_case: bool,
+    /// `path` (or `path_b64`), as given.
+    pub path: Option<Vec<u8>>,
+    /// `glob`.
+    pub glob: Option<String>,
+    /// `output`.
+    pub output: Output,
+    /// `context` lines before and after a match.
+    pub context: u64,
+    /// `offset`: matches (files) to leave out first.
+    pub offset: u64,
+    /// `limit`: at most this many matches (files).
+    pub limit: u64,
+    /// `max_columns`: characters of a line shown.
+    pub max_columns: u64,
+    /// What the walk skips.
+    pub walk: Options,
+}
+
+/// One line of a `content` answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Line {
+    /// The file, as shown.
+    pub path: Vec<u8>,
+    /// 1-based.
+    pub line: u64,
+    /// Cut at `max_columns` characters.
+    pub text: String,
+    /// `text` was cut.
+    pub cut: bool,
+    /// A context line, not a match.
+    pub context: bool,
+}
+
+/// The answer of `grep`.
+#[derive(Debug, Default)]
+pub struct Grepped {
+    /// `content`'s lines, unless rendered.
+    pub lines: Vec<Line>,
+    /// `content`'s page, when asked for ([`super::grep_op::grep_into`]) instead of `lines`.
+    pub rendered: Option<Render>,
+    /// `files` and `count`'s files, with their counts.
+    pub files: Vec<(Vec<u8>, u64)>,
+    /// Files read.
+    pub files_searched: u64,
+    /// Files skipped as binary.
+    pub skipped_binary: u64,
+    /// Files that could not be opened or read to their end, and
+    /// directories the walk could not read.
+    pub unreadable: u64,
+    /// Pseudo file systems not entered ([`super::walk::Outcome::pseudo`]).
+    pub pseudo: u64,
+    /// More were found than the answer holds, or the walk hit a bound.
+    pub truncated: bool,
+    /// More were found than the answer holds (`limit` stopped the search).
+    pub more: bool,
+    /// A bound of the walk cut it.
+    pub walk_cut: bool,
+}
