@@ -38,6 +38,18 @@ pub(super) fn tail(fields: &str, at: u64, more: bool, walk_cut: bool) -> String 
 /// or `limit`.
 pub(super) const WALK_LIMIT: &str = ",\"walk_limit\":true";
 
+/// What a walk could not see, appended to `fields`: `"unreadable":N`
+/// (entries it could not read) and `"pseudo_not_entered":N` (pseudo file
+/// systems it did not enter), each only when not 0.
+pub(super) fn walk_counts(fields: &mut String, unreadable: u64, pseudo: u64) {
+    if unreadable > 0 {
+        *fields += &format!(",\"unreadable\":{unreadable}");
+    }
+    if pseudo > 0 {
+        *fields += &format!(",\"pseudo_not_entered\":{pseudo}");
+    }
+}
+
 /// The reserve of a tail of `fields`: at its longest (the walk is over, so
 /// whether it was cut is known).
 pub(super) fn reserve(fields: &str, walk_cut: bool) -> usize {
@@ -53,12 +65,7 @@ pub(super) fn glob(
 ) -> Result<String, Failure> {
     let found = find::glob(req, root)?;
     let mut fields = format!(",\"total\":{}", found.total);
-    if found.unreadable > 0 {
-        fields += &format!(",\"unreadable\":{}", found.unreadable);
-    }
-    if found.pseudo > 0 {
-        fields += &format!(",\"pseudo_not_entered\":{}", found.pseudo);
-    }
+    walk_counts(&mut fields, found.unreadable, found.pseudo);
     let reserve = reserve(&fields, found.walk_cut);
     let mut page = Page::new(max_bytes, "", "entries");
     let mut at = req.offset;

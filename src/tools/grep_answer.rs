@@ -205,12 +205,7 @@ impl Render {
 /// The fields every `grep` answer ends with (before `walk_limit` and `next`).
 fn fields(searched: u64, binary: u64, unreadable: u64, pseudo: u64) -> String {
     let mut f = format!(",\"files_searched\":{searched},\"skipped_binary\":{binary}");
-    if unreadable > 0 {
-        f += &format!(",\"unreadable\":{unreadable}");
-    }
-    if pseudo > 0 {
-        f += &format!(",\"pseudo_not_entered\":{pseudo}");
-    }
+    super::find_answer::walk_counts(&mut f, unreadable, pseudo);
     f
 }
 

@@ -108,12 +108,7 @@ pub(super) fn run(req: &List, root: Option<&Root>, max_bytes: u64) -> Result<Str
     if !req.hidden {
         tail += &format!(",\"hidden_count\":{}", out.hidden);
     }
-    if out.unreadable > 0 {
-        tail += &format!(",\"unreadable\":{}", out.unreadable);
-    }
-    if out.pseudo > 0 {
-        tail += &format!(",\"pseudo_not_entered\":{}", out.pseudo);
-    }
+    super::find_answer::walk_counts(&mut tail, out.unreadable, out.pseudo);
     if out.truncated {
         tail += ",\"walk_limit\":true";
     }
