@@ -14,8 +14,8 @@
 use std::path::Path;
 
 use super::answer::{push_str, Page};
-use super::find_answer::{reserve, tail, too_small};
-use super::grep_op::{self, GrepRequest, Line, Output};
+use super::find_answer::{reserve, tail, too_small, too_small_over};
+use super::grep_op::{self, GrepRequest, Grepped, Line, Output};
 use super::name;
 use crate::protocol::Failure;
 
@@ -71,7 +71,11 @@ pub(super) fn grep(
     root: Option<&Path>,
     max_bytes: u64,
 ) -> Result<String, Failure> {
-    let g = grep_op::grep(req, root, max_bytes)?;
+    render(req, &grep_op::grep(req, root, max_bytes)?, max_bytes)
+}
+
+/// The line of what [`grep_op::grep`] found.
+pub(super) fn render(req: &GrepRequest, g: &Grepped, max_bytes: u64) -> Result<String, Failure> {
     let mut fields = format!(
         ",\"files_searched\":{},\"skipped_binary\":{}",
         g.files_searched, g.skipped_binary
@@ -93,10 +97,15 @@ pub(super) fn grep(
     let mut cut = false;
     // Each entry pushed is a whole group (its lines joined by commas), and
     // how many matches it holds.
-    let mut push = |text: &str, matches: u64| -> Result<bool, Failure> {
+    // `short`: a line of it is kept short of its text (`grep_op::Line`),
+    // so only that it needs more than `max_bytes` is known.
+    let mut push = |text: &str, matches: u64, short: bool| -> Result<bool, Failure> {
         if page.push(text, reserve) {
             at += matches;
             return Ok(true);
+        }
+        if page.kept() == 0 && short {
+            return Err(too_small_over(max_bytes));
         }
         if page.kept() == 0 {
             return Err(too_small(max_bytes, page.needs(text.len(), reserve)));
@@ -107,8 +116,9 @@ pub(super) fn grep(
     if req.output == Output::Content {
         for r in groups(&g.lines, req.context) {
             let group: Vec<String> = g.lines[r.clone()].iter().map(entry).collect();
+            let short = g.lines[r.clone()].iter().any(|l| l.short);
             let matches = g.lines[r].iter().filter(|l| !l.context).count() as u64;
-            if !push(&group.join(","), matches)? {
+            if !push(&group.join(","), matches, short)? {
                 break;
             }
         }
@@ -117,7 +127,7 @@ pub(super) fn grep(
             let mut out = String::from("{");
             name::field(&mut out, "path", p);
             out.push_str(&format!(",\"count\":{n}}}"));
-            if !push(&out, 1)? {
+            if !push(&out, 1, false)? {
                 break;
             }
         }

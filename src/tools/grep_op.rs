@@ -10,7 +10,7 @@ use rustix::io::Errno;
 use super::find::{open_start, shown, Start};
 use super::glob::Glob;
 use super::grep::Search;
-use super::grep_long::{self, Tuning};
+use super::grep_long::{self, line_end, Owed, Tuning};
 use super::walk::{self, Options};
 use crate::protocol::{ErrorKind, Failure};
 
@@ -70,6 +70,9 @@ pub struct Line {
     pub cut: bool,
     /// A context line, not a match.
     pub context: bool,
+    /// `text` is not what the line shows: kept short of it, and longer
+    /// than `max_bytes` with the context before it (`grep_long::keep`).
+    pub short: bool,
 }
 
 /// The answer of `grep`.
@@ -205,27 +208,36 @@ impl Run<'_> {
         Some(self.seen > self.req.offset)
     }
 
-    fn line(&mut self, path: &[u8], no: u64, text: &[u8], context: bool) -> Line {
+    fn line(&mut self, path: &[u8], no: u64, text: &[u8], context: bool, short: bool) -> Line {
         let (text, cut) = columns(text, self.req.max_columns);
+        // A stub cut at `max_columns` shows what its line shows.
+        let short = short && !cut;
+        let shown = if short {
+            self.max_bytes.saturating_add(1).max(text.len() as u64)
+        } else {
+            text.len() as u64
+        };
         // `{"path":"","line":N,"text":""}`: 28 bytes and the digits.
-        self.held += (path.len() + text.len() + 28) as u64;
+        self.held = self.held.saturating_add(shown + path.len() as u64 + 28);
         Line {
             path: path.to_vec(),
             line: no,
             text,
             cut,
             context,
+            short,
         }
     }
 
     /// Passes the after-context owed by the last match up to `upto` (a
     /// line start, or the searched part's end): each line shown if that
     /// match was, at most `after` of them.
-    fn owed(&mut self, at: &mut Owed, buf: &[u8], path: &[u8], upto: usize) {
+    fn owed(&mut self, at: &mut Owed, (buf, short): (&[u8], &[usize]), path: &[u8], upto: usize) {
         while at.after > 0 && at.shown_to < upto {
             let e = line_end(buf, at.shown_to, upto);
             if at.show {
-                let l = self.line(path, at.line, &buf[at.shown_to..e], true);
+                let s = short.binary_search(&at.shown_to).is_ok();
+                let l = self.line(path, at.line, &buf[at.shown_to..e], true, s);
                 self.out.lines.push(l);
             }
             at.shown_to = (e + 1).min(upto);
@@ -265,11 +277,14 @@ impl Run<'_> {
         let mut count = 0u64;
         // The match of the stub at `from` that stands for a long line.
         let mut forced = None;
+        let (max_columns, max_bytes) = (self.req.max_columns, self.max_bytes);
         let keep = if content {
-            grep_long::keep_for(self.req.max_columns)
+            grep_long::keep(max_columns, max_bytes)
         } else {
             0
         };
+        // The stubs in `buf` shorter than their lines, by their starts.
+        let mut short: Vec<usize> = Vec::new();
         loop {
             // Fill: to a block's end, or at least one whole line past `from`.
             if !eof {
@@ -304,6 +319,9 @@ impl Run<'_> {
                         let s = (self.search, &mut self.scratch);
                         let l = grep_long::line(f, buf, (from, len), keep, s.0, s.1);
                         (len, eof, forced) = (l.len, l.eof, Some(l.matched));
+                        if l.short {
+                            short.push(from);
+                        }
                         self.out.unreadable += u64::from(l.unreadable);
                         continue;
                     }
@@ -334,7 +352,7 @@ impl Run<'_> {
                 // The last match's after-context up to this one, shown or not (a page cut
                 // by `limit` keeps it), counted before `take` weighs the page: blocks'
                 // ends do not move the stop.
-                self.owed(&mut ctx_at, buf, path, ls);
+                self.owed(&mut ctx_at, (buf, &short), path, ls);
                 let take = self.take();
                 let Some(show) = take else {
                     stop = true;
@@ -350,13 +368,15 @@ impl Run<'_> {
                 let mut no_b = no - k;
                 while b < ls {
                     let e = line_end(buf, b, end);
-                    let l = self.line(path, no_b, &buf[b..e], true);
+                    let s = short.binary_search(&b).is_ok();
+                    let l = self.line(path, no_b, &buf[b..e], true, s);
                     self.out.lines.push(l);
                     b = e + 1;
                     no_b += 1;
                 }
                 if show {
-                    let l = self.line(path, no, &buf[ls..le], false);
+                    let s = short.binary_search(&ls).is_ok();
+                    let l = self.line(path, no, &buf[ls..le], false, s);
                     self.out.lines.push(l);
                 }
                 // A match left out by `offset` still owns its after-context
@@ -373,7 +393,7 @@ impl Run<'_> {
                 return false;
             }
             if content {
-                self.owed(&mut ctx_at, buf, path, end);
+                self.owed(&mut ctx_at, (buf, &short), path, end);
             }
             if eof {
                 break;
@@ -398,7 +418,12 @@ impl Run<'_> {
                 ctx_at.line = anchor.1;
             }
             let marks = [anchor.0, ctx_at.shown_to, end];
-            let ([a, s, e], n) = grep_long::carry(buf, (cut, end, len), keep, marks);
+            let sizes = grep_long::Sizes {
+                keep,
+                max_columns,
+                max_bytes,
+            };
+            let ([a, s, e], n) = grep_long::carry(buf, (cut, end, len), sizes, marks, &mut short);
             (anchor.0, ctx_at.shown_to, from, len) = (a, s, e, n);
         }
         if count == 0 || content {
@@ -416,21 +441,6 @@ impl Run<'_> {
             }
         }
     }
-}
-
-/// Where a file's context stands: lines before `shown_to` (a line start,
-/// numbered `line`) are shown or never will be; `after` lines are still
-/// owed to the last match, shown if `show`.
-struct Owed {
-    shown_to: usize,
-    line: u64,
-    after: usize,
-    show: bool,
-}
-
-/// The end of the line starting at `at` (its `\n`, or `end`).
-fn line_end(buf: &[u8], at: usize, end: usize) -> usize {
-    memchr::memchr(b'\n', &buf[at..end]).map_or(end, |i| at + i)
 }
 
 /// `text` as a string (invalid UTF-8 as U+FFFD), cut at `max` characters.
