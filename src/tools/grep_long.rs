@@ -315,8 +315,8 @@ pub fn line_end(buf: &[u8], at: usize, end: usize) -> usize {
 mod tests {
     use super::*;
     use crate::tools::grep_op::{grep_tuned, GrepRequest, Grepped, Output, BLOCK};
-    use proptest::test_runner::TestCaseError;
     use proptest::prelude::*;
+    use proptest::test_runner::TestCaseError;
     use std::path::Path;
 
     fn req(path: &Path, pat: &str, regex: bool, ic: bool, output: Output) -> GrepRequest {
@@ -455,7 +455,11 @@ mod tests {
                 continue;
             }
             // The match and its before-context, each too long for a page.
-            let got: Vec<_> = g.lines.iter().map(|l| (l.line, l.context, l.short)).collect();
+            let got: Vec<_> = g
+                .lines
+                .iter()
+                .map(|l| (l.line, l.context, l.short))
+                .collect();
             let want: Vec<_> = (1..=30).map(|i| (i, i != 30, true)).collect();
             assert_eq!(got, want);
             let l = &g.lines[29];
@@ -491,7 +495,18 @@ mod tests {
         }
     }
 
-    const CHARS: &[&str] = &["a", "b", "A", "é", "€", "😀", "\r", "x", "ab"];
+    const CHARS: &[&str] = &[
+        "a",
+        "b",
+        "A",
+        "é",
+        "€",
+        "😀",
+        "\r",
+        "x",
+        "ab",
+        "xxxxxxxxxxxxxxxx",
+    ];
     const PATTERNS: &[(&str, bool)] = &[
         ("ab", false),
         ("aba", false),
