@@ -129,6 +129,17 @@ pub fn keep(max_columns: u64, max_bytes: u64) -> usize {
     keep_for(max_columns).min(cap)
 }
 
+/// The bytes a line's text counts for on a page (`grep_op.rs`'s `held`):
+/// a text kept short (and not cut at `max_columns`) stands for more than
+/// `max_bytes`.
+pub fn shown(text: usize, short: bool, max_bytes: u64) -> u64 {
+    if short {
+        max_bytes.saturating_add(1).max(text as u64)
+    } else {
+        text as u64
+    }
+}
+
 /// Moves the carried lines `buf[cut..end]` (whole lines, each ending with
 /// its `\n`) and the partial line `buf[end..len]` to the block's start,
 /// each carried line as its stub: its first `keep` bytes and its `\n`, so

@@ -212,11 +212,7 @@ impl Run<'_> {
         let (text, cut) = columns(text, self.req.max_columns);
         // A stub cut at `max_columns` shows what its line shows.
         let short = short && !cut;
-        let shown = if short {
-            self.max_bytes.saturating_add(1).max(text.len() as u64)
-        } else {
-            text.len() as u64
-        };
+        let shown = grep_long::shown(text.len(), short, self.max_bytes);
         // `{"path":"","line":N,"text":""}`: 28 bytes and the digits.
         self.held = self.held.saturating_add(shown + path.len() as u64 + 28);
         Line {
