@@ -594,6 +594,38 @@ mod tests {
         Ok(())
     }
 
+    #[test]
+    fn context_kept_short_refuses_as_whole_lines_but_for_the_number() {
+        // Five 101-byte lines before a match, `context` 5: carried in
+        // 32-byte blocks, the first keeps none of its bytes (the four
+        // after it show 404 > 400).
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let mut text = String::new();
+        for i in 0..5 {
+            text += &format!("{i}{}\n", "e".repeat(100));
+        }
+        text += "NEEDLE\n";
+        std::fs::write(&p, &text).unwrap();
+        let mut r = req(&p, "NEEDLE", false, false, Output::Content);
+        (r.context, r.max_columns) = (5, 300);
+        for max_bytes in [400, 1 << 20] {
+            let one = Tuning {
+                block: text.len() + 1,
+                cap: usize::MAX,
+            };
+            let (a, _) = grep_tuned(&r, None, max_bytes, one).unwrap();
+            let small = Tuning {
+                block: 32,
+                cap: usize::MAX,
+            };
+            let (b, _) = grep_tuned(&r, None, max_bytes, small).unwrap();
+            let shorts = b.lines.iter().filter(|l| l.short).count();
+            assert_eq!(shorts, if max_bytes == 400 { 1 } else { 0 }, "{max_bytes}");
+            same_answer(&r, &a, &b, max_bytes).unwrap();
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(600))]
         /// The windowed path, and the context carried as stubs, answer
