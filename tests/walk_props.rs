@@ -286,6 +286,7 @@ fn model_file(bytes: &[u8], path: &str, pat: &str, ic: bool, ctx: u64) -> Vec<Li
             text: lines[i].to_string(),
             cut: false,
             context: !hits[i],
+            short: false,
         })
         .collect()
 }

@@ -16,6 +16,16 @@ use super::name;
 use crate::protocol::{ErrorKind, Failure};
 
 pub(super) fn too_small(max_bytes: u64, needs: usize) -> Failure {
+    refused(max_bytes, &needs.to_string())
+}
+
+/// The refusal of an entry whose size is not known, only that it is over
+/// `max_bytes` (`grep`'s lines kept short: `grep_long::keep`).
+pub(super) fn too_small_over(max_bytes: u64) -> Failure {
+    refused(max_bytes, &format!("more than {max_bytes}"))
+}
+
+fn refused(max_bytes: u64, needs: &str) -> Failure {
     Failure::new(
         ErrorKind::InvalidArgument,
         format!("\"max_bytes\" {max_bytes} cannot hold one entry of this answer: it needs {needs}"),

@@ -25,8 +25,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::answer::{push_str, Page};
-use super::find_answer::{reserve, tail, too_small};
-use super::grep_op::{self, GrepRequest, Output};
+use super::find_answer::{reserve, tail, too_small, too_small_over};
+use super::grep_op::{self, GrepRequest, Grepped, Output};
 use super::name;
 use crate::protocol::Failure;
 
@@ -58,6 +58,8 @@ pub struct LineRef<'a> {
     pub cut: bool,
     /// A context line, not a match.
     pub context: bool,
+    /// `text` is kept short of what the line shows (`grep_op::Line`).
+    pub short: bool,
 }
 
 /// What follows the list's last entry besides the tail: `]`, `}`, `\n`.
@@ -80,6 +82,9 @@ pub struct Render {
     group_lines: usize,
     group_matches: u64,
     spill: usize,
+    /// A line of the open group is kept short (only that it needs more
+    /// than `max_bytes` is known of it).
+    group_short: bool,
     /// The open group's match: its path (a buffer reused) and line.
     path: Vec<u8>,
     last: Option<u64>,
@@ -90,8 +95,9 @@ pub struct Render {
     /// fits under any tail, and those after it that may not.
     sure: Option<(usize, u64)>,
     maybe: Vec<(usize, u64)>,
-    /// The first group's length, for the refusal of one that never fits.
-    first: Option<usize>,
+    /// The first group's length, for the refusal of one that never fits,
+    /// and whether a line of it was kept short.
+    first: Option<(usize, bool)>,
     /// A group closed that cannot fit: no later one is rendered.
     full: bool,
     scratch: String,
@@ -116,6 +122,7 @@ impl Render {
             group_lines: 0,
             group_matches: 0,
             spill: 0,
+            group_short: false,
             path: Vec::new(),
             last: None,
             entries: 0,
@@ -146,6 +153,7 @@ impl Render {
             self.group_matches += 1;
         }
         self.group_lines += 1;
+        self.group_short |= l.short;
         if self.full {
             return;
         }
@@ -169,7 +177,8 @@ impl Render {
         if self.group_lines > 0 && !self.full {
             let end = self.line.len() + self.spill;
             self.matches += self.group_matches;
-            self.first.get_or_insert(end - self.open);
+            self.first
+                .get_or_insert((end - self.open, self.group_short));
             if self.spill > 0 {
                 self.full = true;
             } else if end + CLOSE + self.worst <= self.max {
@@ -180,21 +189,24 @@ impl Render {
             }
         }
         (self.group_lines, self.group_matches, self.spill) = (0, 0, 0);
+        self.group_short = false;
         self.last = None;
     }
 
     /// The page cut after its last group that fits with `reserve` bytes
     /// of tail: the line (list still open), the matches it holds, and
     /// whether a group was cut off; `Err` with the bytes needed when the
-    /// first group does not fit even alone.
-    fn finish(mut self, reserve: usize) -> Result<(String, u64, bool), usize> {
+    /// first group does not fit even alone (`None`: a line of it was kept
+    /// short, so more than `max_bytes`).
+    fn finish(mut self, reserve: usize) -> Result<(String, u64, bool), Option<usize>> {
         self.close();
         let fits = |&&(end, _): &&(usize, u64)| end + CLOSE + reserve <= self.max;
         let kept = self.maybe.iter().rev().find(fits).or(self.sure.as_ref());
         let (end, matches) = match (kept, self.first) {
             (Some(&k), _) => k,
             (None, None) => (self.open, 0),
-            (None, Some(len)) => return Err(self.open + len + CLOSE + reserve),
+            (None, Some((_, true))) => return Err(None),
+            (None, Some((len, false))) => return Err(Some(self.open + len + CLOSE + reserve)),
         };
         let cut = self.full || end < self.line.len();
         self.line.truncate(end);
@@ -218,10 +230,48 @@ pub(super) fn grep(
     let content = req.output == Output::Content;
     let render = content.then(|| Render::new(max_bytes, req.context));
     let g = grep_op::grep_into(req, root, max_bytes, render)?;
+    answer(req, g, max_bytes)
+}
+
+/// The line of what [`grep_op::grep`] found and kept as lines (tests: the
+/// same [`Render`] as the op's).
+#[cfg(test)]
+pub(super) fn render(req: &GrepRequest, g: &Grepped, max_bytes: u64) -> Result<String, Failure> {
+    let content = req.output == Output::Content;
+    let mut r = Render::new(max_bytes, req.context);
+    for l in &g.lines {
+        r.push(&LineRef {
+            path: &l.path,
+            line: l.line,
+            text: &l.text,
+            cut: l.cut,
+            context: l.context,
+            short: l.short,
+        });
+    }
+    let kept = Grepped {
+        lines: Vec::new(),
+        rendered: content.then_some(r),
+        files: g.files.clone(),
+        files_searched: g.files_searched,
+        skipped_binary: g.skipped_binary,
+        unreadable: g.unreadable,
+        pseudo: g.pseudo,
+        truncated: g.truncated,
+        more: g.more,
+        walk_cut: g.walk_cut,
+    };
+    answer(req, kept, max_bytes)
+}
+
+fn answer(req: &GrepRequest, g: Grepped, max_bytes: u64) -> Result<String, Failure> {
     let fields = fields(g.files_searched, g.skipped_binary, g.unreadable, g.pseudo);
     let reserve = reserve(&fields, g.walk_cut);
     if let Some(r) = g.rendered {
-        let (mut line, matches, cut) = r.finish(reserve).map_err(|n| too_small(max_bytes, n))?;
+        let (mut line, matches, cut) = r.finish(reserve).map_err(|n| match n {
+            Some(n) => too_small(max_bytes, n),
+            None => too_small_over(max_bytes),
+        })?;
         line.push(']');
         line.push_str(&tail(
             &fields,
@@ -262,7 +312,7 @@ pub(super) fn grep(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::tools::grep_op::Line;
     use proptest::prelude::*;
@@ -333,6 +383,7 @@ mod tests {
             text: &l.text,
             cut: l.cut,
             context: l.context,
+            short: l.short,
         }
     }
 
@@ -343,7 +394,7 @@ mod tests {
         }
         let (mut line, at, cut) = r
             .finish(reserve(fields, false))
-            .map_err(|n| too_small(max, n))?;
+            .map_err(|n| n.map_or(too_small_over(max), |n| too_small(max, n)))?;
         line.push(']');
         line.push_str(&tail(fields, at, cut, false));
         line.push_str("}\n");
@@ -379,6 +430,7 @@ mod tests {
                     text,
                     cut,
                     context: ctx,
+                    short: false,
                 });
             }
             let fields = fields(searched, 1, 0, 0);

@@ -59,6 +59,8 @@ pub struct Long {
     pub matched: bool,
     /// A read failed (the line searched as far as read).
     pub unreadable: bool,
+    /// The stub is shorter than the line.
+    pub short: bool,
 }
 
 /// The bytes of a line kept for `content`: its first `max_columns`
@@ -102,35 +104,107 @@ pub fn room(search: &Search, from: usize, keep: usize) -> usize {
         .saturating_mul(2)
 }
 
+/// What a stub keeps (`grep_op.rs` decides it per file).
+#[derive(Clone, Copy, Debug)]
+pub struct Sizes {
+    /// The bytes kept of a line: [`keep_for`]`(max_columns)`, at most
+    /// `max_bytes` + 4 (see [`keep`]); 0 for `files` and `count`.
+    pub keep: usize,
+    /// `max_columns`.
+    pub max_columns: u64,
+    /// `max_bytes`.
+    pub max_bytes: u64,
+}
+
+/// The bytes kept of a long line for `content`: [`keep_for`], but never
+/// more than `max_bytes` + 4. A stub of `max_bytes` + 4 bytes that is
+/// not cut at `max_columns` shows at least `max_bytes` + 1 bytes of text
+/// (U+FFFD is longer than the bytes it stands for), and so does its
+/// whole line (the stub's characters but its last, at most 3 bytes of
+/// an unfinished one, and more): no page holds either, so the page is
+/// cut or refused where it would be, only the number a refusal needs is
+/// unknown (`grep_answer.rs` says "more than").
+pub fn keep(max_columns: u64, max_bytes: u64) -> usize {
+    let cap = usize::try_from(max_bytes.saturating_add(4)).unwrap_or(usize::MAX);
+    keep_for(max_columns).min(cap)
+}
+
+/// The bytes a line's text counts for on a page (`grep_op.rs`'s `held`):
+/// a text kept short (and not cut at `max_columns`) stands for more than
+/// `max_bytes`.
+pub fn shown(text: usize, short: bool, max_bytes: u64) -> u64 {
+    if short {
+        max_bytes.saturating_add(1).max(text as u64)
+    } else {
+        text as u64
+    }
+}
+
 /// Moves the carried lines `buf[cut..end]` (whole lines, each ending with
 /// its `\n`) and the partial line `buf[end..len]` to the block's start,
 /// each carried line as its stub: its first `keep` bytes and its `\n`, so
-/// that it is shown, cut and numbered as the whole line would be. Answers
+/// that it is shown, cut and numbered as the whole line would be. Going
+/// back from the last, once the lines after one show more than
+/// `max_bytes` of text, it keeps none of its bytes: a match's
+/// before-context is a run of lines ending at it, so no page holds one
+/// that reaches that line. `short` holds the starts of the stubs shorter
+/// than their line (sorted): updated to where they are now. Answers
 /// where each of `marks` (line starts in `cut..=end`) is now, and the
 /// bytes in the block.
 pub fn carry<const N: usize>(
     buf: &mut [u8],
     (cut, end, len): (usize, usize, usize),
-    keep: usize,
+    sizes: Sizes,
     mut marks: [usize; N],
+    short: &mut Vec<usize>,
 ) -> ([usize; N], usize) {
-    let (mut r, mut w) = (cut, 0);
+    // Each carried line (start, `\n`), the last first, with its kept bytes
+    // and whether they are fewer than its own.
+    let mut lines = Vec::new();
+    let mut shown = 0u64; // the text of the lines after, at least
+    let mut e = end;
+    while e > cut {
+        let r = memchr::memrchr(b'\n', &buf[cut..e - 1]).map_or(cut, |i| cut + i + 1);
+        let was = short.binary_search(&r).is_ok();
+        let whole = e - 1 - r;
+        let n = if shown > sizes.max_bytes {
+            0
+        } else {
+            sizes.keep.min(whole)
+        };
+        let is_short = was || n < whole;
+        if shown <= sizes.max_bytes {
+            let (text, at_cols) = super::grep_op::columns(&buf[r..r + n], sizes.max_columns);
+            let bytes = if is_short && !at_cols {
+                sizes.max_bytes.saturating_add(1)
+            } else {
+                text.len() as u64
+            };
+            shown = shown.saturating_add(bytes);
+        }
+        lines.push((r, n, is_short));
+        e = r;
+    }
+    short.clear();
+    let mut w = 0;
     let mut moved = [false; N];
-    loop {
+    let mut place = |r: usize, w: usize| {
         for (m, done) in marks.iter_mut().zip(&mut moved) {
             if !*done && *m == r {
                 (*m, *done) = (w, true);
             }
         }
-        if r == end {
-            break;
-        }
-        let e = r + memchr::memchr(b'\n', &buf[r..end]).expect("carried lines end with \\n");
-        let n = keep.min(e - r);
+    };
+    for &(r, n, is_short) in lines.iter().rev() {
+        place(r, w);
         buf.copy_within(r..r + n, w);
         buf[w + n] = b'\n';
-        (r, w) = (e + 1, w + n + 1);
+        if is_short {
+            short.push(w);
+        }
+        w += n + 1;
     }
+    place(end, w);
     debug_assert!(moved.iter().all(|&d| d), "a mark not at a line start");
     buf.copy_within(end..len, w);
     (marks, w + len - end)
@@ -225,7 +299,27 @@ pub fn line(
         eof,
         matched,
         unreadable,
+        short: line_len > keep as u64,
     }
+}
+
+/// Where a file's context stands: lines before `shown_to` (a line start,
+/// numbered `line`) are shown or never will be; `after` lines are still
+/// owed to the last match, shown if `show`.
+pub struct Owed {
+    /// A line start: the lines before it are done with.
+    pub shown_to: usize,
+    /// `shown_to`'s line number.
+    pub line: u64,
+    /// After-context lines still owed.
+    pub after: usize,
+    /// They are shown.
+    pub show: bool,
+}
+
+/// The end of the line starting at `at` (its `\n`, or `end`).
+pub fn line_end(buf: &[u8], at: usize, end: usize) -> usize {
+    memchr::memchr(b'\n', &buf[at..end]).map_or(end, |i| at + i)
 }
 
 #[cfg(test)]
@@ -233,6 +327,7 @@ mod tests {
     use super::*;
     use crate::tools::grep_op::{grep_tuned, GrepRequest, Grepped, Output, BLOCK};
     use proptest::prelude::*;
+    use proptest::test_runner::TestCaseError;
     use std::path::Path;
 
     fn req(path: &Path, pat: &str, regex: bool, ic: bool, output: Output) -> GrepRequest {
@@ -249,12 +344,6 @@ mod tests {
             max_columns: 500,
             walk: Default::default(),
         }
-    }
-
-    /// Everything an answer is made of.
-    fn key(g: &Grepped) -> impl PartialEq + std::fmt::Debug {
-        let n = (g.files_searched, g.skipped_binary, g.unreadable);
-        (g.lines.clone(), g.files.clone(), n, g.truncated, g.more)
     }
 
     #[test]
@@ -347,7 +436,88 @@ mod tests {
         assert_eq!(g.files, [(r.path.clone().unwrap(), 1)]);
     }
 
-    const CHARS: &[&str] = &["a", "b", "A", "é", "€", "😀", "\r", "x", "ab"];
+    #[test]
+    fn context_with_a_huge_max_columns_keeps_about_max_bytes() {
+        // 30 lines of 3 MB, the last one a match: int kept each carried
+        // line whole (`max_columns` 10^8 keeps 400 MB), its block ~180 MB.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("thirty");
+        let big = 3_000_000;
+        let mut text = Vec::with_capacity(30 * big);
+        for i in 0..30 {
+            let mut l = vec![b'x'; big - 1];
+            l[..3].copy_from_slice(format!("{i:02}-").as_bytes());
+            if i == 29 {
+                l[big / 2..big / 2 + 6].copy_from_slice(b"NEEDLE");
+            }
+            text.extend_from_slice(&l);
+            text.push(b'\n');
+        }
+        std::fs::write(&p, &text).unwrap();
+        drop(text);
+        let max_bytes = 262_144;
+        for pat in ["zzz", "NEEDLE"] {
+            let mut r = req(&p, pat, false, false, Output::Content);
+            (r.context, r.max_columns) = (30, 100_000_000);
+            let (g, held) = grep_tuned(&r, None, max_bytes, Tuning::default()).unwrap();
+            assert!(held <= 2 << 20, "{pat}: {held}");
+            if pat == "zzz" {
+                assert!(g.lines.is_empty());
+                continue;
+            }
+            // The match and its before-context, each too long for a page.
+            let got: Vec<_> = g
+                .lines
+                .iter()
+                .map(|l| (l.line, l.context, l.short))
+                .collect();
+            let want: Vec<_> = (1..=30).map(|i| (i, i != 30, true)).collect();
+            assert_eq!(got, want);
+            let l = &g.lines[29];
+            assert_eq!(l.text.len(), max_bytes as usize + 4);
+            assert_eq!(l.text[..3], *"29-");
+            // Those after the first line over `max_bytes` keep none of it.
+            assert_eq!(g.lines[28].text.len(), max_bytes as usize + 4);
+            assert!(g.lines[..28].iter().all(|l| l.text.is_empty()));
+        }
+    }
+
+    #[test]
+    fn a_refused_line_kept_short_needs_more_than_max_bytes() {
+        use crate::tools::grep_answer::grep;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        // Over the cap: windowed, kept short. Under it: held whole.
+        for (len, says) in [
+            (2_000_000, "more than 262144".to_string()),
+            // int's exact need: the page, the path and the line's text.
+            (300_000, (300_149 + p.as_os_str().len()).to_string()),
+        ] {
+            let mut text = "NEEDLE".to_string() + &"y".repeat(len - 6);
+            text.push('\n');
+            std::fs::write(&p, &text).unwrap();
+            let mut r = req(&p, "NEEDLE", false, false, Output::Content);
+            r.max_columns = 100_000_000;
+            let e = grep(&r, None, 262_144).unwrap_err();
+            let want = format!(
+                "\"max_bytes\" 262144 cannot hold one entry of this answer: it needs {says}"
+            );
+            assert_eq!(e.detail.as_deref(), Some(want.as_str()), "{len}");
+        }
+    }
+
+    const CHARS: &[&str] = &[
+        "a",
+        "b",
+        "A",
+        "é",
+        "€",
+        "😀",
+        "\r",
+        "x",
+        "ab",
+        "xxxxxxxxxxxxxxxx",
+    ];
     const PATTERNS: &[(&str, bool)] = &[
         ("ab", false),
         ("aba", false),
@@ -383,10 +553,85 @@ mod tests {
         })
     }
 
+    /// `b` answers as the whole-block answer `a`, but for the lines it
+    /// kept short of their text (`keep`, `carry`): each in a group whose
+    /// text in `a` is over `max_bytes`, and a refusal of such a group says
+    /// "more than" where `a` names its exact need.
+    fn same_answer(
+        r: &GrepRequest,
+        a: &Grepped,
+        b: &Grepped,
+        max_bytes: u64,
+    ) -> Result<(), TestCaseError> {
+        use crate::tools::grep_answer::{render, tests::groups};
+        let n = |g: &Grepped| {
+            let n = (g.files_searched, g.skipped_binary, g.unreadable);
+            (g.files.clone(), n, g.truncated, g.more, g.lines.len())
+        };
+        prop_assert_eq!(n(a), n(b));
+        for range in groups(&a.lines, r.context) {
+            let text: usize = a.lines[range.clone()].iter().map(|l| l.text.len()).sum();
+            for (x, y) in a.lines[range.clone()].iter().zip(&b.lines[range]) {
+                prop_assert!(!x.short);
+                if y.short {
+                    prop_assert!(text as u64 > max_bytes, "{:?} {:?}", x, y);
+                    prop_assert_eq!((&x.path, x.line, x.context), (&y.path, y.line, y.context));
+                } else {
+                    prop_assert_eq!(x, y);
+                }
+            }
+        }
+        let said = |g| render(r, g, max_bytes).map_err(|e| e.detail.unwrap_or_default());
+        let (ra, rb) = (said(a), said(b));
+        if ra != rb {
+            let head = format!("\"max_bytes\" {max_bytes} cannot hold one entry of this answer");
+            let needs = ra.as_ref().unwrap_err().strip_prefix(&head).unwrap();
+            let needs: u64 = needs.strip_prefix(": it needs ").unwrap().parse().unwrap();
+            prop_assert!(needs > max_bytes);
+            prop_assert_eq!(rb, Err(format!("{head}: it needs more than {max_bytes}")));
+            prop_assert!(b.lines.iter().any(|l| l.short));
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn context_kept_short_refuses_as_whole_lines_but_for_the_number() {
+        // Five 101-byte lines before a match, `context` 5: carried in
+        // 32-byte blocks, the first keeps none of its bytes (the four
+        // after it show 404 > 400).
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        let mut text = String::new();
+        for i in 0..5 {
+            text += &format!("{i}{}\n", "e".repeat(100));
+        }
+        text += "NEEDLE\n";
+        std::fs::write(&p, &text).unwrap();
+        let mut r = req(&p, "NEEDLE", false, false, Output::Content);
+        (r.context, r.max_columns) = (5, 300);
+        for max_bytes in [400, 1 << 20] {
+            let one = Tuning {
+                block: text.len() + 1,
+                cap: usize::MAX,
+            };
+            let (a, _) = grep_tuned(&r, None, max_bytes, one).unwrap();
+            let small = Tuning {
+                block: 32,
+                cap: usize::MAX,
+            };
+            let (b, _) = grep_tuned(&r, None, max_bytes, small).unwrap();
+            let shorts = b.lines.iter().filter(|l| l.short).count();
+            assert_eq!(shorts, if max_bytes == 400 { 1 } else { 0 }, "{max_bytes}");
+            same_answer(&r, &a, &b, max_bytes).unwrap();
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(600))]
         /// The windowed path, and the context carried as stubs, answer
-        /// what one block holding the whole file answers.
+        /// what one block holding the whole file answers (`same_answer`:
+        /// where `max_bytes` keeps lines short, only that it cannot say
+        /// how much a refused group needs).
         #[test]
         fn windows_answer_as_whole_lines(
             text in file(),
@@ -396,8 +641,8 @@ mod tests {
             context in 0u64..6,
             offset in 0u64..3,
             limit in 1u64..5,
-            max_columns in 1u64..6,
-            max_bytes in prop::sample::select(&[150u64, 1 << 20][..]),
+            max_columns in prop_oneof![1u64..6, 20u64..300],
+            max_bytes in prop::sample::select(&[150u64, 250, 400, 1 << 20][..]),
             (block, cap) in (1usize..5, 0usize..40).prop_map(|(b, c)| (b * 8, 16 + c)),
         ) {
             let dir = tempfile::tempdir().unwrap();
@@ -409,9 +654,14 @@ mod tests {
             let (a, _) = grep_tuned(&r, None, max_bytes, one).unwrap();
             let carried = Tuning { block, cap: usize::MAX };
             let (b, _) = grep_tuned(&r, None, max_bytes, carried).unwrap();
-            prop_assert_eq!(key(&a), key(&b));
+            same_answer(&r, &a, &b, max_bytes)?;
             let (c, _) = grep_tuned(&r, None, max_bytes, Tuning { block, cap }).unwrap();
-            prop_assert_eq!(key(&a), key(&c));
+            same_answer(&r, &a, &c, max_bytes)?;
+            if keep_for(max_columns) <= keep(max_columns, max_bytes) {
+                // The cap does not bite on one line: only the context's
+                // sum can keep lines short.
+                prop_assert!(b.lines.iter().chain(&c.lines).all(|l| !l.short) || context > 0);
+            }
         }
     }
 }

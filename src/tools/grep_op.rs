@@ -11,7 +11,7 @@ use super::find::{open_start, shown, Start};
 use super::glob::Glob;
 use super::grep::Search;
 use super::grep_answer::{LineRef, Render};
-use super::grep_long::{self, Tuning};
+use super::grep_long::{self, line_end, Owed, Tuning};
 pub use super::grep_types::{GrepRequest, Grepped, Line, Output};
 use super::walk;
 use crate::protocol::{ErrorKind, Failure};
@@ -155,10 +155,13 @@ impl Run<'_> {
     }
 
     /// A line of the answer: rendered, or kept.
-    fn line(&mut self, path: &[u8], no: u64, text: &[u8], context: bool) {
+    fn line(&mut self, path: &[u8], no: u64, text: &[u8], context: bool, short: bool) {
         let (text, cut) = columns(text, self.req.max_columns);
+        // A stub cut at `max_columns` shows what its line shows.
+        let short = short && !cut;
+        let shown = grep_long::shown(text.len(), short, self.max_bytes);
         // `{"path":"","line":N,"text":""}`: 28 bytes and the digits.
-        self.held += (path.len() + text.len() + 28) as u64;
+        self.held = self.held.saturating_add(shown + path.len() as u64 + 28);
         if let Some(r) = &mut self.out.rendered {
             let text = &text;
             return r.push(&LineRef {
@@ -167,6 +170,7 @@ impl Run<'_> {
                 text,
                 cut,
                 context,
+                short,
             });
         }
         self.out.lines.push(Line {
@@ -175,17 +179,19 @@ impl Run<'_> {
             text,
             cut,
             context,
+            short,
         });
     }
 
     /// Passes the after-context owed by the last match up to `upto` (a
     /// line start, or the searched part's end): each line shown if that
     /// match was, at most `after` of them.
-    fn owed(&mut self, at: &mut Owed, buf: &[u8], path: &[u8], upto: usize) {
+    fn owed(&mut self, at: &mut Owed, (buf, short): (&[u8], &[usize]), path: &[u8], upto: usize) {
         while at.after > 0 && at.shown_to < upto {
             let e = line_end(buf, at.shown_to, upto);
             if at.show {
-                self.line(path, at.line, &buf[at.shown_to..e], true);
+                let s = short.binary_search(&at.shown_to).is_ok();
+                self.line(path, at.line, &buf[at.shown_to..e], true, s);
             }
             at.shown_to = (e + 1).min(upto);
             at.line += 1;
@@ -224,11 +230,14 @@ impl Run<'_> {
         let mut count = 0u64;
         // The match of the stub at `from` that stands for a long line.
         let mut forced = None;
+        let (max_columns, max_bytes) = (self.req.max_columns, self.max_bytes);
         let keep = if content {
-            grep_long::keep_for(self.req.max_columns)
+            grep_long::keep(max_columns, max_bytes)
         } else {
             0
         };
+        // The stubs in `buf` shorter than their lines, by their starts.
+        let mut short: Vec<usize> = Vec::new();
         loop {
             // Fill: to a block's end, or at least one whole line past `from`.
             if !eof {
@@ -263,6 +272,9 @@ impl Run<'_> {
                         let s = (self.search, &mut self.scratch);
                         let l = grep_long::line(f, buf, (from, len), keep, s.0, s.1);
                         (len, eof, forced) = (l.len, l.eof, Some(l.matched));
+                        if l.short {
+                            short.push(from);
+                        }
                         self.out.unreadable += u64::from(l.unreadable);
                         continue;
                     }
@@ -293,7 +305,7 @@ impl Run<'_> {
                 // The last match's after-context up to this one, shown or not (a page cut
                 // by `limit` keeps it), counted before `take` weighs the page: blocks'
                 // ends do not move the stop.
-                self.owed(&mut ctx_at, buf, path, ls);
+                self.owed(&mut ctx_at, (buf, &short), path, ls);
                 let take = self.take();
                 let Some(show) = take else {
                     stop = true;
@@ -309,12 +321,14 @@ impl Run<'_> {
                 let mut no_b = no - k;
                 while b < ls {
                     let e = line_end(buf, b, end);
-                    self.line(path, no_b, &buf[b..e], true);
+                    let s = short.binary_search(&b).is_ok();
+                    self.line(path, no_b, &buf[b..e], true, s);
                     b = e + 1;
                     no_b += 1;
                 }
                 if show {
-                    self.line(path, no, &buf[ls..le], false);
+                    let s = short.binary_search(&ls).is_ok();
+                    self.line(path, no, &buf[ls..le], false, s);
                 }
                 // A match left out by `offset` still owns its after-context
                 // (passed over unshown), so the next page's first match does
@@ -330,7 +344,7 @@ impl Run<'_> {
                 return false;
             }
             if content {
-                self.owed(&mut ctx_at, buf, path, end);
+                self.owed(&mut ctx_at, (buf, &short), path, end);
             }
             if eof {
                 break;
@@ -355,7 +369,12 @@ impl Run<'_> {
                 ctx_at.line = anchor.1;
             }
             let marks = [anchor.0, ctx_at.shown_to, end];
-            let ([a, s, e], n) = grep_long::carry(buf, (cut, end, len), keep, marks);
+            let sizes = grep_long::Sizes {
+                keep,
+                max_columns,
+                max_bytes,
+            };
+            let ([a, s, e], n) = grep_long::carry(buf, (cut, end, len), sizes, marks, &mut short);
             (anchor.0, ctx_at.shown_to, from, len) = (a, s, e, n);
         }
         if count == 0 || content {
@@ -373,21 +392,6 @@ impl Run<'_> {
             }
         }
     }
-}
-
-/// Where a file's context stands: lines before `shown_to` (a line start,
-/// numbered `line`) are shown or never will be; `after` lines are still
-/// owed to the last match, shown if `show`.
-struct Owed {
-    shown_to: usize,
-    line: u64,
-    after: usize,
-    show: bool,
-}
-
-/// The end of the line starting at `at` (its `\n`, or `end`).
-fn line_end(buf: &[u8], at: usize, end: usize) -> usize {
-    memchr::memchr(b'\n', &buf[at..end]).map_or(end, |i| at + i)
 }
 
 /// `text` as a string (invalid UTF-8 as U+FFFD), cut at `max` characters.

@@ -55,6 +55,9 @@ pub struct Line {
     pub cut: bool,
     /// A context line, not a match.
     pub context: bool,
+    /// `text` is not what the line shows: kept short of it, and longer
+    /// than `max_bytes` with the context before it (`grep_long::keep`).
+    pub short: bool,
 }
 
 /// The answer of `grep`.
