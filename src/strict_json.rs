@@ -24,12 +24,13 @@ use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqA
 use serde::de::{VariantAccess, Visitor};
 
 /// serde_json's words for `e`, and for an escape of half a surrogate pair
-/// (`"\ud800"`: serde says "unexpected end of hex escape") what to send
-/// instead: a caller holding a name that is not UTF-8 reaches for one.
+/// (`"\ud800"`: serde says "unexpected end of hex escape") what JSON
+/// allows, and where a name that is not UTF-8 goes instead (a caller
+/// holding one reaches for such an escape).
 pub fn words(e: &serde_json::Error) -> String {
     let mut s = e.to_string();
     if s.contains("hex escape") {
-        s.push_str(" (a \\uD800-\\uDFFF escape is half of a surrogate pair, never alone: send a name that is not UTF-8 as base64 in an op's \"path_b64\")");
+        s.push_str(" (\\uD800-\\uDFFF escapes come only as high-low pairs: JSON strings hold Unicode text; a file name that is not UTF-8 goes as base64 in an op's \"path_b64\" or \"to_b64\")");
     }
     s
 }

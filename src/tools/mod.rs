@@ -112,7 +112,10 @@
 //! took 68 and 66 MiB (the bound: `grep_op.md`). The exception: a regex
 //! without a required literal over a line longer than 1 MiB holds the
 //! line, and so does one whose required literal the line holds (to run
-//! the regex on it).
+//! the regex on it), beside the answer (breaker b34f: a 4.4 MB line at
+//! `max_bytes` 8 MiB, 17.8 MB). A text read escapes a line before it
+//! knows whether the line fits, so a page cut or refused at `max_bytes`
+//! touches up to `max_bytes` of the result line, whatever it keeps.
 //!
 //! # Tokens
 //!
