@@ -115,7 +115,9 @@
 //! the regex on it), beside the answer (breaker b34f: a 4.4 MB line at
 //! `max_bytes` 8 MiB, 17.8 MB). A text read escapes a line before it
 //! knows whether the line fits, so a page cut or refused at `max_bytes`
-//! touches up to `max_bytes` of the result line, whatever it keeps.
+//! touches up to `max_bytes` of the result line, whatever it keeps. A
+//! grep with a `max_columns` over about `max_bytes` / 4 and lines over
+//! 1 MiB holds up to about 4 × `max_bytes` (`grep_op.md`).
 //!
 //! # Tokens
 //!
