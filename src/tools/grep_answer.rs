@@ -62,6 +62,20 @@ pub struct LineRef<'a> {
     pub short: bool,
 }
 
+#[cfg(test)]
+impl<'a> From<&'a super::grep_op::Line> for LineRef<'a> {
+    fn from(l: &'a super::grep_op::Line) -> LineRef<'a> {
+        LineRef {
+            path: &l.path,
+            line: l.line,
+            text: &l.text,
+            cut: l.cut,
+            context: l.context,
+            short: l.short,
+        }
+    }
+}
+
 /// What follows the list's last entry besides the tail: `]`, `}`, `\n`.
 const CLOSE: usize = 3;
 
@@ -240,14 +254,7 @@ pub(super) fn render(req: &GrepRequest, g: &Grepped, max_bytes: u64) -> Result<S
     let content = req.output == Output::Content;
     let mut r = Render::new(max_bytes, req.context);
     for l in &g.lines {
-        r.push(&LineRef {
-            path: &l.path,
-            line: l.line,
-            text: &l.text,
-            cut: l.cut,
-            context: l.context,
-            short: l.short,
-        });
+        r.push(&LineRef::from(l));
     }
     let kept = Grepped {
         lines: Vec::new(),
@@ -377,14 +384,7 @@ pub(crate) mod tests {
     }
 
     fn as_ref(l: &Line) -> LineRef<'_> {
-        LineRef {
-            path: &l.path,
-            line: l.line,
-            text: &l.text,
-            cut: l.cut,
-            context: l.context,
-            short: l.short,
-        }
+        LineRef::from(l)
     }
 
     fn rendered(lines: &[Line], context: u64, max: u64, fields: &str) -> Result<String, Failure> {
