@@ -49,7 +49,8 @@ mod local;
 pub mod parse;
 mod patch_transfer;
 mod run_txn;
-#[cfg(test)]
+// Only the docker backend's unit tests execute files they write.
+#[cfg(all(test, feature = "docker"))]
 pub(crate) mod testing;
 mod tools;
 mod tools_answer;
