@@ -93,10 +93,21 @@ fn a_fifo_with_no_writer_is_refused_at_once() {
             input["view_range"] = r;
         }
         let r = toolset(s.path(), "read", input, &[]);
-        assert_eq!((r.stdout.as_str(), r.code), ("read: p: not a regular file", 1));
+        assert_eq!(
+            (r.stdout.as_str(), r.code),
+            ("read: p: not a regular file", 1)
+        );
     }
-    let r = toolset(s.path(), "grep", serde_json::json!({"pattern": "x", "path": "p"}), &[]);
-    assert_eq!((r.stdout.as_str(), r.code), ("grep: p: not a regular file", 1));
+    let r = toolset(
+        s.path(),
+        "grep",
+        serde_json::json!({"pattern": "x", "path": "p"}),
+        &[],
+    );
+    assert_eq!(
+        (r.stdout.as_str(), r.code),
+        ("grep: p: not a regular file", 1)
+    );
 }
 
 /// A FIFO renamed over the file between the type check and the open: the
@@ -130,7 +141,12 @@ fn a_fifo_swapped_in_after_the_check_is_refused_at_once() {
         after(&r, "read: f: not a regular file", 1);
     }
     fresh();
-    let r = toolset(d, "grep", serde_json::json!({"pattern": "x", "path": "f"}), env);
+    let r = toolset(
+        d,
+        "grep",
+        serde_json::json!({"pattern": "x", "path": "f"}),
+        env,
+    );
     after(&r, "grep: f: not a regular file", 1);
     fresh();
     let r = bounded(d, &["--stdin"], r#"{"op":"read","path":"f"}"#, env);
@@ -149,14 +165,17 @@ fn proc_kmsg_answers_at_once() {
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
         .open("/proc/kmsg");
     if let Err(e) = readable {
-        return skip(&format!("/proc/kmsg cannot be opened here ({e}): needs root"));
+        return skip(&format!(
+            "/proc/kmsg cannot be opened here ({e}): needs root"
+        ));
     }
     for input in [
         serde_json::json!({"file_path": "kmsg"}),
         serde_json::json!({"file_path": "kmsg", "view_range": [1, 1]}),
     ] {
         let r = toolset(Path::new("/proc"), "read", input, &[]);
-        let waiting = (r.stdout.as_str(), r.code) == ("read: kmsg: resource temporarily unavailable", 1);
+        let waiting =
+            (r.stdout.as_str(), r.code) == ("read: kmsg: resource temporarily unavailable", 1);
         assert!(waiting || r.code == 0, "{r:?}");
     }
 }

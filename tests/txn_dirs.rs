@@ -849,7 +849,9 @@ fn a_bind_mounted_file_or_deep_directory_in_the_tree_refuses_the_delete() {
         let after = tree(&p);
         // Unmounted where the entry was: a regression moved it under the
         // hidden name (`Mounts` unmounts it there).
-        let at_place = std::process::Command::new("umount").arg(p.join(at)).status();
+        let at_place = std::process::Command::new("umount")
+            .arg(p.join(at))
+            .status();
         assert_result(&r, &line(at), 2);
         assert_eq!(after, before, "case {i}: the tree untouched");
         assert!(at_place.unwrap().success(), "umount {at}");

@@ -107,7 +107,13 @@ mod tests {
             at(d.path(), "p", true),
             Err(Unopened::NotRegular(FileType::Fifo))
         );
-        assert_eq!(at(d.path(), ".", true), Err(Unopened::NotRegular(FileType::Directory)));
-        assert_eq!(at(d.path(), "gone", true), Err(Unopened::Stat(Errno::NOENT)));
+        assert_eq!(
+            at(d.path(), ".", true),
+            Err(Unopened::NotRegular(FileType::Directory))
+        );
+        assert_eq!(
+            at(d.path(), "gone", true),
+            Err(Unopened::Stat(Errno::NOENT))
+        );
     }
 }

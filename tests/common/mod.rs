@@ -210,7 +210,8 @@ extern "C" fn remove_nobody_bin() {
 }
 
 fn nobody_bin_checked() -> Option<&'static str> {
-    if nobody_reaches(Path::new(BIN)) && std::fs::metadata(BIN).is_ok_and(|m| m.mode() & 0o001 != 0) {
+    if nobody_reaches(Path::new(BIN)) && std::fs::metadata(BIN).is_ok_and(|m| m.mode() & 0o001 != 0)
+    {
         return Some(BIN);
     }
     let dir = NOBODY_BIN.get_or_init(|| {
@@ -240,7 +241,9 @@ fn nobody_bin_checked() -> Option<&'static str> {
     match dir {
         Some(bin) => Some(bin.as_str()),
         None => {
-            skip(&format!("user nobody cannot run {BIN} and it could not be copied where it can"));
+            skip(&format!(
+                "user nobody cannot run {BIN} and it could not be copied where it can"
+            ));
             None
         }
     }
