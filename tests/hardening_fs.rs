@@ -156,7 +156,7 @@ fn fsync_in_a_write_only_directory_flushes_the_file_system_after_the_rename() {
             "--clear-groups",
             "--",
         ])
-        .args([BIN, "--fsync", "--", "f", &b64("foo"), &b64("bar")])
+        .args([nobody_bin(), "--fsync", "--", "f", &b64("foo"), &b64("bar")])
         .current_dir(&d)
         .output()
         .unwrap();
@@ -437,7 +437,7 @@ mod seccomp {
                 "--regid=65534",
                 "--clear-groups",
                 "--",
-                BIN,
+                nobody_bin(),
             ]);
             c
         } else {
@@ -1151,11 +1151,20 @@ fn a_sticky_directory_binds_root_without_cap_fowner() {
 }
 
 /// A scratch directory on the real disk (tmpfs may lack inode flags).
+/// Under the target directory (tmpfs may lack inode flags), unless user
+/// nobody cannot search the way there (a clone under a directory it
+/// cannot): then under the scratch directories' parent, as `scratch`.
 fn scratch_on_disk() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("as-edit-flags")
-        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
-        .unwrap()
+    let target = env!("CARGO_TARGET_TMPDIR");
+    let d = match nobody_reaches(Path::new(target)) {
+        true => tempfile::Builder::new()
+            .prefix("as-edit-flags")
+            .tempdir_in(target),
+        false => tempfile::Builder::new().prefix("as-edit-flags").tempdir(),
+    }
+    .unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    d
 }
 
 /// Clears inode flags on drop, so a failed assertion cannot leave an
@@ -1495,7 +1504,7 @@ fn run_as(uid: u32, gid: u32, groups: &[u32], dir: &Path, args: &[&str]) -> Run 
         c.arg(format!("--groups={}", g.join(",")));
     }
     c.arg("--")
-        .arg(BIN)
+        .arg(nobody_bin())
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())

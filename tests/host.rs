@@ -113,7 +113,7 @@ fn write_failed_falls_back_and_other_refusals_do_not() {
     }
     let d = scratch();
     let p = write_file(d.path(), "f.txt", b"old", 0o666);
-    let mut ed = host::Editor::new(AsNobody(LocalShell::new()), BIN);
+    let mut ed = host::Editor::new(AsNobody(LocalShell::new()), nobody_bin());
     assert_eq!(
         ed.edit(&EditRequest::new(&p, "old", "new", false)).unwrap(),
         transfer(1)

@@ -775,3 +775,97 @@ fn a_directory_that_cannot_be_made_says_so() {
         assert!(names(s.path()).is_empty(), "{body}");
     }
 }
+
+/// Unmounts, on drop, every mount under a scratch directory (deepest
+/// first, lazily), wherever a regression may have moved it: a failing run
+/// leaves no mount behind.
+struct Mounts(std::path::PathBuf);
+
+impl Drop for Mounts {
+    fn drop(&mut self) {
+        let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let mut under: Vec<&str> = info
+            .lines()
+            .filter_map(|l| l.split(' ').nth(4))
+            .filter(|m| Path::new(m).starts_with(&self.0))
+            .collect();
+        under.sort_by_key(|m| std::cmp::Reverse(m.len()));
+        for m in under {
+            let _ = std::process::Command::new("umount")
+                .args(["-l", m])
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
+}
+
+/// A file bind-mounted into the tree (from the same file system: the
+/// same device, so only its mount id and `STATX_ATTR_MOUNT_ROOT` tell it;
+/// even a file bind-mounted onto itself, the same inode), or a directory
+/// bind-mounted deep in it: refused before anything is removed, naming
+/// the entry; the tree and what the mount shows byte-identical after.
+/// (The scan looked for mounts only on directories: everything else went
+/// and the hidden tree was `"left"` holding the mount.)
+#[test]
+fn a_bind_mounted_file_or_deep_directory_in_the_tree_refuses_the_delete() {
+    let s = scratch();
+    let p = s.path().canonicalize().unwrap();
+    let _mounts = Mounts(p.clone());
+    let deep = "d/a/b/c/e/f/g";
+    std::fs::create_dir_all(p.join(deep)).unwrap();
+    std::fs::create_dir_all(p.join("out/keep")).unwrap();
+    std::fs::write(p.join("out/keep/k"), "k\n").unwrap();
+    std::fs::write(p.join("outside.txt"), "outside\n").unwrap();
+    std::fs::write(p.join("d/top"), "t\n").unwrap();
+    std::fs::write(p.join("d/a/b/mnt.txt"), "under the mount\n").unwrap();
+    std::fs::write(p.join("d/a/self.txt"), "self\n").unwrap();
+    std::fs::create_dir(p.join(format!("{deep}/mnt"))).unwrap();
+    let del = || {
+        run_stdin(
+            &p,
+            &["--stdin"],
+            &req(r#"{"op":"delete","path":"d","recursive":true}"#),
+        )
+    };
+    let line = |n: &str| {
+        format!(
+            r#"{{"error":"invalid_argument","detail":"file 1 of 1 (d): {}/{n} is a mount point (another file system): a recursive delete or a directory move stays on one file system; nothing was changed","file":1}}"#,
+            p.display()
+        )
+    };
+    let cases = [
+        ("outside.txt", "d/a/b/mnt.txt"),
+        ("d/a/self.txt", "d/a/self.txt"),
+        ("out", &format!("{deep}/mnt")),
+    ];
+    for (i, (from, at)) in cases.iter().enumerate() {
+        if !bind(&p.join(from), &p.join(at)) {
+            return skip("needs root and mount --bind");
+        }
+        let same = |a: &str| std::fs::metadata(p.join(a)).unwrap().dev();
+        assert_eq!(same(at), same("d"), "the same file system, one st_dev");
+        let before = tree(&p);
+        let r = del();
+        let after = tree(&p);
+        // Unmounted where the entry was: a regression moved it under the
+        // hidden name (`Mounts` unmounts it there).
+        let at_place = std::process::Command::new("umount")
+            .arg(p.join(at))
+            .status();
+        assert_result(&r, &line(at), 2);
+        assert_eq!(after, before, "case {i}: the tree untouched");
+        assert!(at_place.unwrap().success(), "umount {at}");
+    }
+    let kept = [
+        ("outside.txt", &b"outside\n"[..]),
+        ("d/a/b/mnt.txt", b"under the mount\n"),
+        ("d/a/self.txt", b"self\n"),
+        ("out/keep/k", b"k\n"),
+    ];
+    for (n, bytes) in kept {
+        assert_eq!(std::fs::read(p.join(n)).unwrap(), bytes, "{n}");
+    }
+    // Nothing mounted any more: the same delete removes the tree.
+    assert_result(&del(), r#"{"count":0,"files":1}"#, 0);
+    assert_eq!(listing(&p), ["out", "outside.txt"]);
+}

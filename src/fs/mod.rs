@@ -13,7 +13,8 @@
 //! and flock), `meta` (permission checks, metadata carried over), `temp`
 //! (the temp and the commit), `sink` (the output written to it), `report`
 //! (`--report` keys), `error` ([`FsError`]: every failure and its wording; `not_found`: what is at a path that is not a file, and its detail),
-//! `resource` (EMFILE/ENFILE/ENOMEM: one retryable answer wherever they strike).
+//! `resource` (EMFILE/ENFILE/ENOMEM: one retryable answer wherever they strike),
+//! `regular` (a file opened to be read: never waited for, a regular file checked on its descriptor).
 //!
 //! One pipeline, in two halves: `check` and `prepare` end with the new
 //! content in a temp under the lock, `commit` renames it. A single-file
@@ -28,6 +29,7 @@ mod hints;
 pub(crate) mod lock;
 pub(crate) mod meta;
 mod not_found;
+pub(crate) mod regular;
 pub(crate) mod release;
 pub(crate) mod replay;
 mod report;

@@ -37,10 +37,10 @@
 //! `O_NONBLOCK` and checked again.
 
 use std::fmt::Write as _;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::Path;
 
-use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{self as rfs, FileType};
 use rustix::io::Errno;
 
 use super::answer::next;
@@ -274,10 +274,11 @@ fn pread(fd: &OwnedFd, buf: &mut [u8], at: u64, path: &Path) -> Result<usize, Fa
     }
 }
 
-/// The regular file `path` resolves to, open for reading: its type
-/// checked by `lstat` of the resolved name before it is opened, and again
-/// on the descriptor (same inode).
+/// The regular file `path` resolves to, open for reading
+/// ([`crate::fs::regular`]: never waited for, its type checked before the
+/// open and on the descriptor).
 fn open(path: &Path, root: Option<&Root>) -> Result<OwnedFd, Failure> {
+    use crate::fs::regular::{open_regular, Unopened};
     let t = crate::fs::resolve::resolve(path, root.map(|r| r.0.as_path()))?;
     let not_regular = |t: FileType| -> Failure {
         let what = place::type_words(t);
@@ -286,33 +287,19 @@ fn open(path: &Path, root: Option<&Root>) -> Result<OwnedFd, Failure> {
             format!("{} is {what}, not a regular file", display_path(path)),
         )
     };
-    let st = rfs::statat(&t.dir, t.name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).map_err(|e| {
-        Failure::from(FsError::NotFound {
-            path: path.to_owned(),
-            kind: match e {
-                Errno::NOENT => NotFoundKind::Missing,
-                e => NotFoundKind::Other(e),
-            },
+    let path = path.to_owned();
+    open_regular(t.dir.as_fd(), t.name.as_c_str(), false)
+        .map(|(fd, _)| fd)
+        .map_err(|e| match e {
+            Unopened::Stat(e) => Failure::from(FsError::NotFound {
+                path,
+                kind: match e {
+                    Errno::NOENT => NotFoundKind::Missing,
+                    e => NotFoundKind::Other(e),
+                },
+            }),
+            Unopened::Open(errno, _) => Failure::from(FsError::Open { path, errno }),
+            Unopened::Fstat(e) => read_failed(&path, e),
+            Unopened::NotRegular(t) => not_regular(t),
         })
-    })?;
-    let kind = FileType::from_raw_mode(st.st_mode);
-    if kind != FileType::RegularFile {
-        return Err(not_regular(kind));
-    }
-    // O_NONBLOCK: should a FIFO be swapped in after the check, open must not hang.
-    let flags =
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC;
-    let fd = rfs::openat(&t.dir, t.name.as_c_str(), flags, Mode::empty()).map_err(|e| {
-        Failure::from(FsError::Open {
-            path: path.to_owned(),
-            errno: e,
-        })
-    })?;
-    let now = rfs::fstat(&fd).map_err(|e| read_failed(path, e))?;
-    if FileType::from_raw_mode(now.st_mode) != FileType::RegularFile
-        || (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino)
-    {
-        return Err(not_regular(FileType::from_raw_mode(now.st_mode)));
-    }
-    Ok(fd)
 }

@@ -13,8 +13,10 @@
 //! Java's `Files.size` does, needs no second request). A path that does not
 //! exist (or whose directory does not) is `{"path","type":"missing"}`: an
 //! `exists` is a `stat`. A path ending in `/` or `/.` names a directory,
-//! as for `lstat(2)` and `test -e`: a file there is `missing`, and a
-//! symlink is followed (within `--root`) to the directory it leads to. Nothing is opened but directories on the way, so
+//! as for `lstat(2)`: a symlink is followed (within `--root`) to the
+//! directory it leads to; a dangling one is `missing`; a file there (or a
+//! symlink to one) is the entry's error `file_not_found`, "a component of
+//! the path is not a directory" (ENOTDIR, as every op says of such a path). Nothing is opened but directories on the way, so
 //! a FIFO or device cannot hang or wake.
 //!
 //! A path that cannot be looked at is answered alone, the others still
@@ -117,9 +119,18 @@ fn entry(path: &Path, root: Option<&Root>) -> Result<String, Failure> {
                 t = FileType::Directory;
             }
             (FileType::Symlink, Err(f)) if f.kind != ErrorKind::FileNotFound => return Err(f),
-            _ => {
+            // A dangling symlink: nothing there.
+            (FileType::Symlink, _) if !leads_to_a_non_directory(path) => {
                 out.push_str(",\"type\":\"missing\"}");
                 return Ok(out);
+            }
+            // A file (or a symlink to one): `lstat(2)` says ENOTDIR, as
+            // every other op does for the path.
+            _ => {
+                return Err(Failure::from(crate::fs::FsError::NotFound {
+                    path: path.to_owned(),
+                    kind: crate::fs::NotFoundKind::NotADirectory,
+                }))
             }
         }
     }
@@ -146,6 +157,12 @@ fn entry(path: &Path, root: Option<&Root>) -> Result<String, Failure> {
     }
     out.push('}');
     Ok(out)
+}
+
+/// Whether `path` (ending in `/`: a symlink not leading to a directory)
+/// leads to something that is not a directory (ENOTDIR, not ENOENT).
+fn leads_to_a_non_directory(path: &Path) -> bool {
+    std::fs::metadata(path).is_err_and(|e| e.raw_os_error() == Some(libc::ENOTDIR))
 }
 
 /// Whether `path` ends in `/` or `/.`, which `Path::components` drops

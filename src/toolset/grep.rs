@@ -98,15 +98,20 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
             }
             !out.full()
         });
-    } else if meta.is_file() {
-        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        match rfs::open(&root, flags, Mode::empty()) {
-            Ok(fd) => out.named(&search, fd, shown),
-            Err(e) => out.errors.push(rg_error(shown, &e.into())),
-        }
     } else {
-        // A FIFO would block rg (and the reference) forever.
-        return Err(format!("grep: {}: not a regular file", path.unwrap_or("")));
+        // A FIFO would block rg (and the reference) forever: never waited
+        // for, not even one swapped in after the check (`fs::regular`).
+        use crate::fs::regular::{open_regular, Unopened};
+        let name = std::ffi::CString::new(shown).map_err(|_| "grep: embedded null byte")?;
+        match open_regular(rfs::CWD, &name, true) {
+            Ok((fd, _)) => out.named(&search, fd, shown),
+            Err(Unopened::NotRegular(_)) => {
+                return Err(format!("grep: {}: not a regular file", path.unwrap_or("")))
+            }
+            Err(Unopened::Stat(e) | Unopened::Open(e, _) | Unopened::Fstat(e)) => {
+                out.errors.push(rg_error(shown, &e.into()))
+            }
+        }
     }
     if !out.errors.is_empty() {
         // rg exits 2 after any error, whatever it printed.

@@ -53,8 +53,11 @@
 //!   permission denied, file already exists, or `strerror` in lower case).
 //! - **read** `{file_path, view_range?}` ([`read`]): a `view_range` that is
 //!   not empty and not two numbers: `read: view_range must be [start_line,
-//!   end_line]`; not a regular file (a FIFO is never opened): `read: P: not
-//!   a regular file`; `.png .jpg .jpeg .gif .webp` (any case, of the
+//!   end_line]`; not a regular file (a FIFO is never opened; one swapped
+//!   in after that check is opened without waiting and refused on its
+//!   descriptor: `crate::fs::regular`): `read: P: not a regular file`; a
+//!   file with nothing to read yet (`/proc/kmsg`) is never waited for
+//!   either: `read: P: resource temporarily unavailable`; `.png .jpg .jpeg .gif .webp` (any case, of the
 //!   resolved name) are an `image` block, `.pdf` a `document` block, printed
 //!   as the JSON list of that one block (`view_range` with them is refused;
 //!   over 3,932,160 bytes for an image or 20 MiB for a PDF: `read: P is N

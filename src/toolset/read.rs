@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::input::Int;
@@ -53,10 +53,14 @@ pub fn read(cwd: &Path, fp: &str, range: Option<Vec<Int>>) -> Result<Reply, Stri
         return Err("read: view_range must be [start_line, end_line]".into());
     }
     let fs_err = |e: std::io::Error| format!("read: {fp}: {}", reason(&e));
-    let st = std::fs::metadata(&target).map_err(fs_err)?;
-    if !st.file_type().is_file() {
-        return Err(format!("read: {fp}: not a regular file"));
-    }
+    // One descriptor for everything read (`crate::fs::regular`): a FIFO
+    // is never waited for, not even one swapped in after the check.
+    // A file it may not open is refused where the reference's `open`
+    // fails: after the checks of its size and kind.
+    let (f, size) = open(&target).map_err(|e| match e {
+        Err(e) => fs_err(e),
+        Ok(()) => format!("read: {fp}: not a regular file"),
+    })?;
     if let Some(media) = media_type(&target) {
         if range.is_some() {
             return Err("read: view_range is not supported for image/PDF files".into());
@@ -66,15 +70,15 @@ pub fn read(cwd: &Path, fp: &str, range: Option<Vec<Int>>) -> Result<Reply, Stri
         } else {
             MAX_IMAGE_BYTES
         };
-        if st.size() > limit {
+        if size > limit {
             return Err(format!(
-                "read: {fp} is {} bytes, exceeds {limit}-byte limit for image/PDF files.",
-                st.size()
+                "read: {fp} is {size} bytes, exceeds {limit}-byte limit for image/PDF files."
             ));
         }
         let mut data = Vec::new();
-        File::open(&target)
-            .and_then(|f| f.take(limit + 1).read_to_end(&mut data))
+        f.map_err(&fs_err)?
+            .take(limit + 1)
+            .read_to_end(&mut data)
             .map_err(fs_err)?;
         let kind = if media == "application/pdf" {
             "document"
@@ -89,23 +93,23 @@ pub fn read(cwd: &Path, fp: &str, range: Option<Vec<Int>>) -> Result<Reply, Stri
     let not_text = || {
         format!("read: {fp}: not valid UTF-8 text (binary files are only supported for image/PDF extensions)")
     };
-    if st.size() > MAX_READ_BYTES {
+    if size > MAX_READ_BYTES {
         let Some(r) = range else {
             return Err(format!(
-                "read: {fp} is {} bytes, exceeds {MAX_READ_BYTES}-byte limit. \
-                 Use the view_range parameter to read specific line ranges, e.g. view_range: [1, 500].",
-                st.size()
+                "read: {fp} is {size} bytes, exceeds {MAX_READ_BYTES}-byte limit. \
+                 Use the view_range parameter to read specific line ranges, e.g. view_range: [1, 500]."
             ));
         };
-        let f = File::open(&target).map_err(fs_err)?;
+        let f = f.map_err(&fs_err)?;
         let bytes = lines_capped(f, fp, &r[0], &r[1]).map_err(|e| e.unwrap_or_else(&fs_err))?;
         return String::from_utf8(bytes)
             .map(Reply::Text)
             .map_err(|_| not_text());
     }
-    let mut data = Vec::with_capacity(st.size() as usize);
-    File::open(&target)
-        .and_then(|f| f.take(MAX_READ_BYTES + 1).read_to_end(&mut data))
+    let mut data = Vec::with_capacity(size as usize);
+    f.map_err(&fs_err)?
+        .take(MAX_READ_BYTES + 1)
+        .read_to_end(&mut data)
         .map_err(fs_err)?;
     let text = String::from_utf8(data).map_err(|_| not_text())?;
     let Some(r) = range else {
@@ -118,6 +122,22 @@ pub fn read(cwd: &Path, fp: &str, range: Option<Vec<Int>>) -> Result<Reply, Stri
     } else {
         String::new()
     }))
+}
+
+/// The resolved `target` open for reading ([`crate::fs::regular`]), or
+/// why the open failed, and its size; `Err(Ok(()))`: not a regular file.
+type Opened = (Result<File, std::io::Error>, u64);
+
+fn open(target: &Path) -> Result<Opened, Result<(), std::io::Error>> {
+    use crate::fs::regular::{open_regular, Unopened};
+    let name = std::ffi::CString::new(target.as_os_str().as_bytes())
+        .map_err(|_| Err(std::io::Error::from_raw_os_error(libc::EINVAL)))?;
+    match open_regular(rustix::fs::CWD, &name, true) {
+        Ok((fd, st)) => Ok((Ok(File::from(fd)), st.st_size as u64)),
+        Err(Unopened::Open(e, size)) => Ok((Err(e.into()), size)),
+        Err(Unopened::NotRegular(_)) => Err(Ok(())),
+        Err(Unopened::Stat(e) | Unopened::Fstat(e)) => Err(Err(e.into())),
+    }
 }
 
 /// `[max(0, S-1), E or the end)` as indexes into `n` items.

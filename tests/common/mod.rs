@@ -161,23 +161,106 @@ pub fn is_root() -> bool {
     rustix::process::geteuid().is_root()
 }
 
-/// `setpriv` to drop to nobody, when we are root and it exists.
+/// `setpriv` to drop to nobody, when we are root and it exists, and
+/// nobody can reach the scratch directories and run the binary (a clone
+/// under a directory nobody cannot search: [`nobody_bin`]); otherwise the
+/// reason is printed.
 pub fn setpriv_available() -> bool {
-    is_root()
+    let setpriv = is_root()
         && Command::new("setpriv")
             .arg("--version")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
             .map(|s| s.success())
-            .unwrap_or(false)
+            .unwrap_or(false);
+    if setpriv && !nobody_reaches(&std::env::temp_dir()) {
+        skip(&format!(
+            "user nobody cannot search the way to the scratch directories ({}): set TMPDIR to one it can",
+            std::env::temp_dir().display()
+        ));
+        return false;
+    }
+    setpriv && nobody_bin_checked().is_some()
+}
+
+/// Whether user nobody (uid 65534, no groups) may search every directory
+/// on the way to `p`, `p` itself included when a directory.
+pub fn nobody_reaches(p: &Path) -> bool {
+    let Ok(p) = p.canonicalize() else {
+        return false;
+    };
+    p.ancestors().all(|a| match std::fs::metadata(a) {
+        Ok(m) if m.is_dir() => match m.uid() {
+            65534 => m.mode() & 0o100 != 0,
+            _ => m.mode() & 0o001 != 0,
+        },
+        Ok(_) => true,
+        Err(_) => false,
+    })
+}
+
+/// The binary's copy for nobody (its directory removed at exit).
+static NOBODY_BIN: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+
+extern "C" fn remove_nobody_bin() {
+    if let Some(Some(p)) = NOBODY_BIN.get() {
+        let _ = std::fs::remove_dir_all(Path::new(p).parent().expect("in a directory"));
+    }
+}
+
+fn nobody_bin_checked() -> Option<&'static str> {
+    if nobody_reaches(Path::new(BIN)) && std::fs::metadata(BIN).is_ok_and(|m| m.mode() & 0o001 != 0)
+    {
+        return Some(BIN);
+    }
+    let dir = NOBODY_BIN.get_or_init(|| {
+        // The clone (and its target directory) is where nobody cannot
+        // search: the binary is copied under the scratch directories'
+        // parent, by a child process (no write descriptor of it open here
+        // when it is run: ETXTBSY), and removed when this process exits.
+        let d = tempfile::Builder::new()
+            .prefix("as-edit-nobody-bin")
+            .tempdir()
+            .ok()?
+            .keep();
+        let _ = std::fs::set_permissions(&d, std::os::unix::fs::PermissionsExt::from_mode(0o755));
+        // SAFETY: registers a plain function, run once at exit.
+        unsafe { libc::atexit(remove_nobody_bin) };
+        let copied = Command::new("cp")
+            .arg(BIN)
+            .arg(d.join("as-edit"))
+            .status()
+            .is_ok_and(|s| s.success());
+        if !copied {
+            let _ = std::fs::remove_dir_all(&d);
+            return None;
+        }
+        d.join("as-edit").to_str().map(str::to_owned)
+    });
+    match dir {
+        Some(bin) => Some(bin.as_str()),
+        None => {
+            skip(&format!(
+                "user nobody cannot run {BIN} and it could not be copied where it can"
+            ));
+            None
+        }
+    }
+}
+
+/// The binary's path as nobody may run it: [`BIN`], or its copy in a
+/// directory nobody can search when the clone is under one it cannot.
+/// Only after [`setpriv_available`] said yes.
+pub fn nobody_bin() -> &'static str {
+    nobody_bin_checked().expect("setpriv_available checked it")
 }
 
 /// Runs the binary as uid/gid 65534 with a plain argv.
 pub fn run_as_nobody(dir: &Path, args: &[&[u8]]) -> Run {
     Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
-        .arg(BIN)
+        .arg(nobody_bin())
         .args(args.iter().map(|a| OsStr::from_bytes(a)))
         .current_dir(dir)
         .stdin(Stdio::null())

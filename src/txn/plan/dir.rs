@@ -8,8 +8,8 @@
 //! commit comes (`lock::recheck_link`). A recursive delete is refused
 //! before anything is touched for `--root`, `/`, the working directory
 //! and its ancestors (`invalid_argument`), for a tree holding a mount
-//! point or itself one (`invalid_argument`, naming it: it stays on one
-//! file system), and where a directory of the tree that holds entries does
+//! point of any type (a bind-mounted file too) or itself one
+//! (`invalid_argument`, naming it: it stays on one file system), and where a directory of the tree that holds entries does
 //! not let the caller remove them (`permission_denied`, naming it: as root
 //! every tree is removable; as another user a read-only subdirectory
 //! refuses the whole delete rather than leaving half a tree).
@@ -293,7 +293,7 @@ fn locked(path: &Path, why: &str) -> TxnError {
 }
 
 /// Every entry of the tree at `fd` (at `path`, the directory `me`, on the
-/// mount `top`): on that mount, neither immutable nor append-only, and
+/// mount `top`), a file as well as a directory: on that mount, neither immutable nor append-only, and
 /// removable by the caller (its directory writable and searchable; in a
 /// sticky directory, owned by the caller or in a directory it owns, unless
 /// root). Never follows a symlink. Iterative, one descriptor per level (a
@@ -342,11 +342,14 @@ fn scan(fd: OwnedFd, top: (u64, Option<u64>), me: Ident, path: PathBuf) -> Resul
         if sticky && !root.is_root() && st.uid != root.as_raw() && me.uid != root.as_raw() {
             return Err(locked(&path, "sticky, and the entry is another user's"));
         }
-        if st.kind != FileType::Directory {
-            continue;
-        }
+        // Every entry, whatever its type: a file bind-mounted into the
+        // tree is a mount point too (its mount id, `STATX_ATTR_MOUNT_ROOT`),
+        // and its unlink would fail only after the rest had gone.
         if st.foreign(top) {
             return Err(mount(&sub));
+        }
+        if st.kind != FileType::Directory {
+            continue;
         }
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let sfd = rfs::openat(d, &name, flags, Mode::empty()).map_err(|e| io(&sub, e))?;

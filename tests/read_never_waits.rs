@@ -1,0 +1,183 @@
+//! Every op that reads a file opens it one way (`fs::regular`): without
+//! waiting (`O_NONBLOCK`), its type checked on the descriptor. A FIFO
+//! with no writer, one swapped in between the type check and the open
+//! (the test builds' `AS_EDIT_TEST_SWAP_BEFORE_OPEN` hook renames it over
+//! the name there), and `/proc/kmsg` with nothing to read are answered at
+//! once. Each run is bounded: should the binary block, it is killed and
+//! the test fails instead of hanging.
+
+mod common;
+use common::*;
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TOOLSET: [&str; 2] = ["--toolset", "agent_toolset_20260401"];
+
+/// Long enough for a loaded machine, short of a hang.
+const BOUND: Duration = Duration::from_secs(20);
+
+/// Runs the binary in `dir` with `args`, `input` on stdin and `env` set,
+/// waiting at most [`BOUND`] for it to exit: a run still going then is
+/// killed and fails the test (the bug blocks in `open` or `read`).
+fn bounded(dir: &Path, args: &[&str], input: &str, env: &[(&str, &Path)]) -> Run {
+    let mut c = Command::new(BIN);
+    c.args(args).current_dir(dir);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawns");
+    let mut pipe = child.stdin.take().expect("piped");
+    pipe.write_all(input.as_bytes()).expect("request written");
+    drop(pipe);
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped")));
+    let err = drain(Box::new(child.stderr.take().expect("piped")));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("waits") {
+            break s;
+        }
+        if start.elapsed() > BOUND {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?} {input}: no answer in {BOUND:?} (blocked), killed");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Run {
+        stdout: String::from_utf8(out.join().expect("stdout")).expect("UTF-8"),
+        stderr: String::from_utf8_lossy(&err.join().expect("stderr")).into_owned(),
+        code: status.code().expect("exited, not killed"),
+    }
+}
+
+fn mkfifo(p: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        p.as_os_str().as_bytes(),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .expect("mkfifo");
+}
+
+fn toolset(dir: &Path, name: &str, input: serde_json::Value, env: &[(&str, &Path)]) -> Run {
+    let req = serde_json::json!({"name": name, "input": input}).to_string();
+    bounded(dir, &TOOLSET, &req, env)
+}
+
+/// A FIFO with no writer, named: the reference's text at once.
+#[test]
+fn a_fifo_with_no_writer_is_refused_at_once() {
+    let s = scratch();
+    mkfifo(&s.path().join("p"));
+    for range in [None, Some(serde_json::json!([1, 2]))] {
+        let mut input = serde_json::json!({"file_path": "p"});
+        if let Some(r) = range {
+            input["view_range"] = r;
+        }
+        let r = toolset(s.path(), "read", input, &[]);
+        assert_eq!(
+            (r.stdout.as_str(), r.code),
+            ("read: p: not a regular file", 1)
+        );
+    }
+    let r = toolset(
+        s.path(),
+        "grep",
+        serde_json::json!({"pattern": "x", "path": "p"}),
+        &[],
+    );
+    assert_eq!(
+        (r.stdout.as_str(), r.code),
+        ("grep: p: not a regular file", 1)
+    );
+}
+
+/// A FIFO renamed over the file between the type check and the open: the
+/// open does not wait for a writer, and the descriptor's type refuses it,
+/// in the toolset's `read` (which blocked in `open`) and `grep`, and in
+/// protocol 4's `read`. The swap happened: the name holds the FIFO after.
+#[test]
+fn a_fifo_swapped_in_after_the_check_is_refused_at_once() {
+    let s = scratch();
+    let d = s.path();
+    let swap = d.join("swap");
+    let fresh = || {
+        std::fs::write(d.join("f"), "x\n").unwrap();
+        mkfifo(&swap);
+    };
+    let after = |r: &Run, text: &str, code: i32| {
+        assert_eq!((r.stdout.as_str(), r.code), (text, code), "{}", r.stderr);
+        let ft = std::fs::symlink_metadata(d.join("f")).unwrap().file_type();
+        assert!(std::os::unix::fs::FileTypeExt::is_fifo(&ft), "swapped");
+        assert_eq!(listing(d), ["f"]);
+        std::fs::remove_file(d.join("f")).unwrap();
+    };
+    let env: &[(&str, &Path)] = &[("AS_EDIT_TEST_SWAP_BEFORE_OPEN", &swap)];
+    for range in [None, Some(serde_json::json!([1, 1]))] {
+        fresh();
+        let mut input = serde_json::json!({"file_path": "f"});
+        if let Some(r) = range {
+            input["view_range"] = r;
+        }
+        let r = toolset(d, "read", input, env);
+        after(&r, "read: f: not a regular file", 1);
+    }
+    fresh();
+    let r = toolset(
+        d,
+        "grep",
+        serde_json::json!({"pattern": "x", "path": "f"}),
+        env,
+    );
+    after(&r, "grep: f: not a regular file", 1);
+    fresh();
+    let r = bounded(d, &["--stdin"], r#"{"op":"read","path":"f"}"#, env);
+    let line = r#"{"error":"file_not_found","detail":"f is a FIFO, not a regular file"}"#;
+    after(&r, &format!("__RESULT__{line}\n"), 1);
+}
+
+/// `/proc/kmsg` (a regular file by its type) with nothing to read yet
+/// answers at once: the toolset's `read` blocked in `read(2)` forever.
+/// Root only; what it answers depends on whether the kernel has messages
+/// waiting (their text) or not (`EAGAIN`'s text).
+#[test]
+fn proc_kmsg_answers_at_once() {
+    let readable = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32)
+        .open("/proc/kmsg");
+    if let Err(e) = readable {
+        return skip(&format!(
+            "/proc/kmsg cannot be opened here ({e}): needs root"
+        ));
+    }
+    for input in [
+        serde_json::json!({"file_path": "kmsg"}),
+        serde_json::json!({"file_path": "kmsg", "view_range": [1, 1]}),
+    ] {
+        let r = toolset(Path::new("/proc"), "read", input, &[]);
+        let waiting =
+            (r.stdout.as_str(), r.code) == ("read: kmsg: resource temporarily unavailable", 1);
+        assert!(waiting || r.code == 0, "{r:?}");
+    }
+}
+
+use std::os::unix::fs::OpenOptionsExt;
