@@ -262,7 +262,7 @@ fn a_directory_moves_whole_but_never_into_itself_nor_over_a_directory() {
     let before = tree(s.path());
     let cases = [
         (r#"{"op":"move","path":"m","to":"m/n/z"}"#, format!(r#"{{"error":"invalid_argument","detail":"file 1 of 1 (m): cannot move the directory {0}/m into itself ({0}/m/n/z)","file":1}}"#, p.display()), 2),
-        (r#"{"op":"move","path":"m","to":"e"}"#, r#"{"error":"file_exists","detail":"file 1 of 1 (m): e exists; give \"overwrite\": true to replace it","file":1}"#.into(), 1),
+        (r#"{"op":"move","path":"m","to":"e"}"#, r#"{"error":"file_exists","detail":"file 1 of 1 (m): e is a directory: a move never replaces a directory, moves into one, or moves a directory over anything","file":1}"#.into(), 1),
         (r#"{"op":"move","path":"m","to":"e","overwrite":true}"#, r#"{"error":"file_exists","detail":"file 1 of 1 (m): e is a directory: a move never replaces a directory, moves into one, or moves a directory over anything","file":1}"#.into(), 1),
     ];
     for (body, line, code) in cases {
@@ -518,25 +518,27 @@ fn later_ops_see_a_deleted_tree_as_gone() {
     assert_ne!(inode(&s.path().join("d")), ino, "a new directory");
 }
 
-/// A move follows a final symlink: one to the working directory is
-/// refused as the working directory itself is; a delete removes the link.
+/// A symlink to the working directory is moved or deleted as a link (the
+/// entry named, as `mv` and `rm` do); the working directory itself, named
+/// by a path, is refused as ever.
 #[test]
-fn a_symlink_to_the_working_directory_is_never_moved_through() {
+fn a_symlink_to_the_working_directory_is_moved_as_a_link() {
     let s = scratch();
     std::fs::create_dir(s.path().join("w")).unwrap();
+    std::fs::write(s.path().join("w/f"), "f\n").unwrap();
     std::os::unix::fs::symlink(".", s.path().join("w/here")).unwrap();
     let w = s.path().join("w");
-    let before = tree(s.path());
     let p = w.canonicalize().unwrap();
+    let before = tree(s.path());
     let r = run_stdin(
         &w,
         &["--stdin"],
-        &req(r#"{"op":"move","path":"here","to":"x"}"#),
+        &req(r#"{"op":"move","path":"../w","to":"../w2"}"#),
     );
     assert_result(
         &r,
         &format!(
-            r#"{{"error":"invalid_argument","detail":"file 1 of 1 (here): {} is the working directory or one of its ancestors: it is never deleted or moved","file":1}}"#,
+            r#"{{"error":"invalid_argument","detail":"file 1 of 1 (../w): {} is the working directory or one of its ancestors: it is never deleted or moved","file":1}}"#,
             p.display()
         ),
         2,
@@ -545,10 +547,18 @@ fn a_symlink_to_the_working_directory_is_never_moved_through() {
     let r = run_stdin(
         &w,
         &["--stdin"],
-        &req(r#"{"op":"delete","path":"here","recursive":true}"#),
+        &req(r#"{"op":"move","path":"here","to":"x"}"#),
+    );
+    assert_result(&r, r#"{"count":0,"files":2}"#, 0);
+    assert_eq!(names(s.path()), ["w", "w/f", "w/x"]);
+    assert_eq!(std::fs::read_link(w.join("x")).unwrap(), Path::new("."));
+    let r = run_stdin(
+        &w,
+        &["--stdin"],
+        &req(r#"{"op":"delete","path":"x","recursive":true}"#),
     );
     assert_result(&r, r#"{"count":0,"files":1}"#, 0);
-    assert_eq!(names(s.path()), ["w"]);
+    assert_eq!(names(s.path()), ["w", "w/f"]);
 }
 
 /// Bind-mounts `from` at `at` (root only); false where not allowed.

@@ -78,8 +78,8 @@ pub(super) fn into_itself(from: &Path, to: &Path) -> TxnError {
 impl Model<'_> {
     /// Refuses a recursive delete or a move of `--root`, `/`, the working
     /// directory or one of its ancestors (`path` resolved; its last name
-    /// followed for a move, which follows it, not for a delete, which
-    /// removes a symlink to one of them as a link).
+    /// followed only for a patch's move, which follows it: a delete or a
+    /// move acts on a symlink to one of them as a link).
     pub(super) fn protected(&self, path: &Path, follow: bool) -> Result<(), TxnError> {
         let Ok(w) = self.walk(path, follow) else {
             return Ok(()); // its own refusal comes from `locate`

@@ -16,12 +16,14 @@
 //! an earlier op makes is `file_not_found`, in the plan. A symlink whose
 //! target is missing (on disk, or vacated by an earlier op) is
 //! `file_not_found` "is a dangling symlink" for `edit`, `insert`, a
-//! move's source and a patch's Update File (the single-file edit's
-//! words); a `create` or move onto it is `file_exists` without
-//! `overwrite`, and with it writes the target through the link, which
-//! stays (Codex's Add File, checked against its binary), only where the
-//! target's directory exists; no directory is made through a symlink
-//! leading nowhere (`mkdir -p` fails there too). So `delete a` then
+//! patch's Update File and its move source (the single-file edit's
+//! words; a transaction's `move` moves the link itself); a `create` or
+//! a file's move onto it is `file_exists` without `overwrite`, and with
+//! it writes the target through the link, which stays (Codex's Add File,
+//! checked against its binary), only where the target's directory
+//! exists (a directory's move onto it is refused: `plan`); no directory
+//! is made through a symlink leading nowhere (`mkdir -p` fails there
+//! too). So `delete a` then
 //! `create link` (link -> a) is `file_exists`; with `overwrite` (and in
 //! the `apply_patch` mode, as Codex) it makes `a` again through the link.
 //!
@@ -208,6 +210,11 @@ impl Model<'_> {
                 What::File(f) if self.files[f].tree != super::Tree::No => {
                     return Err(fail(NotFoundKind::UnderMovedDir))
                 }
+                // A symlink to a directory an earlier op moves here as a
+                // link: not followed in the model, named by the old path.
+                What::File(f) if self.files[f].is_link() && self.leads_to_dir(f) => {
+                    return Err(fail(NotFoundKind::UnderMovedDir))
+                }
                 // Through a file: ENOTDIR.
                 What::File(_) | What::Disk => return Err(fail(NotFoundKind::NotADirectory)),
                 // A directory to make that a symlink leads to: it dangles.
@@ -226,6 +233,16 @@ impl Model<'_> {
         };
         w.base = base(cur, &w.rest);
         Ok(w)
+    }
+}
+
+impl Model<'_> {
+    /// Whether the symlink file `f` led to a directory where it was.
+    fn leads_to_dir(&self, f: usize) -> bool {
+        let o = self.files[f].orig.as_ref().expect("on disk");
+        rustix::fs::statat(&o.0.dir, &o.0.name, rustix::fs::AtFlags::empty()).is_ok_and(|s| {
+            rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Directory
+        })
     }
 }
 
