@@ -252,6 +252,65 @@ fn mkdir_makes_exactly_the_directory_or_with_parents_all_of_them() {
     }
 }
 
+/// `mkdir -p a/b/../c` makes `a`, `a/b` and `a/c` as mkdir(1) does (it
+/// was `file_not_found`); `a/b/../../c` makes `c` too; without `parents`
+/// a missing `a/b` is still `file_not_found`; a `..` out of `--root` is
+/// `outside_root` with nothing made.
+#[test]
+fn mkdir_parents_goes_through_dotdot_as_mkdir_p() {
+    let s = scratch();
+    let p = s.path().canonicalize().unwrap().display().to_string();
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(r#"{"op":"mkdir","path":"a/b/../c","parents":true}"#),
+    );
+    assert_result(&r, r#"{"count":0,"files":1}"#, 0);
+    assert_eq!(names(s.path()), ["a", "a/b", "a/c"]);
+    let mask = rustix::process::umask(rustix::fs::Mode::empty());
+    rustix::process::umask(mask);
+    for d in ["a", "a/b", "a/c"] {
+        assert_eq!(mode(&s.path().join(d)), 0o777 & !mask.bits(), "{d}");
+    }
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(
+            r#"{"files":[{"op":"mkdir","path":"x/y/../../z/w","parents":true},{"op":"mkdir","path":"x/y/q"}]}"#,
+        ),
+    );
+    assert_result(&r, r#"{"count":0,"files":2}"#, 0);
+    assert_eq!(
+        names(s.path()),
+        ["a", "a/b", "a/c", "x", "x/y", "x/y/q", "z", "z/w"]
+    );
+    let before = tree(s.path());
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(r#"{"op":"mkdir","path":"m/n/../o"}"#),
+    );
+    assert_result(
+        &r,
+        r#"{"error":"file_not_found","detail":"file 1 of 1 (m/n/../o): m/n/../o does not exist","file":1}"#,
+        1,
+    );
+    let root = format!("--root={p}/a");
+    let r = run_stdin(
+        &s.path().join("a"),
+        &["--stdin", &root],
+        &req(r#"{"op":"mkdir","path":"k/../../out","parents":true}"#),
+    );
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"error":"outside_root","detail":"file 1 of 1 (k/../../out): k/../../out resolves outside the root {p}/a","file":1}}"#
+        ),
+        1,
+    );
+    assert_eq!(tree(s.path()), before);
+}
+
 #[test]
 fn a_directory_moves_whole_but_never_into_itself_nor_over_a_directory() {
     let s = scratch();

@@ -178,7 +178,52 @@ impl Model<'_> {
 
     /// Op `i`, a `mkdir` (`parents`: `-p`).
     pub(super) fn mkdir(&mut self, i: usize, parents: bool) -> Result<(usize, PathBuf), TxnError> {
-        let path = &self.txn.ops[i].path;
+        let txn = self.txn;
+        let path = &txn.ops[i].path;
+        if parents {
+            self.before_dotdot(i, path)?;
+        }
+        self.mkdir_at(i, path, parents, false)
+    }
+
+    /// `mkdir -p a/b/../c` makes `a/b` too, then goes to its `..` (`a`),
+    /// as mkdir(1) does, name by name: each missing prefix of `path` that
+    /// a `..` follows is made first (a directory of the model, `quiet`:
+    /// not counted), so that the walk then finds it made.
+    fn before_dotdot(&mut self, i: usize, path: &Path) -> Result<(), TxnError> {
+        let bytes = path.as_os_str().as_bytes();
+        let mut at = 0;
+        for c in bytes.split(|&b| b == b'/') {
+            let start = at;
+            at += c.len() + 1;
+            if c != b".." {
+                continue;
+            }
+            let mut prefix = &bytes[..start];
+            while let Some(p) = prefix.strip_suffix(b"/") {
+                prefix = p;
+            }
+            let last = prefix.rsplit(|&b| b == b'/').next().unwrap_or_default();
+            if matches!(last, b"" | b"." | b"..") {
+                continue;
+            }
+            let p = Path::new(std::ffi::OsStr::from_bytes(prefix));
+            if matches!(self.walk(p, false), Ok(w) if w.what == What::Absent && w.name.is_some()) {
+                self.mkdir_at(i, p, true, true)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A `mkdir` of `path` for op `i`; `extra`: a directory a `..` of the
+    /// op's path passes through (`before_dotdot`).
+    fn mkdir_at(
+        &mut self,
+        i: usize,
+        path: &Path,
+        parents: bool,
+        extra: bool,
+    ) -> Result<(usize, PathBuf), TxnError> {
         let root = self.root.as_ref().map(|r| r.0.as_path());
         let w = self.walk(path, false).and_then(|w| match root {
             Some(r) if !w.key().starts_with(r) => Err(crate::fs::resolve::outside_root(path, r)),
@@ -191,7 +236,7 @@ impl Model<'_> {
                 return Ok((*g, key))
             }
             (What::Made, Some(_)) if parents => true,
-            (What::Absent, Some(_)) => false,
+            (What::Absent, Some(_)) => extra,
             (What::Disk, _) => {
                 // `mkdir -p` accepts a directory, or a symlink to one.
                 let st = rfs::stat(&key).map(|s| FileType::from_raw_mode(s.st_mode));

@@ -23,7 +23,8 @@
 //! checked against its binary), only where the target's directory
 //! exists (a directory's move onto it is refused: `plan`); no directory
 //! is made through a symlink leading nowhere (`mkdir -p` fails there
-//! too). So `delete a` then
+//! too). A `..` after a directory an earlier op makes is its parent (it
+//! is a directory by then); after one vacated or not there, ENOENT. So `delete a` then
 //! `create link` (link -> a) is `file_exists`; with `overwrite` (and in
 //! the `apply_patch` mode, as Codex) it makes `a` again through the link.
 //!
@@ -140,9 +141,18 @@ impl Model<'_> {
             }
             match c.as_bytes() {
                 b"." => continue,
-                // No `..` after a directory that is not on disk (the kernel's
-                // ENOENT: it is not there yet, or no longer).
-                b".." if !w.rest.is_empty() => return Err(fail(NotFoundKind::Missing)),
+                // A directory an earlier op makes is one: its `..` is its
+                // parent (`mkdir -p a/b/../c`). No `..` after another that
+                // is not on disk (the kernel's ENOENT: it is not there yet,
+                // or no longer).
+                b".." if !w.rest.is_empty() => {
+                    if !self.made.contains(&cur) {
+                        return Err(fail(NotFoundKind::Missing));
+                    }
+                    w.rest.pop();
+                    cur.pop();
+                    continue;
+                }
                 b".." => {
                     cur.pop();
                     continue;
