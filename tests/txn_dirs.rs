@@ -284,7 +284,31 @@ fn mkdir_parents_goes_through_dotdot_as_mkdir_p() {
         names(s.path()),
         ["a", "a/b", "a/c", "x", "x/y", "x/y/q", "z", "z/w"]
     );
+    // Ending on the directory: `e/f/..` is `e` once `e/f` is made, `g/h/.`
+    // is `g/h` (both were file_not_found, "a dangling symlink").
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(
+            r#"{"files":[{"op":"mkdir","path":"e/f/..","parents":true},{"op":"mkdir","path":"g/h/.","parents":true}]}"#,
+        ),
+    );
+    assert_result(&r, r#"{"count":0,"files":2}"#, 0);
+    assert_eq!(
+        names(s.path()),
+        ["a", "a/b", "a/c", "e", "e/f", "g", "g/h", "x", "x/y", "x/y/q", "z", "z/w"]
+    );
     let before = tree(s.path());
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(r#"{"op":"mkdir","path":"m/."}"#),
+    );
+    assert_result(
+        &r,
+        r#"{"error":"file_not_found","detail":"file 1 of 1 (m/.): m/. does not exist","file":1}"#,
+        1,
+    );
     let r = run_stdin(
         s.path(),
         &["--stdin"],

@@ -22,6 +22,7 @@ use super::op::{OpKind, Txn};
 use super::TxnError;
 
 mod dir;
+mod mkdir;
 mod new;
 mod walk;
 pub(super) use dir::Tree;
@@ -70,8 +71,7 @@ pub(super) struct File {
 }
 
 impl File {
-    /// A symlink the transaction names as itself (deleted, or moved as a
-    /// link); no content op reaches it (`Model::link_op`).
+    /// A symlink named as itself (deleted, moved): `Model::link_op`.
     pub(super) fn is_link(&self) -> bool {
         self.tree == Tree::No && matches!(self.orig, Some((_, _, true)))
     }

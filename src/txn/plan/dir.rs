@@ -1,5 +1,5 @@
 //! Directories in the model (issue 34 item 7): a directory a recursive
-//! `delete` removes or a `move` renames, and one a `mkdir` makes.
+//! `delete` removes or a `move` renames (one a `mkdir` makes: `mkdir`).
 //!
 //! A directory is one entry of the model, as a file is: its name vacated
 //! (everything under it is then missing to later ops) or taken. It is not
@@ -19,9 +19,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{self as rfs, Access, AtFlags, FileType, Mode, OFlags};
 
-use super::new::refused;
-use super::walk::What;
-use super::{End, Model};
+use super::Model;
 use crate::fs::{FsError, NotFoundKind};
 use crate::protocol::{display_path, ErrorKind, Failure};
 use crate::txn::commit::tree::{ident, Ident};
@@ -51,15 +49,6 @@ pub(super) fn over(to: &Path, said: &str) -> TxnError {
     fail(
         ErrorKind::FileExists,
         format!("{p} {said}: a move never replaces a directory, moves into one, or moves a directory over anything"),
-    )
-}
-
-/// `file_exists`: a `mkdir` of an existing `path`.
-fn taken(path: &Path) -> TxnError {
-    let p = display_path(path);
-    fail(
-        ErrorKind::FileExists,
-        format!("{p} exists (\"parents\": true accepts an existing directory)"),
     )
 }
 
@@ -174,123 +163,6 @@ impl Model<'_> {
             scan(fd, top, me, from.to_owned())?;
         }
         Ok(())
-    }
-
-    /// Op `i`, a `mkdir` (`parents`: `-p`).
-    pub(super) fn mkdir(&mut self, i: usize, parents: bool) -> Result<(usize, PathBuf), TxnError> {
-        let txn = self.txn;
-        let path = &txn.ops[i].path;
-        if parents {
-            self.before_dotdot(i, path)?;
-        }
-        self.mkdir_at(i, path, parents, false)
-    }
-
-    /// `mkdir -p a/b/../c` makes `a/b` too, then goes to its `..` (`a`),
-    /// as mkdir(1) does, name by name: each missing prefix of `path` that
-    /// a `..` follows is made first (a directory of the model, `quiet`:
-    /// not counted), so that the walk then finds it made.
-    fn before_dotdot(&mut self, i: usize, path: &Path) -> Result<(), TxnError> {
-        let bytes = path.as_os_str().as_bytes();
-        let mut at = 0;
-        for c in bytes.split(|&b| b == b'/') {
-            let start = at;
-            at += c.len() + 1;
-            if c != b".." {
-                continue;
-            }
-            let mut prefix = &bytes[..start];
-            while let Some(p) = prefix.strip_suffix(b"/") {
-                prefix = p;
-            }
-            let last = prefix.rsplit(|&b| b == b'/').next().unwrap_or_default();
-            if matches!(last, b"" | b"." | b"..") {
-                continue;
-            }
-            let p = Path::new(std::ffi::OsStr::from_bytes(prefix));
-            if matches!(self.walk(p, false), Ok(w) if w.what == What::Absent && w.name.is_some()) {
-                self.mkdir_at(i, p, true, true)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// A `mkdir` of `path` for op `i`; `extra`: a directory a `..` of the
-    /// op's path passes through (`before_dotdot`).
-    fn mkdir_at(
-        &mut self,
-        i: usize,
-        path: &Path,
-        parents: bool,
-        extra: bool,
-    ) -> Result<(usize, PathBuf), TxnError> {
-        let root = self.root.as_ref().map(|r| r.0.as_path());
-        let w = self.walk(path, false).and_then(|w| match root {
-            Some(r) if !w.key().starts_with(r) => Err(crate::fs::resolve::outside_root(path, r)),
-            _ => Ok(w),
-        });
-        let w = w.map_err(|e| TxnError::of(0, e))?;
-        let key = w.key();
-        let quiet = match (&w.what, &w.name) {
-            (What::File(g), _) if parents && self.files[*g].tree != Tree::No => {
-                return Ok((*g, key))
-            }
-            (What::Made, Some(_)) if parents => true,
-            (What::Absent, Some(_)) => extra,
-            (What::Disk, _) => {
-                // `mkdir -p` accepts a directory, or a symlink to one.
-                let st = rfs::stat(&key).map(|s| FileType::from_raw_mode(s.st_mode));
-                if !parents || st != Ok(FileType::Directory) {
-                    return Err(taken(path));
-                }
-                return self.existing(i, key);
-            }
-            (What::Absent, None) => return Err(super::new::dangling(w.link.unwrap_or(key))),
-            _ => return Err(taken(path)),
-        };
-        if let Some(l) = &w.through {
-            return Err(super::new::dangling(l.clone()));
-        }
-        // Without `parents` every directory above must exist: on disk or
-        // made by an earlier op (`rest` holds both kinds).
-        let mut missing = w.base.clone();
-        for r in &w.rest {
-            missing.push(r);
-            if !parents && !self.made.contains(&missing) {
-                return Err(TxnError::of(
-                    0,
-                    FsError::NotFound {
-                        path: missing,
-                        kind: NotFoundKind::Missing,
-                    },
-                ));
-            }
-        }
-        let dest = self.dest(w)?;
-        let dest = self.landing(path, dest, (None, None), false)?;
-        self.make_dirs(&dest);
-        self.made.push(key.clone());
-        let f = self.add(None, End::At(dest), i);
-        self.files[f].tree = Tree::Mkdir {
-            exist_ok: parents,
-            quiet,
-        };
-        Ok((f, key))
-    }
-
-    /// A `mkdir -p` of the existing directory at `key`: a file of the
-    /// model that nothing changes.
-    fn existing(&mut self, i: usize, key: PathBuf) -> Result<(usize, PathBuf), TxnError> {
-        match self.locate(&key, true, true)? {
-            super::Named::File(g) | super::Named::Link(g) => {
-                // New to the model: it commits (is rechecked) here.
-                if self.files[g].last == self.txn.ops.len() {
-                    self.files[g].last = i;
-                }
-                Ok((g, key))
-            }
-            super::Named::Nothing(..) => Err(refused(&key, "is missing")),
-        }
     }
 }
 

@@ -239,6 +239,7 @@ impl Model<'_> {
         // Ended on a directory (`.`, `..`, a trailing `/`): `cur` itself.
         w.what = match w.rest.is_empty() {
             true => What::Disk,
+            false if self.made.contains(&cur) => What::Made,
             false => What::Absent,
         };
         w.base = base(cur, &w.rest);
