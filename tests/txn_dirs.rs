@@ -252,6 +252,89 @@ fn mkdir_makes_exactly_the_directory_or_with_parents_all_of_them() {
     }
 }
 
+/// `mkdir -p a/b/../c` makes `a`, `a/b` and `a/c` as mkdir(1) does (it
+/// was `file_not_found`); `a/b/../../c` makes `c` too; without `parents`
+/// a missing `a/b` is still `file_not_found`; a `..` out of `--root` is
+/// `outside_root` with nothing made.
+#[test]
+fn mkdir_parents_goes_through_dotdot_as_mkdir_p() {
+    let s = scratch();
+    let p = s.path().canonicalize().unwrap().display().to_string();
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(r#"{"op":"mkdir","path":"a/b/../c","parents":true}"#),
+    );
+    assert_result(&r, r#"{"count":0,"files":1}"#, 0);
+    assert_eq!(names(s.path()), ["a", "a/b", "a/c"]);
+    let mask = rustix::process::umask(rustix::fs::Mode::empty());
+    rustix::process::umask(mask);
+    for d in ["a", "a/b", "a/c"] {
+        assert_eq!(mode(&s.path().join(d)), 0o777 & !mask.bits(), "{d}");
+    }
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(
+            r#"{"files":[{"op":"mkdir","path":"x/y/../../z/w","parents":true},{"op":"mkdir","path":"x/y/q"}]}"#,
+        ),
+    );
+    assert_result(&r, r#"{"count":0,"files":2}"#, 0);
+    assert_eq!(
+        names(s.path()),
+        ["a", "a/b", "a/c", "x", "x/y", "x/y/q", "z", "z/w"]
+    );
+    // Ending on the directory: `e/f/..` is `e` once `e/f` is made, `g/h/.`
+    // is `g/h` (both were file_not_found, "a dangling symlink").
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(
+            r#"{"files":[{"op":"mkdir","path":"e/f/..","parents":true},{"op":"mkdir","path":"g/h/.","parents":true}]}"#,
+        ),
+    );
+    assert_result(&r, r#"{"count":0,"files":2}"#, 0);
+    assert_eq!(
+        names(s.path()),
+        ["a", "a/b", "a/c", "e", "e/f", "g", "g/h", "x", "x/y", "x/y/q", "z", "z/w"]
+    );
+    let before = tree(s.path());
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(r#"{"op":"mkdir","path":"m/."}"#),
+    );
+    assert_result(
+        &r,
+        r#"{"error":"file_not_found","detail":"file 1 of 1 (m/.): m/. does not exist","file":1}"#,
+        1,
+    );
+    let r = run_stdin(
+        s.path(),
+        &["--stdin"],
+        &req(r#"{"op":"mkdir","path":"m/n/../o"}"#),
+    );
+    assert_result(
+        &r,
+        r#"{"error":"file_not_found","detail":"file 1 of 1 (m/n/../o): m/n/../o does not exist","file":1}"#,
+        1,
+    );
+    let root = format!("--root={p}/a");
+    let r = run_stdin(
+        &s.path().join("a"),
+        &["--stdin", &root],
+        &req(r#"{"op":"mkdir","path":"k/../../out","parents":true}"#),
+    );
+    assert_result(
+        &r,
+        &format!(
+            r#"{{"error":"outside_root","detail":"file 1 of 1 (k/../../out): k/../../out resolves outside the root {p}/a","file":1}}"#
+        ),
+        1,
+    );
+    assert_eq!(tree(s.path()), before);
+}
+
 #[test]
 fn a_directory_moves_whole_but_never_into_itself_nor_over_a_directory() {
     let s = scratch();
@@ -262,7 +345,7 @@ fn a_directory_moves_whole_but_never_into_itself_nor_over_a_directory() {
     let before = tree(s.path());
     let cases = [
         (r#"{"op":"move","path":"m","to":"m/n/z"}"#, format!(r#"{{"error":"invalid_argument","detail":"file 1 of 1 (m): cannot move the directory {0}/m into itself ({0}/m/n/z)","file":1}}"#, p.display()), 2),
-        (r#"{"op":"move","path":"m","to":"e"}"#, r#"{"error":"file_exists","detail":"file 1 of 1 (m): e exists; give \"overwrite\": true to replace it","file":1}"#.into(), 1),
+        (r#"{"op":"move","path":"m","to":"e"}"#, r#"{"error":"file_exists","detail":"file 1 of 1 (m): e is a directory: a move never replaces a directory, moves into one, or moves a directory over anything","file":1}"#.into(), 1),
         (r#"{"op":"move","path":"m","to":"e","overwrite":true}"#, r#"{"error":"file_exists","detail":"file 1 of 1 (m): e is a directory: a move never replaces a directory, moves into one, or moves a directory over anything","file":1}"#.into(), 1),
     ];
     for (body, line, code) in cases {
@@ -518,25 +601,27 @@ fn later_ops_see_a_deleted_tree_as_gone() {
     assert_ne!(inode(&s.path().join("d")), ino, "a new directory");
 }
 
-/// A move follows a final symlink: one to the working directory is
-/// refused as the working directory itself is; a delete removes the link.
+/// A symlink to the working directory is moved or deleted as a link (the
+/// entry named, as `mv` and `rm` do); the working directory itself, named
+/// by a path, is refused as ever.
 #[test]
-fn a_symlink_to_the_working_directory_is_never_moved_through() {
+fn a_symlink_to_the_working_directory_is_moved_as_a_link() {
     let s = scratch();
     std::fs::create_dir(s.path().join("w")).unwrap();
+    std::fs::write(s.path().join("w/f"), "f\n").unwrap();
     std::os::unix::fs::symlink(".", s.path().join("w/here")).unwrap();
     let w = s.path().join("w");
-    let before = tree(s.path());
     let p = w.canonicalize().unwrap();
+    let before = tree(s.path());
     let r = run_stdin(
         &w,
         &["--stdin"],
-        &req(r#"{"op":"move","path":"here","to":"x"}"#),
+        &req(r#"{"op":"move","path":"../w","to":"../w2"}"#),
     );
     assert_result(
         &r,
         &format!(
-            r#"{{"error":"invalid_argument","detail":"file 1 of 1 (here): {} is the working directory or one of its ancestors: it is never deleted or moved","file":1}}"#,
+            r#"{{"error":"invalid_argument","detail":"file 1 of 1 (../w): {} is the working directory or one of its ancestors: it is never deleted or moved","file":1}}"#,
             p.display()
         ),
         2,
@@ -545,10 +630,18 @@ fn a_symlink_to_the_working_directory_is_never_moved_through() {
     let r = run_stdin(
         &w,
         &["--stdin"],
-        &req(r#"{"op":"delete","path":"here","recursive":true}"#),
+        &req(r#"{"op":"move","path":"here","to":"x"}"#),
+    );
+    assert_result(&r, r#"{"count":0,"files":2}"#, 0);
+    assert_eq!(names(s.path()), ["w", "w/f", "w/x"]);
+    assert_eq!(std::fs::read_link(w.join("x")).unwrap(), Path::new("."));
+    let r = run_stdin(
+        &w,
+        &["--stdin"],
+        &req(r#"{"op":"delete","path":"x","recursive":true}"#),
     );
     assert_result(&r, r#"{"count":0,"files":1}"#, 0);
-    assert_eq!(names(s.path()), ["w"]);
+    assert_eq!(names(s.path()), ["w", "w/f"]);
 }
 
 /// Bind-mounts `from` at `at` (root only); false where not allowed.

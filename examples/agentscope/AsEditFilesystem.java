@@ -66,14 +66,18 @@ import java.util.Map;
  * version's strings and formats elsewhere; the whole table is in as-edit's {@code
  * examples/agentscope/README.md}. In short: {@code ls} lists dotfiles and names holding
  * {@code :}, tabs or newlines exactly, a missing directory (or a file) is an error; {@code read}
- * past the last line is an error, a file that is not UTF-8 text (a NUL byte or invalid UTF-8 in
+ * past the last line is an error (LocalFilesystem's count: a final newline is followed by one
+ * more, empty, line), a file that is not UTF-8 text (a NUL byte or invalid UTF-8 in
  * the lines read) comes whole as base64 whatever its extension; {@code write} is
  * create-exclusive in one atomic step (no check-then-write window); {@code edit} normalizes CRLF
  * as LocalFilesystem does and replaces the file atomically; {@code grep} and {@code glob} walk
  * without following symlinks, list only regular files, and are rooted at the path given or the
- * backend's working directory (never {@code /}); {@code delete} removes a directory tree
- * without following symlinks (the helper's {@code "recursive":true}); {@code move} moves files
- * and directories, never into or over a directory (protocol 4 with issue 34 item 7).
+ * backend's working directory (never {@code /}), their globs with rg's meaning (without a
+ * {@code /}: the name at any depth; with one: the whole path under the root); {@code delete}
+ * removes a directory tree without following symlinks (the helper's {@code
+ * "recursive":true}); {@code move} moves files,
+ * directories and symlinks (a link itself, not what it leads to), never into or over a
+ * directory.
  * A file name that is not UTF-8 is decoded with U+FFFD for each bad byte.
  *
  * <h2>Exceptions</h2>
@@ -281,17 +285,54 @@ public final class AsEditFilesystem implements AbstractSandboxFilesystem {
                 req.put("limit", limit - got);
             }
         }
-        return textResult(text.toString(), lines, start);
+        if (lines > 0 && start >= lines && text.length() == 0) {
+            // Past the last line: LocalFilesystem's split("\n", -1) counts the empty "line"
+            // after a final newline, so offset == lines is an empty read there, and its count
+            // is one more.
+            Boolean nl = endsInNewline(rc, filePath);
+            if (nl == null) {
+                return backend.read(rc, filePath, offset, limit);
+            }
+            long counted = nl ? lines + 1 : lines;
+            if (start < counted) {
+                return ReadResult.success(new FileData("", "utf-8"));
+            }
+            return ReadResult.fail(
+                    "Line offset " + start + " exceeds file length (" + counted + " lines)");
+        }
+        return textResult(text.toString(), lines);
     }
 
-    private static ReadResult textResult(String text, long lines, int start) {
+    /**
+     * Whether the file's last byte is a newline (two raw reads: its size, then that byte);
+     * {@code null}: the helper is unavailable.
+     */
+    private Boolean endsInNewline(RuntimeContext rc, String filePath) {
+        ObjectNode req = op("read");
+        putPath(req, "path", filePath);
+        // Past the end (the largest offset taken, 2^53 - 1): no bytes, and "size" where the
+        // reading met the end.
+        req.put("raw", true).put("offset", 9_007_199_254_740_991L).put("length", 1);
+        Answer a = call(rc, req);
+        if (a.unavailable) {
+            return null;
+        }
+        long size = a.error == null ? a.result.path("size").asLong() : 0;
+        if (size <= 0) {
+            return false;
+        }
+        req.put("offset", size - 1);
+        a = call(rc, req);
+        if (a.unavailable) {
+            return null;
+        }
+        return a.error == null && "Cg==".equals(a.result.path("b64").asText());
+    }
+
+    private static ReadResult textResult(String text, long lines) {
         if (lines == 0) {
             return ReadResult.success(
                     new FileData("System reminder: File exists but has empty contents", "utf-8"));
-        }
-        if (text.isEmpty() && lines >= 0 && start >= lines) {
-            return ReadResult.fail(
-                    "Line offset " + start + " exceeds file length (" + lines + " lines)");
         }
         if (text.endsWith("\n")) {
             text = text.substring(0, text.length() - 1);
@@ -334,7 +375,7 @@ public final class AsEditFilesystem implements AbstractSandboxFilesystem {
         }
         String all = bytes.toString(StandardCharsets.UTF_8);
         if (all.isEmpty()) {
-            return textResult("", 0, 0);
+            return textResult("", 0);
         }
         // Lines as the helper counts them: a final newline ends the last line.
         List<String> split = new ArrayList<>(List.of(all.split("\n", -1)));
@@ -342,12 +383,18 @@ public final class AsEditFilesystem implements AbstractSandboxFilesystem {
             split.remove(split.size() - 1);
         }
         int start = Math.max(0, offset);
+        // LocalFilesystem's count: the empty "line" after a final newline too.
+        int counted = all.endsWith("\n") ? split.size() + 1 : split.size();
+        if (start >= counted) {
+            return ReadResult.fail(
+                    "Line offset " + start + " exceeds file length (" + counted + " lines)");
+        }
         int end = limit > 0 ? (int) Math.min((long) start + limit, split.size()) : split.size();
         StringBuilder sb = new StringBuilder();
         for (int i = start; i < end; i++) {
             sb.append(split.get(i)).append('\n');
         }
-        return textResult(sb.toString(), split.size(), start);
+        return textResult(sb.toString(), split.size());
     }
 
     // ==================== write ====================
@@ -524,14 +571,15 @@ public final class AsEditFilesystem implements AbstractSandboxFilesystem {
         if (pattern == null) {
             return GlobResult.fail("Error in glob 'null': invalid_argument: a null pattern");
         }
+        // rg's --glob meaning, as grep's glob: a pattern without '/' matches the name at any
+        // depth, one with '/' the whole path under P ('**/' matching zero or more directories);
+        // a leading '/' anchors at P ("./", the helper's spelling of it).
         String p = pattern;
-        while (p.startsWith("/")) {
-            p = p.substring(1);
-        }
-        // LocalFilesystem matches "**/" + the pattern as well as the pattern itself: a pattern
-        // holding '/' matches at any depth too.
-        if (!p.startsWith("**")) {
-            p = "**/" + p;
+        if (p.startsWith("/")) {
+            while (p.startsWith("/")) {
+                p = p.substring(1);
+            }
+            p = "./" + p;
         }
         ObjectNode req = op("glob");
         req.put("pattern", p);

@@ -238,8 +238,8 @@ pub(super) fn commit<'p>(
                 .any(|&g| matches!(&plan.files[g].end, End::At(d) if d.t.path == t.path))
         };
         if let (Some((t, _, _)), End::At(_)) = (&file.orig, &file.end) {
-            // A directory is not locked: rechecked, then hidden.
-            let dir = file.tree != super::plan::Tree::No;
+            // A directory or a symlink is not locked: rechecked, then hidden.
+            let dir = file.tree != super::plan::Tree::No || file.is_link();
             if !taken(t) || (locked[f].is_none() && !dir) {
                 continue;
             }

@@ -22,6 +22,7 @@ use super::op::{OpKind, Txn};
 use super::TxnError;
 
 mod dir;
+mod mkdir;
 mod new;
 mod walk;
 pub(super) use dir::Tree;
@@ -53,7 +54,8 @@ pub(super) struct Dest {
 /// One file of the transaction.
 pub(super) struct File {
     /// The existing file (absent for a create): its name, identity, and
-    /// whether it is a symlink (a delete removes the link itself).
+    /// whether it is a symlink or a directory (not locked; a delete or a
+    /// move acts on a symlink itself).
     pub(super) orig: Option<(Target, (u64, u64), bool)>,
     pub(super) end: End,
     /// The ops that change its content, in order.
@@ -66,6 +68,13 @@ pub(super) struct File {
     /// A directory (deleted with everything under it, or moved), or one a
     /// `mkdir` makes; `Tree::No` for a file or a symlink.
     pub(super) tree: Tree,
+}
+
+impl File {
+    /// A symlink named as itself (deleted, moved): `Model::link_op`.
+    pub(super) fn is_link(&self) -> bool {
+        self.tree == Tree::No && matches!(self.orig, Some((_, _, true)))
+    }
 }
 
 /// The whole model.
@@ -194,7 +203,13 @@ impl Model<'_> {
     #[cfg_attr(as_edit_small, optimize(size))]
     fn apply(&mut self, i: usize) -> Result<(usize, PathBuf), TxnError> {
         let op = &self.txn.ops[i];
-        let follow = !matches!(op.kind, OpKind::Delete { .. });
+        // A delete and a move act on a symlink as a link (rename(2), `mv`);
+        // a patch's move follows it, to refuse it (`new::patch_moves_link`).
+        let follow = match op.kind {
+            OpKind::Delete { .. } => false,
+            OpKind::Move { .. } => self.txn.patch,
+            _ => true,
+        };
         let entry = matches!(op.kind, OpKind::Delete { .. } | OpKind::Move { .. });
         // Directories: a recursive delete's, a move's (`dir`).
         let dirs = match op.kind {
@@ -207,7 +222,7 @@ impl Model<'_> {
                 recursive
             }
             OpKind::Move { .. } => {
-                self.protected(&op.path, true)?;
+                self.protected(&op.path, follow)?;
                 true
             }
             _ => false,
@@ -245,6 +260,9 @@ impl Model<'_> {
         };
         self.files[f].last = i;
         let from = self.at[f].clone().expect("present");
+        if self.files[f].is_link() {
+            self.link_op(i, &from)?;
+        }
         if self.files[f].tree == Tree::Dir {
             self.dir_op(i, f, &from)?;
         }
@@ -270,9 +288,16 @@ impl Model<'_> {
                 if change.is_some() {
                     self.files[f].steps.push(i);
                 }
-                let named = self.locate(to, true, true)?;
+                // A link lands on the entry named, as rename(2) does.
+                let named = self.locate(to, !self.files[f].is_link(), true)?;
                 let onto_symlink = self.link.take();
+                let dir = self.files[f].tree != Tree::No;
                 let dest = match named {
+                    // A directory never lands on anything: a dangling
+                    // symlink is an entry, not a way to its target's name.
+                    Named::Nothing(_, Some(_), _) if dir => {
+                        return Err(dir::over(to, "is a symlink"))
+                    }
                     Named::Nothing(d, link, via) => self.landing(to, d, (link, via), *overwrite)?,
                     // A patch onto another name of the file: Codex removes
                     // this one and writes that one in place; by rename the
@@ -293,15 +318,14 @@ impl Model<'_> {
                     }
                     // Onto itself (a hard link of it too: rename(2) leaves both).
                     Named::File(g) | Named::Link(g) if g == f => return Ok((f, from)),
-                    _ if !overwrite => return Err(exists(to)),
                     // Never over a directory (nor into one), nor a
-                    // directory over anything (`dir`).
+                    // directory over anything (`dir`), with or without
+                    // `overwrite`: the refusal does not advise it.
                     Named::File(g) if self.files[g].tree != Tree::No => {
                         return Err(dir::over(to, "is a directory"))
                     }
-                    _ if self.files[f].tree != Tree::No => {
-                        return Err(dir::over(to, "exists and the source is a directory"))
-                    }
+                    _ if dir => return Err(dir::over(to, "exists and the source is a directory")),
+                    _ if !overwrite => return Err(exists(to)),
                     // It would land at g's other name.
                     Named::Link(g) => return Err(self.link(g, to)),
                     Named::File(g) => {

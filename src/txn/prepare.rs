@@ -84,7 +84,9 @@ pub(super) fn stage<'a>(
         // takes no name, an append-only one lets none it holds be replaced
         // (it failed inside the commit, rolled back).
         let dev = rfs::fstat(&d.t.dir).ok().map(|s| s.st_dev);
-        let temp = !file.steps.is_empty() || locked.map(|l| l.st.st_dev) != dev;
+        // (A symlink is renamed, or made again there across mounts.)
+        let temp =
+            !file.steps.is_empty() || (!file.is_link() && locked.map(|l| l.st.st_dev) != dev);
         if let Some(flag) = crate::fs::meta::dir_flag(&d.t) {
             let plain = flag == InodeFlag::Immutable || d.replaces.is_some();
             if temp || plain {

@@ -140,6 +140,10 @@ public final class AsEditDriver {
         run(root, "mkfifo d/fifo && : > \"bad/$(printf 'bad\\377.txt')\"");
     }
 
+    static List<String> paths(GlobResult r) {
+        return r.isSuccess() ? r.matches().stream().map(FileInfo::path).toList() : List.of(r.error());
+    }
+
     static void w(Path root, String rel, String s) throws IOException {
         Files.writeString(root.resolve(rel), s, StandardCharsets.UTF_8);
     }
@@ -173,6 +177,18 @@ public final class AsEditDriver {
             check("read longline.txt " + r[0] + "," + r[1], o.read("longline.txt", r[0], r[1]),
                     fs.read(RC, "longline.txt", r[0], r[1]));
         }
+        // LocalFilesystem's count (split("\n", -1)): after a final newline one more, empty,
+        // line, so an offset equal to the lines is an empty read; the helper's text path and
+        // the raw one (a line longer than a page) alike.
+        ReadResult empty = ReadResult.success(new FileData("", "utf-8"));
+        check("read at the line count", empty, fs.read(RC, "d/x.txt", 3, 1));
+        check("read past the line count", ReadResult.fail("Line offset 4 exceeds file length (4 lines)"),
+                fs.read(RC, "d/x.txt", 4, 1));
+        check("read at the line count, no final newline",
+                ReadResult.fail("Line offset 2 exceeds file length (2 lines)"), fs.read(RC, "d/noeol.txt", 2, 1));
+        check("read at the line count, raw", empty, fs.read(RC, "longline.txt", 2, 1));
+        check("read past the line count, raw", ReadResult.fail("Line offset 3 exceeds file length (3 lines)"),
+                fs.read(RC, "longline.txt", 3, 1));
         String[][] greps = {{"beta", null, null}, {"beta", "d", null}, {"beta", "d", "*.txt"},
             {"beta", "d", "**/*.rs"}, {"beta", "d", "*.{md,rs}"}, {"beta", "d/x.txt", null},
             {"beta", "nope", null}, {":", "d", null}, {"\t", "d", null}, {"-beta", "d", null},
@@ -188,10 +204,17 @@ public final class AsEditDriver {
                 fs.grep(RC, "beta\nx", "d", null).error());
         String[][] globs = {{"*.txt", "d"}, {"*", "d"}, {"**/*.rs", "d"}, {"sub/*.txt", "d"},
             {"*.{md,rs}", "d"}, {"/*.txt", "d"}, {"*.txt", "nope"}, {"*.txt", "many"},
-            {"*.rs", null}, {"*.rs", "/"}, {"x.txt", "d"}, {"**", "d/sub"}, {"deep/*.rs", "d"}};
+            {"*.rs", null}, {"*.rs", "/"}, {"x.txt", "d"}, {"**", "d/sub"}, {"deep/*.rs", "d"},
+            {"sub/**/*.txt", "d"}, {"sub/**/*.rs", "d"}, {"sub/deep/*.rs", "d"}, {"/sub/*.txt", "d"},
+            {"/x.txt", "d"}};
         for (String[] g : globs) {
             check("glob " + g[0] + " " + g[1], o.glob(g[0], g[1]), fs.glob(RC, g[0], g[1]));
         }
+        // rg's meaning, as grep's glob: a '/' anchors the pattern under the root (no floating),
+        // and "**/" matches no directory too.
+        check("glob sub/**/*.txt: zero directories", List.of("d/sub/s.txt"), paths(fs.glob(RC, "sub/**/*.txt", "d")));
+        check("glob deep/*.rs: anchored, not floating", List.of(), paths(fs.glob(RC, "deep/*.rs", "d")));
+        check("glob /x.txt: at the root only", List.of("d/x.txt"), paths(fs.glob(RC, "/x.txt", "d")));
         for (String p : List.of("d", "d/x.txt", "d/dang", "d/loop1", "d/link.txt", "d/fifo",
                 "nope", "", "d/new\nline.txt")) {
             check("exists " + p, o.exists(p), fs.exists(RC, p));
@@ -245,6 +268,14 @@ public final class AsEditDriver {
         step("move dir over file", () -> o.move("m2/g", "d/x.txt"), () -> fs.move(RC, "m2/g", "d/x.txt"), a, b);
         step("move file over empty dir", () -> o.move("d/x.txt", "m2/e"), () -> fs.move(RC, "d/x.txt", "m2/e"), a, b);
         step("move space", () -> o.move("d/with space.md", "d/new dir/x y.md"), () -> fs.move(RC, "d/with space.md", "d/new dir/x y.md"), a, b);
+        // A symlink moves itself (Files.move, mv), what it leads to untouched.
+        for (Path t : List.of(a, b)) {
+            Files.createSymbolicLink(t.resolve("m2/dl"), Path.of("e"));
+            Files.createSymbolicLink(t.resolve("m2/dang2"), Path.of("nowhere"));
+        }
+        step("move dir symlink", () -> o.move("m2/dl", "m3/dl"), () -> fs.move(RC, "m2/dl", "m3/dl"), a, b);
+        step("move file symlink", () -> o.move("d/link.txt", "m3/link.txt"), () -> fs.move(RC, "d/link.txt", "m3/link.txt"), a, b);
+        step("move dangling symlink", () -> o.move("m2/dang2", "m3/dang2"), () -> fs.move(RC, "m2/dang2", "m3/dang2"), a, b);
     }
 
     static void racer(Path root) {

@@ -91,9 +91,14 @@ final class Oracle {
         }
         List<String> lines = lines(text);
         int start = Math.max(0, offset);
-        if (start >= lines.size()) {
+        // LocalFilesystem's split("\n", -1): after a final newline one more, empty, line.
+        int counted = text.split("\n", -1).length;
+        if (start >= counted) {
             return ReadResult.fail(
-                    "Line offset " + offset + " exceeds file length (" + lines.size() + " lines)");
+                    "Line offset " + offset + " exceeds file length (" + counted + " lines)");
+        }
+        if (start >= lines.size()) {
+            return ReadResult.success(new FileData("", "utf-8"));
         }
         int end = limit > 0 ? Math.min(start + limit, lines.size()) : lines.size();
         return ReadResult.success(new FileData(String.join("\n", lines.subList(start, end)), "utf-8"));
@@ -178,28 +183,43 @@ final class Oracle {
 
     /** rg's --glob as LocalFilesystem passes it: no '/' matches the name at any depth. */
     static boolean globMatches(String glob, String rel) {
-        PathMatcher m = FileSystems.getDefault().getPathMatcher("glob:" + glob);
         if (!glob.contains("/")) {
+            PathMatcher m = FileSystems.getDefault().getPathMatcher("glob:" + glob);
             return m.matches(Path.of(rel).getFileName());
         }
-        return m.matches(Path.of(rel)) || (glob.startsWith("**/")
-                && FileSystems.getDefault().getPathMatcher("glob:" + glob.substring(3)).matches(Path.of(rel)));
+        return anchoredMatches(glob, rel);
+    }
+
+    /**
+     * The whole relative path, rg's way: each "**&#47;" also matches no directory (Java's needs
+     * one), so it is tried with and without each of them.
+     */
+    static boolean anchoredMatches(String glob, String rel) {
+        if (FileSystems.getDefault().getPathMatcher("glob:" + glob).matches(Path.of(rel))) {
+            return true;
+        }
+        for (int i = glob.indexOf("**/"); i >= 0; i = glob.indexOf("**/", i + 1)) {
+            if ((i == 0 || glob.charAt(i - 1) == '/')
+                    && anchoredMatches(glob.substring(0, i) + glob.substring(i + 3), rel)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     GlobResult glob(String pattern, String path) {
-        String p = pattern.startsWith("/") ? pattern.substring(1) : pattern;
+        // rg's --glob, as grep's: a leading '/' anchors (the rest is the whole path).
+        boolean anchored = pattern.startsWith("/");
+        String p = anchored ? pattern.substring(1) : pattern;
         String base = path == null || "/".equals(path) ? "." : path;
         Path start = root.resolve(base);
         if (!Files.isDirectory(start)) {
             return GlobResult.success(List.of());
         }
-        PathMatcher deep = FileSystems.getDefault().getPathMatcher("glob:" + (p.startsWith("**") ? p : "**/" + p));
-        String direct = p.startsWith("**/") ? p.substring(3) : p.equals("**") ? "*" : p;
-        PathMatcher top = FileSystems.getDefault().getPathMatcher("glob:" + direct);
         List<FileInfo> out = new ArrayList<>();
         for (Path file : files(start)) {
             Path rel = start.relativize(file);
-            if (deep.matches(rel) || top.matches(rel)) {
+            if (anchored ? anchoredMatches(p, rel.toString()) : globMatches(p, rel.toString())) {
                 try {
                     BasicFileAttributes a = Files.readAttributes(file, BasicFileAttributes.class, NOFOLLOW);
                     String shown = ".".equals(base) ? rel.toString() : base + "/" + rel;

@@ -7,12 +7,12 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::fs::temp::Temp;
+use crate::fs::temp::{temp_name, Temp};
 use crate::fs::{FsError, WriteStep};
 use crate::protocol::{display_path, ErrorKind, Failure};
 
 use super::super::lock::Locked;
-use super::super::plan::{End, Tree};
+use super::super::plan::{Dest, End, Tree};
 use super::super::prepare::temp_dir;
 use super::super::undo::{self, Back};
 use super::super::TxnError;
@@ -177,6 +177,10 @@ pub(super) fn place<'p>(
                         Err(Errno::XDEV) if file.tree != Tree::No => {
                             return Err(TxnError::fail(op, Failure::new(ErrorKind::WriteFailed, format!("{} is on another file system (or mount) than {}: a directory is moved only by rename, never copied; nothing was changed", display_path(&t.path), display_path(&d.t.path)))))
                         }
+                        // A symlink is made again there, never its target copied.
+                        Err(Errno::XDEV) if file.is_link() => {
+                            relink(c, f, from, at, d, hidden).map_err(rename)?
+                        }
                         Err(Errno::XDEV) => return Ok(false),
                         r => r.map_err(rename)?,
                     }
@@ -186,6 +190,40 @@ pub(super) fn place<'p>(
         }
     }
     Ok(true)
+}
+
+/// The symlink file `f` (named `from` in its directory) moved where the
+/// kernel refused the rename (EXDEV): a link with the same target made
+/// at `d`'s name in `at` (taking it as the rename would: without
+/// `overwrite` only if free, else over what is there, kept under a hidden
+/// name until all is committed), then the original link hidden and
+/// removed with the other hidden names. Each step logged with its inverse.
+#[cold]
+fn relink(
+    c: &mut Commit<'_>,
+    f: usize,
+    from: &CStr,
+    at: D,
+    d: &Dest,
+    hidden: Option<&CStr>,
+) -> Result<(), Errno> {
+    let target = rfs::readlinkat(c.dir(D::Orig(f)), from, Vec::new())?;
+    let name = match d.replaces {
+        Some(_) => temp_name(),
+        None => d.t.name.clone(),
+    };
+    let back = Back::Unlink(c.raw(at), name.clone());
+    c.step()?;
+    rfs::symlinkat(&target, c.dir(at), &name)?;
+    c.log(f, back);
+    if d.replaces.is_some() {
+        c.replace(f, at, &name, at, &d.t.name, false)?;
+    }
+    match hidden {
+        None => drop(c.hide(f, true)?),
+        Some(h) => c.hidden.push((D::Orig(f), h.into())),
+    }
+    Ok(())
 }
 
 /// A commit step's failure for op `op` at `path`; EEXIST: the name was

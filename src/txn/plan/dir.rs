@@ -1,5 +1,5 @@
 //! Directories in the model (issue 34 item 7): a directory a recursive
-//! `delete` removes or a `move` renames, and one a `mkdir` makes.
+//! `delete` removes or a `move` renames (one a `mkdir` makes: `mkdir`).
 //!
 //! A directory is one entry of the model, as a file is: its name vacated
 //! (everything under it is then missing to later ops) or taken. It is not
@@ -19,9 +19,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::fs::{self as rfs, Access, AtFlags, FileType, Mode, OFlags};
 
-use super::new::refused;
-use super::walk::What;
-use super::{End, Model};
+use super::Model;
 use crate::fs::{FsError, NotFoundKind};
 use crate::protocol::{display_path, ErrorKind, Failure};
 use crate::txn::commit::tree::{ident, Ident};
@@ -54,15 +52,6 @@ pub(super) fn over(to: &Path, said: &str) -> TxnError {
     )
 }
 
-/// `file_exists`: a `mkdir` of an existing `path`.
-fn taken(path: &Path) -> TxnError {
-    let p = display_path(path);
-    fail(
-        ErrorKind::FileExists,
-        format!("{p} exists (\"parents\": true accepts an existing directory)"),
-    )
-}
-
 /// `invalid_argument`: a directory moved into its own subtree.
 pub(super) fn into_itself(from: &Path, to: &Path) -> TxnError {
     fail(
@@ -78,8 +67,8 @@ pub(super) fn into_itself(from: &Path, to: &Path) -> TxnError {
 impl Model<'_> {
     /// Refuses a recursive delete or a move of `--root`, `/`, the working
     /// directory or one of its ancestors (`path` resolved; its last name
-    /// followed for a move, which follows it, not for a delete, which
-    /// removes a symlink to one of them as a link).
+    /// followed only for a patch's move, which follows it: a delete or a
+    /// move acts on a symlink to one of them as a link).
     pub(super) fn protected(&self, path: &Path, follow: bool) -> Result<(), TxnError> {
         let Ok(w) = self.walk(path, follow) else {
             return Ok(()); // its own refusal comes from `locate`
@@ -174,78 +163,6 @@ impl Model<'_> {
             scan(fd, top, me, from.to_owned())?;
         }
         Ok(())
-    }
-
-    /// Op `i`, a `mkdir` (`parents`: `-p`).
-    pub(super) fn mkdir(&mut self, i: usize, parents: bool) -> Result<(usize, PathBuf), TxnError> {
-        let path = &self.txn.ops[i].path;
-        let root = self.root.as_ref().map(|r| r.0.as_path());
-        let w = self.walk(path, false).and_then(|w| match root {
-            Some(r) if !w.key().starts_with(r) => Err(crate::fs::resolve::outside_root(path, r)),
-            _ => Ok(w),
-        });
-        let w = w.map_err(|e| TxnError::of(0, e))?;
-        let key = w.key();
-        let quiet = match (&w.what, &w.name) {
-            (What::File(g), _) if parents && self.files[*g].tree != Tree::No => {
-                return Ok((*g, key))
-            }
-            (What::Made, Some(_)) if parents => true,
-            (What::Absent, Some(_)) => false,
-            (What::Disk, _) => {
-                // `mkdir -p` accepts a directory, or a symlink to one.
-                let st = rfs::stat(&key).map(|s| FileType::from_raw_mode(s.st_mode));
-                if !parents || st != Ok(FileType::Directory) {
-                    return Err(taken(path));
-                }
-                return self.existing(i, key);
-            }
-            (What::Absent, None) => return Err(super::new::dangling(w.link.unwrap_or(key))),
-            _ => return Err(taken(path)),
-        };
-        if let Some(l) = &w.through {
-            return Err(super::new::dangling(l.clone()));
-        }
-        // Without `parents` every directory above must exist: on disk or
-        // made by an earlier op (`rest` holds both kinds).
-        let mut missing = w.base.clone();
-        for r in &w.rest {
-            missing.push(r);
-            if !parents && !self.made.contains(&missing) {
-                return Err(TxnError::of(
-                    0,
-                    FsError::NotFound {
-                        path: missing,
-                        kind: NotFoundKind::Missing,
-                    },
-                ));
-            }
-        }
-        let dest = self.dest(w)?;
-        let dest = self.landing(path, dest, (None, None), false)?;
-        self.make_dirs(&dest);
-        self.made.push(key.clone());
-        let f = self.add(None, End::At(dest), i);
-        self.files[f].tree = Tree::Mkdir {
-            exist_ok: parents,
-            quiet,
-        };
-        Ok((f, key))
-    }
-
-    /// A `mkdir -p` of the existing directory at `key`: a file of the
-    /// model that nothing changes.
-    fn existing(&mut self, i: usize, key: PathBuf) -> Result<(usize, PathBuf), TxnError> {
-        match self.locate(&key, true, true)? {
-            super::Named::File(g) | super::Named::Link(g) => {
-                // New to the model: it commits (is rechecked) here.
-                if self.files[g].last == self.txn.ops.len() {
-                    self.files[g].last = i;
-                }
-                Ok((g, key))
-            }
-            super::Named::Nothing(..) => Err(refused(&key, "is missing")),
-        }
     }
 }
 

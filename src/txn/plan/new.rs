@@ -14,6 +14,7 @@ use crate::fs::resolve::{outside_root, split};
 use crate::fs::FileKind;
 use crate::fs::{FsError, NotFoundKind, Target};
 use crate::protocol::{ErrorKind, Failure};
+use crate::txn::op::OpKind;
 use crate::txn::TxnError;
 
 impl Model<'_> {
@@ -245,6 +246,40 @@ pub(super) fn patch_onto_symlink(to: &Path, from: &Path) -> TxnError {
 }
 
 impl Model<'_> {
+    /// Op `i` on a symlink the transaction names as itself, now at `at`:
+    /// a delete or a plain move (the link renamed, what it leads to
+    /// untouched). A move with `edits` or `expect_sha256` is refused
+    /// (`invalid_argument`): the content is its target's, a file the move
+    /// does not name; an edit of the link and then a plain move do both.
+    /// A content op reaching it by the name an earlier op moved it to is
+    /// refused too: the target is edited by its own path.
+    #[cold]
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub(super) fn link_op(&self, i: usize, at: &Path) -> Result<(), TxnError> {
+        let op = &self.txn.ops[i];
+        let p = crate::protocol::display_path(&op.path);
+        match &op.kind {
+            OpKind::Delete { .. } => Ok(()),
+            OpKind::Move {
+                change,
+                expect_sha256,
+                ..
+            } => {
+                let k = match (change, expect_sha256) {
+                    (None, None) => return Ok(()),
+                    (Some(_), _) => "edits",
+                    (None, Some(_)) => "expect_sha256",
+                };
+                let said = format!("{p} is a symlink: a move moves the link itself, and {k:?} applies to a file; send an edit of the link (it edits the file the link leads to), then a move without {k:?}");
+                Err(TxnError::fail(
+                    0,
+                    Failure::new(ErrorKind::InvalidArgument, said),
+                ))
+            }
+            _ => Err(refused(at, "is a symlink an earlier op moves or names as itself: edit the file it leads to by that file's path, or in another call")),
+        }
+    }
+
     /// A patch naming `path`, a hard link of file `g`, which an earlier
     /// hunk names: Codex writes it in place (both names change), as-edit
     /// by a new file (one name would keep the old text).

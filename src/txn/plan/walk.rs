@@ -16,12 +16,15 @@
 //! an earlier op makes is `file_not_found`, in the plan. A symlink whose
 //! target is missing (on disk, or vacated by an earlier op) is
 //! `file_not_found` "is a dangling symlink" for `edit`, `insert`, a
-//! move's source and a patch's Update File (the single-file edit's
-//! words); a `create` or move onto it is `file_exists` without
-//! `overwrite`, and with it writes the target through the link, which
-//! stays (Codex's Add File, checked against its binary), only where the
-//! target's directory exists; no directory is made through a symlink
-//! leading nowhere (`mkdir -p` fails there too). So `delete a` then
+//! patch's Update File and its move source (the single-file edit's
+//! words; a transaction's `move` moves the link itself); a `create` or
+//! a file's move onto it is `file_exists` without `overwrite`, and with
+//! it writes the target through the link, which stays (Codex's Add File,
+//! checked against its binary), only where the target's directory
+//! exists (a directory's move onto it is refused: `plan`); no directory
+//! is made through a symlink leading nowhere (`mkdir -p` fails there
+//! too). A `..` after a directory an earlier op makes is its parent (it
+//! is a directory by then); after one vacated or not there, ENOENT. So `delete a` then
 //! `create link` (link -> a) is `file_exists`; with `overwrite` (and in
 //! the `apply_patch` mode, as Codex) it makes `a` again through the link.
 //!
@@ -138,9 +141,18 @@ impl Model<'_> {
             }
             match c.as_bytes() {
                 b"." => continue,
-                // No `..` after a directory that is not on disk (the kernel's
-                // ENOENT: it is not there yet, or no longer).
-                b".." if !w.rest.is_empty() => return Err(fail(NotFoundKind::Missing)),
+                // A directory an earlier op makes is one: its `..` is its
+                // parent (`mkdir -p a/b/../c`). No `..` after another that
+                // is not on disk (the kernel's ENOENT: it is not there yet,
+                // or no longer).
+                b".." if !w.rest.is_empty() => {
+                    if !self.made.contains(&cur) {
+                        return Err(fail(NotFoundKind::Missing));
+                    }
+                    w.rest.pop();
+                    cur.pop();
+                    continue;
+                }
                 b".." => {
                     cur.pop();
                     continue;
@@ -208,6 +220,11 @@ impl Model<'_> {
                 What::File(f) if self.files[f].tree != super::Tree::No => {
                     return Err(fail(NotFoundKind::UnderMovedDir))
                 }
+                // A symlink to a directory an earlier op moves here as a
+                // link: not followed in the model, named by the old path.
+                What::File(f) if self.files[f].is_link() && self.leads_to_dir(f) => {
+                    return Err(fail(NotFoundKind::UnderMovedDir))
+                }
                 // Through a file: ENOTDIR.
                 What::File(_) | What::Disk => return Err(fail(NotFoundKind::NotADirectory)),
                 // A directory to make that a symlink leads to: it dangles.
@@ -222,10 +239,21 @@ impl Model<'_> {
         // Ended on a directory (`.`, `..`, a trailing `/`): `cur` itself.
         w.what = match w.rest.is_empty() {
             true => What::Disk,
+            false if self.made.contains(&cur) => What::Made,
             false => What::Absent,
         };
         w.base = base(cur, &w.rest);
         Ok(w)
+    }
+}
+
+impl Model<'_> {
+    /// Whether the symlink file `f` led to a directory where it was.
+    fn leads_to_dir(&self, f: usize) -> bool {
+        let o = self.files[f].orig.as_ref().expect("on disk");
+        rustix::fs::statat(&o.0.dir, &o.0.name, rustix::fs::AtFlags::empty()).is_ok_and(|s| {
+            rustix::fs::FileType::from_raw_mode(s.st_mode) == rustix::fs::FileType::Directory
+        })
     }
 }
 
