@@ -22,10 +22,9 @@
 //! ([`carry`]), so the block holds the carried lines' stubs, the kept
 //! bytes, the overlap and a window ([`room`]), whatever the lines' lengths.
 
-use std::fs::File;
-use std::io::{Read, Seek};
-use std::os::unix::fs::FileExt;
+use std::io::Read;
 
+use super::bom::Source;
 use super::grep::Search;
 
 /// The sizes of `grep`'s buffer: lowered by tests to reach the windowed
@@ -213,7 +212,7 @@ pub fn carry<const N: usize>(
 /// Reads `f` into `buf[at..]` until it is full or the file ends: the
 /// bytes in `buf` now, whether the file ended, and whether a read failed
 /// (the file is taken to end there).
-pub fn read_full(f: &mut File, buf: &mut [u8], mut at: usize) -> (usize, bool, bool) {
+pub fn read_full(f: &mut Source, buf: &mut [u8], mut at: usize) -> (usize, bool, bool) {
     while at < buf.len() {
         match f.read(&mut buf[at..]) {
             Ok(0) => return (at, true, false),
@@ -229,7 +228,7 @@ pub fn read_full(f: &mut File, buf: &mut [u8], mut at: usize) -> (usize, bool, b
 /// is read (no `\n` in it), reading the rest of it from `f` through the
 /// block, whose size does not change; see the module docs.
 pub fn line(
-    f: &mut File,
+    f: &mut Source,
     buf: &mut [u8],
     (from, len): (usize, usize),
     keep: usize,
@@ -240,7 +239,7 @@ pub fn line(
     let mut unreadable = false;
     // Where the line starts in the file, to read it again for a regex.
     let start = if search.needs_line() {
-        f.stream_position().ok().map(|p| p - (len - from) as u64)
+        f.line_start(&buf[from..len])
     } else {
         None
     };
@@ -277,7 +276,7 @@ pub fn line(
             Some(at) => {
                 // The regex must see the whole line: it is held here.
                 let mut whole = vec![0; line_len as usize];
-                match f.read_exact_at(&mut whole, at) {
+                match f.read_line_at(&mut whole, at) {
                     Ok(()) => search.line_matches(&whole),
                     Err(_) => {
                         unreadable = true;

@@ -143,6 +143,7 @@ use std::path::PathBuf;
 use crate::protocol::{failure_line, ErrorKind, Failure};
 
 pub mod answer;
+pub mod bom;
 pub mod find;
 mod find_answer;
 pub mod gitignore;

@@ -34,6 +34,7 @@ use std::path::Path;
 use rustix::fs::{self as rfs, Mode, OFlags};
 
 use super::path::resolve;
+use crate::tools::bom::Source;
 use crate::tools::grep::Search;
 use crate::tools::{ignores, walk};
 
@@ -228,7 +229,7 @@ impl Out {
     /// none (a NUL anywhere drops them).
     fn walked(&mut self, s: &Search, fd: OwnedFd, name: &[u8], block: &mut Vec<u8>) {
         let mark = self.text.len();
-        let mut f = std::fs::File::from(fd);
+        let mut f = Source::new(std::fs::File::from(fd));
         match each_block(&mut f, block, |buf, first_line| {
             if memchr::memchr(0, buf).is_some() {
                 return Err(());
@@ -253,7 +254,7 @@ impl Out {
 
     /// The file rg was named: `N:LINE` lines, or the binary notice.
     fn named(&mut self, s: &Search, fd: OwnedFd, name: &[u8]) {
-        let mut f = std::fs::File::from(fd);
+        let mut f = Source::new(std::fs::File::from(fd));
         let (mut nul, mut offset, mut hit) = (None, 0usize, false);
         let mut block = Vec::new();
         let r = each_block(&mut f, &mut block, |buf, first_line| {
@@ -310,7 +311,7 @@ fn lines(s: &Search, buf: &[u8], first: u64, mut hit: impl FnMut(u64, &[u8])) {
 /// grows it), each with the number of its first line; stops at the first
 /// `Err` of `f`, which it returns inside `Ok`.
 fn each_block<E>(
-    file: &mut std::fs::File,
+    file: &mut Source,
     buf: &mut Vec<u8>,
     mut f: impl FnMut(&[u8], u64) -> Result<(), E>,
 ) -> std::io::Result<Result<(), E>> {
