@@ -593,6 +593,70 @@ mod tests {
         Ok(())
     }
 
+    /// A UTF-16 file with a BOM, its lines longer than the cap: searched
+    /// in windows of the transcoded text, a regex's candidate line read
+    /// again from the raw offset its text gives (pairs, lone surrogates
+    /// and accents before it), each line numbered and shown as rg shows it.
+    #[test]
+    fn utf16_long_lines_are_searched_in_windows_and_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("wide");
+        let mut units: Vec<u16> = Vec::new();
+        for i in 0..12u32 {
+            units.extend(format!("{i}:\u{e9}\u{1d11e}").encode_utf16());
+            units.extend([0xd800, u16::from(b' ')]);
+            units.extend("ab".repeat(3000 + 500 * i as usize).encode_utf16());
+            let tail = if i % 3 == 0 {
+                format!("NEEDLE {i}")
+            } else {
+                format!("NEEDLE x{i}")
+            };
+            units.extend(tail.encode_utf16());
+            units.push(u16::from(b'\n'));
+        }
+        for be in [false, true] {
+            let mut raw = if be {
+                vec![0xfe, 0xff]
+            } else {
+                vec![0xff, 0xfe]
+            };
+            for u in &units {
+                raw.extend(if be { u.to_be_bytes() } else { u.to_le_bytes() });
+            }
+            std::fs::write(&p, &raw).unwrap();
+            let t = Tuning {
+                block: 1024,
+                cap: 2048,
+            };
+            // Anchored at both ends: a line read again from a wrong offset fails it.
+            let mut r = req(&p, r"^\d+:é.*NEEDLE \d+$", true, false, Output::Content);
+            r.max_columns = 6;
+            let (g, block) = grep_tuned(&r, None, 1 << 20, t).unwrap();
+            assert!(block < 64 * 1024, "{block}");
+            let got: Vec<_> = g
+                .lines
+                .iter()
+                .map(|l| (l.line, l.text.as_str(), l.cut))
+                .collect();
+            let want: Vec<_> = [
+                (1, "0:\u{e9}\u{1d11e}\u{fffd} "),
+                (4, "3:\u{e9}\u{1d11e}\u{fffd} "),
+            ]
+            .into_iter()
+            .chain([
+                (7, "6:\u{e9}\u{1d11e}\u{fffd} "),
+                (10, "9:\u{e9}\u{1d11e}\u{fffd} "),
+            ])
+            .map(|(n, s)| (n, s, true))
+            .collect();
+            assert_eq!(got, want, "be {be}");
+            let mut r = req(&p, "NEEDLE x", false, false, Output::Count);
+            r.max_columns = 6;
+            let (g, _) = grep_tuned(&r, None, 1 << 20, t).unwrap();
+            assert_eq!(g.files, [(r.path.clone().unwrap(), 8)]);
+        }
+    }
+
     #[test]
     fn context_kept_short_refuses_as_whole_lines_but_for_the_number() {
         // Five 101-byte lines before a match, `context` 5: carried in

@@ -6,7 +6,9 @@
 //! - ROOT a directory: [`crate::tools::walk`] with `rg` set (ripgrep's
 //!   default filters, [`crate::tools::ignores`]; the parents' ignore files
 //!   read first), each regular file searched in 64 KiB blocks of whole
-//!   lines by [`crate::tools::grep::Search`]. Files come in bytewise path
+//!   lines by [`crate::tools::grep::Search`], read through
+//!   [`crate::tools::bom::Source`] (a BOM as rg reads it: a UTF-8 one
+//!   dropped, UTF-16 transcoded). Files come in bytewise path
 //!   order (rg's come in its threads' order, which no one can repeat). A
 //!   file with a NUL byte anywhere is skipped whole, its matches before
 //!   the NUL too (rg skips it when the NUL is in its first read, at least
