@@ -57,7 +57,7 @@ impl Bom {
     }
 
     /// The mark's length in bytes.
-    pub fn len(self) -> usize {
+    pub fn bytes(self) -> usize {
         match self {
             Bom::Utf8 => 3,
             Bom::Utf16Le | Bom::Utf16Be => 2,

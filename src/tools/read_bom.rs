@@ -62,7 +62,7 @@ impl<'p, 'a> Text<'p, 'a> {
     fn restart(&mut self) {
         self.dec = Utf16::new(self.bom == Bom::Utf16Be);
         self.out.clear();
-        (self.out_at, self.raw_at, self.eof) = (0, self.bom.len() as u64, false);
+        (self.out_at, self.raw_at, self.eof) = (0, self.bom.bytes() as u64, false);
     }
 
     /// `pread(2)` of the text: bytes at `at` into `buf`, 0 at its end.
