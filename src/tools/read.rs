@@ -80,18 +80,19 @@ pub(super) fn run(req: &Read, root: Option<&Root>, max_bytes: u64) -> Result<Str
 /// contract: 0 at the end): the file here, the downloaded bytes on the
 /// host's transfer path, so both answer with the very same line. With
 /// `next`'s `offset` and `check` trusted (`resume.rs`), the page is read
-/// from that offset; else from byte 0.
+/// from that offset; else from byte 0. A file that starts with a
+/// byte-order mark is read as its text after it (`read_bom.rs`).
 pub fn text_answer(req: &Read, max_bytes: u64, pread: &mut Pread<'_>) -> Result<String, Failure> {
     let Some(bom) = read_bom::sniff(pread)? else {
         return text_of(req, max_bytes, None, pread);
     };
     let mut text = read_bom::Text::new(pread, bom);
     let mut line = text_of(req, max_bytes, Some(bom), &mut |b, at| text.pread(b, at))?;
-    if line.contains(",\"sha256\":\"") {
+    const SHA: &str = ",\"sha256\":\"";
+    if let Some(at) = line.rfind(SHA) {
         // `sha256` of the file's own bytes, the mark included: as long as the text's.
-        let at = line.rfind(",\"sha256\":\"").expect("found") + ",\"sha256\":\"".len();
         let sha = crate::hex::encode(&read_bom::raw_sha256(pread)?);
-        line.replace_range(at..at + 64, &sha);
+        line.replace_range(at + SHA.len()..at + SHA.len() + 64, &sha);
     }
     Ok(line)
 }
