@@ -127,6 +127,17 @@ def rand_content(rng: random.Random, name: str) -> bytes:
         return body
     if k < 0.35:
         return rand_text(rng, rng.randint(1, 20), long_line=True)
+    if k < 0.39:
+        # A byte-order mark: rg drops a UTF-8 one and transcodes UTF-16.
+        text = rand_text(rng, rng.randint(0, 12), crlf=rng.random() < 0.2).decode()
+        if rng.random() < 0.3:
+            text = text.replace("o", rng.choice(["\u00e9", "\U0001d11e", "\0"]), 1)
+        bom = rng.choice(["utf-8", "utf-16-le", "utf-16-be"])
+        if bom == "utf-8":
+            return b"\xef\xbb\xbf" + text.encode()
+        tail = rng.choice([b"", b"", b"A", b"\x00\xd8" if bom == "utf-16-le" else b"\xd8\x00"])
+        mark = b"\xff\xfe" if bom == "utf-16-le" else b"\xfe\xff"
+        return mark + text.encode(bom) + tail
     return rand_text(rng, rng.randint(1, 40))
 
 

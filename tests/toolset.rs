@@ -790,3 +790,149 @@ fn grep_output_is_cut_at_100_kib_with_the_notice() {
     let notice = "\n[output truncated at 102400 bytes]";
     is(&r, &format!("{}{notice}", &full[..102_400]), 0);
 }
+
+fn utf16(s: &str, be: bool) -> Vec<u8> {
+    let mut out = if be {
+        b"\xfe\xff".to_vec()
+    } else {
+        b"\xff\xfe".to_vec()
+    };
+    for u in s.encode_utf16() {
+        out.extend(if be { u.to_be_bytes() } else { u.to_le_bytes() });
+    }
+    out
+}
+
+/// Files with a byte-order mark, as rg 13 (and so the reference) reads
+/// them: a UTF-8 BOM neither shown nor seen by `^`, UTF-16 with a BOM
+/// transcoded and searched, a NUL after a BOM binary at the offset of
+/// the transcoded text (each text checked against the reference).
+#[test]
+fn grep_reads_files_with_a_bom_as_rg_does() {
+    let d = scratch();
+    let mut odd = utf16("foo odd\n", false);
+    odd.push(b'A');
+    let mut lone = utf16("foo a", false);
+    lone.extend_from_slice(b"\x00\xd8b\0\n\0");
+    for (name, body) in [
+        ("u8.txt", b"\xef\xbb\xbffoo bar\nfoo two\nx\n".to_vec()),
+        (
+            "le.txt",
+            utf16("foo le\nbar\nfoo \u{e9} \u{1d11e}\n", false),
+        ),
+        ("be.txt", utf16("foo be\r\nbar\n", true)),
+        ("odd.txt", odd),
+        ("lone.txt", lone),
+        ("only.txt", b"\xff\xfe".to_vec()),
+        ("nul8.txt", b"\xef\xbb\xbffoo\0bar\nfoo\n".to_vec()),
+        ("nul16.txt", utf16("foo\0bar\nfoo\n", false)),
+        ("nobom.txt", utf16("foo\n", false)[2..].to_vec()),
+    ] {
+        write_file(d.path(), name, &body, 0o644);
+    }
+    let w = std::fs::canonicalize(d.path()).unwrap();
+    let w = w.display();
+    let grep = |pattern: &str, path: Option<&str>| {
+        let mut input = serde_json::json!({ "pattern": pattern });
+        if let Some(p) = path {
+            input["path"] = p.into();
+        }
+        tool(d.path(), "grep", input)
+    };
+    is(
+        &grep("^foo", None),
+        &format!(
+            "{w}/be.txt:1:foo be\r\n{w}/le.txt:1:foo le\n{w}/le.txt:3:foo \u{e9} \u{1d11e}\n\
+             {w}/lone.txt:1:foo a\u{fffd}b\n{w}/odd.txt:1:foo odd\n\
+             {w}/u8.txt:1:foo bar\n{w}/u8.txt:2:foo two\n"
+        ),
+        0,
+    );
+    is(&grep("^foo", Some("u8.txt")), "1:foo bar\n2:foo two\n", 0);
+    is(&grep("^", Some("odd.txt")), "1:foo odd\n2:\u{fffd}\n", 0);
+    is(&grep("^", Some("only.txt")), "no matches", 0);
+    is(&grep("\\x{FEFF}", Some("u8.txt")), "no matches", 0);
+    let binary = "binary file matches (found \"\\0\" byte around offset 3)\n";
+    is(&grep("foo", Some("nul8.txt")), binary, 0);
+    is(&grep("foo", Some("nul16.txt")), binary, 0);
+    // The reference's read decodes UTF-8 as Python's "utf-8" codec does:
+    // the BOM kept as U+FEFF; UTF-16 is not UTF-8.
+    let read = |f: &str| tool(d.path(), "read", serde_json::json!({ "file_path": f }));
+    is(&read("u8.txt"), "\u{feff}foo bar\nfoo two\nx\n", 0);
+    is(
+        &read("le.txt"),
+        "read: le.txt: not valid UTF-8 text (binary files are only supported for image/PDF extensions)",
+        1,
+    );
+}
+
+/// A UTF-16 file of many transcoding chunks, pairs and lone surrogates
+/// split across the chunks' edges at every parity: the lines rg shows
+/// (where rg is installed, compared with it too), numbered as rg numbers
+/// them; the oracle is the standard library's lossy UTF-16 decoding.
+#[test]
+fn grep_transcodes_a_large_utf16_file_across_its_chunks() {
+    let d = scratch();
+    let mut units: Vec<u16> = Vec::new();
+    let mut i = 0u32;
+    while units.len() < 400_000 {
+        units.extend(format!("l{i} \u{e9}").encode_utf16());
+        match i % 5 {
+            0 => units.extend("\u{1d11e}x".encode_utf16()),
+            1 => units.push(0xd800),
+            2 => units.push(0xdc00),
+            3 => units.extend([0x20, 0xd83d]),
+            _ => {}
+        }
+        if i % 13 == 0 {
+            units.extend(" hit".encode_utf16());
+        }
+        units.push(u16::from(b'\n'));
+        i += 1;
+    }
+    for be in [false, true] {
+        let mut raw = if be {
+            vec![0xfe, 0xff]
+        } else {
+            vec![0xff, 0xfe]
+        };
+        for u in &units {
+            raw.extend(if be { u.to_be_bytes() } else { u.to_le_bytes() });
+        }
+        write_file(d.path(), "big.txt", &raw, 0o644);
+        let text = String::from_utf16_lossy(&units);
+        let want: String = text
+            .split_terminator('\n')
+            .enumerate()
+            .filter(|(_, l)| l.contains("hit"))
+            .map(|(n, l)| format!("{}:{l}\n", n + 1))
+            .collect();
+        assert!(
+            want.len() > 1000 && want.len() < 100 * 1024,
+            "{}",
+            want.len()
+        );
+        let r = tool(
+            d.path(),
+            "grep",
+            serde_json::json!({"pattern": "hit", "path": "big.txt"}),
+        );
+        is(&r, &want, 0);
+        match std::process::Command::new("rg")
+            .args([
+                "--no-config",
+                "-n",
+                "--no-heading",
+                "-e",
+                "hit",
+                "--",
+                "big.txt",
+            ])
+            .current_dir(d.path())
+            .output()
+        {
+            Ok(o) => assert_eq!(String::from_utf8_lossy(&o.stdout), want, "rg"),
+            Err(e) => println!("rg not run ({e}): compared with the oracle only"),
+        }
+    }
+}

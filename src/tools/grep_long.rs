@@ -22,10 +22,9 @@
 //! ([`carry`]), so the block holds the carried lines' stubs, the kept
 //! bytes, the overlap and a window ([`room`]), whatever the lines' lengths.
 
-use std::fs::File;
-use std::io::{Read, Seek};
-use std::os::unix::fs::FileExt;
+use std::io::Read;
 
+use super::bom::Source;
 use super::grep::Search;
 
 /// The sizes of `grep`'s buffer: lowered by tests to reach the windowed
@@ -213,7 +212,7 @@ pub fn carry<const N: usize>(
 /// Reads `f` into `buf[at..]` until it is full or the file ends: the
 /// bytes in `buf` now, whether the file ended, and whether a read failed
 /// (the file is taken to end there).
-pub fn read_full(f: &mut File, buf: &mut [u8], mut at: usize) -> (usize, bool, bool) {
+pub fn read_full(f: &mut Source, buf: &mut [u8], mut at: usize) -> (usize, bool, bool) {
     while at < buf.len() {
         match f.read(&mut buf[at..]) {
             Ok(0) => return (at, true, false),
@@ -229,7 +228,7 @@ pub fn read_full(f: &mut File, buf: &mut [u8], mut at: usize) -> (usize, bool, b
 /// is read (no `\n` in it), reading the rest of it from `f` through the
 /// block, whose size does not change; see the module docs.
 pub fn line(
-    f: &mut File,
+    f: &mut Source,
     buf: &mut [u8],
     (from, len): (usize, usize),
     keep: usize,
@@ -240,7 +239,7 @@ pub fn line(
     let mut unreadable = false;
     // Where the line starts in the file, to read it again for a regex.
     let start = if search.needs_line() {
-        f.stream_position().ok().map(|p| p - (len - from) as u64)
+        f.line_start(&buf[from..len])
     } else {
         None
     };
@@ -277,7 +276,7 @@ pub fn line(
             Some(at) => {
                 // The regex must see the whole line: it is held here.
                 let mut whole = vec![0; line_len as usize];
-                match f.read_exact_at(&mut whole, at) {
+                match f.read_line_at(&mut whole, at) {
                     Ok(()) => search.line_matches(&whole),
                     Err(_) => {
                         unreadable = true;
@@ -592,6 +591,70 @@ mod tests {
             prop_assert!(b.lines.iter().any(|l| l.short));
         }
         Ok(())
+    }
+
+    /// A UTF-16 file with a BOM, its lines longer than the cap: searched
+    /// in windows of the transcoded text, a regex's candidate line read
+    /// again from the raw offset its text gives (pairs, lone surrogates
+    /// and accents before it), each line numbered and shown as rg shows it.
+    #[test]
+    fn utf16_long_lines_are_searched_in_windows_and_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("wide");
+        let mut units: Vec<u16> = Vec::new();
+        for i in 0..12u32 {
+            units.extend(format!("{i}:\u{e9}\u{1d11e}").encode_utf16());
+            units.extend([0xd800, u16::from(b' ')]);
+            units.extend("ab".repeat(3000 + 500 * i as usize).encode_utf16());
+            let tail = if i % 3 == 0 {
+                format!("NEEDLE {i}")
+            } else {
+                format!("NEEDLE x{i}")
+            };
+            units.extend(tail.encode_utf16());
+            units.push(u16::from(b'\n'));
+        }
+        for be in [false, true] {
+            let mut raw = if be {
+                vec![0xfe, 0xff]
+            } else {
+                vec![0xff, 0xfe]
+            };
+            for u in &units {
+                raw.extend(if be { u.to_be_bytes() } else { u.to_le_bytes() });
+            }
+            std::fs::write(&p, &raw).unwrap();
+            let t = Tuning {
+                block: 1024,
+                cap: 2048,
+            };
+            // Anchored at both ends: a line read again from a wrong offset fails it.
+            let mut r = req(&p, r"^\d+:é.*NEEDLE \d+$", true, false, Output::Content);
+            r.max_columns = 6;
+            let (g, block) = grep_tuned(&r, None, 1 << 20, t).unwrap();
+            assert!(block < 64 * 1024, "{block}");
+            let got: Vec<_> = g
+                .lines
+                .iter()
+                .map(|l| (l.line, l.text.as_str(), l.cut))
+                .collect();
+            let want: Vec<_> = [
+                (1, "0:\u{e9}\u{1d11e}\u{fffd} "),
+                (4, "3:\u{e9}\u{1d11e}\u{fffd} "),
+            ]
+            .into_iter()
+            .chain([
+                (7, "6:\u{e9}\u{1d11e}\u{fffd} "),
+                (10, "9:\u{e9}\u{1d11e}\u{fffd} "),
+            ])
+            .map(|(n, s)| (n, s, true))
+            .collect();
+            assert_eq!(got, want, "be {be}");
+            let mut r = req(&p, "NEEDLE x", false, false, Output::Count);
+            r.max_columns = 6;
+            let (g, _) = grep_tuned(&r, None, 1 << 20, t).unwrap();
+            assert_eq!(g.files, [(r.path.clone().unwrap(), 8)]);
+        }
     }
 
     #[test]

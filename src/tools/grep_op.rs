@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{self as rfs, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use super::bom::Source;
 use super::find::{open_start, shown, Start};
 use super::glob::Glob;
 use super::grep::Search;
@@ -201,7 +202,7 @@ impl Run<'_> {
 
     /// Searches one open file; `false` stops the walk.
     fn file(&mut self, fd: OwnedFd, path: &[u8]) -> bool {
-        let mut f = std::fs::File::from(fd);
+        let mut f = Source::new(std::fs::File::from(fd));
         // Reused across files, never cleared: bytes are only read past `len`.
         let mut buf = std::mem::take(&mut self.buf);
         if buf.len() < self.tuning.block {
@@ -212,7 +213,7 @@ impl Run<'_> {
         go
     }
 
-    fn file_blocks(&mut self, f: &mut std::fs::File, buf: &mut Vec<u8>, path: &[u8]) -> bool {
+    fn file_blocks(&mut self, f: &mut Source, buf: &mut Vec<u8>, path: &[u8]) -> bool {
         let ctx = self.req.context as usize;
         let content = self.req.output == Output::Content;
         let mut len = 0; // bytes in buf

@@ -42,7 +42,8 @@
 //!   sorted bytewise by path, plus `hidden_count` with `hidden:false`;
 //!   exact at any size (no cap but the walk's bound).
 //! - `read` (`read.rs`): `{"text","start","end","eof"}` plus `lines` and
-//!   `sha256` when the read reached the end; raw: `{"b64","offset","size","eof"}`.
+//!   `sha256` when the read reached the end, and `bom` for a file with a
+//!   byte-order mark (`read_bom.rs`); raw: `{"b64","offset","size","eof"}`.
 //! - `glob` (`find.rs`): `{"entries":[{"path","size","mtime_ns"}],"total","truncated"}`;
 //!   the pattern: `glob.rs` and `pattern.rs`; the walk (shared with
 //!   `grep`: no symlinks followed, loops, VCS directories, `.gitignore`,
@@ -143,6 +144,7 @@ use std::path::PathBuf;
 use crate::protocol::{failure_line, ErrorKind, Failure};
 
 pub mod answer;
+pub mod bom;
 pub mod find;
 mod find_answer;
 pub mod gitignore;
@@ -162,6 +164,7 @@ pub mod pattern;
 mod place;
 mod pseudo;
 mod read;
+mod read_bom;
 mod resume;
 mod stat;
 pub mod walk;

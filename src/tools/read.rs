@@ -4,7 +4,11 @@
 //! answers `{"text","start":S,"end":E,"eof":bool}`, plus `"lines"` (the
 //! file's line count) and `"sha256"` (of the whole file, ready for the
 //! next edit's `expect_sha256`) when the read reached the end, and
-//! `"cut_lines":[…]` when lines were cut by `max_columns` characters.
+//! `"cut_lines":[…]` when lines were cut by `max_columns` characters,
+//! and `"bom":"utf-8"` (`"utf-16le"`, `"utf-16be"`) when the file starts
+//! with a byte-order mark: the text is then what follows it, as ripgrep
+//! reads it, UTF-16 transcoded to UTF-8; lines and offsets count that
+//! text, `sha256` is the file's own (`read_bom.rs`).
 //! Lines, the check for text (`not_text`) and where the reading stops:
 //! `lines.rs`. A `start` past the last line answers an empty text with
 //! `"eof":true` and `lines`. A line is in the page iff the answer with it
@@ -44,8 +48,9 @@ use rustix::fs::{self as rfs, FileType};
 use rustix::io::Errno;
 
 use super::answer::next;
+use super::bom::Bom;
 use super::lines::{Ask, Lines, Page};
-use super::{place, resume, Raw64, Read, Root};
+use super::{place, read_bom, resume, Raw64, Read, Root};
 use crate::fs::{FsError, NotFoundKind};
 use crate::protocol::{display_path, ErrorKind, Failure, RESULT_PREFIX};
 
@@ -54,8 +59,14 @@ const CHUNK: usize = 64 << 10;
 
 /// What a text read's answer takes besides its varying parts
 /// (`lines::tail` and the escaped text): the same for every page.
-fn base(start: u64) -> usize {
+fn base(start: u64, bom: Option<Bom>) -> usize {
     format!("{RESULT_PREFIX}{{\"text\":\"\",\"start\":{start},\"end\":,\"eof\":}}\n").len()
+        + bom_field(bom).len()
+}
+
+/// `,"bom":NAME` for a file read after its byte-order mark (`read_bom.rs`).
+fn bom_field(bom: Option<Bom>) -> String {
+    bom.map_or(String::new(), |b| format!(",\"bom\":\"{}\"", b.name()))
 }
 
 pub(super) fn run(req: &Read, root: Option<&Root>, max_bytes: u64) -> Result<String, Failure> {
@@ -69,37 +80,65 @@ pub(super) fn run(req: &Read, root: Option<&Root>, max_bytes: u64) -> Result<Str
 /// contract: 0 at the end): the file here, the downloaded bytes on the
 /// host's transfer path, so both answer with the very same line. With
 /// `next`'s `offset` and `check` trusted (`resume.rs`), the page is read
-/// from that offset; else from byte 0.
+/// from that offset; else from byte 0. A file that starts with a
+/// byte-order mark is read as its text after it (`read_bom.rs`).
 pub fn text_answer(req: &Read, max_bytes: u64, pread: &mut Pread<'_>) -> Result<String, Failure> {
+    let Some(bom) = read_bom::sniff(pread)? else {
+        return text_of(req, max_bytes, None, pread);
+    };
+    let mut text = read_bom::Text::new(pread, bom);
+    let mut line = text_of(req, max_bytes, Some(bom), &mut |b, at| text.pread(b, at))?;
+    const SHA: &str = ",\"sha256\":\"";
+    if let Some(at) = line.rfind(SHA) {
+        // `sha256` of the file's own bytes, the mark included: as long as the text's.
+        let sha = crate::hex::encode(&read_bom::raw_sha256(pread)?);
+        line.replace_range(at + SHA.len()..at + SHA.len() + 64, &sha);
+    }
+    Ok(line)
+}
+
+/// [`text_answer`] of the text read by `pread` (after the mark `bom`).
+fn text_of(
+    req: &Read,
+    max_bytes: u64,
+    bom: Option<Bom>,
+    pread: &mut Pread<'_>,
+) -> Result<String, Failure> {
     let from = match req.resume {
         Some((at, check)) if resume::trust(pread, req.start, at, check)? => at,
         _ => 0,
     };
-    let mut p = page(req, max_bytes, from, pread)?;
+    let mut p = page(req, max_bytes, bom, from, pread)?;
     if let (true, Some((lines, hash))) = (from > 0, p.whole) {
         // The last page: `sha256` and `lines` of the whole file.
         match resume::whole(pread, from, p.consumed_to, req.start - 1, hash)? {
             Some(sha) => p.whole = Some((lines, sha)),
             None => {
                 drop(p); // not held while the page is read again
-                p = page(req, max_bytes, 0, pread)?;
+                p = page(req, max_bytes, bom, 0, pread)?;
             }
         }
     }
-    answer(req, max_bytes, p, pread)
+    answer(req, max_bytes, bom, p, pread)
 }
 
 /// The page of `req` read from byte `from` (line `req.start` starts
 /// there), its text escaped into the answer's line begun
 /// (`__RESULT__{"text":"`): the one copy of it held, the line's capacity
 /// `max_bytes` from the start, so it never grows by copying.
-fn page(req: &Read, max_bytes: u64, from: u64, pread: &mut Pread<'_>) -> Result<Page, Failure> {
+fn page(
+    req: &Read,
+    max_bytes: u64,
+    bom: Option<Bom>,
+    from: u64,
+    pread: &mut Pread<'_>,
+) -> Result<Page, Failure> {
     let ask = Ask {
         start: req.start,
         limit: req.limit,
         numbers: req.numbers,
         max_columns: req.max_columns,
-        budget: max_bytes as usize - base(req.start),
+        budget: max_bytes as usize - base(req.start, bom),
     };
     let mut line = String::with_capacity(max_bytes as usize);
     line.push_str(RESULT_PREFIX);
@@ -132,7 +171,13 @@ fn page(req: &Read, max_bytes: u64, from: u64, pread: &mut Pread<'_>) -> Result<
     Ok(lines.finish())
 }
 
-fn answer(req: &Read, max_bytes: u64, p: Page, pread: &mut Pread<'_>) -> Result<String, Failure> {
+fn answer(
+    req: &Read,
+    max_bytes: u64,
+    bom: Option<Bom>,
+    p: Page,
+    pread: &mut Pread<'_>,
+) -> Result<String, Failure> {
     if let Some(need) = p.too_long {
         return Err(Failure::new(
             ErrorKind::InvalidArgument,
@@ -140,7 +185,7 @@ fn answer(req: &Read, max_bytes: u64, p: Page, pread: &mut Pread<'_>) -> Result<
                 "\"max_bytes\" {max_bytes} cannot hold line {} of {}: it needs {}; give a larger \"max_bytes\" or \"max_columns\"",
                 req.start,
                 display_path(&req.path),
-                base(req.start) + need
+                base(req.start, bom) + need
             ),
         ));
     }
@@ -151,6 +196,7 @@ fn answer(req: &Read, max_bytes: u64, p: Page, pread: &mut Pread<'_>) -> Result<
         ",\"start\":{},\"end\":{},\"eof\":{}",
         req.start, p.end, p.eof
     );
+    out.push_str(&bom_field(bom));
     if let Some((lines, sha)) = p.whole {
         let _ = write!(
             out,

@@ -214,6 +214,43 @@ mod tests {
         f
     }
 
+    /// A file with a byte-order mark followed through `next`: the pages'
+    /// texts joined are its text after the mark (UTF-16 transcoded, across
+    /// the transcoder's chunks), each page says the mark, the last one
+    /// gives the text's line count and the file's own SHA-256.
+    #[test]
+    fn following_next_through_a_file_with_a_bom_gives_its_text() {
+        let text = String::from_utf8(file(3000)).unwrap() + "last \u{1d11e}";
+        let mut u8_file = b"\xef\xbb\xbf".to_vec();
+        u8_file.extend_from_slice(text.as_bytes());
+        let utf16 = |be: bool| {
+            let mut f = if be {
+                vec![0xfe, 0xff]
+            } else {
+                vec![0xff, 0xfe]
+            };
+            for u in text.encode_utf16() {
+                f.extend(if be { u.to_be_bytes() } else { u.to_le_bytes() });
+            }
+            f
+        };
+        for (f, bom) in [
+            (u8_file, "utf-8"),
+            (utf16(false), "utf-16le"),
+            (utf16(true), "utf-16be"),
+        ] {
+            let (got, last, reads) = follow(&f, 16 << 10);
+            assert_eq!(got, text, "{bom}");
+            assert!(reads.len() > 20, "{bom}: {} pages", reads.len());
+            let sha: [u8; 32] = Sha256::digest(&f).into();
+            assert_eq!(last["sha256"], crate::hex::encode(&sha), "{bom}");
+            assert_eq!(last["lines"], 3001, "{bom}");
+            assert_eq!(last["bom"], bom);
+            let (first, _) = page(&f, &ask(1, None), 16 << 10);
+            assert_eq!(first["bom"], bom);
+        }
+    }
+
     /// Each page reads about its own bytes (the page, one chunk more, the
     /// check's bytes), the last one the file once more: linear. Before
     /// `offset`, page k read the k pages before it too.

@@ -6,7 +6,9 @@
 //! - ROOT a directory: [`crate::tools::walk`] with `rg` set (ripgrep's
 //!   default filters, [`crate::tools::ignores`]; the parents' ignore files
 //!   read first), each regular file searched in 64 KiB blocks of whole
-//!   lines by [`crate::tools::grep::Search`]. Files come in bytewise path
+//!   lines by [`crate::tools::grep::Search`], read through
+//!   [`crate::tools::bom::Source`] (a BOM as rg reads it: a UTF-8 one
+//!   dropped, UTF-16 transcoded). Files come in bytewise path
 //!   order (rg's come in its threads' order, which no one can repeat). A
 //!   file with a NUL byte anywhere is skipped whole, its matches before
 //!   the NUL too (rg skips it when the NUL is in its first read, at least
@@ -34,6 +36,7 @@ use std::path::Path;
 use rustix::fs::{self as rfs, Mode, OFlags};
 
 use super::path::resolve;
+use crate::tools::bom::Source;
 use crate::tools::grep::Search;
 use crate::tools::{ignores, walk};
 
@@ -233,7 +236,7 @@ impl Out {
     /// none (a NUL anywhere drops them).
     fn walked(&mut self, s: &Search, fd: OwnedFd, name: &[u8], block: &mut Vec<u8>) {
         let mark = self.text.len();
-        let mut f = std::fs::File::from(fd);
+        let mut f = Source::new(std::fs::File::from(fd));
         match each_block(&mut f, block, |buf, first_line| {
             if memchr::memchr(0, buf).is_some() {
                 return Err(());
@@ -258,7 +261,7 @@ impl Out {
 
     /// The file rg was named: `N:LINE` lines, or the binary notice.
     fn named(&mut self, s: &Search, fd: OwnedFd, name: &[u8]) {
-        let mut f = std::fs::File::from(fd);
+        let mut f = Source::new(std::fs::File::from(fd));
         let (mut nul, mut offset, mut hit) = (None, 0usize, false);
         let mut block = Vec::new();
         let r = each_block(&mut f, &mut block, |buf, first_line| {
@@ -315,7 +318,7 @@ fn lines(s: &Search, buf: &[u8], first: u64, mut hit: impl FnMut(u64, &[u8])) {
 /// grows it), each with the number of its first line; stops at the first
 /// `Err` of `f`, which it returns inside `Ok`.
 fn each_block<E>(
-    file: &mut std::fs::File,
+    file: &mut Source,
     buf: &mut Vec<u8>,
     mut f: impl FnMut(&[u8], u64) -> Result<(), E>,
 ) -> std::io::Result<Result<(), E>> {
