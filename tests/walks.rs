@@ -296,3 +296,36 @@ fn a_devtmpfs_mount_is_listed_but_never_entered() {
         [format!("{p}/devs"), format!("{p}/f")]
     );
 }
+
+/// A `.gitignore` rule's `?`, `[!a]` and `[…]` match one byte, as git's
+/// (and ripgrep's) do: `é` is two bytes, so `?` leaves it in and `??`
+/// leaves it out. `glob` with `gitignore:true` keeps what `git ls-files
+/// --others --exclude-standard` lists, rule by rule.
+#[test]
+fn gitignore_wildcards_match_bytes_on_non_ascii_names_as_git_does() {
+    if !has_git() {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    let d = scratch();
+    let top = d.path();
+    git(top, &["init", "-q"]);
+    let names = ["é", "a", "ab", "aé", "café", "éé", "ê", "x.é"];
+    for n in names {
+        std::fs::write(top.join(n), "").unwrap();
+    }
+    let pt = top.to_str().unwrap();
+    for rule in [
+        "?", "??", "[!a]", "[^a]", "[!a][!a]", "[!a]?", "[é]", "[é][é]", "[!é]", "[é-ë]",
+        "[é-ë][é-ë]", "caf?", "caf??", "a?", "a??", "*.?", "*.??", "????", "é?",
+    ] {
+        std::fs::write(top.join(".gitignore"), format!("{rule}\n.gitignore\n")).unwrap();
+        let want = git(top, &["ls-files", "-z", "--others", "--exclude-standard"]);
+        let g = ask(&json!({"op":"glob","pattern":"**","path":pt,"gitignore":true}));
+        let got: Vec<String> = paths(&g, "entries")
+            .iter()
+            .map(|p| p.strip_prefix(&format!("{pt}/")).unwrap().to_owned())
+            .collect();
+        assert_eq!(got, want, "rule {rule}");
+    }
+}
