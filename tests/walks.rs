@@ -316,8 +316,25 @@ fn gitignore_wildcards_match_bytes_on_non_ascii_names_as_git_does() {
     }
     let pt = top.to_str().unwrap();
     for rule in [
-        "?", "??", "[!a]", "[^a]", "[!a][!a]", "[!a]?", "[é]", "[é][é]", "[!é]", "[é-ë]",
-        "[é-ë][é-ë]", "caf?", "caf??", "a?", "a??", "*.?", "*.??", "????", "é?",
+        "?",
+        "??",
+        "[!a]",
+        "[^a]",
+        "[!a][!a]",
+        "[!a]?",
+        "[é]",
+        "[é][é]",
+        "[!é]",
+        "[é-ë]",
+        "[é-ë][é-ë]",
+        "caf?",
+        "caf??",
+        "a?",
+        "a??",
+        "*.?",
+        "*.??",
+        "????",
+        "é?",
     ] {
         std::fs::write(top.join(".gitignore"), format!("{rule}\n.gitignore\n")).unwrap();
         let want = git(top, &["ls-files", "-z", "--others", "--exclude-standard"]);
@@ -412,17 +429,29 @@ fn the_ignore_rules_held_for_one_path_are_bounded_and_the_file_past_it_named() {
     std::fs::create_dir_all(&dir).unwrap();
     let past = past.expect("twelve files pass the bound");
     let pt = top.to_str().unwrap();
-    let (line, code) = line_in(top, &json!({"op":"glob","pattern":"**","path":pt,"gitignore":true}));
+    let (line, code) = line_in(
+        top,
+        &json!({"op":"glob","pattern":"**","path":pt,"gitignore":true}),
+    );
     assert_eq!(code, 1, "{line}");
-    let named = format!("\"the ignore file {} (1048576 bytes) would take", past.display());
-    assert!(line.starts_with("__RESULT__{\"error\":\"read_failed\",\"detail\":"), "{line}");
+    let named = format!(
+        "\"the ignore file {} (1048576 bytes) would take",
+        past.display()
+    );
+    assert!(
+        line.starts_with("__RESULT__{\"error\":\"read_failed\",\"detail\":"),
+        "{line}"
+    );
     assert!(line.contains(&named), "{line}");
     // Above the start, in a repository: the same file named, absolute.
     if has_git() {
         git(top, &["init", "-q"]);
         let below = past.parent().unwrap().join("d");
         let pb = below.to_str().unwrap();
-        let (line, code) = line_in(top, &json!({"op":"glob","pattern":"**","path":pb,"gitignore":true}));
+        let (line, code) = line_in(
+            top,
+            &json!({"op":"glob","pattern":"**","path":pb,"gitignore":true}),
+        );
         assert_eq!(code, 1, "{line}");
         assert!(line.contains(&named), "{line}");
     }

@@ -170,7 +170,9 @@ impl Rules {
     /// applies to the entry (a `dir_only` rule to directories only).
     fn last_in(&self, set: &Set, key: &[u8], is_dir: bool) -> Option<u32> {
         let rule = |i: &u32| self.rules[*i as usize];
-        let lo = set.idx.partition_point(|i| bytes(&self.text, rule(i)) < key);
+        let lo = set
+            .idx
+            .partition_point(|i| bytes(&self.text, rule(i)) < key);
         let hi = lo + set.idx[lo..].partition_point(|i| bytes(&self.text, rule(i)) == key);
         let split = lo + set.idx[lo..hi].partition_point(|i| !rule(i).dir_only);
         let any = (split > lo).then(|| set.idx[split - 1]);
@@ -182,9 +184,11 @@ impl Rules {
     /// first (no allocation), then the compiled pattern.
     fn wildmatch(&self, r: Rule, s: &[u8]) -> bool {
         let p = bytes(&self.text, r);
-        let lit = p.iter().position(|b| b"\\*?[".contains(b)).unwrap_or(p.len());
-        s.starts_with(&p[..lit])
-            && Pattern::compile_in(p, Units::Bytes).is_ok_and(|c| c.matches(s))
+        let lit = p
+            .iter()
+            .position(|b| b"\\*?[".contains(b))
+            .unwrap_or(p.len());
+        s.starts_with(&p[..lit]) && Pattern::compile_in(p, Units::Bytes).is_ok_and(|c| c.matches(s))
     }
 
     /// Adds the rule of one line, if it is one.
@@ -211,7 +215,11 @@ impl Rules {
         let kind = match (literal(p), p.split_first(), p.split_last()) {
             (Some(l), ..) => {
                 self.text.extend_from_slice(&l);
-                if base { Kind::Name } else { Kind::Path }
+                if base {
+                    Kind::Name
+                } else {
+                    Kind::Path
+                }
             }
             (_, Some((b'*', rest)), _) if base && rest.first() != Some(&b'*') => {
                 match literal(rest) {
@@ -399,7 +407,9 @@ mod tests {
     /// Rules held compactly: about the file's size, not a token per byte.
     #[test]
     fn rules_are_held_in_about_their_size() {
-        let text: String = (0..20_000).map(|i| format!("dir{i}/file_{i}.txt\n")).collect();
+        let text: String = (0..20_000)
+            .map(|i| format!("dir{i}/file_{i}.txt\n"))
+            .collect();
         let r = Rules::parse(text.as_bytes());
         assert!(r.held() < text.len() * 2, "{} for {}", r.held(), text.len());
         assert_eq!(r.decide(b"dir7/file_7.txt", false), Some(true));
@@ -426,7 +436,9 @@ mod tests {
             }
             let base = !p.contains(&b'/');
             let p = p.strip_prefix(b"/").unwrap_or(p);
-            let Ok(c) = Pattern::compile_in(p, Units::Bytes) else { continue };
+            let Ok(c) = Pattern::compile_in(p, Units::Bytes) else {
+                continue;
+            };
             if !p.is_empty() && (is_dir || !dir_only) && c.matches(if base { name } else { rel }) {
                 out = Some(!neg);
             }
@@ -436,8 +448,8 @@ mod tests {
 
     /// Pieces that hit every kind of rule and the corners between them.
     const PIECES: &[&str] = &[
-        "a", "b", "ab", ".o", "x.o", "*", "**", "?", "[ab]", "[!a]", "\\*", "\\", "é", "/",
-        "\\!", "!", "#", " ", "\\ ", "[", "]", "-", "\\[",
+        "a", "b", "ab", ".o", "x.o", "*", "**", "?", "[ab]", "[!a]", "\\*", "\\", "é", "/", "\\!",
+        "!", "#", " ", "\\ ", "[", "]", "-", "\\[",
     ];
 
     fn line() -> impl proptest::strategy::Strategy<Value = String> {
@@ -448,8 +460,7 @@ mod tests {
     fn path() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
         const NAMES: &[&str] = &["a", "b", "ab", "x.o", ".o", "é", "*", "aé", "a b", "!", "#"];
-        proptest::collection::vec(proptest::sample::select(NAMES), 1..4)
-            .prop_map(|v| v.join("/"))
+        proptest::collection::vec(proptest::sample::select(NAMES), 1..4).prop_map(|v| v.join("/"))
     }
 
     proptest::proptest! {

@@ -60,7 +60,13 @@ impl Skip {
     pub fn note(skip: &mut Option<Skip>, path: Vec<u8>, size: u64) {
         match skip {
             Some(s) => s.count += 1,
-            None => *skip = Some(Skip { path, size, count: 1 }),
+            None => {
+                *skip = Some(Skip {
+                    path,
+                    size,
+                    count: 1,
+                })
+            }
         }
     }
 
@@ -166,7 +172,10 @@ impl Ignores {
     /// The bytes its rules hold ([`Rules::held`]).
     pub fn held(&self) -> usize {
         let all = [&self.rg, &self.ignore, &self.git, &self.exclude];
-        all.iter().filter_map(|r| r.as_ref()).map(|r| r.held()).sum()
+        all.iter()
+            .filter_map(|r| r.as_ref())
+            .map(|r| r.held())
+            .sum()
     }
 
     /// `.gitignore` rules alone (the walk's `gitignore` flavour, read from
@@ -278,7 +287,9 @@ pub(super) fn rules_of(fd: rustix::fd::OwnedFd) -> Result<Sized, Option<u64>> {
     }
     let mut text = Vec::new();
     // At most one byte past the bound: a file grown since fstat is not read.
-    let read = std::fs::File::from(fd).take(MAX_IGNORE + 1).read_to_end(&mut text);
+    let read = std::fs::File::from(fd)
+        .take(MAX_IGNORE + 1)
+        .read_to_end(&mut text);
     read.map_err(|_| None)?;
     if text.len() as u64 > MAX_IGNORE {
         return Err(Some(text.len() as u64));

@@ -137,7 +137,10 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
         Some(s) => {
             let p = String::from_utf8_lossy(&s.path);
             let sep = if text.ends_with('\n') { "" } else { "\n" };
-            format!("{text}{sep}[ignore file {p} {}: not read, its rules not applied]", s.why())
+            format!(
+                "{text}{sep}[ignore file {p} {}: not read, its rules not applied]",
+                s.why()
+            )
         }
     })
 }
