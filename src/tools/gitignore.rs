@@ -181,14 +181,20 @@ impl Rules {
     }
 
     /// Whether the [`Kind::Other`] rule `r` matches `s`: its literal start
-    /// first (no allocation), then the compiled pattern.
+    /// and (without escapes) end first, no allocation; then the compiled
+    /// pattern.
     fn wildmatch(&self, r: Rule, s: &[u8]) -> bool {
         let p = bytes(&self.text, r);
-        let lit = p
-            .iter()
-            .position(|b| b"\\*?[".contains(b))
-            .unwrap_or(p.len());
-        s.starts_with(&p[..lit]) && Pattern::compile_in(p, Units::Bytes).is_ok_and(|c| c.matches(s))
+        let special = |b: &u8| b"\\*?[]".contains(b);
+        let head = p.iter().position(special).unwrap_or(p.len());
+        // After the last wildcard or class, only literal tokens: the end.
+        let tail = match p.contains(&b'\\') {
+            true => &[][..],
+            false => &p[p.iter().rposition(special).map_or(p.len(), |i| i + 1)..],
+        };
+        s.starts_with(&p[..head])
+            && s.ends_with(tail)
+            && Pattern::compile_in(p, Units::Bytes).is_ok_and(|c| c.matches(s))
     }
 
     /// Adds the rule of one line, if it is one.
