@@ -187,10 +187,14 @@ impl Rules {
         let p = bytes(&self.text, r);
         let special = |b: &u8| b"\\*?[]".contains(b);
         let head = p.iter().position(special).unwrap_or(p.len());
-        // After the last wildcard or class, only literal tokens: the end.
+        // After the last wildcard or class, only literal tokens: the end
+        // (but a `/` right after `**`, which `**/` may match as nothing).
         let tail = match p.contains(&b'\\') {
             true => &[][..],
-            false => &p[p.iter().rposition(special).map_or(p.len(), |i| i + 1)..],
+            false => {
+                let t = &p[p.iter().rposition(special).map_or(p.len(), |i| i + 1)..];
+                t.strip_prefix(b"/").unwrap_or(t)
+            }
         };
         s.starts_with(&p[..head])
             && s.ends_with(tail)
@@ -454,8 +458,8 @@ mod tests {
 
     /// Pieces that hit every kind of rule and the corners between them.
     const PIECES: &[&str] = &[
-        "a", "b", "ab", ".o", "x.o", "*", "**", "?", "[ab]", "[!a]", "\\*", "\\", "é", "/", "\\!",
-        "!", "#", " ", "\\ ", "[", "]", "-", "\\[",
+        "a", "b", "ab", ".o", "x.o", "*", "**", "**/", "/**/", "?", "[ab]", "[!a]", "\\*", "\\",
+        "é", "/", "\\!", "!", "#", " ", "\\ ", "[", "]", "-", "\\[",
     ];
 
     fn line() -> impl proptest::strategy::Strategy<Value = String> {
