@@ -936,3 +936,30 @@ fn grep_transcodes_a_large_utf16_file_across_its_chunks() {
         }
     }
 }
+
+#[test]
+fn grep_says_which_ignore_file_it_did_not_read() {
+    // An ignore file over 1 MiB is not read (tools/ignores.rs): the search
+    // goes on as rg's would without it, and says so under its output.
+    let d = scratch();
+    std::fs::create_dir_all(d.path().join(".git")).unwrap();
+    let mut rules = b"a.txt\n".to_vec();
+    rules.resize((1 << 20) + 1, b'#');
+    write_file(d.path(), ".gitignore", &rules, 0o644);
+    write_file(d.path(), "a.txt", b"foo a\n", 0o644);
+    let w = std::fs::canonicalize(d.path()).unwrap();
+    let w = w.display();
+    let note = format!(
+        "[ignore file {w}/.gitignore is 1048577 bytes, over the 1048576 an ignore file may \
+         hold: not read, its rules not applied]"
+    );
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "foo"}));
+    is(&r, &format!("{w}/a.txt:1:foo a\n{note}"), 0);
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "bar"}));
+    is(&r, &format!("no matches\n{note}"), 0);
+    // Within the bound the file is read: a.txt ignored.
+    rules.truncate(1 << 20);
+    write_file(d.path(), ".gitignore", &rules, 0o644);
+    let r = tool(d.path(), "grep", serde_json::json!({"pattern": "foo"}));
+    is(&r, "no matches", 0);
+}

@@ -296,3 +296,163 @@ fn a_devtmpfs_mount_is_listed_but_never_entered() {
         [format!("{p}/devs"), format!("{p}/f")]
     );
 }
+
+/// A `.gitignore` rule's `?`, `[!a]` and `[…]` match one byte, as git's
+/// (and ripgrep's) do: `é` is two bytes, so `?` leaves it in and `??`
+/// leaves it out. `glob` with `gitignore:true` keeps what `git ls-files
+/// --others --exclude-standard` lists, rule by rule.
+#[test]
+fn gitignore_wildcards_match_bytes_on_non_ascii_names_as_git_does() {
+    if !has_git() {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    let d = scratch();
+    let top = d.path();
+    git(top, &["init", "-q"]);
+    let names = ["é", "a", "ab", "aé", "café", "éé", "ê", "x.é"];
+    for n in names {
+        std::fs::write(top.join(n), "").unwrap();
+    }
+    let pt = top.to_str().unwrap();
+    for rule in [
+        "?",
+        "??",
+        "[!a]",
+        "[^a]",
+        "[!a][!a]",
+        "[!a]?",
+        "[é]",
+        "[é][é]",
+        "[!é]",
+        "[é-ë]",
+        "[é-ë][é-ë]",
+        "caf?",
+        "caf??",
+        "a?",
+        "a??",
+        "*.?",
+        "*.??",
+        "????",
+        "é?",
+    ] {
+        std::fs::write(top.join(".gitignore"), format!("{rule}\n.gitignore\n")).unwrap();
+        let want = git(top, &["ls-files", "-z", "--others", "--exclude-standard"]);
+        let g = ask(&json!({"op":"glob","pattern":"**","path":pt,"gitignore":true}));
+        let got: Vec<String> = paths(&g, "entries")
+            .iter()
+            .map(|p| p.strip_prefix(&format!("{pt}/")).unwrap().to_owned())
+            .collect();
+        assert_eq!(got, want, "rule {rule}");
+    }
+}
+
+/// One request's line, whatever its exit code.
+fn line_in(dir: &Path, req: &Value) -> (String, i32) {
+    let r = run_stdin(dir, &["--stdin"], req.to_string().as_bytes());
+    assert_eq!(r.stderr, "");
+    (r.stdout, r.code)
+}
+
+/// `n` bytes of distinct rules, `file_<i>.tmp` a line.
+fn big_rules(n: usize, tag: &str) -> Vec<u8> {
+    let mut t = Vec::with_capacity(n + 32);
+    let mut i = 0;
+    while t.len() < n {
+        t.extend_from_slice(format!("{tag}_{i}.tmp\n").as_bytes());
+        i += 1;
+    }
+    t.truncate(n);
+    t
+}
+
+/// A `.gitignore` over 1 MiB was not read, silently: the walk went on as
+/// if it were absent. Now the three walks with `gitignore:true` refuse,
+/// naming it, and a file of exactly 1 MiB is read.
+#[test]
+fn an_ignore_file_over_its_bound_is_named_never_silently_skipped() {
+    let d = scratch();
+    let top = d.path();
+    std::fs::create_dir_all(top.join("sub/deep")).unwrap();
+    std::fs::write(top.join("sub/deep/x.txt"), "needle\n").unwrap();
+    let mut rules = big_rules(1 << 20, "f");
+    rules.splice(0..0, b"x.txt\n".iter().copied());
+    rules.truncate(1 << 20);
+    std::fs::write(top.join("sub/.gitignore"), &rules).unwrap();
+    let pt = top.to_str().unwrap();
+    // Exactly the bound: read, x.txt ignored.
+    let g = ask(&json!({"op":"glob","pattern":"**/*.txt","path":pt,"gitignore":true}));
+    assert_eq!(g["entries"], json!([]));
+    rules.push(b'\n');
+    std::fs::write(top.join("sub/.gitignore"), &rules).unwrap();
+    let detail = format!(
+        "the ignore file {pt}/sub/.gitignore is 1048577 bytes, over the 1048576 an ignore \
+         file may hold: not read, so the walk stopped; ask with \\\"gitignore\\\":false, or \
+         for a path that does not hold it"
+    );
+    let want = format!("__RESULT__{{\"error\":\"read_failed\",\"detail\":\"{detail}\"}}\n");
+    for req in [
+        json!({"op":"glob","pattern":"**","path":pt,"gitignore":true}),
+        json!({"op":"grep","pattern":"needle","path":pt,"gitignore":true}),
+        json!({"op":"list","path":pt,"depth":5,"gitignore":true}),
+    ] {
+        assert_eq!(line_in(top, &req), (want.clone(), 1), "{req}");
+    }
+    // Without gitignore:true nothing is read and x.txt is found.
+    let g = ask(&json!({"op":"glob","pattern":"**/*.txt","path":pt}));
+    assert_eq!(paths(&g, "entries"), [format!("{pt}/sub/deep/x.txt")]);
+}
+
+/// Nested `.gitignore` files each within the per-file bound are held
+/// together only to `MAX_HELD` bytes: the one that would pass it is named
+/// (where eight nested 1 MiB files took the walk to 331 MiB), also when it
+/// lies above the start, in the repository.
+#[test]
+fn the_ignore_rules_held_for_one_path_are_bounded_and_the_file_past_it_named() {
+    use as_edit::tools::gitignore::Rules;
+    use as_edit::tools::ignores::MAX_HELD;
+    let d = scratch();
+    let top = d.path();
+    let mut dir = top.to_path_buf();
+    let mut held = 0;
+    let mut past = None;
+    for i in 0..12 {
+        let text = big_rules(1 << 20, &format!("l{i}"));
+        held += Rules::parse(&text).held();
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(".gitignore"), &text).unwrap();
+        if held > MAX_HELD && past.is_none() {
+            past = Some(dir.join(".gitignore"));
+        }
+        dir.push("d");
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    let past = past.expect("twelve files pass the bound");
+    let pt = top.to_str().unwrap();
+    let (line, code) = line_in(
+        top,
+        &json!({"op":"glob","pattern":"**","path":pt,"gitignore":true}),
+    );
+    assert_eq!(code, 1, "{line}");
+    let named = format!(
+        "\"the ignore file {} (1048576 bytes) would take",
+        past.display()
+    );
+    assert!(
+        line.starts_with("__RESULT__{\"error\":\"read_failed\",\"detail\":"),
+        "{line}"
+    );
+    assert!(line.contains(&named), "{line}");
+    // Above the start, in a repository: the same file named, absolute.
+    if has_git() {
+        git(top, &["init", "-q"]);
+        let below = past.parent().unwrap().join("d");
+        let pb = below.to_str().unwrap();
+        let (line, code) = line_in(
+            top,
+            &json!({"op":"glob","pattern":"**","path":pb,"gitignore":true}),
+        );
+        assert_eq!(code, 1, "{line}");
+        assert!(line.contains(&named), "{line}");
+    }
+}

@@ -164,6 +164,27 @@ pub fn shown(base: Option<&[u8]>, rel: &[u8]) -> Vec<u8> {
     }
 }
 
+/// The refusal of a `gitignore` walk that left an ignore file unread (its
+/// bounds: [`super::ignores`]), naming it: below the start as the entries
+/// are shown (`base` and the path from the start), above it absolute.
+pub fn refuse_skip(out: &walk::Outcome, base: Option<&[u8]>) -> Result<(), Failure> {
+    let Some(s) = &out.ignore_skip else {
+        return Ok(());
+    };
+    let p = match s.path.first() {
+        Some(b'/') => s.path.clone(),
+        _ => shown(base.or(Some(b".")), &s.path),
+    };
+    let p = crate::protocol::display_path(Path::new(std::ffi::OsStr::from_bytes(&p)));
+    Err(Failure::new(
+        ErrorKind::ReadFailed,
+        format!(
+            "the ignore file {p} {}: not read, so the walk stopped; ask with \"gitignore\":false, or for a path that does not hold it",
+            s.why()
+        ),
+    ))
+}
+
 /// A `glob` request, parsed.
 #[derive(Clone, Debug)]
 pub struct GlobRequest {
@@ -253,6 +274,7 @@ pub fn glob(req: &GlobRequest, root: Option<&Path>) -> Result<Found, Failure> {
         }
         true
     });
+    refuse_skip(&out, base)?;
     if req.by_mtime {
         first = heap
             .into_sorted_vec()

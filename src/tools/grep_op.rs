@@ -116,6 +116,7 @@ fn search(
                 }
                 run.file(fd, &shown(base, f.rel))
             });
+            super::find::refuse_skip(&o, base)?;
             run.out.truncated |= o.truncated;
             run.out.walk_cut = o.truncated;
             run.out.unreadable += o.unreadable;

@@ -8,14 +8,15 @@
 //! start's parent are. Without either none is, and `core.excludesFile`
 //! never is. A start that these rules ignore (or that
 //! lies in an ignored directory) yields nothing, as `git check-ignore`
-//! says of every path in it.
+//! says of every path in it. A file not read for the bounds of
+//! [`super::ignores`] is noted (by absolute path) in [`Above::skip`].
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use rustix::fs::{self as rfs, Mode, OFlags};
 
-use super::ignores::{self, Ignores};
+use super::ignores::{self, Ignores, Skip, MAX_HELD};
 
 /// What lies above the start.
 #[derive(Default)]
@@ -28,6 +29,8 @@ pub(super) struct Above {
     pub rules: Vec<(Ignores, usize)>,
     /// The start itself is ignored.
     pub ignored: bool,
+    /// The ignore files not read.
+    pub skip: Option<Skip>,
 }
 
 impl Above {
@@ -43,7 +46,29 @@ impl Above {
         Above {
             base,
             rules,
-            ignored: false,
+            ..Above::default()
+        }
+    }
+
+    /// The bytes of rules held ([`super::gitignore::Rules::held`]).
+    pub(super) fn held(&self) -> usize {
+        self.rules.iter().map(|(r, _)| r.held()).sum()
+    }
+
+    /// Reads the rules file `p` into `rules` (with `offset`), within
+    /// [`MAX_HELD`]; one not read is noted in `skip`.
+    fn read(&mut self, p: &Path, offset: usize) {
+        let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let Ok(fd) = rfs::open(p, flags, Mode::empty()) else {
+            return;
+        };
+        match ignores::rules_of(fd) {
+            Ok(r) if self.held() + r.rules.held() <= MAX_HELD => {
+                self.rules.push((Ignores::git_only(r.rules), offset));
+            }
+            Ok(r) => Skip::note(&mut self.skip, p.as_os_str().as_bytes().to_vec(), r.size),
+            Err(Some(size)) => Skip::note(&mut self.skip, p.as_os_str().as_bytes().to_vec(), size),
+            Err(None) => {}
         }
     }
 }
@@ -60,18 +85,15 @@ pub(super) fn above(abs: &Path, root: Option<&Path>) -> Above {
     let Some(top) = repo.or(root) else {
         return out;
     };
-    if let Some(r) = read(&top.join(".git/info/exclude")) {
-        out.rules.push((r, 0));
-    }
+    out.read(&top.join(".git/info/exclude"), 0);
     let Ok(rel) = abs.strip_prefix(top) else {
         return out;
     };
     let mut dir = top.to_path_buf();
     for c in rel.components() {
         // The rules so far, of `dir` and above, decide on its child `c`.
-        if let Some(r) = read(&dir.join(".gitignore")) {
-            out.rules.push((r, out.base.len()));
-        }
+        let offset = out.base.len();
+        out.read(&dir.join(".gitignore"), offset);
         out.base.extend_from_slice(c.as_os_str().as_bytes());
         let full = &out.base;
         let levels: Vec<_> = out.rules.iter().map(|(r, o)| (r, &full[*o..])).collect();
@@ -83,12 +105,4 @@ pub(super) fn above(abs: &Path, root: Option<&Path>) -> Above {
         dir.push(c);
     }
     out
-}
-
-/// A rules file by path, if it is a regular file (not followed if a
-/// symlink, never blocking on a FIFO) no larger than the walk's bound.
-fn read(p: &Path) -> Option<Ignores> {
-    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let fd = rfs::open(p, flags, Mode::empty()).ok()?;
-    ignores::rules_of(fd).map(Ignores::git_only)
 }

@@ -21,6 +21,15 @@
 //!
 //! Not read (ripgrep does): the global `core.excludesFile` (the reference
 //! runs with an empty `HOME`).
+//!
+//! **Bounds.** An ignore file over [`MAX_IGNORE`] bytes is not read, nor
+//! one whose rules would take the rules held at once for the walk's
+//! current path (the start's parents and every directory from the start
+//! down to the one being read) over [`MAX_HELD`] bytes as
+//! [`Rules::held`] counts them (about the files' size plus 16 bytes a
+//! rule). Never silently: the walk names the first such file and counts
+//! them ([`Skip`]); the protocol ops refuse (`read_failed`, naming it), the
+//! toolset's grep says it under its output.
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::Path;
@@ -29,8 +38,58 @@ use rustix::fs::{self as rfs, FileType, Mode, OFlags};
 
 use super::gitignore::Rules;
 
-/// An ignore file larger than this is not read (as if absent).
-const MAX_IGNORE: u64 = 1 << 20;
+/// An ignore file larger than this is not read (and said: [`Skip`]).
+pub const MAX_IGNORE: u64 = 1 << 20;
+/// The rules held at once for a walk's current path, at most
+/// ([`Rules::held`] bytes): past it an ignore file is not read (and said).
+pub const MAX_HELD: usize = 8 << 20;
+
+/// The first ignore file a walk did not read, and how many it did not.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skip {
+    /// Its path: relative to the walk's start below it, absolute above.
+    pub path: Vec<u8>,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Ignore files not read in all.
+    pub count: u64,
+}
+
+impl Skip {
+    /// Notes one more file not read (the first is the one named).
+    pub fn note(skip: &mut Option<Skip>, path: Vec<u8>, size: u64) {
+        match skip {
+            Some(s) => s.count += 1,
+            None => {
+                *skip = Some(Skip {
+                    path,
+                    size,
+                    count: 1,
+                })
+            }
+        }
+    }
+
+    /// Why it was not read, after its path.
+    pub fn why(&self) -> String {
+        let why = if self.size > MAX_IGNORE {
+            format!(
+                "is {} bytes, over the {MAX_IGNORE} an ignore file may hold",
+                self.size
+            )
+        } else {
+            format!(
+                "({} bytes) would take the ignore rules held for one path over {MAX_HELD} bytes",
+                self.size
+            )
+        };
+        let more = match self.count {
+            1 => String::new(),
+            n => format!(" ({} ignore files not read in all)", n),
+        };
+        why + &more
+    }
+}
 
 /// Which ignore-file names a directory holds (seen while reading it).
 #[derive(Clone, Copy, Debug, Default)]
@@ -71,9 +130,34 @@ pub struct Ignores {
 
 impl Ignores {
     /// Reads the files `seen` in `dir`: `.gitignore` only, or with `rg`
-    /// all three and the `.git` mark. `None` when nothing applies.
-    pub fn read(dir: BorrowedFd<'_>, seen: Seen, rg: bool) -> Option<Ignores> {
-        let get = |yes: bool, name: &std::ffi::CStr| if yes { read_rules(dir, name) } else { None };
+    /// all three and the `.git` mark, holding at most `room` bytes of
+    /// rules. `None` when nothing applies. A file not read (over
+    /// [`MAX_IGNORE`], or past `room`) is pushed on `skipped` with its size.
+    pub fn read(
+        dir: BorrowedFd<'_>,
+        seen: Seen,
+        rg: bool,
+        mut room: usize,
+        skipped: &mut Vec<(&'static str, u64)>,
+    ) -> Option<Ignores> {
+        let mut get = |yes: bool, name: &'static std::ffi::CStr| {
+            let shown = name.to_str().unwrap_or_default();
+            match yes.then(|| read_rules(dir, name))? {
+                Ok(r) if r.held() <= room => {
+                    room -= r.held();
+                    Some(r.rules)
+                }
+                Ok(r) => {
+                    skipped.push((shown, r.size));
+                    None
+                }
+                Err(Some(size)) => {
+                    skipped.push((shown, size));
+                    None
+                }
+                Err(None) => None,
+            }
+        };
         let ig = Ignores {
             git: get(seen.gitignore, c".gitignore"),
             rg: get(rg && seen.rgignore, c".rgignore"),
@@ -83,6 +167,15 @@ impl Ignores {
         };
         let any = ig.git.is_some() || ig.rg.is_some() || ig.ignore.is_some() || ig.has_git;
         any.then_some(ig)
+    }
+
+    /// The bytes its rules hold ([`Rules::held`]).
+    pub fn held(&self) -> usize {
+        let all = [&self.rg, &self.ignore, &self.git, &self.exclude];
+        all.iter()
+            .filter_map(|r| r.as_ref())
+            .map(|r| r.held())
+            .sum()
     }
 
     /// `.gitignore` rules alone (the walk's `gitignore` flavour, read from
@@ -124,11 +217,13 @@ pub fn decide(levels: &[(&Ignores, &[u8])], is_dir: bool, rg: bool) -> Option<bo
 
 /// The ignore files of the directories above `start` (an absolute, canonical
 /// directory), outermost first, each with the path from it down to `start`
-/// (ending in `/`): what ripgrep reads of its parents.
-pub fn ancestors(start: &Path) -> Vec<(Ignores, Vec<u8>)> {
+/// (ending in `/`): what ripgrep reads of its parents, within
+/// [`MAX_HELD`]; the files not read are noted in `skip`, by absolute path.
+pub fn ancestors(start: &Path, skip: &mut Option<Skip>) -> Vec<(Ignores, Vec<u8>)> {
     use std::os::unix::ffi::OsStrExt;
     let mut out = Vec::new();
     let mut dir = start.parent();
+    let mut held = 0;
     while let Some(d) = dir {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         if let Ok(fd) = rfs::open(d, flags, Mode::empty()) {
@@ -138,7 +233,13 @@ pub fn ancestors(start: &Path) -> Vec<(Ignores, Vec<u8>)> {
                     seen.note(n.as_bytes());
                 }
             }
-            if let Some(ig) = Ignores::read(fd.as_fd(), seen, true) {
+            let mut skipped = Vec::new();
+            let ig = Ignores::read(fd.as_fd(), seen, true, MAX_HELD - held, &mut skipped);
+            for (name, size) in skipped {
+                Skip::note(skip, d.join(name).as_os_str().as_bytes().to_vec(), size);
+            }
+            if let Some(ig) = ig {
+                held += ig.held();
                 let below = start.strip_prefix(d).unwrap_or(start);
                 let mut rel = below.as_os_str().as_bytes().to_vec();
                 rel.push(b'/');
@@ -153,23 +254,51 @@ pub fn ancestors(start: &Path) -> Vec<(Ignores, Vec<u8>)> {
 
 /// The file `name` in `dir`, if it is a readable regular file (its last
 /// component not followed if a symlink, never blocking on a FIFO).
-fn read_rules(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> Option<Rules> {
+fn read_rules(dir: BorrowedFd<'_>, name: &std::ffi::CStr) -> Result<Sized, Option<u64>> {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    rules_of(rfs::openat(dir, name, flags, Mode::empty()).ok()?)
+    rules_of(rfs::openat(dir, name, flags, Mode::empty()).map_err(|_| None)?)
 }
 
-/// The rules of the open file `fd`, if it is a regular file not larger
-/// than [`MAX_IGNORE`].
-pub(super) fn rules_of(fd: rustix::fd::OwnedFd) -> Option<Rules> {
+/// Rules read, with the size of their file.
+pub(super) struct Sized {
+    pub rules: Rules,
+    pub size: u64,
+}
+
+impl Sized {
+    fn held(&self) -> usize {
+        self.rules.held()
+    }
+}
+
+/// The rules of the open file `fd`, if it is a regular file holding some:
+/// `Err(Some(size))` when it is larger than [`MAX_IGNORE`] (not read),
+/// `Err(None)` when it is not a regular file, holds no rule or cannot be
+/// read (as if absent, as git and ripgrep take it).
+pub(super) fn rules_of(fd: rustix::fd::OwnedFd) -> Result<Sized, Option<u64>> {
     use std::io::Read;
-    let st = rfs::fstat(&fd).ok()?;
-    if !FileType::from_raw_mode(st.st_mode).is_file() || st.st_size as u64 > MAX_IGNORE {
-        return None;
+    let st = rfs::fstat(&fd).map_err(|_| None)?;
+    if !FileType::from_raw_mode(st.st_mode).is_file() {
+        return Err(None);
+    }
+    let size = st.st_size as u64;
+    if size > MAX_IGNORE {
+        return Err(Some(size));
     }
     let mut text = Vec::new();
-    std::fs::File::from(fd).read_to_end(&mut text).ok()?;
-    let r = Rules::parse(&text);
-    (!r.is_empty()).then_some(r)
+    // At most one byte past the bound: a file grown since fstat is not read.
+    let read = std::fs::File::from(fd)
+        .take(MAX_IGNORE + 1)
+        .read_to_end(&mut text);
+    read.map_err(|_| None)?;
+    if text.len() as u64 > MAX_IGNORE {
+        return Err(Some(text.len() as u64));
+    }
+    let rules = Rules::parse(&text);
+    match rules.is_empty() {
+        true => Err(None),
+        false => Ok(Sized { rules, size }),
+    }
 }
 
 #[cfg(test)]

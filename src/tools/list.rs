@@ -104,6 +104,7 @@ pub(super) fn run(req: &List, root: Option<&Root>, max_bytes: u64) -> Result<Str
     if let Some(r) = refusal {
         return Err(r);
     }
+    super::find::refuse_skip(&out, Some(base))?;
     let mut tail = format!(",\"total\":{total}");
     if !req.hidden {
         tail += &format!(",\"hidden_count\":{}", out.hidden);

@@ -62,6 +62,11 @@
 //! walk did not enter, the start's own included, so `grep` or `glob` of
 //! `/proc` answers no matches *and* says it did not look.
 //!
+//! With `gitignore:true` an ignore file is never skipped silently: one
+//! over 1 MiB, or one whose rules would take those held at once for the
+//! walk's path over 8 MiB (`ignores.rs`), makes the op answer
+//! `read_failed` naming it (ask again without `gitignore`, or below it).
+//!
 //! Types: `file`, `dir`, `symlink`, `other` (FIFO, socket, device),
 //! `missing`. `mtime_ns` is nanoseconds since the epoch, written exactly:
 //! today's values pass 2^53, so a JavaScript host's `JSON.parse` rounds

@@ -10,9 +10,12 @@
 //! first is literal, `\` escapes) that never matches `/`; `**` is special
 //! only as a whole component — `**/` at the start or `/**/` in the middle
 //! match zero or more directories, a trailing `/**` everything below —
-//! elsewhere it is `*`; `\x` is `x`. Paths and patterns are bytes: valid
-//! UTF-8 is matched a character at a time (`?` is one character), an
-//! invalid byte is a unit of its own.
+//! elsewhere it is `*`; `\x` is `x`. Paths and patterns are bytes, matched
+//! in one of two [`Units`]: for `glob` patterns valid UTF-8 is matched a
+//! character at a time (`?` is one character, `[é]` a class of one), an
+//! invalid byte a unit of its own; for `.gitignore` rules a byte at a time,
+//! as git's wildmatch and ripgrep do (`?` never matches `é`, two bytes;
+//! `??` and `[é][é]` do).
 //!
 //! Why hand-written rather than `fast-glob` (+4 KiB measured): `.gitignore`
 //! needs exactly this dialect (wildmatch's classes, `**` rules and
@@ -42,17 +45,29 @@ enum Tok {
     All,
 }
 
+/// What `?`, `[…]` and a literal match one of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Units {
+    /// A UTF-8 character (an invalid byte is one on its own): `glob`.
+    #[default]
+    Chars,
+    /// A byte: `.gitignore` rules, as git and ripgrep match them.
+    Bytes,
+}
+
 /// One compiled alternative.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pattern {
     toks: Vec<Tok>,
+    units: Units,
 }
 
-/// The next unit of `s` at `i` and its length: a UTF-8 character, or a
-/// byte that does not start one (as `0x110000 + byte`, never a character).
-fn unit(s: &[u8], i: usize) -> (u32, usize) {
+/// The next unit of `s` at `i` and its length: a byte, or in
+/// [`Units::Chars`] a UTF-8 character or a byte that does not start one (as
+/// `0x110000 + byte`, never a character).
+fn unit(s: &[u8], i: usize, units: Units) -> (u32, usize) {
     let b = s[i];
-    if b < 0x80 {
+    if b < 0x80 || units == Units::Bytes {
         return (b as u32, 1);
     }
     let n = match b {
@@ -74,8 +89,14 @@ fn unit(s: &[u8], i: usize) -> (u32, usize) {
 const SLASH: u32 = b'/' as u32;
 
 impl Pattern {
-    /// Compiles one alternative (no brace expansion here).
+    /// Compiles one alternative (no brace expansion here), matching
+    /// characters ([`Units::Chars`]).
     pub fn compile(p: &[u8]) -> Result<Pattern, PatternError> {
+        Pattern::compile_in(p, Units::Chars)
+    }
+
+    /// Compiles one alternative matching `units`.
+    pub fn compile_in(p: &[u8], units: Units) -> Result<Pattern, PatternError> {
         let mut toks = Vec::new();
         let mut i = 0;
         while i < p.len() {
@@ -84,7 +105,7 @@ impl Pattern {
                     if i + 1 >= p.len() {
                         return Err("a trailing \\ escapes nothing".into());
                     }
-                    let (u, n) = unit(p, i + 1);
+                    let (u, n) = unit(p, i + 1, units);
                     toks.push(Tok::Lit(u));
                     i += 1 + n;
                 }
@@ -93,7 +114,7 @@ impl Pattern {
                     i += 1;
                 }
                 b'[' => {
-                    let (tok, n) = class(&p[i..])?;
+                    let (tok, n) = class(&p[i..], units)?;
                     toks.push(tok);
                     i += n;
                 }
@@ -117,13 +138,13 @@ impl Pattern {
                     }
                 }
                 _ => {
-                    let (u, n) = unit(p, i);
+                    let (u, n) = unit(p, i, units);
                     toks.push(Tok::Lit(u));
                     i += n;
                 }
             }
         }
-        Ok(Pattern { toks })
+        Ok(Pattern { toks, units })
     }
 
     /// Whether the whole of `s` matches.
@@ -143,7 +164,7 @@ impl Pattern {
         self.add(cur, 0);
         let mut i = 0;
         while i < s.len() {
-            let (u, len) = unit(s, i);
+            let (u, len) = unit(s, i, self.units);
             i += len;
             next.iter_mut().for_each(|w| *w = 0);
             let mut any = false;
@@ -232,7 +253,7 @@ fn named(name: &[u8]) -> Option<Ranges> {
 
 /// Parses the class at the start of `p` (`p[0] == b'['`): the token and
 /// the bytes it took.
-fn class(p: &[u8]) -> Result<(Tok, usize), PatternError> {
+fn class(p: &[u8], units: Units) -> Result<(Tok, usize), PatternError> {
     let unclosed = || PatternError::from("an unclosed [ (a character class)");
     let mut i = 1;
     let neg = matches!(p.get(i), Some(b'!') | Some(b'^'));
@@ -266,10 +287,10 @@ fn class(p: &[u8]) -> Result<(Tok, usize), PatternError> {
             i += 2 + end + 2;
             continue;
         }
-        let (lo, n) = member(p, i).ok_or_else(unclosed)?;
+        let (lo, n) = member(p, i, units).ok_or_else(unclosed)?;
         i += n;
         if p.get(i) == Some(&b'-') && p.get(i + 1).is_some_and(|&c| c != b']') {
-            let (hi, n) = member(p, i + 1).ok_or_else(unclosed)?;
+            let (hi, n) = member(p, i + 1, units).ok_or_else(unclosed)?;
             i += 1 + n;
             if hi < lo {
                 return Err(format!(
@@ -286,14 +307,14 @@ fn class(p: &[u8]) -> Result<(Tok, usize), PatternError> {
 }
 
 /// One member of a class at `i` (`\x` is `x`).
-fn member(p: &[u8], i: usize) -> Option<(u32, usize)> {
+fn member(p: &[u8], i: usize, units: Units) -> Option<(u32, usize)> {
     match p.get(i)? {
         b'\\' => {
             p.get(i + 1)?;
-            let (u, n) = unit(p, i + 1);
+            let (u, n) = unit(p, i + 1, units);
             Some((u, n + 1))
         }
-        _ => Some(unit(p, i)),
+        _ => Some(unit(p, i, units)),
     }
 }
 

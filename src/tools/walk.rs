@@ -25,7 +25,10 @@
 //!   with `rg`, ripgrep 13's default filters instead (`.rgignore`,
 //!   `.ignore`, `.gitignore` in a repository, the start's parents' files
 //!   given to [`walk_with`], a hidden name shown when a `!` rule
-//!   whitelists it: [`super::ignores`]).
+//!   whitelists it: [`super::ignores`]). An ignore file the bounds of
+//!   [`super::ignores`] leave unread stops a `gitignore` walk (the ops
+//!   refuse, naming it) and is noted by an `rg` one, which goes on
+//!   without it ([`Outcome::ignore_skip`]).
 //! - **Bounded**: at most [`MAX_ENTRIES`] directory entries are read and
 //!   directories at most [`MAX_DEPTH`] levels deep entered (one open
 //!   descriptor per level); past either the walk says `truncated` (the
@@ -46,7 +49,7 @@ use std::path::PathBuf;
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 
 use super::ignore_up;
-use super::ignores::{self, Ignores, Seen};
+use super::ignores::{self, Ignores, Seen, Skip, MAX_HELD};
 
 /// At most this many directory entries are read by one walk.
 pub const MAX_ENTRIES: u64 = 2_000_000;
@@ -120,6 +123,9 @@ pub struct Outcome {
     /// start's own included: said, so a walk of `/proc` that found nothing
     /// is not mistaken for an empty tree.
     pub pseudo: u64,
+    /// Ignore files not read (over their bounds: [`super::ignores`]): a
+    /// `gitignore` walk stops at the first, an `rg` one goes on.
+    pub ignore_skip: Option<Skip>,
 }
 
 struct Frame {
@@ -188,7 +194,8 @@ pub fn walk_bounded(
     } else if opts.gitignore && !opts.rg {
         if let Some(abs) = &start.abs {
             w.above = ignore_up::above(abs, start.root.as_deref());
-            if w.above.ignored {
+            w.out.ignore_skip = w.above.skip.take();
+            if w.above.ignored || w.out.ignore_skip.is_some() {
                 return w.out;
             }
         }
@@ -252,6 +259,8 @@ pub fn walk_bounded(
         let prefix = w.path.len();
         if let Some(fr) = w.frame(fd, key, prefix, &stack) {
             stack.push(fr);
+        } else if w.out.ignore_skip.is_some() && !opts.rg {
+            return w.out;
         }
     }
     w.out.truncated |= w.entries > w.max_entries;
@@ -341,7 +350,23 @@ impl Walker {
             }
         }
         let rules = match opts.gitignore || opts.rg {
-            true => Ignores::read(fd.as_fd(), seen, opts.rg),
+            true => {
+                let held = self.above.held()
+                    + (stack.iter())
+                        .filter_map(|f| Some(f.rules.as_ref()?.held()))
+                        .sum::<usize>();
+                let room = MAX_HELD.saturating_sub(held);
+                let mut skipped = Vec::new();
+                let rules = Ignores::read(fd.as_fd(), seen, opts.rg, room, &mut skipped);
+                for (name, size) in skipped {
+                    let path = [&self.path[..prefix], name.as_bytes()].concat();
+                    Skip::note(&mut self.out.ignore_skip, path, size);
+                }
+                if self.out.ignore_skip.is_some() && !opts.rg {
+                    return None;
+                }
+                rules
+            }
             false => None,
         };
         self.ignore(&arena, &mut found, rules.as_ref(), prefix, stack);

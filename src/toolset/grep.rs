@@ -80,6 +80,7 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
         Err(e) => return Err(format!("grep: rg failed: {}", rg_error(shown, &e))),
     };
     let mut out = Out::default();
+    let mut skip = None;
     if meta.is_dir() {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let dir = rfs::open(&root, flags, Mode::empty())
@@ -91,7 +92,8 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
         let mut prefix = shown.to_vec();
         prefix.push(b'/');
         let mut block = Vec::new();
-        walk::walk_with(dir, opts, ignores::ancestors(&root), |f| {
+        let outer = ignores::ancestors(&root, &mut skip);
+        let o = walk::walk_with(dir, opts, outer, |f| {
             let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
             let mut name = prefix.clone();
             name.extend_from_slice(f.rel);
@@ -101,6 +103,11 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
             }
             !out.full()
         });
+        if let Some(s) = o.ignore_skip {
+            let n = s.count;
+            ignores::Skip::note(&mut skip, [&prefix[..], &s.path].concat(), s.size);
+            skip.iter_mut().for_each(|k| k.count += n - 1);
+        }
     } else {
         // A FIFO would block rg (and the reference) forever: never waited
         // for, not even one swapped in after the check (`fs::regular`).
@@ -120,16 +127,29 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
         // rg exits 2 after any error, whatever it printed.
         return Err(format!("grep: rg failed: {}", out.errors.concat()));
     }
-    if out.text.is_empty() {
-        return Ok("no matches".into());
-    }
-    let text = String::from_utf8_lossy(&out.text);
-    Ok(match text.char_indices().nth(OUTPUT_LIMIT) {
-        Some((at, _)) => format!(
-            "{}\n[output truncated at {OUTPUT_LIMIT} bytes]",
-            &text[..at]
-        ),
-        None => text.into_owned(),
+    let text = if out.text.is_empty() {
+        "no matches".to_string()
+    } else {
+        let text = String::from_utf8_lossy(&out.text);
+        match text.char_indices().nth(OUTPUT_LIMIT) {
+            Some((at, _)) => format!(
+                "{}\n[output truncated at {OUTPUT_LIMIT} bytes]",
+                &text[..at]
+            ),
+            None => text.into_owned(),
+        }
+    };
+    // An ignore file left unread (its bounds: tools/ignores.rs), said.
+    Ok(match skip {
+        None => text,
+        Some(s) => {
+            let p = String::from_utf8_lossy(&s.path);
+            let sep = if text.ends_with('\n') { "" } else { "\n" };
+            format!(
+                "{text}{sep}[ignore file {p} {}: not read, its rules not applied]",
+                s.why()
+            )
+        }
     })
 }
 

@@ -104,7 +104,10 @@
 //!   escape outside a class or alone in one (`[^\n]` is taken); `ROOT/missing: No such file or directory (os error 2)` for a
 //!   missing path, also when other files matched). Over 102,400
 //!   characters the text is cut there and `\n[output truncated at 102400
-//!   bytes]` appended. Lines: `ABS:N:LINE\n` (the line as stored, a `\r`
+//!   bytes]` appended. An ignore file the walker leaves unread (over 1 MiB,
+//!   or past the 8 MiB of rules held for one path: `src/tools/ignores.rs`;
+//!   rg reads any) is said in a last line, `[ignore file P … not read, its
+//!   rules not applied]`. Lines: `ABS:N:LINE\n` (the line as stored, a `\r`
 //!   kept), or `N:LINE\n` when ROOT is a file. The walk: hidden names
 //!   skipped below ROOT (ROOT itself may be hidden) unless an ignore rule
 //!   whitelists them, `.rgignore` over `.ignore` over `.gitignore`, the
