@@ -4,7 +4,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{self as rfs, FileType, Mode, OFlags};
+use rustix::fs::{self as rfs, FileType, OFlags};
 use rustix::io::Errno;
 
 use super::find::{open_start, shown, Start};
@@ -90,7 +90,7 @@ fn search(
         }
         Start::Dir(dir) => {
             let base = req.path.as_deref();
-            let o = walk::walk(dir, req.walk, |f| {
+            let o = walk::walk(dir, req.walk, |mut f| {
                 if glob.as_ref().is_some_and(|g| !g.matches(f.rel)) {
                     return true;
                 }
@@ -99,7 +99,7 @@ fn search(
                     | OFlags::NONBLOCK
                     | OFlags::NOCTTY
                     | OFlags::CLOEXEC;
-                let fd = match rfs::openat(f.dir, f.name, flags, Mode::empty()) {
+                let fd = match f.open(flags) {
                     Ok(fd) => fd,
                     // Gone, or a symlink now, since it was listed: skipped.
                     Err(Errno::NOENT | Errno::LOOP) => return true,

@@ -51,6 +51,7 @@ pub(super) fn run(req: &List, root: Option<&Root>, max_bytes: u64) -> Result<Str
             format!("reading the directory {}: {e}", display_path(&req.path)),
         )
     })?;
+    drop(dir); // one descriptor fewer for the walk
     let start = StartDir {
         fd,
         abs: req

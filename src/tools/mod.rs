@@ -56,7 +56,11 @@
 //! `list`, `glob` and `grep` add `"unreadable":N` (absent when 0): the
 //! directories the walk could not read (not entered) and, for `grep`, the
 //! files it could not open or read to their end, so what they hold is
-//! never silently missing from the answer; and `"pseudo_not_entered":N`
+//! never silently missing from the answer. A low descriptor limit is not
+//! a reason: the walk closes and reopens its levels' descriptors to fit
+//! any limit of six or more (stdin, stdout, stderr and three:
+//! `walk_fd.rs`); below that, what it could not open counts here. And
+//! `"pseudo_not_entered":N`
 //! (absent when 0): the pseudo file systems (proc, sysfs, devtmpfs, …) the
 //! walk did not enter, the start's own included, so `grep` or `glob` of
 //! `/proc` answers no matches *and* says it did not look.
@@ -165,6 +169,7 @@ mod read;
 mod resume;
 mod stat;
 pub mod walk;
+mod walk_fd;
 
 pub use parse::{parse, probe, MAX_DEPTH, MAX_LIST_LIMIT, MAX_NUMBER, MAX_STAT_PATHS};
 

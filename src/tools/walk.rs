@@ -27,12 +27,17 @@
 //!   given to [`walk_with`], a hidden name shown when a `!` rule
 //!   whitelists it: [`super::ignores`]).
 //! - **Bounded**: at most [`MAX_ENTRIES`] directory entries are read and
-//!   directories at most [`MAX_DEPTH`] levels deep entered (one open
-//!   descriptor per level); past either the walk says `truncated` (the
-//!   entries read before the bound are still yielded; the answers say
-//!   `walk_limit`). Memory is the pending names of the directories on the
-//!   current path (one level each, in one buffer per directory), not the
-//!   tree.
+//!   directories at most [`MAX_DEPTH`] levels deep entered; past either
+//!   the walk says `truncated` (the entries read before the bound are
+//!   still yielded; the answers say `walk_limit`). Memory is the pending
+//!   names of the directories on the current path (one level each, in one
+//!   buffer per directory), not the tree.
+//! - **Any descriptor limit**: one descriptor per level while they last;
+//!   short of them (`EMFILE`, `ENFILE`), the upper levels' are closed and
+//!   reopened by name, checked to be the same directory
+//!   ([`super::walk_fd`]), so a walk under `ulimit -n 6` answers what it
+//!   answers unlimited. Below the least it needs, what it could not open
+//!   is in [`Outcome::unreadable`] (and [`Outcome::short`]).
 //! - **Every entry** with [`Options::all`] (`list`): directories (before
 //!   what is under them), symlinks, FIFOs…, to [`Options::depth`] levels.
 //!
@@ -40,13 +45,15 @@
 //! `/` appended, so a depth-first walk yields paths in bytewise order
 //! (`a-b` before `a/x`, as a sort of the whole paths would).
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 
-use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{self as rfs, AtFlags, FileType};
 
 use super::ignore_up;
 use super::ignores::{self, Ignores, Seen};
+pub use super::walk_fd::File;
+use super::walk_fd::{self, Frame};
 
 /// At most this many directory entries are read by one walk.
 pub const MAX_ENTRIES: u64 = 2_000_000;
@@ -97,16 +104,6 @@ impl From<OwnedFd> for StartDir {
     }
 }
 
-/// One entry found (a regular file unless [`Options::all`]).
-pub struct File<'a> {
-    /// Its path relative to the start, `/`-separated.
-    pub rel: &'a [u8],
-    /// Its directory.
-    pub dir: BorrowedFd<'a>,
-    /// Its name in `dir`.
-    pub name: &'a [u8],
-}
-
 /// How a walk ended.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Outcome {
@@ -114,26 +111,17 @@ pub struct Outcome {
     pub truncated: bool,
     /// Names left out because they start with `.` (`hidden: false`).
     pub hidden: u64,
-    /// Directories that could not be opened or read.
+    /// Directories that could not be opened or read (for want of
+    /// descriptors too, when even the walk's least could not be had:
+    /// [`super::walk_fd`]).
     pub unreadable: u64,
+    /// The first directory not read for want of descriptors (`EMFILE`,
+    /// `ENFILE`), its path relative to the start (empty: the start).
+    pub short: Option<Vec<u8>>,
     /// Pseudo file systems (proc, sysfs, devtmpfs, …) not entered, the
     /// start's own included: said, so a walk of `/proc` that found nothing
     /// is not mistaken for an empty tree.
     pub pseudo: u64,
-}
-
-struct Frame {
-    fd: OwnedFd,
-    dev_ino: (u64, u64),
-    /// The names read, back to back, a directory's with a `/` after it:
-    /// one allocation per directory, not one per name.
-    arena: Vec<u8>,
-    /// Sorted keys (ranges of `arena`), popped from the back: a name to
-    /// yield, or a directory's name with its `/` to enter (the sort key).
-    todo: Vec<(u32, u32)>,
-    /// Length of the relative path of this directory (with its `/`).
-    prefix: usize,
-    rules: Option<Ignores>,
 }
 
 /// Walks the directory `start`, calling `f` on each entry in path order;
@@ -194,17 +182,28 @@ pub fn walk_bounded(
         }
     }
     let mut stack = Vec::new();
-    match w.frame(start.fd, (st.st_dev, st.st_ino), 0, &stack) {
+    match w.frame(start.fd, (st.st_dev, st.st_ino), 0, &mut stack) {
         Some(fr) => stack.push(fr),
         None => return w.out,
     }
     loop {
-        let depth = stack.len();
-        let Some(top) = stack.last_mut() else { break };
-        let Some((a, b)) = top.todo.pop() else {
+        let Some(top) = stack.last() else { break };
+        if top.todo.is_empty() {
             stack.pop();
             continue;
-        };
+        }
+        if top.fd.is_none() {
+            // Closed for want of descriptors: opened again by name.
+            if let Err((i, e)) = walk_fd::reopen(&mut stack, &w.path) {
+                w.out.unreadable += (stack.len() - i) as u64 - 1;
+                w.lost::<()>(e, stack[i].prefix - 1);
+                stack.truncate(i);
+                continue;
+            }
+        }
+        let depth = stack.len();
+        let (top, upper) = stack.split_last_mut().expect("not empty");
+        let (a, b) = top.todo.pop().expect("not empty");
         let key = &top.arena[a as usize..b as usize];
         let (name, is_dir) = match key.strip_suffix(b"/") {
             Some(n) => (n, true),
@@ -214,11 +213,13 @@ pub fn walk_bounded(
         w.path.truncate(prefix);
         w.path.extend_from_slice(name);
         let name = &w.path[prefix..];
+        let dir = top.fd.as_ref().expect("reopened").as_fd();
         if !is_dir {
             let file = File {
                 rel: &w.path,
-                dir: top.fd.as_fd(),
+                dir,
                 name,
+                upper,
             };
             if !f(file) {
                 w.out.truncated |= w.entries > w.max_entries;
@@ -230,14 +231,12 @@ pub fn walk_bounded(
             w.out.truncated = true;
             continue;
         }
-        let flags = OFlags::RDONLY
-            | OFlags::DIRECTORY
-            | OFlags::NOFOLLOW
-            | OFlags::NONBLOCK
-            | OFlags::CLOEXEC;
-        let Ok(fd) = rfs::openat(&top.fd, name, flags, Mode::empty()) else {
-            w.out.unreadable += 1; // gone, a symlink now, or unreadable: skipped as rg does
-            continue;
+        let fd = match walk_fd::open_dir(dir, name, upper) {
+            Ok(fd) => fd,
+            Err(e) => {
+                w.lost::<()>(e, w.path.len()); // gone, a symlink now, or unreadable: skipped as rg does
+                continue;
+            }
         };
         let Ok(st) = rfs::fstat(&fd) else { continue };
         let key = (st.st_dev, st.st_ino);
@@ -250,7 +249,7 @@ pub fn walk_bounded(
         }
         w.path.push(b'/');
         let prefix = w.path.len();
-        if let Some(fr) = w.frame(fd, key, prefix, &stack) {
+        if let Some(fr) = w.frame(fd, key, prefix, &mut stack) {
             stack.push(fr);
         }
     }
@@ -275,6 +274,16 @@ fn is_vcs(name: &[u8]) -> bool {
 }
 
 impl Walker {
+    /// Counts a directory not read (`self.path[..len]`), and remembers
+    /// the first one lost for want of descriptors.
+    fn lost<T>(&mut self, e: rustix::io::Errno, len: usize) -> Option<T> {
+        self.out.unreadable += 1;
+        if walk_fd::is_short(e) && self.out.short.is_none() {
+            self.out.short = Some(self.path[..len].to_vec());
+        }
+        None
+    }
+
     /// Reads the directory `fd` (whose path is `self.path[..prefix]`) into
     /// a frame: its keys to visit, sorted, and its `.gitignore`.
     fn frame(
@@ -282,14 +291,18 @@ impl Walker {
         fd: OwnedFd,
         dev_ino: (u64, u64),
         prefix: usize,
-        stack: &[Frame],
+        stack: &mut [Frame],
     ) -> Option<Frame> {
         // Past the bound nothing more is read; what was read is still walked.
         if self.entries > self.max_entries {
             return None;
         }
         let opts = self.opts;
-        let dir = rustix::io::dup(&fd).ok()?;
+        let at = prefix.saturating_sub(1);
+        let dir = match walk_fd::retry(stack, || rustix::io::dup(&fd)) {
+            Ok(dir) => dir,
+            Err(e) => return self.lost(e, at), // no descriptor to read it with
+        };
         let Ok(dir) = rfs::Dir::new(dir) else {
             self.out.unreadable += 1;
             return None;
@@ -341,7 +354,15 @@ impl Walker {
             }
         }
         let rules = match opts.gitignore || opts.rg {
-            true => Ignores::read(fd.as_fd(), seen, opts.rg),
+            // A descriptor free for each ignore file (read one at a time),
+            // or the directory is not walked without its rules.
+            true => match walk_fd::retry(stack, || rustix::io::dup(&fd)) {
+                Ok(spare) => {
+                    drop(spare);
+                    Ignores::read(fd.as_fd(), seen, opts.rg)
+                }
+                Err(e) => return self.lost(e, at),
+            },
             false => None,
         };
         self.ignore(&arena, &mut found, rules.as_ref(), prefix, stack);
@@ -364,7 +385,7 @@ impl Walker {
         todo.shrink_to_fit();
         arena.shrink_to_fit();
         Some(Frame {
-            fd,
+            fd: Some(fd),
             dev_ino,
             arena,
             todo,
@@ -415,6 +436,7 @@ impl Walker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustix::fs::{Mode, OFlags};
 
     fn open(p: &std::path::Path) -> OwnedFd {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;

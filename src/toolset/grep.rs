@@ -88,16 +88,26 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
         let mut prefix = shown.to_vec();
         prefix.push(b'/');
         let mut block = Vec::new();
-        walk::walk_with(dir, opts, ignores::ancestors(&root), |f| {
+        let walked = walk::walk_with(dir, opts, ignores::ancestors(&root), |mut f| {
             let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
             let mut name = prefix.clone();
             name.extend_from_slice(f.rel);
-            match rfs::openat(f.dir, f.name, flags, Mode::empty()) {
+            match f.open(flags) {
                 Ok(fd) => out.walked(&search, fd, &name, &mut block),
                 Err(e) => out.errors.push(rg_error(&name, &e.into())),
             }
             !out.full()
         });
+        if let Some(rel) = walked.short {
+            // Not even the walk's least descriptors: said as rg says it.
+            let mut name = shown.to_vec();
+            if !rel.is_empty() {
+                name.push(b'/');
+                name.extend_from_slice(&rel);
+            }
+            out.errors
+                .push(rg_error(&name, &rustix::io::Errno::MFILE.into()));
+        }
     } else if meta.is_file() {
         let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
         match rfs::open(&root, flags, Mode::empty()) {
