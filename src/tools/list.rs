@@ -22,8 +22,9 @@
 //! directory's names sorted as read), counting every entry and keeping
 //! only those of the page, so pages joined by `next` are the whole
 //! listing, and memory is the names of the directories on the current
-//! path, never the tree. Past the walk's bound ([`super::walk::MAX_ENTRIES`]
-//! directory entries) the walk stops: `"walk_limit":true` says `total`
+//! path, never the tree. Past the walk's bounds ([`super::walk::MAX_ENTRIES`]
+//! directory entries, [`super::walk::MAX_PENDING`] bytes of names held)
+//! the walk stops: `"walk_limit":true` says `total`
 //! counts only what was walked and no `offset` reaches the rest.
 //!
 //! P itself is followed if it is a symlink. P missing, or not a directory,

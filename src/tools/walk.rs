@@ -26,18 +26,16 @@
 //!   `.ignore`, `.gitignore` in a repository, the start's parents' files
 //!   given to [`walk_with`], a hidden name shown when a `!` rule
 //!   whitelists it: [`super::ignores`]).
-//! - **Bounded**: at most [`MAX_ENTRIES`] directory entries are read and
-//!   directories at most [`MAX_DEPTH`] levels deep entered; past either
-//!   the walk says `truncated` (the entries read before the bound are
-//!   still yielded; the answers say `walk_limit`). Memory is the pending
-//!   names of the directories on the current path (one level each, in one
-//!   buffer per directory), not the tree.
-//! - **Any descriptor limit**: one descriptor per level while they last;
-//!   short of them (`EMFILE`, `ENFILE`), the upper levels' are closed and
-//!   reopened by name, checked to be the same directory
-//!   ([`super::walk_fd`]), so a walk under `ulimit -n 6` answers what it
-//!   answers unlimited. Below the least it needs, what it could not open
-//!   is in [`Outcome::unreadable`] (and [`Outcome::short`]).
+//! - **Bounded**: at most [`MAX_ENTRIES`] directory entries are read,
+//!   [`MAX_PENDING`] bytes of names held, directories at most
+//!   [`MAX_DEPTH`] levels deep entered; past any the walk says `truncated`
+//!   (what was read before the bound is still yielded; the answers say
+//!   `walk_limit`). Memory is the pending names of the directories on the
+//!   current path (all of each, for the sort: a name's length and 8 to 12
+//!   bytes, in one buffer per directory), not the tree.
+//! - **Any descriptor limit** ([`super::walk_fd`]): short of descriptors,
+//!   upper levels' are closed, then reopened by name and checked; below
+//!   the least a walk needs: [`Outcome::unreadable`], [`Outcome::short`].
 //! - **Every entry** with [`Options::all`] (`list`): directories (before
 //!   what is under them), symlinks, FIFOs…, to [`Options::depth`] levels.
 //!
@@ -59,6 +57,10 @@ use super::walk_fd::{self, Frame};
 pub const MAX_ENTRIES: u64 = 2_000_000;
 /// Directories deeper than this below the start are not entered.
 pub const MAX_DEPTH: usize = 256;
+/// Bytes of pending names held at once (each name, and 12 bytes of its
+/// sort key, of the directories on the walk's path): past it no more
+/// names are read (`truncated`).
+pub const MAX_PENDING: usize = 64 << 20;
 
 /// What to skip, and what to yield.
 #[derive(Clone, Copy, Debug, Default)]
@@ -127,7 +129,7 @@ pub struct Outcome {
 /// Walks the directory `start`, calling `f` on each entry in path order;
 /// `f` returns `false` to stop the walk.
 pub fn walk(start: impl Into<StartDir>, opts: Options, f: impl FnMut(File<'_>) -> bool) -> Outcome {
-    walk_bounded(start, opts, MAX_ENTRIES, Vec::new(), f)
+    walk_bounded(start, opts, (MAX_ENTRIES, MAX_PENDING), Vec::new(), f)
 }
 
 /// [`walk`] under the ignore files of the start's parents, outermost
@@ -139,14 +141,15 @@ pub fn walk_with(
     outer: Vec<(Ignores, Vec<u8>)>,
     f: impl FnMut(File<'_>) -> bool,
 ) -> Outcome {
-    walk_bounded(start, opts, MAX_ENTRIES, outer, f)
+    walk_bounded(start, opts, (MAX_ENTRIES, MAX_PENDING), outer, f)
 }
 
-/// [`walk`] with another bound than [`MAX_ENTRIES`] (tests reach it).
+/// [`walk`] with other bounds than [`MAX_ENTRIES`] and [`MAX_PENDING`]
+/// (tests reach them).
 pub fn walk_bounded(
     start: impl Into<StartDir>,
     opts: Options,
-    max_entries: u64,
+    (max_entries, max_pending): (u64, usize),
     outer: Vec<(Ignores, Vec<u8>)>,
     mut f: impl FnMut(File<'_>) -> bool,
 ) -> Outcome {
@@ -155,6 +158,8 @@ pub fn walk_bounded(
         opts,
         max_entries,
         entries: 0,
+        max_pending,
+        pending: 0,
         out: Outcome::default(),
         pseudo: super::pseudo::Known::default(),
         path: Vec::new(),
@@ -183,12 +188,16 @@ pub fn walk_bounded(
     }
     let mut stack = Vec::new();
     match w.frame(start.fd, (st.st_dev, st.st_ino), 0, &mut stack) {
-        Some(fr) => stack.push(fr),
+        Some(fr) => {
+            w.pending += fr.held();
+            stack.push(fr);
+        }
         None => return w.out,
     }
     loop {
         let Some(top) = stack.last() else { break };
         if top.todo.is_empty() {
+            w.pending -= top.held();
             stack.pop();
             continue;
         }
@@ -196,7 +205,8 @@ pub fn walk_bounded(
             // Closed for want of descriptors: opened again by name.
             if let Err((i, e)) = walk_fd::reopen(&mut stack, &w.path) {
                 w.out.unreadable += (stack.len() - i) as u64 - 1;
-                w.lost::<()>(e, stack[i].prefix - 1);
+                w.out.lost::<()>(e, &w.path[..stack[i].prefix - 1]);
+                w.pending -= stack[i..].iter().map(Frame::held).sum::<usize>();
                 stack.truncate(i);
                 continue;
             }
@@ -234,7 +244,7 @@ pub fn walk_bounded(
         let fd = match walk_fd::open_dir(dir, name, upper) {
             Ok(fd) => fd,
             Err(e) => {
-                w.lost::<()>(e, w.path.len()); // gone, a symlink now, or unreadable: skipped as rg does
+                w.out.lost::<()>(e, &w.path); // gone, a symlink now, or unreadable: skipped as rg does
                 continue;
             }
         };
@@ -250,6 +260,7 @@ pub fn walk_bounded(
         w.path.push(b'/');
         let prefix = w.path.len();
         if let Some(fr) = w.frame(fd, key, prefix, &mut stack) {
+            w.pending += fr.held();
             stack.push(fr);
         }
     }
@@ -261,6 +272,9 @@ struct Walker {
     opts: Options,
     max_entries: u64,
     entries: u64,
+    /// [`MAX_PENDING`], and the bytes the frames on the path hold.
+    max_pending: usize,
+    pending: usize,
     out: Outcome,
     pseudo: super::pseudo::Known,
     path: Vec<u8>,
@@ -274,16 +288,6 @@ fn is_vcs(name: &[u8]) -> bool {
 }
 
 impl Walker {
-    /// Counts a directory not read (`self.path[..len]`), and remembers
-    /// the first one lost for want of descriptors.
-    fn lost<T>(&mut self, e: rustix::io::Errno, len: usize) -> Option<T> {
-        self.out.unreadable += 1;
-        if walk_fd::is_short(e) && self.out.short.is_none() {
-            self.out.short = Some(self.path[..len].to_vec());
-        }
-        None
-    }
-
     /// Reads the directory `fd` (whose path is `self.path[..prefix]`) into
     /// a frame: its keys to visit, sorted, and its `.gitignore`.
     fn frame(
@@ -301,7 +305,7 @@ impl Walker {
         let at = prefix.saturating_sub(1);
         let dir = match walk_fd::retry(stack, || rustix::io::dup(&fd)) {
             Ok(dir) => dir,
-            Err(e) => return self.lost(e, at), // no descriptor to read it with
+            Err(e) => return self.out.lost(e, &self.path[..at]), // no descriptor to read it with
         };
         let Ok(dir) = rfs::Dir::new(dir) else {
             self.out.unreadable += 1;
@@ -319,6 +323,10 @@ impl Walker {
             };
             self.entries += 1;
             if self.entries > self.max_entries {
+                break;
+            }
+            if self.pending + arena.len() + 12 * found.len() > self.max_pending {
+                self.out.truncated = true;
                 break;
             }
             let name = e.file_name();
@@ -361,7 +369,7 @@ impl Walker {
                     drop(spare);
                     Ignores::read(fd.as_fd(), seen, opts.rg)
                 }
-                Err(e) => return self.lost(e, at),
+                Err(e) => return self.out.lost(e, &self.path[..at]),
             },
             false => None,
         };
@@ -445,7 +453,7 @@ mod tests {
 
     fn files(p: &std::path::Path, opts: Options, max: u64) -> (Vec<String>, bool) {
         let mut v = Vec::new();
-        let o = walk_bounded(open(p), opts, max, Vec::new(), |f| {
+        let o = walk_bounded(open(p), opts, (max, MAX_PENDING), Vec::new(), |f| {
             v.push(String::from_utf8(f.rel.to_vec()).unwrap());
             true
         });
@@ -481,6 +489,43 @@ mod tests {
         );
         let (v, t) = files(d.path(), Options::default(), 11);
         assert!(t && v.len() < 10, "{v:?}");
+    }
+
+    #[test]
+    fn the_pending_names_bound_truncates() {
+        let d = tempfile::tempdir().unwrap();
+        let long = "x".repeat(200);
+        let sub = d.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        for i in 0..100 {
+            std::fs::write(d.path().join(format!("{i:03}{long}")), "").unwrap();
+            std::fs::write(sub.join(format!("{i:03}{long}")), "").unwrap();
+        }
+        let walk = |max| {
+            let mut v = Vec::new();
+            let o = walk_bounded(
+                open(d.path()),
+                Options::default(),
+                (MAX_ENTRIES, max),
+                Vec::new(),
+                |f| {
+                    v.push(f.rel.starts_with(b"sub/"));
+                    true
+                },
+            );
+            (
+                v.iter().filter(|s| !**s).count(),
+                v.iter().filter(|s| **s).count(),
+                o.truncated,
+            )
+        };
+        assert_eq!(walk(MAX_PENDING), (100, 100, false));
+        // One level's names (about 21 KB) fit, not two: the bound counts
+        // the names held above a level too.
+        let (top, below, t) = walk(30_000);
+        assert!(t && top == 100 && below < 50, "{top} {below}");
+        let (top, below, t) = walk(10_000);
+        assert!(t && top < 50 && below == 0, "{top} {below}");
     }
 
     #[test]

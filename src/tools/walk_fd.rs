@@ -49,6 +49,25 @@ pub(super) struct Frame {
     pub rules: Option<Ignores>,
 }
 
+impl Frame {
+    /// The bytes its pending names hold ([`super::walk::MAX_PENDING`]).
+    pub(super) fn held(&self) -> usize {
+        self.arena.capacity() + 8 * self.todo.capacity()
+    }
+}
+
+impl super::walk::Outcome {
+    /// Counts a directory not read (`rel`, its path), and remembers the
+    /// first one lost for want of descriptors.
+    pub(super) fn lost<T>(&mut self, e: Errno, rel: &[u8]) -> Option<T> {
+        self.unreadable += 1;
+        if is_short(e) && self.short.is_none() {
+            self.short = Some(rel.to_vec());
+        }
+        None
+    }
+}
+
 /// One entry found (a regular file unless [`super::walk::Options::all`]).
 pub struct File<'a> {
     /// Its path relative to the start, `/`-separated.
