@@ -194,8 +194,7 @@ pub fn walk_bounded(
         }
         None => return w.out,
     }
-    loop {
-        let Some(top) = stack.last() else { break };
+    while let Some(top) = stack.last() {
         if top.todo.is_empty() {
             w.pending -= top.held();
             stack.pop();
