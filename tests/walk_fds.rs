@@ -183,3 +183,27 @@ fn below_the_least_a_walk_needs_the_answer_says_so() {
         }
     }
 }
+
+/// With `--root`, whose descriptor the op holds, one more: 7.
+#[test]
+fn under_a_root_the_walk_needs_one_descriptor_more() {
+    let d = scratch();
+    tree(d.path());
+    let root = d.path().to_str().unwrap();
+    let args: &[&str] = &["--root", root, "--stdin"];
+    for (kind, req, holds) in requests() {
+        if kind != PROTOCOL {
+            continue;
+        }
+        let full = answer(d.path(), args, req, None);
+        assert!(
+            full.contains(&holds),
+            "{req}: {holds} not in {}",
+            cut(&full)
+        );
+        for n in [32, 8, 7] {
+            let got = answer(d.path(), args, req, Some(n));
+            assert!(got == full, "{req} at {n} descriptors:\n{}", cut(&got));
+        }
+    }
+}

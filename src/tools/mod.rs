@@ -59,7 +59,8 @@
 //! never silently missing from the answer. A low descriptor limit is not
 //! a reason: the walk closes and reopens its levels' descriptors to fit
 //! any limit of six or more (stdin, stdout, stderr and three:
-//! `walk_fd.rs`); below that, what it could not open counts here. And
+//! `walk_fd.rs`; seven with `--root`, whose descriptor the op holds);
+//! below that, what it could not open counts here. And
 //! `"pseudo_not_entered":N`
 //! (absent when 0): the pseudo file systems (proc, sysfs, devtmpfs, …) the
 //! walk did not enter, the start's own included, so `grep` or `glob` of

@@ -21,8 +21,9 @@
 //! The least a walk needs: the start's descriptor, the current level's,
 //! and one more (a directory being opened, read or reopened, a file being
 //! searched, an ignore file being read) — three besides what the process
-//! holds (stdin, stdout, stderr). Below that, what cannot be opened is
-//! counted as `unreadable`, never silently left out.
+//! holds (stdin, stdout, stderr, and `--root`'s directory when given).
+//! Below that, what cannot be opened is counted as `unreadable`, never
+//! silently left out.
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
