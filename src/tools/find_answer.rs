@@ -4,7 +4,8 @@
 //! An answer cut by `max_bytes` or by `limit` ends with `"truncated":true`
 //! and `"next":{"offset":K}`: `K` counts entries for `glob`. `truncated`
 //! speaks of pages only: a walk cut by its own bound (`walk.rs`: 2,000,000
-//! directory entries, 256 levels) adds `"walk_limit":true`, since no
+//! directory entries, 64 MiB of pending names, 256 levels) adds
+//! `"walk_limit":true`, since no
 //! `offset` reaches what it did not walk (`total` and the counts are of
 //! what it walked).
 

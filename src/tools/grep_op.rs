@@ -4,7 +4,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{self as rfs, FileType, Mode, OFlags};
+use rustix::fs::{self as rfs, FileType, OFlags};
 use rustix::io::Errno;
 
 use super::bom::Source;
@@ -91,7 +91,7 @@ fn search(
         }
         Start::Dir(dir) => {
             let base = req.path.as_deref();
-            let o = walk::walk(dir, req.walk, |f| {
+            let o = walk::walk(dir, req.walk, |mut f| {
                 if glob.as_ref().is_some_and(|g| !g.matches(f.rel)) {
                     return true;
                 }
@@ -100,7 +100,7 @@ fn search(
                     | OFlags::NONBLOCK
                     | OFlags::NOCTTY
                     | OFlags::CLOEXEC;
-                let fd = match rfs::openat(f.dir, f.name, flags, Mode::empty()) {
+                let fd = match f.open(flags) {
                     Ok(fd) => fd,
                     // Gone, or a symlink now, since it was listed: skipped.
                     Err(Errno::NOENT | Errno::LOOP) => return true,

@@ -22,8 +22,9 @@
 //! directory's names sorted as read), counting every entry and keeping
 //! only those of the page, so pages joined by `next` are the whole
 //! listing, and memory is the names of the directories on the current
-//! path, never the tree. Past the walk's bound ([`super::walk::MAX_ENTRIES`]
-//! directory entries) the walk stops: `"walk_limit":true` says `total`
+//! path, never the tree. Past the walk's bounds ([`super::walk::MAX_ENTRIES`]
+//! directory entries, [`super::walk::MAX_PENDING`] bytes of names held)
+//! the walk stops: `"walk_limit":true` says `total`
 //! counts only what was walked and no `offset` reaches the rest.
 //!
 //! P itself is followed if it is a symlink. P missing, or not a directory,
@@ -51,6 +52,7 @@ pub(super) fn run(req: &List, root: Option<&Root>, max_bytes: u64) -> Result<Str
             format!("reading the directory {}: {e}", display_path(&req.path)),
         )
     })?;
+    drop(dir); // one descriptor fewer for the walk
     let start = StartDir {
         fd,
         abs: req

@@ -29,13 +29,16 @@
 //!   [`super::ignores`] leave unread stops a `gitignore` walk (the ops
 //!   refuse, naming it) and is noted by an `rg` one, which goes on
 //!   without it ([`Outcome::ignore_skip`]).
-//! - **Bounded**: at most [`MAX_ENTRIES`] directory entries are read and
-//!   directories at most [`MAX_DEPTH`] levels deep entered (one open
-//!   descriptor per level); past either the walk says `truncated` (the
-//!   entries read before the bound are still yielded; the answers say
+//! - **Bounded**: at most [`MAX_ENTRIES`] directory entries are read,
+//!   [`MAX_PENDING`] bytes of names held, directories at most
+//!   [`MAX_DEPTH`] levels deep entered; past any the walk says `truncated`
+//!   (what was read before the bound is still yielded; the answers say
 //!   `walk_limit`). Memory is the pending names of the directories on the
-//!   current path (one level each, in one buffer per directory), not the
-//!   tree.
+//!   current path (all of each, for the sort: a name's length and 8 to 12
+//!   bytes, in one buffer per directory), not the tree.
+//! - **Any descriptor limit** ([`super::walk_fd`]): short of descriptors,
+//!   upper levels' are closed, then reopened by name and checked; below
+//!   the least a walk needs: [`Outcome::unreadable`], [`Outcome::short`].
 //! - **Every entry** with [`Options::all`] (`list`): directories (before
 //!   what is under them), symlinks, FIFOs…, to [`Options::depth`] levels.
 //!
@@ -43,18 +46,24 @@
 //! `/` appended, so a depth-first walk yields paths in bytewise order
 //! (`a-b` before `a/x`, as a sort of the whole paths would).
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 
-use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{self as rfs, AtFlags, FileType};
 
 use super::ignore_up;
 use super::ignores::{self, Ignores, Seen, Skip, MAX_HELD};
+pub use super::walk_fd::File;
+use super::walk_fd::{self, Frame};
 
 /// At most this many directory entries are read by one walk.
 pub const MAX_ENTRIES: u64 = 2_000_000;
 /// Directories deeper than this below the start are not entered.
 pub const MAX_DEPTH: usize = 256;
+/// Bytes of pending names held at once (each name, and 12 bytes of its
+/// sort key, of the directories on the walk's path): past it no more
+/// names are read (`truncated`).
+pub const MAX_PENDING: usize = 64 << 20;
 
 /// What to skip, and what to yield.
 #[derive(Clone, Copy, Debug, Default)]
@@ -100,16 +109,6 @@ impl From<OwnedFd> for StartDir {
     }
 }
 
-/// One entry found (a regular file unless [`Options::all`]).
-pub struct File<'a> {
-    /// Its path relative to the start, `/`-separated.
-    pub rel: &'a [u8],
-    /// Its directory.
-    pub dir: BorrowedFd<'a>,
-    /// Its name in `dir`.
-    pub name: &'a [u8],
-}
-
 /// How a walk ended.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Outcome {
@@ -117,8 +116,13 @@ pub struct Outcome {
     pub truncated: bool,
     /// Names left out because they start with `.` (`hidden: false`).
     pub hidden: u64,
-    /// Directories that could not be opened or read.
+    /// Directories that could not be opened or read (for want of
+    /// descriptors too, when even the walk's least could not be had:
+    /// [`super::walk_fd`]).
     pub unreadable: u64,
+    /// The first directory not read for want of descriptors (`EMFILE`,
+    /// `ENFILE`), its path relative to the start (empty: the start).
+    pub short: Option<Vec<u8>>,
     /// Pseudo file systems (proc, sysfs, devtmpfs, …) not entered, the
     /// start's own included: said, so a walk of `/proc` that found nothing
     /// is not mistaken for an empty tree.
@@ -128,24 +132,10 @@ pub struct Outcome {
     pub ignore_skip: Option<Skip>,
 }
 
-struct Frame {
-    fd: OwnedFd,
-    dev_ino: (u64, u64),
-    /// The names read, back to back, a directory's with a `/` after it:
-    /// one allocation per directory, not one per name.
-    arena: Vec<u8>,
-    /// Sorted keys (ranges of `arena`), popped from the back: a name to
-    /// yield, or a directory's name with its `/` to enter (the sort key).
-    todo: Vec<(u32, u32)>,
-    /// Length of the relative path of this directory (with its `/`).
-    prefix: usize,
-    rules: Option<Ignores>,
-}
-
 /// Walks the directory `start`, calling `f` on each entry in path order;
 /// `f` returns `false` to stop the walk.
 pub fn walk(start: impl Into<StartDir>, opts: Options, f: impl FnMut(File<'_>) -> bool) -> Outcome {
-    walk_bounded(start, opts, MAX_ENTRIES, Vec::new(), f)
+    walk_bounded(start, opts, (MAX_ENTRIES, MAX_PENDING), Vec::new(), f)
 }
 
 /// [`walk`] under the ignore files of the start's parents, outermost
@@ -157,14 +147,15 @@ pub fn walk_with(
     outer: Vec<(Ignores, Vec<u8>)>,
     f: impl FnMut(File<'_>) -> bool,
 ) -> Outcome {
-    walk_bounded(start, opts, MAX_ENTRIES, outer, f)
+    walk_bounded(start, opts, (MAX_ENTRIES, MAX_PENDING), outer, f)
 }
 
-/// [`walk`] with another bound than [`MAX_ENTRIES`] (tests reach it).
+/// [`walk`] with other bounds than [`MAX_ENTRIES`] and [`MAX_PENDING`]
+/// (tests reach them).
 pub fn walk_bounded(
     start: impl Into<StartDir>,
     opts: Options,
-    max_entries: u64,
+    (max_entries, max_pending): (u64, usize),
     outer: Vec<(Ignores, Vec<u8>)>,
     mut f: impl FnMut(File<'_>) -> bool,
 ) -> Outcome {
@@ -173,6 +164,8 @@ pub fn walk_bounded(
         opts,
         max_entries,
         entries: 0,
+        max_pending,
+        pending: 0,
         out: Outcome::default(),
         pseudo: super::pseudo::Known::default(),
         path: Vec::new(),
@@ -201,17 +194,32 @@ pub fn walk_bounded(
         }
     }
     let mut stack = Vec::new();
-    match w.frame(start.fd, (st.st_dev, st.st_ino), 0, &stack) {
-        Some(fr) => stack.push(fr),
+    match w.frame(start.fd, (st.st_dev, st.st_ino), 0, &mut stack) {
+        Some(fr) => {
+            w.pending += fr.held();
+            stack.push(fr);
+        }
         None => return w.out,
     }
-    loop {
-        let depth = stack.len();
-        let Some(top) = stack.last_mut() else { break };
-        let Some((a, b)) = top.todo.pop() else {
+    while let Some(top) = stack.last() {
+        if top.todo.is_empty() {
+            w.pending -= top.held();
             stack.pop();
             continue;
-        };
+        }
+        if top.fd.is_none() {
+            // Closed for want of descriptors: opened again by name.
+            if let Err((i, e)) = walk_fd::reopen(&mut stack, &w.path) {
+                w.out.unreadable += (stack.len() - i) as u64 - 1;
+                w.out.lost::<()>(e, &w.path[..stack[i].prefix - 1]);
+                w.pending -= stack[i..].iter().map(Frame::held).sum::<usize>();
+                stack.truncate(i);
+                continue;
+            }
+        }
+        let depth = stack.len();
+        let (top, upper) = stack.split_last_mut().expect("not empty");
+        let (a, b) = top.todo.pop().expect("not empty");
         let key = &top.arena[a as usize..b as usize];
         let (name, is_dir) = match key.strip_suffix(b"/") {
             Some(n) => (n, true),
@@ -221,11 +229,13 @@ pub fn walk_bounded(
         w.path.truncate(prefix);
         w.path.extend_from_slice(name);
         let name = &w.path[prefix..];
+        let dir = top.fd.as_ref().expect("reopened").as_fd();
         if !is_dir {
             let file = File {
                 rel: &w.path,
-                dir: top.fd.as_fd(),
+                dir,
                 name,
+                upper,
             };
             if !f(file) {
                 w.out.truncated |= w.entries > w.max_entries;
@@ -237,14 +247,12 @@ pub fn walk_bounded(
             w.out.truncated = true;
             continue;
         }
-        let flags = OFlags::RDONLY
-            | OFlags::DIRECTORY
-            | OFlags::NOFOLLOW
-            | OFlags::NONBLOCK
-            | OFlags::CLOEXEC;
-        let Ok(fd) = rfs::openat(&top.fd, name, flags, Mode::empty()) else {
-            w.out.unreadable += 1; // gone, a symlink now, or unreadable: skipped as rg does
-            continue;
+        let fd = match walk_fd::open_dir(dir, name, upper) {
+            Ok(fd) => fd,
+            Err(e) => {
+                w.out.lost::<()>(e, &w.path); // gone, a symlink now, or unreadable: skipped as rg does
+                continue;
+            }
         };
         let Ok(st) = rfs::fstat(&fd) else { continue };
         let key = (st.st_dev, st.st_ino);
@@ -257,7 +265,8 @@ pub fn walk_bounded(
         }
         w.path.push(b'/');
         let prefix = w.path.len();
-        if let Some(fr) = w.frame(fd, key, prefix, &stack) {
+        if let Some(fr) = w.frame(fd, key, prefix, &mut stack) {
+            w.pending += fr.held();
             stack.push(fr);
         } else if w.out.ignore_skip.is_some() && !opts.rg {
             return w.out;
@@ -271,6 +280,9 @@ struct Walker {
     opts: Options,
     max_entries: u64,
     entries: u64,
+    /// [`MAX_PENDING`], and the bytes the frames on the path hold.
+    max_pending: usize,
+    pending: usize,
     out: Outcome,
     pseudo: super::pseudo::Known,
     path: Vec<u8>,
@@ -291,14 +303,18 @@ impl Walker {
         fd: OwnedFd,
         dev_ino: (u64, u64),
         prefix: usize,
-        stack: &[Frame],
+        stack: &mut [Frame],
     ) -> Option<Frame> {
         // Past the bound nothing more is read; what was read is still walked.
         if self.entries > self.max_entries {
             return None;
         }
         let opts = self.opts;
-        let dir = rustix::io::dup(&fd).ok()?;
+        let at = prefix.saturating_sub(1);
+        let dir = match walk_fd::retry(stack, || rustix::io::dup(&fd)) {
+            Ok(dir) => dir,
+            Err(e) => return self.out.lost(e, &self.path[..at]), // no descriptor to read it with
+        };
         let Ok(dir) = rfs::Dir::new(dir) else {
             self.out.unreadable += 1;
             return None;
@@ -315,6 +331,10 @@ impl Walker {
             };
             self.entries += 1;
             if self.entries > self.max_entries {
+                break;
+            }
+            if self.pending + arena.len() + 12 * found.len() > self.max_pending {
+                self.out.truncated = true;
                 break;
             }
             let name = e.file_name();
@@ -350,23 +370,29 @@ impl Walker {
             }
         }
         let rules = match opts.gitignore || opts.rg {
-            true => {
-                let held = self.above.held()
-                    + (stack.iter())
-                        .filter_map(|f| Some(f.rules.as_ref()?.held()))
-                        .sum::<usize>();
-                let room = MAX_HELD.saturating_sub(held);
-                let mut skipped = Vec::new();
-                let rules = Ignores::read(fd.as_fd(), seen, opts.rg, room, &mut skipped);
-                for (name, size) in skipped {
-                    let path = [&self.path[..prefix], name.as_bytes()].concat();
-                    Skip::note(&mut self.out.ignore_skip, path, size);
+            // A descriptor free for each ignore file (read one at a time),
+            // or the directory is not walked without its rules.
+            true => match walk_fd::retry(stack, || rustix::io::dup(&fd)) {
+                Ok(spare) => {
+                    drop(spare);
+                    let held = self.above.held()
+                        + (stack.iter())
+                            .filter_map(|f| Some(f.rules.as_ref()?.held()))
+                            .sum::<usize>();
+                    let room = MAX_HELD.saturating_sub(held);
+                    let mut skipped = Vec::new();
+                    let rules = Ignores::read(fd.as_fd(), seen, opts.rg, room, &mut skipped);
+                    for (name, size) in skipped {
+                        let path = [&self.path[..prefix], name.as_bytes()].concat();
+                        Skip::note(&mut self.out.ignore_skip, path, size);
+                    }
+                    if self.out.ignore_skip.is_some() && !opts.rg {
+                        return None;
+                    }
+                    rules
                 }
-                if self.out.ignore_skip.is_some() && !opts.rg {
-                    return None;
-                }
-                rules
-            }
+                Err(e) => return self.out.lost(e, &self.path[..at]),
+            },
             false => None,
         };
         self.ignore(&arena, &mut found, rules.as_ref(), prefix, stack);
@@ -389,7 +415,7 @@ impl Walker {
         todo.shrink_to_fit();
         arena.shrink_to_fit();
         Some(Frame {
-            fd,
+            fd: Some(fd),
             dev_ino,
             arena,
             todo,
@@ -440,6 +466,7 @@ impl Walker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustix::fs::{Mode, OFlags};
 
     fn open(p: &std::path::Path) -> OwnedFd {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
@@ -448,7 +475,7 @@ mod tests {
 
     fn files(p: &std::path::Path, opts: Options, max: u64) -> (Vec<String>, bool) {
         let mut v = Vec::new();
-        let o = walk_bounded(open(p), opts, max, Vec::new(), |f| {
+        let o = walk_bounded(open(p), opts, (max, MAX_PENDING), Vec::new(), |f| {
             v.push(String::from_utf8(f.rel.to_vec()).unwrap());
             true
         });
@@ -484,6 +511,43 @@ mod tests {
         );
         let (v, t) = files(d.path(), Options::default(), 11);
         assert!(t && v.len() < 10, "{v:?}");
+    }
+
+    #[test]
+    fn the_pending_names_bound_truncates() {
+        let d = tempfile::tempdir().unwrap();
+        let long = "x".repeat(200);
+        let sub = d.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        for i in 0..100 {
+            std::fs::write(d.path().join(format!("{i:03}{long}")), "").unwrap();
+            std::fs::write(sub.join(format!("{i:03}{long}")), "").unwrap();
+        }
+        let walk = |max| {
+            let mut v = Vec::new();
+            let o = walk_bounded(
+                open(d.path()),
+                Options::default(),
+                (MAX_ENTRIES, max),
+                Vec::new(),
+                |f| {
+                    v.push(f.rel.starts_with(b"sub/"));
+                    true
+                },
+            );
+            (
+                v.iter().filter(|s| !**s).count(),
+                v.iter().filter(|s| **s).count(),
+                o.truncated,
+            )
+        };
+        assert_eq!(walk(MAX_PENDING), (100, 100, false));
+        // One level's names (about 21 KB) fit, not two: the bound counts
+        // the names held above a level too.
+        let (top, below, t) = walk(30_000);
+        assert!(t && top == 100 && below < 50, "{top} {below}");
+        let (top, below, t) = walk(10_000);
+        assert!(t && top < 50 && below == 0, "{top} {below}");
     }
 
     #[test]

@@ -98,7 +98,7 @@ pub fn glob(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
     }
     let mut found = Vec::new();
     if is_dir(&root) {
-        select(&sels, &root, &mut found);
+        select(&sels, &root, &mut found)?;
     }
     found.truncate(WALK_MAX_ENTRIES);
     let mut found: Vec<(f64, PathBuf)> = found
@@ -132,15 +132,31 @@ fn full(found: &[PathBuf]) -> bool {
     found.len() >= WALK_MAX_ENTRIES
 }
 
-/// The directory's entries as `os.scandir` lists them (readdir order).
-fn entries(dir: &Path) -> Vec<std::fs::DirEntry> {
-    std::fs::read_dir(dir).map_or_else(|_| Vec::new(), |rd| rd.flatten().collect())
+/// The directory's entries as `os.scandir` lists them (readdir order);
+/// none when it cannot be read, but no descriptor to read it with is the
+/// `OSError` the reference raises (one directory is open at a time: a
+/// limit under four descriptors).
+fn entries(dir: &Path) -> Result<Vec<std::fs::DirEntry>, String> {
+    match std::fs::read_dir(dir) {
+        Ok(rd) => Ok(rd.flatten().collect()),
+        Err(e) if matches!(e.raw_os_error(), Some(24 | 23)) => Err(format!(
+            "[Errno {}] {}: '{}'",
+            e.raw_os_error().unwrap_or(0),
+            if e.raw_os_error() == Some(24) {
+                "Too many open files"
+            } else {
+                "Too many open files in system"
+            },
+            display(dir.as_os_str())
+        )),
+        Err(_) => Ok(Vec::new()),
+    }
 }
 
-fn select(sels: &[Sel], parent: &Path, out: &mut Vec<PathBuf>) {
+fn select(sels: &[Sel], parent: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
     let Some((sel, rest)) = sels.split_first() else {
         out.push(parent.to_owned());
-        return;
+        return Ok(());
     };
     // Components follow (a final `/` counts): only directories lead on.
     let dironly = !rest.is_empty();
@@ -154,13 +170,13 @@ fn select(sels: &[Sel], parent: &Path, out: &mut Vec<PathBuf>) {
                 std::fs::metadata(&p).is_ok()
             };
             if ok {
-                select(rest, &p, out);
+                select(rest, &p, out)?;
             }
         }
         Sel::Wild(pat) => {
-            for e in entries(parent) {
+            for e in entries(parent)? {
                 if full(out) {
-                    return;
+                    return Ok(());
                 }
                 let p = e.path();
                 if dironly {
@@ -174,7 +190,7 @@ fn select(sels: &[Sel], parent: &Path, out: &mut Vec<PathBuf>) {
                     }
                 }
                 if pat.matches(e.file_name().as_bytes()) {
-                    select(rest, &p, out);
+                    select(rest, &p, out)?;
                 }
             }
         }
@@ -183,7 +199,7 @@ fn select(sels: &[Sel], parent: &Path, out: &mut Vec<PathBuf>) {
             let mut i = 0;
             // Depth-first, each directory before what is below it.
             while i < dirs.len() && dirs.len() < WALK_MAX_ENTRIES * 4 {
-                let below: Vec<PathBuf> = entries(&dirs[i])
+                let below: Vec<PathBuf> = entries(&dirs[i])?
                     .into_iter()
                     .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
                     .map(|e| e.path())
@@ -194,10 +210,10 @@ fn select(sels: &[Sel], parent: &Path, out: &mut Vec<PathBuf>) {
             let mut seen = HashSet::new();
             for d in dirs {
                 let mut sub = Vec::new();
-                select(rest, &d, &mut sub);
+                select(rest, &d, &mut sub)?;
                 for p in sub {
                     if full(out) {
-                        return;
+                        return Ok(());
                     }
                     if seen.insert(p.clone()) {
                         out.push(p);
@@ -206,6 +222,7 @@ fn select(sels: &[Sel], parent: &Path, out: &mut Vec<PathBuf>) {
             }
         }
     }
+    Ok(())
 }
 
 /// One fnmatch pattern (`fnmatch.translate`'s meaning, case-sensitive,

@@ -93,11 +93,11 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
         prefix.push(b'/');
         let mut block = Vec::new();
         let outer = ignores::ancestors(&root, &mut skip);
-        let o = walk::walk_with(dir, opts, outer, |f| {
+        let o = walk::walk_with(dir, opts, outer, |mut f| {
             let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
             let mut name = prefix.clone();
             name.extend_from_slice(f.rel);
-            match rfs::openat(f.dir, f.name, flags, Mode::empty()) {
+            match f.open(flags) {
                 Ok(fd) => out.walked(&search, fd, &name, &mut block),
                 Err(e) => out.errors.push(rg_error(&name, &e.into())),
             }
@@ -107,6 +107,16 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
             let n = s.count;
             ignores::Skip::note(&mut skip, [&prefix[..], &s.path].concat(), s.size);
             skip.iter_mut().for_each(|k| k.count += n - 1);
+        }
+        if let Some(rel) = o.short {
+            // Not even the walk's least descriptors: said as rg says it.
+            let mut name = shown.to_vec();
+            if !rel.is_empty() {
+                name.push(b'/');
+                name.extend_from_slice(&rel);
+            }
+            out.errors
+                .push(rg_error(&name, &rustix::io::Errno::MFILE.into()));
         }
     } else {
         // A FIFO would block rg (and the reference) forever: never waited

@@ -162,11 +162,15 @@
 //!   whether `1e20` was an integer, and integers that large are valid.
 //! - An `OSError` other than the ignored ones inside a glob walk (a name
 //!   too long) is reported by the reference as Python's `[Errno N] …`
-//!   text with a host path; here the entry is skipped.
+//!   text with a host path; here the entry is skipped, but for want of
+//!   descriptors (under four: glob holds one directory open at a time)
+//!   the walk stops with `[Errno 24] Too many open files: 'P'`.
 //! - grep does not read the global `core.excludesFile` (rg does; the
 //!   differential pins an empty HOME) nor the `info/exclude` of a worktree
 //!   whose `.git` is a file, skips a directory it cannot open where rg reports it (exit 2: `rg
-//!   failed`), and stops reading files once its output passes the cut (an
+//!   failed`; but one it could not open for want of descriptors, below
+//!   the six the walk needs, is reported as rg would: `P: Too many open
+//!   files (os error 24)`), and stops reading files once its output passes the cut (an
 //!   unreadable file after that is not reported); a walked file whose
 //!   first NUL lies past rg's first read (64 KiB or more) is skipped whole
 //!   where rg prints the lines before it and a `WARNING: stopped searching
