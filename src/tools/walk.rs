@@ -1,7 +1,7 @@
 //! The tree walk of `glob` and `grep`: the regular files below a directory,
 //! in bytewise order of their paths, relative to directory descriptors.
 //!
-//! The promises (issue 34, item 6):
+//! The promises:
 //! - **No symlink is followed.** Every directory is opened with
 //!   `openat(parent, name, O_DIRECTORY | O_NOFOLLOW)` from its parent's
 //!   descriptor, so the walk never leaves the tree it started in (and so
@@ -52,9 +52,11 @@ use std::path::PathBuf;
 use rustix::fs::{self as rfs, AtFlags, FileType};
 
 use super::ignore_up;
-use super::ignores::{self, Ignores, Seen, Skip, MAX_HELD};
+use super::ignores::{Ignores, Seen, Skip};
 pub use super::walk_fd::File;
 use super::walk_fd::{self, Frame};
+
+mod rules;
 
 /// At most this many directory entries are read by one walk.
 pub const MAX_ENTRIES: u64 = 2_000_000;
@@ -370,29 +372,7 @@ impl Walker {
             }
         }
         let rules = match opts.gitignore || opts.rg {
-            // A descriptor free for each ignore file (read one at a time),
-            // or the directory is not walked without its rules.
-            true => match walk_fd::retry(stack, || rustix::io::dup(&fd)) {
-                Ok(spare) => {
-                    drop(spare);
-                    let held = self.above.held()
-                        + (stack.iter())
-                            .filter_map(|f| Some(f.rules.as_ref()?.held()))
-                            .sum::<usize>();
-                    let room = MAX_HELD.saturating_sub(held);
-                    let mut skipped = Vec::new();
-                    let rules = Ignores::read(fd.as_fd(), seen, opts.rg, room, &mut skipped);
-                    for (name, size) in skipped {
-                        let path = [&self.path[..prefix], name.as_bytes()].concat();
-                        Skip::note(&mut self.out.ignore_skip, path, size);
-                    }
-                    if self.out.ignore_skip.is_some() && !opts.rg {
-                        return None;
-                    }
-                    rules
-                }
-                Err(e) => return self.out.lost(e, &self.path[..at]),
-            },
+            true => self.rules(&fd, seen, prefix, stack).ok()?,
             false => None,
         };
         self.ignore(&arena, &mut found, rules.as_ref(), prefix, stack);
@@ -422,44 +402,6 @@ impl Walker {
             prefix,
             rules,
         })
-    }
-
-    /// Drops from `found` what the ignore files say to ignore: those above
-    /// the start, those of the directories on the way, and `rules` (this
-    /// directory's own); with `rg`, also the hidden names no `!` rule shows.
-    fn ignore(
-        &self,
-        arena: &[u8],
-        found: &mut Vec<(u32, u32, bool)>,
-        rules: Option<&Ignores>,
-        prefix: usize,
-        stack: &[Frame],
-    ) {
-        let (rg, hide) = (self.opts.rg, !self.opts.hidden);
-        let base = &self.above.base;
-        let b = base.len();
-        let outer = self.above.rules.iter().map(|(r, o)| (r, *o));
-        let mut all: Vec<(&Ignores, usize)> = outer.collect();
-        let frames = stack
-            .iter()
-            .filter_map(|fr| Some((fr.rules.as_ref()?, b + fr.prefix)));
-        all.extend(frames);
-        all.extend(rules.map(|r| (r, b + prefix)));
-        if all.is_empty() && !(rg && hide) {
-            return;
-        }
-        let mut full = [&base[..], &self.path[..prefix]].concat();
-        found.retain(|&(x, y, is_dir)| {
-            let name = &arena[x as usize..y as usize];
-            full.truncate(b + prefix);
-            full.extend_from_slice(name);
-            let levels: Vec<(&Ignores, &[u8])> =
-                all.iter().map(|&(r, s)| (r, &full[s..])).collect();
-            match ignores::decide(&levels, is_dir, rg) {
-                Some(ignored) => !ignored,
-                None => !(rg && hide && name.first() == Some(&b'.')),
-            }
-        });
     }
 }
 
