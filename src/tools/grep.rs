@@ -2,8 +2,9 @@
 //!
 //! A literal by default (AgentScope's `grep -F`); with `regex:true` a
 //! regular expression in the `regex` crate's dialect, ripgrep's: Unicode
-//! `\w \d \s \b`, `\p{…}` (general categories, scripts, boolean
-//! properties, ages, segmentation classes) and Unicode simple case
+//! `\w \d \s \b`, `\p{…}` of general categories and scripts (boolean
+//! properties, ages and segmentation classes are not built in: `Unicode
+//! property not found`, where rg searches) and Unicode simple case
 //! folding for `(?i)` and `ignore_case` (`(?i)É` finds `é`, `k` finds
 //! the Kelvin sign). The regex matches bytes as rg's does: `.` and a
 //! negated class match whole UTF-8 characters, never an invalid byte, and

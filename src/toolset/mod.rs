@@ -182,8 +182,12 @@
 //!   says so), a class that can match nothing (`[^\x00-\x{10FFFF}]`) is
 //!   taken where rg 13 refuses it, and `\p{…}` follows a newer Unicode
 //!   (characters assigned since match their new classes). What the newer
-//!   syntax adds (`\<`, `\>`, `\b{start}`, `(?<name>…)`, `(?R)`) is
-//!   refused in rg 13's words.
+//!   syntax adds (`\<`, `\>`, `\b{start}`, `(?<name>…)`, `(?R)`, escaped
+//!   punctuation such as `\/`) is refused in rg 13's words.
+//! - `\p{…}` of a boolean property (`\p{Alphabetic}`), an age or a
+//!   segmentation class is refused (`Unicode property not found`): the
+//!   static binary leaves those tables out (160 KiB; README Performance).
+//!   General categories, scripts and `\w \d \s \b` are all there.
 //! - A name that is not UTF-8 is matched by glob as Python's surrogate
 //!   escapes are (each such byte its own character); a class range that
 //!   spans U+DC80–U+DCFF would match them there, not here.
@@ -206,8 +210,10 @@
 //! mtimes trade places); `directory-order` (grep over a directory: equal
 //! as sorted lines); `grep-cut-order` (over 100 KiB: cut at the same
 //! length with the same notice, every kept line one of rg's);
-//! `binary-late-nul` (rg printed its `WARNING: stopped searching binary
-//! file` line: a NUL past its first read); `newline-name-globstar` (the texts differ only in lines of files
+//! `regex-property-not-built` (`\p{…}` of a boolean property, an age or
+//! a segmentation class: refused here, below); `binary-late-nul` (rg
+//! printed its `WARNING: stopped searching binary file` line: a NUL past
+//! its first read); `newline-name-globstar` (the texts differ only in lines of files
 //! whose paths hold a newline, as-edit's among rg's, and an ignore rule
 //! holds `**`: above).
 
