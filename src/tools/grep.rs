@@ -60,7 +60,7 @@ impl Search {
             return Err("the pattern holds a newline: a match never spans lines".into());
         }
         let re = match regex {
-            true => Some(compile(pattern, ignore_case).map_err(|e| format!("invalid regex: {e}"))?),
+            true => Some(compile(pattern, ignore_case).map_err(|e| refusal(&e))?),
             false => None,
         };
         Ok(Search::with(pattern, re, ignore_case))
@@ -226,6 +226,14 @@ impl<'a> Lowered<'a> {
             .extend(hay[at..end].iter().map(u8::to_ascii_lowercase));
         self.at = at;
     }
+}
+
+/// `invalid regex: REASON` on one line: regex-syntax's reason without its
+/// drawing of the pattern (its `error: ` line), or the crate's message.
+fn refusal(e: &regex::Error) -> String {
+    let text = e.to_string();
+    let why = text.lines().find_map(|l| l.strip_prefix("error: "));
+    format!("invalid regex: {}", why.unwrap_or(&text))
 }
 
 /// The longest run of `lit` whose every case variant is ASCII (so found
@@ -448,10 +456,54 @@ mod tests {
         }
     }
 
+    /// rg's Unicode dialect: classes, scripts, case folding beyond ASCII
+    /// (`ignore_case` and `(?i)`, literal or regex), and bytes: `.` never
+    /// matches an invalid byte.
+    #[test]
+    fn regexes_and_case_folding_are_unicode_as_rgs() {
+        let t = "café au lait\nΑθήνα\nstraße\nKELVIN \u{212A}\nſtop\nÉTÉ\n日本語\n";
+        assert_eq!(found(r"\p{Greek}+", true, false, t), ["Αθήνα"]);
+        assert_eq!(
+            found(r"^\w+$", true, false, t),
+            ["Αθήνα", "straße", "ſtop", "ÉTÉ", "日本語"]
+        );
+        assert_eq!(found(r"caf\w\b", true, false, t), ["café au lait"]);
+        assert_eq!(found(r"\p{Han}{3}", true, false, t), ["日本語"]);
+        assert_eq!(found(r"(?i)été", true, false, t), ["ÉTÉ"]);
+        assert_eq!(found("été", true, true, t), ["ÉTÉ"]);
+        // Literal searches fold as rg -F -i does, prefilter or not.
+        assert_eq!(found("été", false, true, t), ["ÉTÉ"]);
+        assert_eq!(found("CAFÉ", false, true, t), ["café au lait"]);
+        assert_eq!(found("kelvin k", false, true, t), ["KELVIN \u{212A}"]);
+        assert_eq!(found("STOP", false, true, t), ["ſtop"]);
+        assert_eq!(found("stop", true, true, t), ["ſtop"]);
+        assert_eq!(found("ΑΘΉΝΑ", false, true, t), ["Αθήνα"]);
+        // The ASCII prefilter stays where it is right.
+        assert!(Search::new("LAIT", false, true).unwrap().re.is_none());
+        let s = Search::new("size", false, true).unwrap();
+        assert_eq!(s.finder.as_ref().unwrap().needle(), b"ize");
+        assert!(s.re.is_some());
+        let bytes = b"a\xffb\nab\n";
+        let s = Search::new("a.b", true, false).unwrap();
+        let mut hits = Vec::new();
+        s.lines(bytes, &mut Vec::new(), |a, b| {
+            hits.push(bytes[a..b].to_vec());
+            true
+        });
+        assert!(hits.is_empty(), "{hits:?}");
+        let s = Search::new(r"a(?-u:\xFF)b", true, false).unwrap();
+        assert!(s.line_matches(b"a\xffb"));
+    }
+
     #[test]
     fn bad_patterns_are_refused_naming_the_error() {
         let e = Search::new("a(", true, false).unwrap_err();
-        assert!(e.starts_with("invalid regex: "), "{e}");
+        assert_eq!(e, "invalid regex: unclosed group");
+        let e = Search::new("a{1000}{1000}", true, false).unwrap_err();
+        assert!(
+            e.starts_with("invalid regex: Compiled regex exceeds"),
+            "{e}"
+        );
         assert!(Search::new("(?=x)", true, false).is_err());
         assert!(Search::new("a\nb", false, false).is_err());
     }
