@@ -65,7 +65,8 @@ fn rg13_only(p: &[char]) -> Option<(usize, usize, usize, &'static str)> {
                 // meta characters (and whitespace in `x` mode).
                 Some(c) if c.is_ascii() && !c.is_ascii_alphanumeric() => {
                     let meta = "\\.+*?()|[]{}^$#&-~".contains(c);
-                    if !meta && !(x && c.is_ascii_whitespace()) {
+                    let taken = meta || x && c.is_ascii_whitespace();
+                    if !taken {
                         return Some((i, i, i + 2, "unrecognized escape sequence"));
                     }
                     i += 1;
