@@ -256,6 +256,13 @@ fn write_refusals_change_nothing() {
     );
     // The reference blocks opening a FIFO for writing; this answers.
     is(&w("fifo"), "write: fifo: not a regular file", 1);
+    // glibc's words, as the reference's (musl's are `filename too long`).
+    let long = "n".repeat(300);
+    is(
+        &w(&long),
+        &format!("write: path \"{long}\": file name too long"),
+        1,
+    );
     assert_eq!(listing(d.path()), before);
     assert_eq!(std::fs::read(d.path().join("file")).unwrap(), b"x");
 }
@@ -473,6 +480,39 @@ fn requests_that_are_not_tool_calls_are_invalid_invocations() {
     let r = run_stdin(d.path(), &["--toolset", "other"], b"{}");
     assert_eq!(r.code, 2, "{r:?}");
     assert!(listing(d.path()).is_empty());
+}
+
+/// A request on stdin past 64 MiB is refused saying the bound, not cut
+/// and parsed as a truncated JSON text; one byte less is a request.
+#[test]
+fn a_request_over_64_mib_is_refused_naming_the_bound() {
+    let d = scratch();
+    let head = br#"{"name":"write","input":{"file_path":"big.txt","content":""#;
+    let tail = br#""}}"#;
+    let make = |total: usize| {
+        let mut req = head.to_vec();
+        req.resize(total - tail.len(), b'x');
+        req.extend_from_slice(tail);
+        req
+    };
+    let r = run_stdin(d.path(), &TOOLSET, &make((64 << 20) + 1));
+    assert_eq!(
+        (r.stdout.as_str(), r.code),
+        (
+            "as-edit --toolset: the request on stdin is over 67108864 bytes (64 MiB), \
+             the bound of a tool call: nothing was done; send a smaller one (write a \
+             large file in parts)\n",
+            2
+        )
+    );
+    assert!(listing(d.path()).is_empty());
+    let r = run_stdin(d.path(), &TOOLSET, &make(64 << 20));
+    let n = (64 << 20) - head.len() - tail.len();
+    is(&r, &format!("wrote {n} bytes to big.txt"), 0);
+    assert_eq!(
+        std::fs::metadata(d.path().join("big.txt")).unwrap().len(),
+        n as u64
+    );
 }
 
 #[test]

@@ -4,9 +4,8 @@
 //! defaults). Skips, saying why, when rg or rust-src is missing.
 //!
 //! Known differences, left out of the comparison: ripgrep stops reading a
-//! file at a NUL anywhere (the ops look at the first 8 KiB), and its `\w`,
-//! `\s` and `-i` are Unicode-aware (regex-lite's are ASCII): the patterns
-//! here are chosen so that neither can matter.
+//! file at a NUL anywhere (the ops look at the first 8 KiB): the patterns
+//! here are chosen so that it cannot matter.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

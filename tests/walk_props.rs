@@ -81,7 +81,7 @@ fn model_files(dir: &Path, hidden: bool) -> Vec<String> {
 }
 
 /// The glob as a regular expression (the model matcher).
-fn glob_regex(g: &str) -> regex_lite::Regex {
+fn glob_regex(g: &str) -> regex::Regex {
     let base = !g.contains('/');
     let mut re = String::from(if base { "(?:^|/)" } else { "^" });
     let mut g = g;
@@ -118,17 +118,17 @@ fn glob_regex(g: &str) -> regex_lite::Regex {
             i += end + 1;
         } else if rest.starts_with('{') {
             let end = rest.find('}').unwrap();
-            let alts: Vec<String> = rest[1..end].split(',').map(regex_lite::escape).collect();
+            let alts: Vec<String> = rest[1..end].split(',').map(regex::escape).collect();
             re.push_str(&format!("(?:{})", alts.join("|")));
             i += end + 1;
         } else {
             let c = rest.chars().next().unwrap();
-            re.push_str(&regex_lite::escape(&c.to_string()));
+            re.push_str(&regex::escape(&c.to_string()));
             i += c.len_utf8();
         }
     }
     re.push('$');
-    regex_lite::Regex::new(&re).unwrap()
+    regex::Regex::new(&re).unwrap()
 }
 
 fn glob_pattern() -> impl Strategy<Value = String> {

@@ -1,11 +1,17 @@
 //! The search of `grep` (pure: bytes in, matching lines out).
 //!
 //! A literal by default (AgentScope's `grep -F`); with `regex:true` a
-//! regular expression in the Rust `regex` dialect, by `regex-lite`
-//! (measured: +48 KiB to the static binary, where `regex` with its
-//! literal optimizations costs +524 KiB, and without them +272 KiB). Lines are split at `\n` and
-//! matched one at a time (a match never spans lines, as in ripgrep); a
-//! pattern holding a newline is refused.
+//! regular expression in the `regex` crate's dialect, ripgrep's: Unicode
+//! `\w \d \s \b`, `\p{…}` of general categories and scripts (boolean
+//! properties, ages and segmentation classes are not built in: `Unicode
+//! property not found`, where rg searches) and Unicode simple case
+//! folding for `(?i)` and `ignore_case` (`(?i)É` finds `é`, `k` finds
+//! the Kelvin sign). The regex matches bytes as rg's does: `.` and a
+//! negated class match whole UTF-8 characters, never an invalid byte, and
+//! `(?-u:\xFF)` matches the byte. Lines are split at `\n` and matched one
+//! at a time (a match never spans lines, as in ripgrep); a pattern holding
+//! a newline is refused. The static binary's cost of the engine and its
+//! Unicode tables is in the README's Performance section.
 //!
 //! Speed comes from never running the regex engine over lines that cannot
 //! match: a literal is found with `memmem` over the whole buffer, and a
@@ -15,16 +21,16 @@
 //! lines holding it. A regex with no such literal (or with inline flags,
 //! `(?…)`) is run on every line.
 //!
-//! Unicode: `\w`, `\d`, `\s`, `\b` and `(?i)` are ASCII only (regex-lite's;
-//! ripgrep's are Unicode: `é` is not `\w` here, `(?i)É` does not find
-//! `é`). `regex` with only its Unicode features measured +272 KiB, leaving
-//! 22 KiB of the 1 MiB budget (`scripts/bench/README.md`), so it is not
-//! used. `ignore_case` is ASCII case-insensitive the same way: the buffer is
-//! lowered 64 KiB at a time into a scratch chunk (overlapping the next by
-//! the literal's length - 1) and searched for the lowered literal, so it
-//! costs one chunk, not a lowered copy of the block.
-//! regex-lite matches `&str`: a line that is not UTF-8 is matched as its
-//! lossy conversion (invalid bytes as U+FFFD), literal searches see bytes.
+//! `ignore_case`: the buffer is lowered (ASCII) 64 KiB at a time into a
+//! scratch chunk (overlapping the next by the literal's length - 1) and
+//! searched for the lowered literal, so it costs one chunk, not a lowered
+//! copy of the block. ASCII lowering finds every case variant only of
+//! ASCII characters whose variants are all ASCII: not `k` (U+212A KELVIN
+//! SIGN), not `s` (U+017F LONG S), not a non-ASCII letter. So with
+//! `ignore_case` the prefilter is the longest run of such characters in
+//! the literal, and when that is not the whole literal the line is
+//! confirmed by a case-insensitive regex of the literal (a search for
+//! `size` or `Été` is Unicode case-insensitive as rg's `-i`).
 
 use memchr::memmem::Finder;
 
@@ -35,8 +41,16 @@ pub struct Search {
     /// required literal), lowered when `fold`; `None`: every line is a
     /// candidate.
     finder: Option<Finder<'static>>,
-    re: Option<regex_lite::Regex>,
+    re: Option<regex::bytes::Regex>,
     fold: bool,
+}
+
+/// The regex of `pattern` as rg compiles it (Unicode, `(?i)` for
+/// `ignore_case`), or the `regex` crate's refusal.
+pub fn compile(pattern: &str, ignore_case: bool) -> Result<regex::bytes::Regex, regex::Error> {
+    regex::bytes::RegexBuilder::new(pattern)
+        .case_insensitive(ignore_case)
+        .build()
 }
 
 impl Search {
@@ -45,27 +59,41 @@ impl Search {
         if pattern.contains('\n') {
             return Err("the pattern holds a newline: a match never spans lines".into());
         }
-        let (lit, re) = if regex {
-            let re = regex_lite::RegexBuilder::new(pattern)
-                .case_insensitive(ignore_case)
-                .build()
-                .map_err(|e| format!("invalid regex: {e}"))?;
-            (required_literal(pattern), Some(re))
-        } else {
-            (Some(pattern.as_bytes().to_vec()), None)
+        let re = match regex {
+            true => Some(compile(pattern, ignore_case).map_err(|e| refusal(&e))?),
+            false => None,
         };
-        let lit = lit.filter(|l| !l.is_empty()).map(|mut l| {
-            if ignore_case {
-                l.make_ascii_lowercase();
+        Ok(Search::with(pattern, re, ignore_case))
+    }
+
+    /// The search of `pattern`, a regex already compiled as `re` by
+    /// [`compile`] (with the same `ignore_case`), or a literal when `re` is
+    /// `None`; the pattern holds no newline.
+    pub fn with(pattern: &str, mut re: Option<regex::bytes::Regex>, fold: bool) -> Search {
+        let lit = match re {
+            Some(_) => required_literal(pattern),
+            None => Some(pattern.as_bytes().to_vec()),
+        };
+        let lit = lit.filter(|l| !l.is_empty()).map(|l| match fold {
+            false => l,
+            true => {
+                let run = fold_safe_run(&l);
+                if re.is_none() && run.len() < l.len() {
+                    // Some case variants are not ASCII: the line is confirmed
+                    // by the literal's Unicode case-insensitive regex.
+                    re = compile(&regex::escape(pattern), true).ok();
+                }
+                run.to_ascii_lowercase()
             }
-            Finder::new(&l).into_owned()
         });
         // An empty literal pattern matches every line (as `grep -F ''`).
-        Ok(Search {
-            finder: lit,
+        Search {
+            finder: lit
+                .filter(|l| !l.is_empty())
+                .map(|l| Finder::new(&l).into_owned()),
             re,
-            fold: ignore_case,
-        })
+            fold,
+        }
     }
 
     /// Calls `hit(start, end)` for each matching line of `buf` in order
@@ -166,7 +194,7 @@ impl Search {
     pub fn line_matches(&self, line: &[u8]) -> bool {
         match &self.re {
             None => true,
-            Some(re) => re.is_match(&String::from_utf8_lossy(line)),
+            Some(re) => re.is_match(line),
         }
     }
 }
@@ -198,6 +226,27 @@ impl<'a> Lowered<'a> {
             .extend(hay[at..end].iter().map(u8::to_ascii_lowercase));
         self.at = at;
     }
+}
+
+/// `invalid regex: REASON` on one line: regex-syntax's reason without its
+/// drawing of the pattern (its `error: ` line), or the crate's message.
+fn refusal(e: &regex::Error) -> String {
+    let text = e.to_string();
+    let why = text.lines().find_map(|l| l.strip_prefix("error: "));
+    format!("invalid regex: {}", why.unwrap_or(&text))
+}
+
+/// The longest run of `lit` whose every case variant is ASCII (so found
+/// by lowering ASCII): ASCII bytes but `k`, `K`, `s`, `S`.
+fn fold_safe_run(lit: &[u8]) -> &[u8] {
+    let safe = |b: &u8| b.is_ascii() && !matches!(b.to_ascii_lowercase(), b'k' | b's');
+    let mut best = &lit[..0];
+    for run in lit.split(|b| !safe(b)) {
+        if run.len() > best.len() {
+            best = run;
+        }
+    }
+    best
 }
 
 fn line_end(buf: &[u8], from: usize) -> usize {
@@ -407,10 +456,54 @@ mod tests {
         }
     }
 
+    /// rg's Unicode dialect: classes, scripts, case folding beyond ASCII
+    /// (`ignore_case` and `(?i)`, literal or regex), and bytes: `.` never
+    /// matches an invalid byte.
+    #[test]
+    fn regexes_and_case_folding_are_unicode_as_rgs() {
+        let t = "café au lait\nΑθήνα\nstraße\nKELVIN \u{212A}\nſtop\nÉTÉ\n日本語\n";
+        assert_eq!(found(r"\p{Greek}+", true, false, t), ["Αθήνα"]);
+        assert_eq!(
+            found(r"^\w+$", true, false, t),
+            ["Αθήνα", "straße", "ſtop", "ÉTÉ", "日本語"]
+        );
+        assert_eq!(found(r"caf\w\b", true, false, t), ["café au lait"]);
+        assert_eq!(found(r"\p{Han}{3}", true, false, t), ["日本語"]);
+        assert_eq!(found(r"(?i)été", true, false, t), ["ÉTÉ"]);
+        assert_eq!(found("été", true, true, t), ["ÉTÉ"]);
+        // Literal searches fold as rg -F -i does, prefilter or not.
+        assert_eq!(found("été", false, true, t), ["ÉTÉ"]);
+        assert_eq!(found("CAFÉ", false, true, t), ["café au lait"]);
+        assert_eq!(found("kelvin k", false, true, t), ["KELVIN \u{212A}"]);
+        assert_eq!(found("STOP", false, true, t), ["ſtop"]);
+        assert_eq!(found("stop", true, true, t), ["ſtop"]);
+        assert_eq!(found("ΑΘΉΝΑ", false, true, t), ["Αθήνα"]);
+        // The ASCII prefilter stays where it is right.
+        assert!(Search::new("LAIT", false, true).unwrap().re.is_none());
+        let s = Search::new("size", false, true).unwrap();
+        assert_eq!(s.finder.as_ref().unwrap().needle(), b"ize");
+        assert!(s.re.is_some());
+        let bytes = b"a\xffb\nab\n";
+        let s = Search::new("a.b", true, false).unwrap();
+        let mut hits = Vec::new();
+        s.lines(bytes, &mut Vec::new(), |a, b| {
+            hits.push(bytes[a..b].to_vec());
+            true
+        });
+        assert!(hits.is_empty(), "{hits:?}");
+        let s = Search::new(r"a(?-u:\xFF)b", true, false).unwrap();
+        assert!(s.line_matches(b"a\xffb"));
+    }
+
     #[test]
     fn bad_patterns_are_refused_naming_the_error() {
         let e = Search::new("a(", true, false).unwrap_err();
-        assert!(e.starts_with("invalid regex: "), "{e}");
+        assert_eq!(e, "invalid regex: unclosed group");
+        let e = Search::new("a{1000}{1000}", true, false).unwrap_err();
+        assert!(
+            e.starts_with("invalid regex: Compiled regex exceeds"),
+            "{e}"
+        );
         assert!(Search::new("(?=x)", true, false).is_err());
         assert!(Search::new("a\nb", false, false).is_err());
     }

@@ -23,10 +23,9 @@
 //!   UTF-8 one U+FFFD per maximal invalid sequence as Python's `replace`)
 //!   is cut there with the reference's notice; the walk stops once that
 //!   much is certain. Memory: one block, the output up to the cut.
-//! - The regex is regex-lite's dialect (ASCII `\w \d \s \b`, ASCII case
-//!   folding, no `\p{…}` or class set operations) where rg's is Unicode;
-//!   a pattern regex-lite refuses is printed as rg prints it for the
-//!   common cases ([`super::regex_error`]).
+//! - The regex is rg's: the `regex` crate's Unicode dialect, matching
+//!   bytes ([`crate::tools::grep`]); a pattern rg 13 refuses is printed
+//!   as rg prints it ([`super::regex_error`]).
 
 use std::io::Read;
 use std::os::fd::OwnedFd;
@@ -63,17 +62,14 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
         // subprocess's check of the argv, not a ToolError.
         return Err("ValueError('embedded null byte')".into());
     }
-    if let Err(e) = regex_lite::Regex::new(pattern) {
-        return Err(format!(
-            "grep: rg failed: {}",
-            super::regex_error::text(pattern, &e.to_string())
-        ));
+    let re = crate::tools::grep::compile(pattern, false);
+    if let Some(text) = super::regex_error::refusal(pattern, re.as_ref().err()) {
+        return Err(format!("grep: rg failed: {text}"));
     }
     if matches_newline(pattern) {
         return Err(format!("grep: rg failed: {NEWLINE}"));
     }
-    let search =
-        Search::new(pattern, true, false).map_err(|e| format!("grep: rg failed: {e}\n"))?;
+    let search = Search::with(pattern, re.ok(), false);
     let shown = root.as_os_str().as_bytes();
     let meta = match std::fs::metadata(&root) {
         Ok(m) => m,
@@ -167,7 +163,7 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
 /// or its `\n`, `\x0A`, `\x{A}` escape, outside a class or as a class's
 /// only member (`[\n]`). A class with other members is not refused: rg
 /// takes the line terminator out of it (`[^\n]`, `[a\n]`, checked with rg
-/// 13). regex-lite has already parsed the pattern.
+/// 13). The pattern has already been parsed.
 fn matches_newline(p: &str) -> bool {
     let b = p.as_bytes();
     let mut i = 0;
@@ -212,7 +208,7 @@ fn newline_escape(b: &[u8]) -> Option<usize> {
 
 /// The class starting at `b[0] == b'['`: its length, and whether it is a
 /// plain class whose members are all newlines. A nested class or an
-/// unclosed one (regex-lite refused it already) ends the reading.
+/// unclosed one (refused already) ends the reading.
 fn class(b: &[u8]) -> (usize, bool) {
     let mut i = 1;
     let negated = b.get(i) == Some(&b'^');

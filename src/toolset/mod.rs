@@ -11,7 +11,8 @@
 //! that starts with `[{` prints the same bytes, so only the status tells
 //! the host to send `json.loads(stdout)` as the tool result's content. A
 //! request that is not `{"name","input"}` JSON, or names another tool, is
-//! exit 2 with a line saying why (the reference has no text for it).
+//! exit 2 with a line saying why (the reference has no text for it); so
+//! is a request on stdin over 64 MiB ([`MAX_STDIN`]), refused whole.
 //! Nothing but the text is printed: no result line, no newline of our
 //! own.
 //!
@@ -127,11 +128,12 @@
 //!   null byte')`; a FIFO named is `grep: P: not a regular file` (the
 //!   reference blocks on it). **Order**: rg's parallel walk gives no fixed
 //!   file order; as-edit prints files in bytewise order of their paths
-//!   (the walker's), lines in file order. Regex: rg's is the `regex`
-//!   crate's Unicode dialect; as-edit's is `regex-lite`'s (ASCII `\w \d \s
-//!   \b`, ASCII case folding, no `\p{…}`, no class set operations): the
-//!   `regex` crate would add over 500 KiB to a binary whose budget is
-//!   1 MiB.
+//!   (the walker's), lines in file order. Regex: rg's, the `regex`
+//!   crate's Unicode dialect matching bytes (`\w \d \s \b`, `\p{…}`,
+//!   Unicode case folding, class set operations; `.` never an invalid
+//!   byte); a pattern rg 13 refuses is its text byte for byte: the
+//!   pattern, a caret line under the fault, the reason, and for
+//!   look-around or back-references the PCRE2 advice ([`regex_error`]).
 //! - **The walks and `src/tools/walk.rs`.** grep's walk *is* the shared
 //!   walker (its `rg` option, `src/tools/ignores.rs`). glob's is not:
 //!   pathlib's `*` and exact components list every entry type (directories,
@@ -190,13 +192,17 @@
 //!   the lines of the blocks it read before the NUL, then `binary file
 //!   matches (found "\0" byte around offset N)`; here every matching line
 //!   is printed (the NUL is looked for in the first 64 KiB only).
-//! - regex-lite's dialect beyond the classes: it takes `\<` and `\>`
-//!   (rg: unrecognized escape), refuses `[[:foo:]]` (rg: a nested class of
-//!   those characters) and patterns over its smaller size limit
-//!   (`a{1000}{1000}`: rg searches).
-//! - grep's regex sees a line that is not UTF-8 with U+FFFD for its
-//!   invalid bytes (regex-lite matches text), so `.` or a negated class
-//!   matches there; rg's byte regex matches no invalid byte.
+//! - The regex crate is newer than rg 13's: a pattern compiled past 10 MiB
+//!   is refused (`a{1000}{1000}`; rg 13's bound is 100 MiB, and its text
+//!   says so), a class that can match nothing (`[^\x00-\x{10FFFF}]`) is
+//!   taken where rg 13 refuses it, and `\p{…}` follows a newer Unicode
+//!   (characters assigned since match their new classes). What the newer
+//!   syntax adds (`\<`, `\>`, `\b{start}`, `(?<name>…)`, `(?R)`, escaped
+//!   punctuation such as `\/`) is refused in rg 13's words.
+//! - `\p{…}` of a boolean property (`\p{Alphabetic}`), an age or a
+//!   segmentation class is refused (`Unicode property not found`): the
+//!   static binary leaves those tables out (160 KiB; README Performance).
+//!   General categories, scripts and `\w \d \s \b` are all there.
 //! - A name that is not UTF-8 is matched by glob as Python's surrogate
 //!   escapes are (each such byte its own character); a class range that
 //!   spans U+DC80–U+DCFF would match them there, not here.
@@ -208,7 +214,8 @@
 //! around the 110,000 and 262,144-byte limits, long lines, images; links
 //! inside, outside, dangling, looping; FIFOs; `.git`, `.gitignore`,
 //! `.ignore`) and generated inputs (ranges, coerced and wrong types,
-//! missing and extra fields, escaping and odd paths, fnmatch corner cases)
+//! missing and extra fields, escaping and odd paths, fnmatch corner cases,
+//! Unicode classes and case folding, patterns rg refuses)
 //! are given to the reference and to as-edit on the same tree at the same
 //! path; texts, exit status and the whole tree afterwards must agree. The
 //! documented reasons a case may differ (each counted by name):
@@ -218,16 +225,10 @@
 //! mtimes trade places); `directory-order` (grep over a directory: equal
 //! as sorted lines); `grep-cut-order` (over 100 KiB: cut at the same
 //! length with the same notice, every kept line one of rg's);
-//! `regex-error-text` (both `grep: rg failed: regex parse error:`, the
-//! rest in regex-lite's words); `regex-dialect` (a pattern with `\w \d \s
-//! \b`, their negations, `\p`, `(?i)` or class set operations, counted
-//! only when regex-lite refuses what rg takes, or when the reference given
-//! the pattern spelled in ASCII terms, `[0-9A-Za-z_]`, `(?-u:\b)`, `[fF]`,
-//! answers what as-edit answered); `binary-late-nul` (rg printed its
-//! `WARNING: stopped searching binary file` line: a NUL past its first
-//! read); `invalid-utf8-match` (a pattern with `.` or `[^`, counted only
-//! when every line as-edit adds to rg's is a line of its file that is not
-//! UTF-8); `newline-name-globstar` (the texts differ only in lines of files
+//! `regex-property-not-built` (`\p{…}` of a boolean property, an age or
+//! a segmentation class: refused here, below); `binary-late-nul` (rg
+//! printed its `WARNING: stopped searching binary file` line: a NUL past
+//! its first read); `newline-name-globstar` (the texts differ only in lines of files
 //! whose paths hold a newline, as-edit's among rg's, and an ignore rule
 //! holds `**`: above).
 
@@ -283,6 +284,9 @@ pub fn run(json: &[u8]) -> Answer {
         Err(text) => (text, 1),
     }
 }
+
+/// The most bytes a request on stdin may have: 64 MiB.
+pub const MAX_STDIN: usize = 64 << 20;
 
 /// A toolset invocation as read from argv (and stdin): the request, or
 /// why the arguments are not one (exit 2, no result line).
@@ -357,8 +361,13 @@ pub fn parse(args: &[std::ffi::OsString], stdin: &mut dyn std::io::Read) -> Opti
         },
         None => {
             let mut buf = Vec::new();
-            // The inputs a model sends are small; 64 MiB bounds a runaway pipe.
-            match stdin.take(64 << 20).read_to_end(&mut buf) {
+            // The inputs a model sends are small; the bound stops a runaway
+            // pipe, and a request past it is refused whole, never cut.
+            match stdin.take(MAX_STDIN as u64 + 1).read_to_end(&mut buf) {
+                Ok(n) if n > MAX_STDIN => Call::Usage(format!(
+                    "the request on stdin is over {MAX_STDIN} bytes (64 MiB), the bound of a \
+                     tool call: nothing was done; send a smaller one (write a large file in parts)"
+                )),
                 Ok(_) => Call::Json(buf),
                 Err(e) => Call::Usage(format!("reading the request: {e}")),
             }

@@ -113,15 +113,44 @@ pub fn reason(e: &io::Error) -> String {
         Some(libc::EACCES) | Some(libc::EPERM) => "permission denied".into(),
         Some(libc::EEXIST) => "file already exists".into(),
         Some(libc::ELOOP) => "too many levels of symbolic links".into(),
-        Some(n) => {
-            // strerror, as Python's `e.strerror`, lower-cased.
-            let s = io::Error::from_raw_os_error(n).to_string();
-            let s = s.split(" (os error").next().unwrap_or(&s);
-            s.to_lowercase()
-        }
+        // strerror, as Python's `e.strerror`, lower-cased: glibc's words
+        // (the reference's Python), which the static binary's musl words
+        // otherwise (`Filename too long`, `I/O error`, `Resource busy`).
+        Some(n) => match GLIBC.iter().find(|&&(e, _)| e == n) {
+            Some((_, text)) => (*text).into(),
+            None => {
+                let s = io::Error::from_raw_os_error(n).to_string();
+                let s = s.split(" (os error").next().unwrap_or(&s);
+                s.to_lowercase()
+            }
+        },
         None => "i/o error".into(),
     }
 }
+
+/// glibc's `strerror` (lower-cased) for the errors a file tool can meet.
+const GLIBC: [(i32, &str); 20] = [
+    (libc::ENAMETOOLONG, "file name too long"),
+    (libc::EIO, "input/output error"),
+    (libc::EBUSY, "device or resource busy"),
+    (libc::EXDEV, "invalid cross-device link"),
+    (libc::ENOMEM, "cannot allocate memory"),
+    (libc::EMFILE, "too many open files"),
+    (libc::ENFILE, "too many open files in system"),
+    (libc::EDQUOT, "disk quota exceeded"),
+    (libc::EOVERFLOW, "value too large for defined data type"),
+    (libc::EOPNOTSUPP, "operation not supported"),
+    (libc::ENOSPC, "no space left on device"),
+    (libc::EROFS, "read-only file system"),
+    (libc::ETXTBSY, "text file busy"),
+    (libc::EFBIG, "file too large"),
+    (libc::EDEADLK, "resource deadlock avoided"),
+    (libc::ETIMEDOUT, "connection timed out"),
+    (libc::ENOTTY, "inappropriate ioctl for device"),
+    (libc::ESPIPE, "illegal seek"),
+    (libc::ENXIO, "no such device or address"),
+    (libc::ENOTEMPTY, "directory not empty"),
+];
 
 /// A name as Python's `os.fsdecode` then the runner's `well_formed` show
 /// it: valid UTF-8 as it is, each byte of an invalid sequence one U+FFFD.
@@ -154,6 +183,21 @@ mod tests {
         assert_eq!(normpath(Path::new("/a/./b/../c")), Path::new("/a/c"));
         assert_eq!(normpath(Path::new("/../x")), Path::new("/x"));
         assert_eq!(normpath(Path::new("//a//b/")), Path::new("/a/b"));
+    }
+
+    /// The reference's words, whatever libc the binary links (musl says
+    /// `filename too long`: `cargo test --target x86_64-unknown-linux-musl`).
+    #[test]
+    fn errors_read_as_glibcs_strerror() {
+        let r = |n| reason(&io::Error::from_raw_os_error(n));
+        assert_eq!(r(libc::ENAMETOOLONG), "file name too long");
+        assert_eq!(r(libc::EIO), "input/output error");
+        assert_eq!(r(libc::EBUSY), "device or resource busy");
+        assert_eq!(r(libc::EXDEV), "invalid cross-device link");
+        assert_eq!(r(libc::EMFILE), "too many open files");
+        assert_eq!(r(libc::EDQUOT), "disk quota exceeded");
+        assert_eq!(r(libc::EOPNOTSUPP), "operation not supported");
+        assert_eq!(r(libc::EINVAL), "invalid argument");
     }
 
     #[test]
