@@ -361,3 +361,35 @@ fn a_directory_never_moves_onto_a_symlink_or_a_file() {
         assert_eq!(tree(s.path()), before);
     }
 }
+
+/// A symlink moved over the file it leads to (directly, through another
+/// link, or by a path that differs from its text): `mv` refuses ("are
+/// the same file"); rename(2) would leave the link leading to itself and
+/// the file's bytes gone. Refused with or without `overwrite`, in every
+/// mode, the file and the links untouched; a hard link of that file is
+/// the same file too.
+#[test]
+fn a_symlink_never_replaces_the_file_it_leads_to() {
+    let s = scratch();
+    std::fs::create_dir(s.path().join("s")).unwrap();
+    std::fs::write(s.path().join("s/a"), "a\n").unwrap();
+    std::fs::hard_link(s.path().join("s/a"), s.path().join("h")).unwrap();
+    symlink("s/a", s.path().join("l")).unwrap();
+    symlink("l", s.path().join("l2")).unwrap();
+    let before = tree(s.path());
+    for (from, to) in [("l", "s/a"), ("l2", "s/a"), ("l", "h"), ("l2", "h")] {
+        for o in ["", r#","overwrite":true"#] {
+            for mode in [&["--stdin"][..], &["--stdin", "--dry-run"]] {
+                let body = format!(
+                    r#"{{"files":[{{"op":"edit","path":"{to}","edits":[{{"old":"a","new":"b"}}]}},{{"op":"move","path":"{from}","to":"{to}"{o}}}]}}"#
+                );
+                let r = run_stdin(s.path(), mode, body.as_bytes());
+                let want = format!(
+                    r#"{{"error":"invalid_argument","detail":"file 2 of 2 ({from}): {to} is the file the symlink {from} leads to: a move of the link over it would replace that file by the link (mv refuses: the same file); nothing was changed, name another destination","file":2}}"#
+                );
+                assert_result(&r, &want, 2);
+                assert_eq!(tree(s.path()), before, "{from} onto {to}{o} {mode:?}");
+            }
+        }
+    }
+}

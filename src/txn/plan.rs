@@ -288,8 +288,7 @@ impl Model<'_> {
                 if change.is_some() {
                     self.files[f].steps.push(i);
                 }
-                // A link lands on the entry named, as rename(2) does.
-                let named = self.locate(to, !self.files[f].is_link(), true)?;
+                let named = self.locate(to, !self.files[f].is_link(), true)?; // a link: as rename(2)
                 let onto_symlink = self.link.take();
                 let dir = self.files[f].tree != Tree::No;
                 let dest = match named {
@@ -325,6 +324,9 @@ impl Model<'_> {
                         return Err(dir::over(to, "is a directory"))
                     }
                     _ if dir => return Err(dir::over(to, "exists and the source is a directory")),
+                    Named::File(g) if self.leads_to(f, g) => {
+                        return Err(new::onto_its_file(to, &op.path))
+                    }
                     _ if !overwrite => return Err(exists(to)),
                     // It would land at g's other name.
                     Named::Link(g) => return Err(self.link(g, to)),

@@ -280,6 +280,19 @@ impl Model<'_> {
         }
     }
 
+    /// Whether the symlink file `f` leads (on disk, followed) to file
+    /// `g`, not a symlink: moved over it, the link would replace the file
+    /// it leads to (`mv` refuses: "the same file"; `onto_its_file`).
+    pub(super) fn leads_to(&self, f: usize, g: usize) -> bool {
+        let (Some(o), Some(h)) = (&self.files[f].orig, &self.files[g].orig) else {
+            return false;
+        };
+        let st = rfs::statat(&o.0.dir, &o.0.name, AtFlags::empty());
+        self.files[f].is_link()
+            && !self.files[g].is_link()
+            && st.is_ok_and(|s| (s.st_dev, s.st_ino) == h.1)
+    }
+
     /// A patch naming `path`, a hard link of file `g`, which an earlier
     /// hunk names: Codex writes it in place (both names change), as-edit
     /// by a new file (one name would keep the old text).
@@ -288,4 +301,16 @@ impl Model<'_> {
         let at = crate::protocol::display_path(self.at[g].as_deref().expect("named"));
         refused(path, &format!("is a hard link of {at}, which the patch names too: Codex writes such a file in place (every name changes), as-edit by a new file (this name would keep the old text); change the file by one name"))
     }
+}
+
+/// `invalid_argument`: the symlink `from` moved onto `to`, the file it
+/// leads to (`Model::leads_to`).
+#[cold]
+pub(super) fn onto_its_file(to: &Path, from: &Path) -> TxnError {
+    let (t, f) = (
+        crate::protocol::display_path(to),
+        crate::protocol::display_path(from),
+    );
+    let said = format!("{t} is the file the symlink {f} leads to: a move of the link over it would replace that file by the link (mv refuses: the same file); nothing was changed, name another destination");
+    TxnError::fail(0, Failure::new(ErrorKind::InvalidArgument, said))
 }
