@@ -260,9 +260,7 @@ impl Model<'_> {
         };
         self.files[f].last = i;
         let from = self.at[f].clone().expect("present");
-        if self.files[f].is_link() {
-            self.link_op(i, &from)?;
-        }
+        self.link_op(i, f, &from)?;
         if self.files[f].tree == Tree::Dir {
             self.dir_op(i, f, &from)?;
         }
@@ -288,7 +286,8 @@ impl Model<'_> {
                 if change.is_some() {
                     self.files[f].steps.push(i);
                 }
-                let named = self.locate(to, !self.files[f].is_link(), true)?; // a link: as rename(2)
+                // A link lands on the entry named, as rename(2) does.
+                let named = self.locate(to, !self.files[f].is_link(), true)?;
                 let onto_symlink = self.link.take();
                 let dir = self.files[f].tree != Tree::No;
                 let dest = match named {

@@ -246,17 +246,20 @@ pub(super) fn patch_onto_symlink(to: &Path, from: &Path) -> TxnError {
 }
 
 impl Model<'_> {
-    /// Op `i` on a symlink the transaction names as itself, now at `at`:
-    /// a delete or a plain move (the link renamed, what it leads to
-    /// untouched). A move with `edits` or `expect_sha256` is refused
+    /// Op `i` on file `f`, if it is a symlink the transaction names as
+    /// itself (now at `at`): a delete or a plain move (the link renamed,
+    /// what it leads to untouched). A move with `edits` or `expect_sha256` is refused
     /// (`invalid_argument`): the content is its target's, a file the move
     /// does not name; an edit of the link and then a plain move do both.
     /// A content op reaching it by the name an earlier op moved it to is
     /// refused too: the target is edited by its own path.
     #[cold]
     #[cfg_attr(as_edit_small, optimize(size))]
-    pub(super) fn link_op(&self, i: usize, at: &Path) -> Result<(), TxnError> {
+    pub(super) fn link_op(&self, i: usize, f: usize, at: &Path) -> Result<(), TxnError> {
         let op = &self.txn.ops[i];
+        if !self.files[f].is_link() {
+            return Ok(());
+        }
         let p = crate::protocol::display_path(&op.path);
         match &op.kind {
             OpKind::Delete { .. } => Ok(()),
