@@ -393,3 +393,35 @@ fn a_symlink_never_replaces_the_file_it_leads_to() {
         }
     }
 }
+
+/// A directory moved onto a symlink that leads to it (or to another
+/// directory, or to a file) is refused as onto any symlink: rename(2)
+/// and `mv` refuse a directory over a non-directory; following the link
+/// answered success for a move that moved nothing.
+#[test]
+fn a_directory_onto_a_symlink_leading_anywhere_is_refused() {
+    let s = scratch();
+    std::fs::create_dir(s.path().join("d")).unwrap();
+    std::fs::create_dir(s.path().join("e")).unwrap();
+    std::fs::write(s.path().join("d/f"), "f\n").unwrap();
+    std::fs::write(s.path().join("a"), "a\n").unwrap();
+    symlink("d", s.path().join("ld")).unwrap();
+    symlink("e", s.path().join("le")).unwrap();
+    symlink("a", s.path().join("la")).unwrap();
+    let before = tree(s.path());
+    let over =
+        "a move never replaces a directory, moves into one, or moves a directory over anything";
+    for to in ["ld", "le", "la"] {
+        for o in ["", r#","overwrite":true"#] {
+            for mode in [&["--stdin"][..], &["--stdin", "--dry-run"]] {
+                let body = format!(r#"{{"op":"move","path":"d","to":"{to}"{o}}}"#);
+                let r = run_stdin(s.path(), mode, body.as_bytes());
+                let want = format!(
+                    r#"{{"error":"file_exists","detail":"file 1 of 1 (d): {to} is a symlink: {over}","file":1}}"#
+                );
+                assert_result(&r, &want, 1);
+                assert_eq!(tree(s.path()), before, "d onto {to}{o} {mode:?}");
+            }
+        }
+    }
+}

@@ -291,9 +291,9 @@ impl Model<'_> {
                 let onto_symlink = self.link.take();
                 let dir = self.files[f].tree != Tree::No;
                 let dest = match named {
-                    // A directory never lands on anything: a dangling
-                    // symlink is an entry, not a way to its target's name.
-                    Named::Nothing(_, Some(_), _) if dir => {
+                    // A directory never lands on anything: a symlink is an
+                    // entry, not a way to its target or its target's name.
+                    _ if dir && onto_symlink.is_some() => {
                         return Err(dir::over(to, "is a symlink"))
                     }
                     Named::Nothing(d, link, via) => self.landing(to, d, (link, via), *overwrite)?,
