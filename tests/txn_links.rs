@@ -425,3 +425,24 @@ fn a_directory_onto_a_symlink_leading_anywhere_is_refused() {
         }
     }
 }
+
+/// The same check where an earlier op moved the link: its text is read
+/// from where it is then (as `mv` run op by op stats it there), so a
+/// link `a` moved into `s` and then over `s/a` is refused too.
+#[test]
+fn a_symlink_moved_twice_never_replaces_the_file_it_then_leads_to() {
+    let s = scratch();
+    std::fs::create_dir(s.path().join("s")).unwrap();
+    std::fs::write(s.path().join("a"), "a\n").unwrap();
+    std::fs::write(s.path().join("s/a"), "s/a\n").unwrap();
+    symlink("a", s.path().join("l")).unwrap();
+    let before = tree(s.path());
+    let body = br#"{"files":[{"op":"move","path":"l","to":"s/m"},{"op":"move","path":"s/m","to":"s/a","overwrite":true}]}"#;
+    let r = run_stdin(s.path(), &["--stdin"], body);
+    assert_result(
+        &r,
+        r#"{"error":"invalid_argument","detail":"file 2 of 2 (s/m): s/a is the file the symlink s/m leads to: a move of the link over it would replace that file by the link (mv refuses: the same file); nothing was changed, name another destination","file":2}"#,
+        2,
+    );
+    assert_eq!(tree(s.path()), before);
+}

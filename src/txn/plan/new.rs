@@ -283,17 +283,26 @@ impl Model<'_> {
         }
     }
 
-    /// Whether the symlink file `f` leads (on disk, followed) to file
-    /// `g`, not a symlink: moved over it, the link would replace the file
-    /// it leads to (`mv` refuses: "the same file"; `onto_its_file`).
+    /// Whether the symlink file `f` leads to file `g`, not a symlink: its
+    /// text read from where `f` is now (an earlier op may have moved it),
+    /// as `mv` run op by op would stat it there, followed on disk. Moved
+    /// over `g`, the link would replace the file it leads to (`mv`
+    /// refuses: "the same file"; `onto_its_file`).
     pub(super) fn leads_to(&self, f: usize, g: usize) -> bool {
         let (Some(o), Some(h)) = (&self.files[f].orig, &self.files[g].orig) else {
             return false;
         };
-        let st = rfs::statat(&o.0.dir, &o.0.name, AtFlags::empty());
-        self.files[f].is_link()
-            && !self.files[g].is_link()
-            && st.is_ok_and(|s| (s.st_dev, s.st_ino) == h.1)
+        if !self.files[f].is_link() || self.files[g].is_link() {
+            return false;
+        }
+        let Ok(text) = rfs::readlinkat(&o.0.dir, &o.0.name, Vec::new()) else {
+            return false;
+        };
+        let now = self.at[f].as_deref().and_then(Path::parent);
+        let p = now
+            .unwrap_or(Path::new("/"))
+            .join(std::ffi::OsStr::from_bytes(text.as_bytes()));
+        rfs::stat(&p).is_ok_and(|s| (s.st_dev, s.st_ino) == h.1)
     }
 
     /// A patch naming `path`, a hard link of file `g`, which an earlier
