@@ -361,3 +361,88 @@ fn a_directory_never_moves_onto_a_symlink_or_a_file() {
         assert_eq!(tree(s.path()), before);
     }
 }
+
+/// A symlink moved over the file it leads to (directly, through another
+/// link, or by a path that differs from its text): `mv` refuses ("are
+/// the same file"); rename(2) would leave the link leading to itself and
+/// the file's bytes gone. Refused with or without `overwrite`, in every
+/// mode, the file and the links untouched; a hard link of that file is
+/// the same file too.
+#[test]
+fn a_symlink_never_replaces_the_file_it_leads_to() {
+    let s = scratch();
+    std::fs::create_dir(s.path().join("s")).unwrap();
+    std::fs::write(s.path().join("s/a"), "a\n").unwrap();
+    std::fs::hard_link(s.path().join("s/a"), s.path().join("h")).unwrap();
+    symlink("s/a", s.path().join("l")).unwrap();
+    symlink("l", s.path().join("l2")).unwrap();
+    let before = tree(s.path());
+    for (from, to) in [("l", "s/a"), ("l2", "s/a"), ("l", "h"), ("l2", "h")] {
+        for o in ["", r#","overwrite":true"#] {
+            for mode in [&["--stdin"][..], &["--stdin", "--dry-run"]] {
+                let body = format!(
+                    r#"{{"files":[{{"op":"edit","path":"{to}","edits":[{{"old":"a","new":"b"}}]}},{{"op":"move","path":"{from}","to":"{to}"{o}}}]}}"#
+                );
+                let r = run_stdin(s.path(), mode, body.as_bytes());
+                let want = format!(
+                    r#"{{"error":"invalid_argument","detail":"file 2 of 2 ({from}): {to} is the file the symlink {from} leads to: a move of the link over it would replace that file by the link (mv refuses: the same file); nothing was changed, name another destination","file":2}}"#
+                );
+                assert_result(&r, &want, 2);
+                assert_eq!(tree(s.path()), before, "{from} onto {to}{o} {mode:?}");
+            }
+        }
+    }
+}
+
+/// A directory moved onto a symlink that leads to it (or to another
+/// directory, or to a file) is refused as onto any symlink: rename(2)
+/// and `mv` refuse a directory over a non-directory; following the link
+/// answered success for a move that moved nothing.
+#[test]
+fn a_directory_onto_a_symlink_leading_anywhere_is_refused() {
+    let s = scratch();
+    std::fs::create_dir(s.path().join("d")).unwrap();
+    std::fs::create_dir(s.path().join("e")).unwrap();
+    std::fs::write(s.path().join("d/f"), "f\n").unwrap();
+    std::fs::write(s.path().join("a"), "a\n").unwrap();
+    symlink("d", s.path().join("ld")).unwrap();
+    symlink("e", s.path().join("le")).unwrap();
+    symlink("a", s.path().join("la")).unwrap();
+    let before = tree(s.path());
+    let over =
+        "a move never replaces a directory, moves into one, or moves a directory over anything";
+    for to in ["ld", "le", "la"] {
+        for o in ["", r#","overwrite":true"#] {
+            for mode in [&["--stdin"][..], &["--stdin", "--dry-run"]] {
+                let body = format!(r#"{{"op":"move","path":"d","to":"{to}"{o}}}"#);
+                let r = run_stdin(s.path(), mode, body.as_bytes());
+                let want = format!(
+                    r#"{{"error":"file_exists","detail":"file 1 of 1 (d): {to} is a symlink: {over}","file":1}}"#
+                );
+                assert_result(&r, &want, 1);
+                assert_eq!(tree(s.path()), before, "d onto {to}{o} {mode:?}");
+            }
+        }
+    }
+}
+
+/// The same check where an earlier op moved the link: its text is read
+/// from where it is then (as `mv` run op by op stats it there), so a
+/// link `a` moved into `s` and then over `s/a` is refused too.
+#[test]
+fn a_symlink_moved_twice_never_replaces_the_file_it_then_leads_to() {
+    let s = scratch();
+    std::fs::create_dir(s.path().join("s")).unwrap();
+    std::fs::write(s.path().join("a"), "a\n").unwrap();
+    std::fs::write(s.path().join("s/a"), "s/a\n").unwrap();
+    symlink("a", s.path().join("l")).unwrap();
+    let before = tree(s.path());
+    let body = br#"{"files":[{"op":"move","path":"l","to":"s/m"},{"op":"move","path":"s/m","to":"s/a","overwrite":true}]}"#;
+    let r = run_stdin(s.path(), &["--stdin"], body);
+    assert_result(
+        &r,
+        r#"{"error":"invalid_argument","detail":"file 2 of 2 (s/m): s/a is the file the symlink s/m leads to: a move of the link over it would replace that file by the link (mv refuses: the same file); nothing was changed, name another destination","file":2}"#,
+        2,
+    );
+    assert_eq!(tree(s.path()), before);
+}

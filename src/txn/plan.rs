@@ -260,9 +260,7 @@ impl Model<'_> {
         };
         self.files[f].last = i;
         let from = self.at[f].clone().expect("present");
-        if self.files[f].is_link() {
-            self.link_op(i, &from)?;
-        }
+        self.link_op(i, f, &from)?;
         if self.files[f].tree == Tree::Dir {
             self.dir_op(i, f, &from)?;
         }
@@ -293,9 +291,9 @@ impl Model<'_> {
                 let onto_symlink = self.link.take();
                 let dir = self.files[f].tree != Tree::No;
                 let dest = match named {
-                    // A directory never lands on anything: a dangling
-                    // symlink is an entry, not a way to its target's name.
-                    Named::Nothing(_, Some(_), _) if dir => {
+                    // A directory never lands on anything: a symlink is an
+                    // entry, not a way to its target or its target's name.
+                    _ if dir && onto_symlink.is_some() => {
                         return Err(dir::over(to, "is a symlink"))
                     }
                     Named::Nothing(d, link, via) => self.landing(to, d, (link, via), *overwrite)?,
@@ -325,6 +323,9 @@ impl Model<'_> {
                         return Err(dir::over(to, "is a directory"))
                     }
                     _ if dir => return Err(dir::over(to, "exists and the source is a directory")),
+                    Named::File(g) if self.leads_to(f, g) => {
+                        return Err(new::onto_its_file(to, &op.path))
+                    }
                     _ if !overwrite => return Err(exists(to)),
                     // It would land at g's other name.
                     Named::Link(g) => return Err(self.link(g, to)),

@@ -246,17 +246,20 @@ pub(super) fn patch_onto_symlink(to: &Path, from: &Path) -> TxnError {
 }
 
 impl Model<'_> {
-    /// Op `i` on a symlink the transaction names as itself, now at `at`:
-    /// a delete or a plain move (the link renamed, what it leads to
-    /// untouched). A move with `edits` or `expect_sha256` is refused
+    /// Op `i` on file `f`, if it is a symlink the transaction names as
+    /// itself (now at `at`): a delete or a plain move (the link renamed,
+    /// what it leads to untouched). A move with `edits` or `expect_sha256` is refused
     /// (`invalid_argument`): the content is its target's, a file the move
     /// does not name; an edit of the link and then a plain move do both.
     /// A content op reaching it by the name an earlier op moved it to is
     /// refused too: the target is edited by its own path.
     #[cold]
     #[cfg_attr(as_edit_small, optimize(size))]
-    pub(super) fn link_op(&self, i: usize, at: &Path) -> Result<(), TxnError> {
+    pub(super) fn link_op(&self, i: usize, f: usize, at: &Path) -> Result<(), TxnError> {
         let op = &self.txn.ops[i];
+        if !self.files[f].is_link() {
+            return Ok(());
+        }
         let p = crate::protocol::display_path(&op.path);
         match &op.kind {
             OpKind::Delete { .. } => Ok(()),
@@ -280,6 +283,28 @@ impl Model<'_> {
         }
     }
 
+    /// Whether the symlink file `f` leads to file `g`, not a symlink: its
+    /// text read from where `f` is now (an earlier op may have moved it),
+    /// as `mv` run op by op would stat it there, followed on disk. Moved
+    /// over `g`, the link would replace the file it leads to (`mv`
+    /// refuses: "the same file"; `onto_its_file`).
+    pub(super) fn leads_to(&self, f: usize, g: usize) -> bool {
+        let (Some(o), Some(h)) = (&self.files[f].orig, &self.files[g].orig) else {
+            return false;
+        };
+        if !self.files[f].is_link() || self.files[g].is_link() {
+            return false;
+        }
+        let Ok(text) = rfs::readlinkat(&o.0.dir, &o.0.name, Vec::new()) else {
+            return false;
+        };
+        let now = self.at[f].as_deref().and_then(Path::parent);
+        let p = now
+            .unwrap_or(Path::new("/"))
+            .join(std::ffi::OsStr::from_bytes(text.as_bytes()));
+        rfs::stat(&p).is_ok_and(|s| (s.st_dev, s.st_ino) == h.1)
+    }
+
     /// A patch naming `path`, a hard link of file `g`, which an earlier
     /// hunk names: Codex writes it in place (both names change), as-edit
     /// by a new file (one name would keep the old text).
@@ -288,4 +313,16 @@ impl Model<'_> {
         let at = crate::protocol::display_path(self.at[g].as_deref().expect("named"));
         refused(path, &format!("is a hard link of {at}, which the patch names too: Codex writes such a file in place (every name changes), as-edit by a new file (this name would keep the old text); change the file by one name"))
     }
+}
+
+/// `invalid_argument`: the symlink `from` moved onto `to`, the file it
+/// leads to (`Model::leads_to`).
+#[cold]
+pub(super) fn onto_its_file(to: &Path, from: &Path) -> TxnError {
+    let (t, f) = (
+        crate::protocol::display_path(to),
+        crate::protocol::display_path(from),
+    );
+    let said = format!("{t} is the file the symlink {f} leads to: a move of the link over it would replace that file by the link (mv refuses: the same file); nothing was changed, name another destination");
+    TxnError::fail(0, Failure::new(ErrorKind::InvalidArgument, said))
 }
