@@ -181,3 +181,58 @@ fn proc_kmsg_answers_at_once() {
 }
 
 use std::os::unix::fs::OpenOptionsExt;
+
+/// Unmounts `at` on drop, so a failing run leaves no mount behind.
+struct Unmount(std::path::PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// A device bind-mounted onto a file of a searched tree is listed as a
+/// regular file (`readdir` gives the type of the name under the mount):
+/// the toolset's `grep` of the directory skips it, as protocol 4's does,
+/// and never opens it. (It opened `/dev/zero` and read it for ever, its
+/// buffer growing while no line ended.) Root only (`mount --bind`).
+#[test]
+fn a_device_bind_mounted_into_a_searched_tree_is_skipped() {
+    let s = scratch();
+    let d = s.path();
+    std::fs::create_dir(d.join("t")).unwrap();
+    std::fs::write(d.join("t/a"), "hello\n").unwrap();
+    std::fs::write(d.join("t/z"), "hello too\n").unwrap();
+    let mounted = is_root()
+        && Command::new("mount")
+            .args(["--bind", "/dev/zero"])
+            .arg(d.join("t/z"))
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if !mounted {
+        return skip("needs root and mount --bind");
+    }
+    let _unmount = Unmount(d.join("t/z"));
+    let r = toolset(
+        d,
+        "grep",
+        serde_json::json!({"pattern": "hello", "path": "t"}),
+        &[],
+    );
+    // The reference names a file by its absolute path.
+    let hit = format!("{}/t/a:1:hello\n", d.canonicalize().unwrap().display());
+    assert_eq!((r.stdout, r.code), (hit, 0), "{}", r.stderr);
+    let r = bounded(
+        d,
+        &["--stdin"],
+        r#"{"op":"grep","pattern":"hello","path":"t"}"#,
+        &[],
+    );
+    let line = r#"{"matches":[{"path":"t/a","line":1,"text":"hello"}],"files_searched":1,"skipped_binary":0,"truncated":false}"#;
+    assert_eq!((r.stdout, r.code), (format!("__RESULT__{line}\n"), 0));
+}

@@ -9,7 +9,6 @@
 //! saw. Reads of it then never wait either: a file that has nothing yet
 //! (`/proc/kmsg`) answers `EAGAIN` at once instead of blocking.
 
-use std::ffi::CStr;
 use std::os::fd::{BorrowedFd, OwnedFd};
 
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, Stat};
@@ -31,9 +30,9 @@ pub(crate) enum Unopened {
 
 /// `name` in `dir` (its last name followed where `follow`), open for
 /// reading, and its `fstat`: a regular file, never waited for.
-pub(crate) fn open_regular(
+pub(crate) fn open_regular<P: rustix::path::Arg + Copy>(
     dir: BorrowedFd<'_>,
-    name: &CStr,
+    name: P,
     follow: bool,
 ) -> Result<(OwnedFd, Stat), Unopened> {
     let at = match follow {
@@ -65,7 +64,7 @@ pub(crate) fn open_regular(
 /// FIFO, say) over the name between the check and the open, the race a
 /// blocking open would hang in.
 #[cfg(any(debug_assertions, feature = "fault-injection"))]
-fn swap_hook(dir: BorrowedFd<'_>, name: &CStr) {
+fn swap_hook<P: rustix::path::Arg>(dir: BorrowedFd<'_>, name: P) {
     if let Some(p) = std::env::var_os("AS_EDIT_TEST_SWAP_BEFORE_OPEN") {
         let _ = rfs::renameat(rfs::CWD, p.as_os_str(), dir, name);
     }

@@ -89,12 +89,17 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
         prefix.push(b'/');
         let mut block = Vec::new();
         walk::walk_with(dir, opts, ignores::ancestors(&root), |f| {
-            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            // Listed as a regular file, but a device or a FIFO mounted
+            // or swapped in since is skipped, never opened nor waited for.
+            use crate::fs::regular::{open_regular, Unopened};
             let mut name = prefix.clone();
             name.extend_from_slice(f.rel);
-            match rfs::openat(f.dir, f.name, flags, Mode::empty()) {
-                Ok(fd) => out.walked(&search, fd, &name, &mut block),
-                Err(e) => out.errors.push(rg_error(&name, &e.into())),
+            match open_regular(f.dir, f.name, false) {
+                Ok((fd, _)) => out.walked(&search, fd, &name, &mut block),
+                Err(Unopened::NotRegular(_)) => {}
+                Err(Unopened::Stat(e) | Unopened::Open(e, _) | Unopened::Fstat(e)) => {
+                    out.errors.push(rg_error(&name, &e.into()))
+                }
             }
             !out.full()
         });
