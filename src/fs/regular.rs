@@ -3,7 +3,8 @@
 //! at the name. Its type is checked before it is opened (`fstatat`: a
 //! FIFO or a device is never opened, so no device sees an open), then it
 //! is opened `O_NONBLOCK | O_NOCTTY | O_CLOEXEC` (`O_NOFOLLOW` where the
-//! last name must not be followed): a FIFO swapped in since the check is
+//! last name must not be followed, as for a path already resolved: a
+//! symlink swapped in is then not a regular file): a FIFO swapped in since the check is
 //! opened without waiting for a writer. The type is checked again on the
 //! descriptor (`fstat`): it must be a regular file, the inode the check
 //! saw. Reads of it then never wait either: a file that has nothing yet
@@ -50,8 +51,11 @@ pub(crate) fn open_regular<P: rustix::path::Arg + Copy>(
     if !follow {
         flags |= OFlags::NOFOLLOW;
     }
-    let fd = rfs::openat(dir, name, flags, Mode::empty())
-        .map_err(|e| Unopened::Open(e, st.st_size as u64))?;
+    let fd = rfs::openat(dir, name, flags, Mode::empty()).map_err(|e| match e {
+        // A symlink swapped in since the check: not followed.
+        Errno::LOOP if !follow => Unopened::NotRegular(FileType::Symlink),
+        e => Unopened::Open(e, st.st_size as u64),
+    })?;
     let now = rfs::fstat(&fd).map_err(Unopened::Fstat)?;
     let kind = FileType::from_raw_mode(now.st_mode);
     if kind != FileType::RegularFile || (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {

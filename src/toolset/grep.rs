@@ -108,7 +108,8 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
         // for, not even one swapped in after the check (`fs::regular`).
         use crate::fs::regular::{open_regular, Unopened};
         let name = std::ffi::CString::new(shown).map_err(|_| "grep: embedded null byte")?;
-        match open_regular(rfs::CWD, &name, true) {
+        // `root` is resolved: a symlink swapped in since is not followed.
+        match open_regular(rfs::CWD, &name, false) {
             Ok((fd, _)) => out.named(&search, fd, shown),
             Err(Unopened::NotRegular(_)) => {
                 return Err(format!("grep: {}: not a regular file", path.unwrap_or("")))
