@@ -181,3 +181,104 @@ fn proc_kmsg_answers_at_once() {
 }
 
 use std::os::unix::fs::OpenOptionsExt;
+
+/// Unmounts `at` on drop, so a failing run leaves no mount behind.
+struct Unmount(std::path::PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// A device bind-mounted onto a file of a searched tree is listed as a
+/// regular file (`readdir` gives the type of the name under the mount):
+/// the toolset's `grep` of the directory skips it, as protocol 4's does,
+/// and never opens it. (It opened `/dev/zero` and read it for ever, its
+/// buffer growing while no line ended.) Root only (`mount --bind`).
+#[test]
+fn a_device_bind_mounted_into_a_searched_tree_is_skipped() {
+    let s = scratch();
+    let d = s.path();
+    std::fs::create_dir(d.join("t")).unwrap();
+    std::fs::write(d.join("t/a"), "hello\n").unwrap();
+    std::fs::write(d.join("t/z"), "hello too\n").unwrap();
+    let mounted = is_root()
+        && Command::new("mount")
+            .args(["--bind", "/dev/zero"])
+            .arg(d.join("t/z"))
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if !mounted {
+        return skip("needs root and mount --bind");
+    }
+    let _unmount = Unmount(d.join("t/z"));
+    let r = toolset(
+        d,
+        "grep",
+        serde_json::json!({"pattern": "hello", "path": "t"}),
+        &[],
+    );
+    // The reference names a file by its absolute path.
+    let hit = format!("{}/t/a:1:hello\n", d.canonicalize().unwrap().display());
+    assert_eq!((r.stdout, r.code), (hit, 0), "{}", r.stderr);
+    let r = bounded(
+        d,
+        &["--stdin"],
+        r#"{"op":"grep","pattern":"hello","path":"t"}"#,
+        &[],
+    );
+    let line = r#"{"matches":[{"path":"t/a","line":1,"text":"hello"}],"files_searched":1,"skipped_binary":0,"truncated":false}"#;
+    assert_eq!((r.stdout, r.code), (format!("__RESULT__{line}\n"), 0));
+}
+
+/// A symlink renamed over the (already resolved) file between the type
+/// check and the open is not followed: the toolset's `read` and `grep`
+/// and protocol 4's `read` say it is not a regular file. (The toolset
+/// followed it: to a dangling target it answered "no such file or
+/// directory", to `/dev/tty` it opened the device; protocol 4's said "too
+/// many levels of symbolic links".)
+#[test]
+fn a_symlink_swapped_in_after_the_check_is_not_followed() {
+    let s = scratch();
+    let d = s.path();
+    let swap = d.join("swap");
+    let fresh = || {
+        std::fs::write(d.join("f"), "x\n").unwrap();
+        std::os::unix::fs::symlink("nowhere", &swap).unwrap();
+    };
+    let after = |r: &Run, text: &str, code: i32| {
+        assert_eq!((r.stdout.as_str(), r.code), (text, code), "{}", r.stderr);
+        let ft = std::fs::symlink_metadata(d.join("f")).unwrap().file_type();
+        assert!(ft.is_symlink(), "swapped");
+        assert_eq!(listing(d), ["f"]);
+        std::fs::remove_file(d.join("f")).unwrap();
+    };
+    let env: &[(&str, &Path)] = &[("AS_EDIT_TEST_SWAP_BEFORE_OPEN", &swap)];
+    for range in [None, Some(serde_json::json!([1, 1]))] {
+        fresh();
+        let mut input = serde_json::json!({"file_path": "f"});
+        if let Some(r) = range {
+            input["view_range"] = r;
+        }
+        let r = toolset(d, "read", input, env);
+        after(&r, "read: f: not a regular file", 1);
+    }
+    fresh();
+    let r = toolset(
+        d,
+        "grep",
+        serde_json::json!({"pattern": "x", "path": "f"}),
+        env,
+    );
+    after(&r, "grep: f: not a regular file", 1);
+    fresh();
+    let r = bounded(d, &["--stdin"], r#"{"op":"read","path":"f"}"#, env);
+    let line = r#"{"error":"file_not_found","detail":"f is a symlink, not a regular file"}"#;
+    after(&r, &format!("__RESULT__{line}\n"), 1);
+}

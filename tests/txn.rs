@@ -1399,3 +1399,24 @@ fn a_replaced_move_target_changed_before_the_commit_is_refused_with_nothing_done
     assert_eq!(std::fs::read(p.join("a.txt")).unwrap(), b"other\n");
     assert_eq!(std::fs::read(p.join("b.txt")).unwrap(), b"one\n");
 }
+
+/// A move with edits whose source cannot be read (`/proc/self/mem` at
+/// offset 0: EIO, every time) names the source in its `read_failed`
+/// detail: it named the destination, which was never read (nor made).
+#[test]
+fn a_moved_file_that_cannot_be_read_is_named_not_its_destination() {
+    if !Path::new("/proc/self/mem").exists() {
+        return skip("no /proc/self/mem");
+    }
+    let d = scratch();
+    let req = br#"{"files":[{"op":"move","path":"/proc/self/mem","to":"mv","edits":[{"old":"a","new":"b"}]}]}"#;
+    let r = run_stdin(d.path(), &["--stdin"], req);
+    let head = "__RESULT__{\"error\":\"read_failed\",\"detail\":\"file 1 of 1 (/proc/self/mem): reading /proc/";
+    let tail = "/mem: Input/output error (os error 5)\",\"file\":1}\n";
+    assert!(
+        r.stdout.starts_with(head) && r.stdout.ends_with(tail) && r.code == 1,
+        "{}",
+        r.stdout
+    );
+    assert!(listing(d.path()).is_empty(), "nothing made");
+}

@@ -962,3 +962,36 @@ fn a_bind_mounted_file_or_deep_directory_in_the_tree_refuses_the_delete() {
     assert_result(&del(), r#"{"count":0,"files":1}"#, 0);
     assert_eq!(listing(&p), ["out", "outside.txt"]);
 }
+
+/// A file that is a mount point (bind-mounted) moved or deleted: the
+/// kernel refuses to rename it (EBUSY) at the commit, rolled back, and the
+/// detail names the entry and the step as they are (it named "the temp
+/// file over the target" and, for a move, the destination: there is no
+/// temp, and the destination was never the mount).
+#[test]
+fn a_bind_mounted_file_moved_or_deleted_names_the_entry_not_a_temp() {
+    let s = scratch();
+    let p = s.path().canonicalize().unwrap();
+    let _mounts = Mounts(p.clone());
+    std::fs::create_dir(p.join("t")).unwrap();
+    std::fs::write(p.join("out.txt"), "out\n").unwrap();
+    std::fs::write(p.join("t/f"), "under\n").unwrap();
+    if !bind(&p.join("out.txt"), &p.join("t/f")) {
+        return skip("needs root and mount --bind");
+    }
+    let line = format!(
+        r#"{{"error":"write_failed","detail":"file 1 of 1 (t/f): renaming the entry (to move or remove it) for {}/t/f: Device or resource busy (os error 16) (it is a mount point, such as a bind-mounted file, and cannot be moved or removed); the file is unchanged","file":1,"rolled_back":true}}"#,
+        p.display()
+    );
+    for op in [
+        r#"{"op":"move","path":"t/f","to":"g"}"#,
+        r#"{"op":"move","path":"t/f","to":"g","edits":[{"old":"out","new":"in"}]}"#,
+        r#"{"op":"delete","path":"t/f"}"#,
+    ] {
+        let r = run_stdin(&p, &["--stdin"], &req(&format!(r#"{{"files":[{op}]}}"#)));
+        assert_result(&r, &line, 1);
+        assert_eq!(listing(&p), ["out.txt", "t"], "{op}");
+        assert_eq!(listing(&p.join("t")), ["f"], "{op}");
+        assert_eq!(std::fs::read(p.join("t/f")).unwrap(), b"out\n", "{op}");
+    }
+}

@@ -177,6 +177,9 @@ pub enum WriteStep {
     /// Making a directory: a `mkdir`, or a missing parent of a create or
     /// a move (no temp is involved).
     MakeDir,
+    /// Renaming the entry itself: a move without edits, or a delete (the
+    /// entry is renamed to a hidden name first; no temp is involved).
+    Entry,
 }
 
 /// What changed under the edit.
@@ -221,14 +224,19 @@ impl WriteStep {
             WriteStep::NameTemp => "naming the temp file",
             WriteStep::Rename => "renaming the temp file over the target",
             WriteStep::MakeDir => "making a directory",
+            WriteStep::Entry => "renaming the entry (to move or remove it)",
         }
     }
 }
 
 /// The errno's words plus, where it helps a host decide, what it means here.
 #[cfg_attr(as_edit_small, optimize(size))]
-fn write_cause(e: Errno) -> String {
+fn write_cause(e: Errno, step: WriteStep) -> String {
     match e {
+        Errno::BUSY if step == WriteStep::Entry => format!(
+            "{} (it is a mount point, such as a bind-mounted file, and cannot be moved or removed)",
+            cause(e)
+        ),
         Errno::BUSY => format!(
             "{} (the target is a mount point, such as a bind-mounted file, and cannot be replaced by rename)",
             cause(e)
@@ -349,7 +357,7 @@ impl From<FsError> for Failure {
                     "{} for {}: {}; {}",
                     step.words(),
                     shown(&path),
-                    write_cause(errno),
+                    write_cause(errno, step),
                     match step {
                         WriteStep::MakeDir => "nothing was made",
                         _ => "the file is unchanged",

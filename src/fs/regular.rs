@@ -3,13 +3,13 @@
 //! at the name. Its type is checked before it is opened (`fstatat`: a
 //! FIFO or a device is never opened, so no device sees an open), then it
 //! is opened `O_NONBLOCK | O_NOCTTY | O_CLOEXEC` (`O_NOFOLLOW` where the
-//! last name must not be followed): a FIFO swapped in since the check is
+//! last name must not be followed, as for a path already resolved: a
+//! symlink swapped in is then not a regular file): a FIFO swapped in since the check is
 //! opened without waiting for a writer. The type is checked again on the
 //! descriptor (`fstat`): it must be a regular file, the inode the check
 //! saw. Reads of it then never wait either: a file that has nothing yet
 //! (`/proc/kmsg`) answers `EAGAIN` at once instead of blocking.
 
-use std::ffi::CStr;
 use std::os::fd::{BorrowedFd, OwnedFd};
 
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, Stat};
@@ -31,9 +31,9 @@ pub(crate) enum Unopened {
 
 /// `name` in `dir` (its last name followed where `follow`), open for
 /// reading, and its `fstat`: a regular file, never waited for.
-pub(crate) fn open_regular(
+pub(crate) fn open_regular<P: rustix::path::Arg + Copy>(
     dir: BorrowedFd<'_>,
-    name: &CStr,
+    name: P,
     follow: bool,
 ) -> Result<(OwnedFd, Stat), Unopened> {
     let at = match follow {
@@ -51,8 +51,11 @@ pub(crate) fn open_regular(
     if !follow {
         flags |= OFlags::NOFOLLOW;
     }
-    let fd = rfs::openat(dir, name, flags, Mode::empty())
-        .map_err(|e| Unopened::Open(e, st.st_size as u64))?;
+    let fd = rfs::openat(dir, name, flags, Mode::empty()).map_err(|e| match e {
+        // A symlink swapped in since the check: not followed.
+        Errno::LOOP if !follow => Unopened::NotRegular(FileType::Symlink),
+        e => Unopened::Open(e, st.st_size as u64),
+    })?;
     let now = rfs::fstat(&fd).map_err(Unopened::Fstat)?;
     let kind = FileType::from_raw_mode(now.st_mode);
     if kind != FileType::RegularFile || (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino) {
@@ -65,7 +68,7 @@ pub(crate) fn open_regular(
 /// FIFO, say) over the name between the check and the open, the race a
 /// blocking open would hang in.
 #[cfg(any(debug_assertions, feature = "fault-injection"))]
-fn swap_hook(dir: BorrowedFd<'_>, name: &CStr) {
+fn swap_hook<P: rustix::path::Arg>(dir: BorrowedFd<'_>, name: P) {
     if let Some(p) = std::env::var_os("AS_EDIT_TEST_SWAP_BEFORE_OPEN") {
         let _ = rfs::renameat(rfs::CWD, p.as_os_str(), dir, name);
     }

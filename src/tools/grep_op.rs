@@ -4,7 +4,6 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use rustix::fs::{self as rfs, FileType, OFlags};
 use rustix::io::Errno;
 
 use super::bom::Source;
@@ -95,25 +94,24 @@ fn search(
                 if glob.as_ref().is_some_and(|g| !g.matches(f.rel)) {
                     return true;
                 }
-                let flags = OFlags::RDONLY
-                    | OFlags::NOFOLLOW
-                    | OFlags::NONBLOCK
-                    | OFlags::NOCTTY
-                    | OFlags::CLOEXEC;
-                let fd = match f.open(flags) {
-                    Ok(fd) => fd,
-                    // Gone, or a symlink now, since it was listed: skipped.
-                    Err(Errno::NOENT | Errno::LOOP) => return true,
+                // A regular file (`fs::regular`): a device or a FIFO
+                // mounted or swapped in since it was listed is never
+                // opened nor waited for.
+                use crate::fs::regular::Unopened;
+                let fd = match f.open_regular() {
+                    Ok((fd, _)) => fd,
+                    // Gone, or a symlink or not a file now: skipped.
+                    Err(
+                        Unopened::Stat(Errno::NOENT)
+                        | Unopened::Open(Errno::NOENT | Errno::LOOP, _),
+                    )
+                    | Err(Unopened::NotRegular(_)) => return true,
                     Err(_) => {
                         // Not searched: said, so no match is silently lost.
                         run.out.unreadable += 1;
                         return true;
                     }
                 };
-                match rfs::fstat(&fd) {
-                    Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile => {}
-                    _ => return true,
-                }
                 run.file(fd, &shown(base, f.rel))
             });
             super::find::refuse_skip(&o, base)?;

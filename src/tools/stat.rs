@@ -15,7 +15,7 @@
 //! `exists` is a `stat`. A path ending in `/` or `/.` names a directory,
 //! as for `lstat(2)`: a symlink is followed (within `--root`) to the
 //! directory it leads to; a dangling one is `missing`; a file there (or a
-//! symlink to one) is the entry's error `file_not_found`, "a component of
+//! symlink to one; `f/..` too) is the entry's error `file_not_found`, "a component of
 //! the path is not a directory" (ENOTDIR, as every op says of such a path). Nothing is opened but directories on the way, so
 //! a FIFO or device cannot hang or wake.
 //!
@@ -87,6 +87,12 @@ fn entry(path: &Path, root: Option<&Root>) -> Result<String, Failure> {
     let mut out = String::from("{");
     name::path_field(&mut out, "path", path);
     let Some((dir, n)) = place::entry(path, root)? else {
+        if dotdot_after_a_non_directory(path) {
+            return Err(Failure::from(crate::fs::FsError::NotFound {
+                path: path.to_owned(),
+                kind: crate::fs::NotFoundKind::NotADirectory,
+            }));
+        }
         out.push_str(",\"type\":\"missing\"}");
         return Ok(out);
     };
@@ -163,6 +169,20 @@ fn entry(path: &Path, root: Option<&Root>) -> Result<String, Failure> {
 /// leads to something that is not a directory (ENOTDIR, not ENOENT).
 fn leads_to_a_non_directory(path: &Path) -> bool {
     std::fs::metadata(path).is_err_and(|e| e.raw_os_error() == Some(libc::ENOTDIR))
+}
+
+/// Whether `path` is `P/..` (or `P/../`, `P/../.`) where `P` is a file
+/// or a symlink to one: it names a directory as `P/` does, ENOTDIR.
+fn dotdot_after_a_non_directory(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let mut b = path.as_os_str().as_bytes();
+    while let Some(s) = b.strip_suffix(b"/").or_else(|| b.strip_suffix(b"/.")) {
+        b = s;
+    }
+    let Some(p) = b.strip_suffix(b"/..").filter(|p| !p.is_empty()) else {
+        return false;
+    };
+    std::fs::metadata(std::ffi::OsStr::from_bytes(p)).is_ok_and(|m| !m.is_dir())
 }
 
 /// Whether `path` ends in `/` or `/.`, which `Path::components` drops

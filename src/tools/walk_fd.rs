@@ -27,10 +27,11 @@
 
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
-use rustix::fs::{self as rfs, Mode, OFlags};
+use rustix::fs::{self as rfs, Mode, OFlags, Stat};
 use rustix::io::Errno;
 
 use super::ignores::Ignores;
+use crate::fs::regular::{open_regular, Unopened};
 
 /// One level of the walk: a directory entered and what is left of it.
 pub(super) struct Frame {
@@ -88,6 +89,19 @@ impl File<'_> {
     pub fn open(&mut self, flags: OFlags) -> rustix::io::Result<OwnedFd> {
         let (dir, name) = (self.dir, self.name);
         retry(self.upper, || rfs::openat(dir, name, flags, Mode::empty()))
+    }
+
+    /// [`open_regular`] of the entry, its last name not followed (a
+    /// device or FIFO mounted or swapped in since it was listed is never
+    /// opened nor waited for), tried again as [`File::open`] is.
+    pub(crate) fn open_regular(&mut self) -> Result<(OwnedFd, Stat), Unopened> {
+        let (dir, name) = (self.dir, self.name);
+        loop {
+            match open_regular(dir, name, false) {
+                Err(Unopened::Open(e, _)) if is_short(e) && shed(self.upper) => {}
+                r => return r,
+            }
+        }
     }
 }
 

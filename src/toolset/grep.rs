@@ -90,12 +90,17 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
         let mut block = Vec::new();
         let outer = ignores::ancestors(&root, &mut skip);
         let o = walk::walk_with(dir, opts, outer, |mut f| {
-            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            // Listed as a regular file, but a device or a FIFO mounted
+            // or swapped in since is skipped, never opened nor waited for.
+            use crate::fs::regular::Unopened;
             let mut name = prefix.clone();
             name.extend_from_slice(f.rel);
-            match f.open(flags) {
-                Ok(fd) => out.walked(&search, fd, &name, &mut block),
-                Err(e) => out.errors.push(rg_error(&name, &e.into())),
+            match f.open_regular() {
+                Ok((fd, _)) => out.walked(&search, fd, &name, &mut block),
+                Err(Unopened::NotRegular(_)) => {}
+                Err(Unopened::Stat(e) | Unopened::Open(e, _) | Unopened::Fstat(e)) => {
+                    out.errors.push(rg_error(&name, &e.into()))
+                }
             }
             !out.full()
         });
@@ -119,7 +124,8 @@ pub fn grep(cwd: &Path, pattern: &str, path: Option<&str>) -> Result<String, Str
         // for, not even one swapped in after the check (`fs::regular`).
         use crate::fs::regular::{open_regular, Unopened};
         let name = std::ffi::CString::new(shown).map_err(|_| "grep: embedded null byte")?;
-        match open_regular(rfs::CWD, &name, true) {
+        // `root` is resolved: a symlink swapped in since is not followed.
+        match open_regular(rfs::CWD, &name, false) {
             Ok((fd, _)) => out.named(&search, fd, shown),
             Err(Unopened::NotRegular(_)) => {
                 return Err(format!("grep: {}: not a regular file", path.unwrap_or("")))

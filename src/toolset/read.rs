@@ -132,7 +132,9 @@ fn open(target: &Path) -> Result<Opened, Result<(), std::io::Error>> {
     use crate::fs::regular::{open_regular, Unopened};
     let name = std::ffi::CString::new(target.as_os_str().as_bytes())
         .map_err(|_| Err(std::io::Error::from_raw_os_error(libc::EINVAL)))?;
-    match open_regular(rustix::fs::CWD, &name, true) {
+    // `target` is resolved (its last name no symlink): one swapped in
+    // since is not followed (to a device it would open it).
+    match open_regular(rustix::fs::CWD, &name, false) {
         Ok((fd, st)) => Ok((Ok(File::from(fd)), st.st_size as u64)),
         Err(Unopened::Open(e, size)) => Ok((Err(e.into()), size)),
         Err(Unopened::NotRegular(_)) => Err(Ok(())),

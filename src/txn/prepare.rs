@@ -149,8 +149,16 @@ pub(super) fn stage<'a>(
                 let mut o = opts.clone();
                 o.expect_sha256 = expect;
                 o.dry_run = false;
-                let p =
-                    crate::fs::prepare(at, src, edits, &o, crlf, &mut reports[i]).map_err(err)?;
+                // A read of the source names it, not the move's destination.
+                let source = |e| match (e, &file.orig) {
+                    (FsError::Read { errno, .. }, Some((t, _, _))) => FsError::Read {
+                        path: Some(t.path.clone()),
+                        errno,
+                    },
+                    (e, _) => e,
+                };
+                let p = crate::fs::prepare(at, src, edits, &o, crlf, &mut reports[i])
+                    .map_err(|e| err(source(e)))?;
                 counts[i] = p.count;
                 p.temp
             }

@@ -87,7 +87,7 @@ pub(super) fn place<'p>(
             if file.orig.is_some() && !replaced {
                 // A directory's tree is removed once all is committed.
                 let dir = file.tree != Tree::No;
-                let h = c.hide(f, !dir).map_err(rename)?;
+                let h = c.hide(f, !dir).map_err(|e| io(WriteStep::Entry, e))?;
                 if dir {
                     c.trees.push((f, h));
                 }
@@ -154,8 +154,9 @@ pub(super) fn place<'p>(
                         c.log(f, back);
                         temps[f].as_mut().expect("temp").renamed();
                     }
-                    if file.orig.is_some() && hidden.is_none() {
-                        c.hide(f, true).map_err(rename)?;
+                    if let (Some((t, _, _)), None) = (&file.orig, hidden) {
+                        c.hide(f, true)
+                            .map_err(|e| io_err(op, &t.path, WriteStep::Entry, e))?;
                     }
                 }
                 (None, Some((t, _, _))) => {
@@ -182,6 +183,11 @@ pub(super) fn place<'p>(
                             relink(c, f, from, at, d, hidden).map_err(rename)?
                         }
                         Err(Errno::XDEV) => return Ok(false),
+                        // The entry named (not where it was going): a
+                        // mount point cannot be renamed (EBUSY).
+                        Err(e) if d.replaces.is_none() => {
+                            return Err(io_err(op, &t.path, WriteStep::Entry, e))
+                        }
                         r => r.map_err(rename)?,
                     }
                 }
