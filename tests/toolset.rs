@@ -1003,3 +1003,64 @@ fn grep_says_which_ignore_file_it_did_not_read() {
     let r = tool(d.path(), "grep", serde_json::json!({"pattern": "foo"}));
     is(&r, "no matches", 0);
 }
+
+/// rg 13 drops one U+FEFF more right after a UTF-16 mark (its decoder
+/// removes a BOM at the text's start): a file of `FF FE FF FE` has no
+/// lines, `FE FF FE FF` then text starts with that text; a second U+FEFF,
+/// or one after a UTF-8 mark, is text (compared with rg where installed).
+#[test]
+fn grep_drops_a_u_feff_right_after_a_utf16_mark_as_rg_does() {
+    let d = scratch();
+    let mut two = utf16("\u{feff}\u{feff}foo\n", false);
+    two.extend(utf16("x", false)[2..].iter());
+    for (name, body) in [
+        ("be.txt", utf16("\u{feff}foo\n", true)),
+        ("le.txt", utf16("\u{feff}foo\n", false)),
+        ("only.txt", utf16("\u{feff}", false)),
+        ("two.txt", two),
+        ("u8.txt", b"\xef\xbb\xbf\xef\xbb\xbffoo\n".to_vec()),
+    ] {
+        write_file(d.path(), name, &body, 0o644);
+    }
+    let w = std::fs::canonicalize(d.path()).unwrap();
+    let w = w.display();
+    let grep = |path: Option<&str>| {
+        let mut input = serde_json::json!({ "pattern": "^" });
+        if let Some(p) = path {
+            input["path"] = p.into();
+        }
+        tool(d.path(), "grep", input)
+    };
+    let walked = format!(
+        "{w}/be.txt:1:foo\n{w}/le.txt:1:foo\n{w}/two.txt:1:\u{feff}foo\n{w}/two.txt:2:x\n\
+         {w}/u8.txt:1:\u{feff}foo\n"
+    );
+    is(&grep(None), &walked, 0);
+    is(&grep(Some("le.txt")), "1:foo\n", 0);
+    is(&grep(Some("only.txt")), "no matches", 0);
+    match std::process::Command::new("rg")
+        .args([
+            "--no-config",
+            "-n",
+            "--no-heading",
+            "-e",
+            "^",
+            "--",
+            "le.txt",
+            "be.txt",
+        ])
+        .args(["only.txt", "two.txt", "u8.txt"])
+        .current_dir(d.path())
+        .output()
+    {
+        Ok(o) => {
+            let mut got: Vec<_> = String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .map(|l| format!("{w}/{l}\n"))
+                .collect();
+            got.sort();
+            assert_eq!(got.concat(), walked, "rg");
+        }
+        Err(e) => println!("rg not run ({e}): compared with the expected text only"),
+    }
+}

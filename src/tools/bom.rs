@@ -4,7 +4,9 @@
 //! bytes: `EF BB BF` (UTF-8) is dropped, the rest searched as it is;
 //! `FF FE` (UTF-16LE) and `FE FF` (UTF-16BE) are dropped and the rest
 //! transcoded to UTF-8, which is what is searched, checked for NUL (a
-//! binary file) and shown. Any other start (a UTF-16 file without a BOM
+//! binary file) and shown; a U+FEFF right after a UTF-16 mark is dropped
+//! too (`encoding_rs`'s decoder with BOM removal, which rg gives the
+//! bytes after the mark: `FF FE FF FE` is an empty text), a later one kept. Any other start (a UTF-16 file without a BOM
 //! included) is read as it is. [`Source`] does the same for `grep` (the
 //! op and the toolset's): a reader of the file's bytes as rg sees them.
 //!
@@ -78,6 +80,8 @@ impl Bom {
 #[derive(Clone, Debug, Default)]
 pub struct Utf16 {
     be: bool,
+    /// At the text's start: a first U+FEFF is dropped.
+    start: bool,
     lead_byte: Option<u8>,
     lead_surrogate: Option<u16>,
 }
@@ -85,10 +89,21 @@ pub struct Utf16 {
 const REPLACEMENT: &[u8] = "\u{fffd}".as_bytes();
 
 impl Utf16 {
-    /// A decoder, big-endian if `be`.
+    /// A decoder, big-endian if `be`, of bytes from inside the text.
     pub fn new(be: bool) -> Utf16 {
         Utf16 {
             be,
+            ..Utf16::default()
+        }
+    }
+
+    /// A decoder of the text right after the mark: as `encoding_rs`'s
+    /// decoder with BOM removal that rg 13 gives the bytes after the
+    /// mark, it drops a U+FEFF that comes first (one, and only there).
+    pub fn after_mark(be: bool) -> Utf16 {
+        Utf16 {
+            be,
+            start: true,
             ..Utf16::default()
         }
     }
@@ -136,6 +151,9 @@ impl Utf16 {
     }
 
     fn unit(&mut self, u: u16, out: &mut Vec<u8>) {
+        if std::mem::take(&mut self.start) && u == 0xfeff {
+            return;
+        }
         if let Some(hi) = self.lead_surrogate.take() {
             if (0xdc00..0xe000).contains(&u) {
                 let c = 0x10000 + ((u32::from(hi) - 0xd800) << 10) + (u32::from(u) - 0xdc00);
@@ -237,7 +255,7 @@ impl Source {
             Some(b @ (Bom::Utf16Le | Bom::Utf16Be)) => {
                 let mut t = Transcode {
                     bom: b,
-                    dec: Utf16::new(b == Bom::Utf16Be),
+                    dec: Utf16::after_mark(b == Bom::Utf16Be),
                     raw: Vec::new(),
                     out: Vec::new(),
                     at: 0,
@@ -461,7 +479,25 @@ mod tests {
         le.extend(utf16("foo\né\n", false));
         let mut be = b"\xfe\xff".to_vec();
         be.extend(utf16("foo\n𝄞", true));
-        let cases: [(&[u8], &[u8], Option<Bom>); 9] = [
+        let cases: [(&[u8], &[u8], Option<Bom>); 13] = [
+            // A U+FEFF right after a UTF-16 mark is dropped, as rg does;
+            // a second one, or one after a UTF-8 mark, is text.
+            (b"\xff\xfe\xff\xfe", b"", Some(Bom::Utf16Le)),
+            (
+                b"\xfe\xff\xfe\xff\xfe\xff\0a",
+                "\u{feff}a".as_bytes(),
+                Some(Bom::Utf16Be),
+            ),
+            (
+                b"\xff\xfe\xff\xfea\0\xff\xfe",
+                "a\u{feff}".as_bytes(),
+                Some(Bom::Utf16Le),
+            ),
+            (
+                b"\xef\xbb\xbf\xef\xbb\xbfa",
+                "\u{feff}a".as_bytes(),
+                Some(Bom::Utf8),
+            ),
             (b"\xef\xbb\xbffoo\nbar", b"foo\nbar", Some(Bom::Utf8)),
             (b"\xef\xbb\xbf", b"", Some(Bom::Utf8)),
             (b"\xef\xbbfoo", b"\xef\xbbfoo", None),
@@ -486,7 +522,8 @@ mod tests {
     /// surrogates and an open end across the chunks' edges.
     #[test]
     fn a_line_read_again_is_the_same_text() {
-        let mut raw = b"\xff\xfe".to_vec();
+        // The mark, then a U+FEFF that is dropped (line 1 starts after it).
+        let mut raw = b"\xff\xfe\xff\xfe".to_vec();
         let mut i = 0;
         while raw.len() < 3 * CHUNK + 100 {
             raw.extend(utf16(&format!("{i} x𝄞é\n"), false));
@@ -504,7 +541,7 @@ mod tests {
                     p.swap(0, 1);
                 }
             }
-            let text = decode_whole(&raw[2..], be);
+            let text = decode_whole(&raw[4..], be);
             for step in [1000, 4096, 65_537, 1 << 20] {
                 let (_d, mut s) = source(&raw);
                 let mut got = Vec::new();

@@ -1,7 +1,8 @@
 //! A text `read` of a file that starts with a byte-order mark (`bom.rs`):
 //! the text read is what follows the mark, as ripgrep reads it — a UTF-8
 //! file's bytes after its 3, a UTF-16 file's bytes after its 2
-//! transcoded to UTF-8 — and the answer says which mark it was
+//! transcoded to UTF-8, a U+FEFF right after the mark dropped too —
+//! and the answer says which mark it was
 //! (`"bom":"utf-8"`, `"utf-16le"`, `"utf-16be"`).
 //!
 //! [`Text`] is a `pread(2)` over that text, which `read.rs` reads as it
@@ -49,7 +50,7 @@ impl<'p, 'a> Text<'p, 'a> {
         let mut t = Text {
             raw,
             bom,
-            dec: Utf16::new(bom == Bom::Utf16Be),
+            dec: Utf16::after_mark(bom == Bom::Utf16Be),
             out: Vec::new(),
             out_at: 0,
             raw_at: 0,
@@ -60,7 +61,7 @@ impl<'p, 'a> Text<'p, 'a> {
     }
 
     fn restart(&mut self) {
-        self.dec = Utf16::new(self.bom == Bom::Utf16Be);
+        self.dec = Utf16::after_mark(self.bom == Bom::Utf16Be);
         self.out.clear();
         (self.out_at, self.raw_at, self.eof) = (0, self.bom.bytes() as u64, false);
     }

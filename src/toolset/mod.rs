@@ -121,10 +121,11 @@
 //!   "\0" byte around offset N)` when its first 64 KiB hold a NUL and a
 //!   line matches. A file with a byte-order mark is read as rg reads it
 //!   (`tools/bom.rs`): a UTF-8 BOM dropped, UTF-16 with a BOM transcoded
-//!   to UTF-8 (the text searched, checked for NUL — `N` is an offset in
-//!   it — and printed). `read`, as the reference's, decodes the bytes as
-//!   UTF-8 only: a UTF-8 BOM is the text's first character (U+FEFF), a
-//!   UTF-16 file is not UTF-8. A pattern with a NUL is Python's `ValueError('embedded
+//!   to UTF-8, a U+FEFF right after its mark dropped too (the text
+//!   searched, checked for NUL — `N` is an offset in it — and printed).
+//!   `read`, as the reference's, decodes the bytes as UTF-8 only: a
+//!   UTF-8 BOM is the text's first character (U+FEFF), a UTF-16 file is
+//!   not UTF-8. A pattern with a NUL is Python's `ValueError('embedded
 //!   null byte')`; a FIFO named is `grep: P: not a regular file` (the
 //!   reference blocks on it). **Order**: rg's parallel walk gives no fixed
 //!   file order; as-edit prints files in bytewise order of their paths
