@@ -25,7 +25,7 @@ pub fn refusal(pattern: &str, err: Option<&regex::Error>) -> Option<String> {
     let old = rg13_only(&p).filter(|_| !pattern.contains('\n'));
     let text = match (err, old) {
         (Some(regex::Error::Syntax(s)), Some((start, from, to, why)))
-            if detected_at(s).is_none_or(|c| c >= start) =>
+            if rg13_first(s, start, why) =>
         {
             caret_text(pattern, from, to, why)
         }
@@ -43,6 +43,20 @@ fn caret_text(pattern: &str, from: usize, to: usize, why: &str) -> String {
         " ".repeat(from),
         "^".repeat(to - from)
     )
+}
+
+/// Whether rg 13's refusal `why` of a construct at `start` is met before
+/// regex-syntax's `text`: every parse error before a translation error
+/// (one that starts `Unicode`: both parse the whole pattern first), and
+/// of two of a kind the earlier.
+fn rg13_first(text: &str, start: usize, why: &str) -> bool {
+    let translating = |w: &str| w.starts_with("Unicode") || w == "pattern can match invalid UTF-8";
+    let theirs = text.lines().find_map(|l| l.strip_prefix("error: "));
+    match (translating(why), translating(theirs.unwrap_or(""))) {
+        (false, true) => true,
+        (true, false) => false,
+        _ => detected_at(text).is_none_or(|c| c >= start),
+    }
 }
 
 /// The character column where regex-syntax's parser met the error of
@@ -75,10 +89,12 @@ fn rg13_only(p: &[char]) -> Option<(usize, usize, usize, &'static str)> {
     // each open group.
     let (mut depth, mut u, mut x) = (0usize, true, false);
     let mut groups: Vec<(bool, bool)> = Vec::new();
+    // A translation error (Unicode with `u` off), met after any parse error.
+    let mut late = None;
     let mut i = 0;
     while i < p.len() {
         match p[i] {
-            '#' if depth == 0 && x => return None, // a comment to the end
+            '#' if depth == 0 && x => return late, // a comment to the end
             c if depth == 0 && x && c.is_whitespace() => {}
             '\\' => match at(i + 1) {
                 // 0.8 takes any ASCII punctuation escaped; 0.6 only its
@@ -120,7 +136,7 @@ fn rg13_only(p: &[char]) -> Option<(usize, usize, usize, &'static str)> {
                     let big = u32::from_str_radix(&hex, 16).is_ok_and(|v| v > 0x7F);
                     let byte = k == 'x' && at(i + 2) != Some('{');
                     if depth == 0 && !u && big && !byte {
-                        return Some((i, i, end, UNICODE));
+                        late.get_or_insert((i, i, end, UNICODE));
                     }
                     i = end - 1;
                 }
@@ -186,12 +202,14 @@ fn rg13_only(p: &[char]) -> Option<(usize, usize, usize, &'static str)> {
                     }
                 }
             }
-            c if depth == 0 && !u && !c.is_ascii() => return Some((i, i, i + 1, UNICODE)),
+            c if depth == 0 && !u && !c.is_ascii() => {
+                late.get_or_insert((i, i, i + 1, UNICODE));
+            }
             _ => {}
         }
         i += 1;
     }
-    None
+    late
 }
 
 #[cfg(test)]
@@ -363,6 +381,33 @@ mod tests {
                 "(?-u)\\U000000e9",
                 "         ^^^^^^^^^^",
                 "Unicode not allowed here",
+                "",
+            ),
+            // Unicode with `u` off is met after every parse error.
+            ("(?-u)é(", "          ^", "unclosed group", ""),
+            ("(?-u)é\\x{e9})", "                ^", "unopened group", ""),
+            (
+                "(?-u)\\x{e9}\\ k",
+                "               ^^",
+                "unrecognized escape sequence",
+                "",
+            ),
+            (
+                "\\p{Foo}\\<",
+                "           ^^",
+                "unrecognized escape sequence",
+                "",
+            ),
+            (
+                "(?-u)é\\p{Foo}",
+                "         ^",
+                "Unicode not allowed here",
+                "",
+            ),
+            (
+                "\\p{Foo}(?-u)é",
+                "    ^^^^^^^",
+                "Unicode property not found",
                 "",
             ),
             // The earlier error wins, whichever parser saw it.
