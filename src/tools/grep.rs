@@ -256,7 +256,7 @@ fn line_end(buf: &[u8], from: usize) -> usize {
 /// The longest run of literal characters that every match of the regex
 /// `p` contains, when one is found by this conservative reading: `None`
 /// for an alternation at the top level or inline flags; groups, classes,
-/// escapes that are not punctuation, `.`, `^`, `$` end a run, and a
+/// escapes that are not punctuation (and `\<`, `\>`), `.`, `^`, `$` end a run, and a
 /// character made optional by `?`, `*` or `{…}` leaves it.
 pub fn required_literal(p: &str) -> Option<Vec<u8>> {
     if p.contains("(?") {
@@ -300,6 +300,14 @@ pub fn required_literal(p: &str) -> Option<Vec<u8>> {
                 i = class_end(b, i)?;
             }
             b'.' | b'^' | b'$' | b')' => flush(&mut run, &mut starts, &mut best),
+            // `+` keeps its character, unless a repetition that may be
+            // zero follows (`a+*`, `a+{0}`, `a+??`; a lazy `a+?` too).
+            b'+' if matches!(b.get(i + 1), Some(b'*' | b'?' | b'{')) => {
+                if let Some(s) = starts.pop() {
+                    run.truncate(s);
+                }
+                flush(&mut run, &mut starts, &mut best);
+            }
             b'+' => flush(&mut run, &mut starts, &mut best),
             b'*' | b'?' | b'{' => {
                 if let Some(s) = starts.pop() {
@@ -312,7 +320,10 @@ pub fn required_literal(p: &str) -> Option<Vec<u8>> {
             }
             b'\\' => {
                 let &n = b.get(i + 1)?;
-                if n.is_ascii_punctuation() {
+                if n == b'<' || n == b'>' {
+                    // Word start and end (`\<`, `\>`): assertions.
+                    flush(&mut run, &mut starts, &mut best);
+                } else if n.is_ascii_punctuation() {
                     starts.push(run.len());
                     run.push(n);
                 } else if b"wWdDsSAzB".contains(&n) || (n == b'b' && b.get(i + 2) != Some(&b'{')) {
@@ -408,6 +419,47 @@ mod tests {
         );
         // `\s` would cross a newline over the whole buffer: lines are matched alone.
         assert_eq!(found(r"x\)\s+fn", true, false, t), Vec::<String>::new());
+    }
+
+    /// `\<` and `\>` are word start and end, no literal `<` or `>`: the
+    /// prefilter must not ask lines for one.
+    #[test]
+    fn word_start_and_end_escapes_are_no_literal() {
+        let t = "foo bar\nx<foo\nbarfoo\nfoo>\n";
+        assert_eq!(
+            found(r"\<foo", true, false, t),
+            ["foo bar", "x<foo", "foo>"]
+        );
+        assert_eq!(
+            found(r"foo\>", true, false, t),
+            ["foo bar", "x<foo", "barfoo", "foo>"]
+        );
+        assert_eq!(
+            found(r"\<foo\>", true, true, t),
+            ["foo bar", "x<foo", "foo>"]
+        );
+        assert_eq!(
+            required_literal(r"\<foo\>bar").as_deref(),
+            Some(&b"foo"[..])
+        );
+        assert_eq!(found(r"foo\>", true, false, "a\nfoo>"), ["foo>"]);
+    }
+
+    /// A repetition of a repetition may be zero: `a+*` matches every line
+    /// (rg's `(a+)*`), and no literal is required of it.
+    #[test]
+    fn a_repeated_plus_requires_no_literal() {
+        let t = "xa\nb\n";
+        for p in [r"a+*", r"xa+*", r"a+{0}", r"a+??", r"a+*?", r"\.+*"] {
+            let want: &[&str] = match p {
+                r"xa+*" => &["xa"],
+                _ => &["xa", "b"],
+            };
+            assert_eq!(found(p, true, false, t), want, "{p}");
+            assert_eq!(found(p, true, true, t), want, "{p}");
+        }
+        assert_eq!(required_literal(r"ab+c").as_deref(), Some(&b"ab"[..]));
+        assert_eq!(required_literal(r"xya+*").as_deref(), Some(&b"xy"[..]));
     }
 
     /// `ignore_case` lowered in chunks finds what a lowered copy of the

@@ -199,7 +199,8 @@
 //!   taken where rg 13 refuses it, and `\p{…}` follows a newer Unicode
 //!   (characters assigned since match their new classes). What the newer
 //!   syntax adds (`\<`, `\>`, `\b{start}`, `(?<name>…)`, `(?R)`, escaped
-//!   punctuation such as `\/`) is refused in rg 13's words.
+//!   punctuation such as `\/`, a non-ASCII literal with Unicode off as in
+//!   `(?-u)é` or `(?-u)\x{e9}`) is refused in rg 13's words.
 //! - `\p{…}` of a boolean property (`\p{Alphabetic}`), an age or a
 //!   segmentation class is refused (`Unicode property not found`): the
 //!   static binary leaves those tables out (160 KiB; README Performance).
