@@ -9,7 +9,10 @@
 //! leading `/` dropped), one without matches a name at any depth below
 //! it. The wildcards are wildmatch's ([`super::pattern`], no braces),
 //! matched a byte at a time as git and ripgrep do (`?` and `[!a]` match
-//! one byte, so neither matches `é`; `??` does). A
+//! one byte, so neither matches `é`; `??` does; a reversed range `[z-a]`
+//! is its start alone, as in git). An anchored rule is matched as git's
+//! `match_pathname`: its literal start, then the rest against the rest of
+//! the path (so `a**/**` matches `a`). A
 //! line that does not compile (an unclosed `[`, a trailing `\`) never
 //! matches, as in git. The last matching line of a file decides; a
 //! deeper `.gitignore` is asked before a shallower one ([`decide`]); a
