@@ -9,7 +9,10 @@
 //! leading `/` dropped), one without matches a name at any depth below
 //! it. The wildcards are wildmatch's ([`super::pattern`], no braces),
 //! matched a byte at a time as git and ripgrep do (`?` and `[!a]` match
-//! one byte, so neither matches `é`; `??` does). A
+//! one byte, so neither matches `é`; `??` does; a reversed range `[z-a]`
+//! is its start alone, as in git). An anchored rule is matched as git's
+//! `match_pathname`: its literal start, then the rest against the rest of
+//! the path (so `a**/**` matches `a`). A
 //! line that does not compile (an unclosed `[`, a trailing `\`) never
 //! matches, as in git. The last matching line of a file decides; a
 //! deeper `.gitignore` is asked before a shallower one ([`decide`]); a
@@ -196,9 +199,22 @@ impl Rules {
                 t.strip_prefix(b"/").unwrap_or(t)
             }
         };
-        s.starts_with(&p[..head])
-            && s.ends_with(tail)
-            && Pattern::compile_in(p, Units::Bytes).is_ok_and(|c| c.matches(s))
+        if !s.starts_with(&p[..head]) || !s.ends_with(tail) {
+            return false;
+        }
+        // An anchored rule is matched as git's match_pathname does: its
+        // literal start (to the first `*`, `?`, `[` or `\\`) compared, then
+        // the rest against the rest of the path, so a `**` right after that
+        // start is a leading one (`a**/**` matches `a`, `a**/b` `a/x/b`).
+        let pre = match r.base {
+            true => 0,
+            false => p
+                .iter()
+                .position(|b| b"*?[\\".contains(b))
+                .unwrap_or(p.len()),
+        };
+        s.starts_with(&p[..pre])
+            && Pattern::compile_in(&p[pre..], Units::Bytes).is_ok_and(|c| c.matches(&s[pre..]))
     }
 
     /// Adds the rule of one line, if it is one.
@@ -332,6 +348,22 @@ mod tests {
         Rules::parse(rules.as_bytes()).decide(path.as_bytes(), is_dir)
     }
 
+    /// git 2.47's `check-ignore --no-index` on each path under these rules.
+    #[test]
+    fn an_anchored_rule_matches_past_its_literal_start_as_git_and_a_reversed_range_is_its_start() {
+        let rules = "a**/**\np**/b\nx/y**/z\nm[z-a]\n/n*[z-a]\n";
+        let ignored = [
+            "a", "a/f", "p/b", "p/x/b", "p/x/y/b", "pb", "x/y/z", "x/yy/z", "x/y/q/z", "x/yq/r/z",
+            "mz", "nz", "nqz",
+        ];
+        for p in ignored {
+            assert_eq!(ig(rules, p, false), Some(true), "{p}");
+        }
+        for p in ["ma", "my", "n/z"] {
+            assert_eq!(ig(rules, p, false), None, "{p}");
+        }
+    }
+
     #[test]
     fn names_anchors_and_directories() {
         assert_eq!(ig("*.o", "a/b/x.o", false), Some(true));
@@ -446,10 +478,21 @@ mod tests {
             }
             let base = !p.contains(&b'/');
             let p = p.strip_prefix(b"/").unwrap_or(p);
-            let Ok(c) = Pattern::compile_in(p, Units::Bytes) else {
+            if Pattern::compile_in(p, Units::Bytes).is_err() {
                 continue;
+            }
+            // git's match_pathname: the literal start, then the rest.
+            let pre = match base {
+                true => 0,
+                false => p
+                    .iter()
+                    .position(|b| b"*?[\\".contains(b))
+                    .unwrap_or(p.len()),
             };
-            if !p.is_empty() && (is_dir || !dir_only) && c.matches(if base { name } else { rel }) {
+            let s = if base { name } else { rel };
+            let c = Pattern::compile_in(&p[pre..], Units::Bytes).expect("compiles");
+            let hit = s.starts_with(&p[..pre]) && c.matches(&s[pre..]);
+            if !p.is_empty() && (is_dir || !dir_only) && hit {
                 out = Some(!neg);
             }
         }

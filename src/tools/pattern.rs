@@ -292,6 +292,12 @@ fn class(p: &[u8], units: Units) -> Result<(Tok, usize), PatternError> {
         if p.get(i) == Some(&b'-') && p.get(i + 1).is_some_and(|&c| c != b']') {
             let (hi, n) = member(p, i + 1, units).ok_or_else(unclosed)?;
             i += 1 + n;
+            if hi < lo && units == Units::Bytes {
+                // git's wildmatch compares the start as a member before it
+                // sees the `-`: a reversed range matches its start alone.
+                ranges.push((lo, lo));
+                continue;
+            }
             if hi < lo {
                 return Err(format!(
                     "a reversed range in a character class ({}-{})",
