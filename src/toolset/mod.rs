@@ -188,7 +188,11 @@
 //!   walker keeps git's): rg trims every trailing whitespace character of
 //!   a rule (a tab too), reads `{a,b}` as alternatives, and drops a whole
 //!   ignore file that is not UTF-8; here only spaces are trimmed, braces
-//!   are literal, and the UTF-8 lines of such a file still count.
+//!   are literal, and the UTF-8 lines of such a file still count; a
+//!   reversed range (`[z-a]`) matches its start, as in git, where rg
+//!   drops the rule with a warning; an anchored rule's literal start is
+//!   compared first, then the rest (git's `match_pathname`: `a**/**`
+//!   ignores `a`), where rg's globset reads the `**` as a plain `*`.
 //! - A named file whose first NUL lies past the first 64 KiB: rg prints
 //!   the lines of the blocks it read before the NUL, then `binary file
 //!   matches (found "\0" byte around offset N)`; here every matching line
