@@ -6,7 +6,7 @@ use std::io;
 use super::display::{self, render_hints};
 use super::{RefusalHints, Token, TxnAt, Via};
 
-/// Why an edit through the [`Editor`] did not happen.
+/// Why an edit through the [`Editor`](super::Editor) did not happen.
 #[derive(Debug)]
 pub enum EditError {
     /// The helper, or the transfer path, answered with a protocol error

@@ -21,7 +21,7 @@
 //!
 //! The walker reads the `.gitignore` files at and below the walk's `path`;
 //! those above it and `.git/info/exclude`, in a repository, come from
-//! [`super::ignore_up`]; `core.excludesFile` is never read.
+//! `ignore_up`; `core.excludesFile` is never read.
 
 use super::pattern::{Pattern, Units};
 

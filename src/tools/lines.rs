@@ -100,7 +100,7 @@ fn digits(n: u64) -> usize {
 /// line is `end`: `last`, the file ends there (`eof`, `lines`, `sha256`);
 /// else `next` (the byte offset of line E+1), a `next` follows
 /// (`"truncated":true,"next":{"start":E+1,"offset":B,"check":C}`, C's
-/// [`super::resume::CHECK_DIGITS`] digits).
+/// `resume::CHECK_DIGITS` digits).
 pub fn tail(end: u64, last: bool, next: Option<u64>) -> usize {
     let fields = if last {
         "true,\"lines\":,\"sha256\":\"\"".len() + digits(end) + 64

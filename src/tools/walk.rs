@@ -21,7 +21,7 @@
 //!   names, searched when a `!` rule such as `!*/` whitelists them);
 //!   names starting with `.` unless `hidden`; with `gitignore`, the
 //!   `.gitignore` files below the start ([`super::gitignore`]) and, in a
-//!   repository, above it and `.git/info/exclude` ([`super::ignore_up`]);
+//!   repository, above it and `.git/info/exclude` (`ignore_up`);
 //!   with `rg`, ripgrep 13's default filters instead (`.rgignore`,
 //!   `.ignore`, `.gitignore` in a repository, the start's parents' files
 //!   given to [`walk_with`], a hidden name shown when a `!` rule
@@ -36,7 +36,7 @@
 //!   `walk_limit`). Memory is the pending names of the directories on the
 //!   current path (all of each, for the sort: a name's length and 8 to 12
 //!   bytes, in one buffer per directory), not the tree.
-//! - **Any descriptor limit** ([`super::walk_fd`]): short of descriptors,
+//! - **Any descriptor limit** (`walk_fd`): short of descriptors,
 //!   upper levels' are closed, then reopened by name and checked; below
 //!   the least a walk needs: [`Outcome::unreadable`], [`Outcome::short`].
 //! - **Every entry** with [`Options::all`] (`list`): directories (before
@@ -76,7 +76,7 @@ pub struct Options {
     /// Yield and enter names starting with `.`.
     pub hidden: bool,
     /// Honour `.gitignore` files (and, in a repository, those above the
-    /// start and `.git/info/exclude`: [`super::ignore_up`]).
+    /// start and `.git/info/exclude`: `ignore_up`).
     pub gitignore: bool,
     /// Yield every entry, not only regular files (`list`): a directory
     /// before what is under it; `.git`, `.hg`, `.svn` yielded but entered
@@ -120,7 +120,7 @@ pub struct Outcome {
     pub hidden: u64,
     /// Directories that could not be opened or read (for want of
     /// descriptors too, when even the walk's least could not be had:
-    /// [`super::walk_fd`]).
+    /// `walk_fd`).
     pub unreadable: u64,
     /// The first directory not read for want of descriptors (`EMFILE`,
     /// `ENFILE`), its path relative to the start (empty: the start).
@@ -142,7 +142,7 @@ pub fn walk(start: impl Into<StartDir>, opts: Options, f: impl FnMut(File<'_>) -
 
 /// [`walk`] under the ignore files of the start's parents, outermost
 /// first, each with the path from it to the start ending in `/`
-/// ([`ignores::ancestors`]; ripgrep's filters, `opts.rg`).
+/// ([`super::ignores::ancestors`]; ripgrep's filters, `opts.rg`).
 pub fn walk_with(
     start: impl Into<StartDir>,
     opts: Options,
