@@ -116,42 +116,8 @@ fn a_fifo_with_no_writer_is_refused_at_once() {
 /// protocol 4's `read`. The swap happened: the name holds the FIFO after.
 #[test]
 fn a_fifo_swapped_in_after_the_check_is_refused_at_once() {
-    let s = scratch();
-    let d = s.path();
-    let swap = d.join("swap");
-    let fresh = || {
-        std::fs::write(d.join("f"), "x\n").unwrap();
-        mkfifo(&swap);
-    };
-    let after = |r: &Run, text: &str, code: i32| {
-        assert_eq!((r.stdout.as_str(), r.code), (text, code), "{}", r.stderr);
-        let ft = std::fs::symlink_metadata(d.join("f")).unwrap().file_type();
-        assert!(std::os::unix::fs::FileTypeExt::is_fifo(&ft), "swapped");
-        assert_eq!(listing(d), ["f"]);
-        std::fs::remove_file(d.join("f")).unwrap();
-    };
-    let env: &[(&str, &Path)] = &[("AS_EDIT_TEST_SWAP_BEFORE_OPEN", &swap)];
-    for range in [None, Some(serde_json::json!([1, 1]))] {
-        fresh();
-        let mut input = serde_json::json!({"file_path": "f"});
-        if let Some(r) = range {
-            input["view_range"] = r;
-        }
-        let r = toolset(d, "read", input, env);
-        after(&r, "read: f: not a regular file", 1);
-    }
-    fresh();
-    let r = toolset(
-        d,
-        "grep",
-        serde_json::json!({"pattern": "x", "path": "f"}),
-        env,
-    );
-    after(&r, "grep: f: not a regular file", 1);
-    fresh();
-    let r = bounded(d, &["--stdin"], r#"{"op":"read","path":"f"}"#, env);
-    let line = r#"{"error":"file_not_found","detail":"f is a FIFO, not a regular file"}"#;
-    after(&r, &format!("__RESULT__{line}\n"), 1);
+    let fifo = |ft: &std::fs::FileType| std::os::unix::fs::FileTypeExt::is_fifo(ft);
+    swapped_in_after_the_check(mkfifo, fifo, "FIFO");
 }
 
 /// `/proc/kmsg` (a regular file by its type) with nothing to read yet
@@ -245,17 +211,30 @@ fn a_device_bind_mounted_into_a_searched_tree_is_skipped() {
 /// many levels of symbolic links".)
 #[test]
 fn a_symlink_swapped_in_after_the_check_is_not_followed() {
+    let link = |p: &Path| std::os::unix::fs::symlink("nowhere", p).unwrap();
+    swapped_in_after_the_check(link, std::fs::FileType::is_symlink, "symlink");
+}
+
+/// `make` puts an entry of the kind `is` tells (`kind` in protocol 4's
+/// words) at a name the test hook renames over `f` between the type check
+/// and the open: the toolset's `read` (with and without a range) and
+/// `grep` and protocol 4's `read` refuse it at once, and the swap happened.
+fn swapped_in_after_the_check(
+    make: impl Fn(&Path),
+    is: impl Fn(&std::fs::FileType) -> bool,
+    kind: &str,
+) {
     let s = scratch();
     let d = s.path();
     let swap = d.join("swap");
     let fresh = || {
         std::fs::write(d.join("f"), "x\n").unwrap();
-        std::os::unix::fs::symlink("nowhere", &swap).unwrap();
+        make(&swap);
     };
     let after = |r: &Run, text: &str, code: i32| {
         assert_eq!((r.stdout.as_str(), r.code), (text, code), "{}", r.stderr);
         let ft = std::fs::symlink_metadata(d.join("f")).unwrap().file_type();
-        assert!(ft.is_symlink(), "swapped");
+        assert!(is(&ft), "swapped");
         assert_eq!(listing(d), ["f"]);
         std::fs::remove_file(d.join("f")).unwrap();
     };
@@ -270,15 +249,12 @@ fn a_symlink_swapped_in_after_the_check_is_not_followed() {
         after(&r, "read: f: not a regular file", 1);
     }
     fresh();
-    let r = toolset(
-        d,
-        "grep",
-        serde_json::json!({"pattern": "x", "path": "f"}),
-        env,
-    );
+    let input = serde_json::json!({"pattern": "x", "path": "f"});
+    let r = toolset(d, "grep", input, env);
     after(&r, "grep: f: not a regular file", 1);
     fresh();
     let r = bounded(d, &["--stdin"], r#"{"op":"read","path":"f"}"#, env);
-    let line = r#"{"error":"file_not_found","detail":"f is a symlink, not a regular file"}"#;
+    let line =
+        format!(r#"{{"error":"file_not_found","detail":"f is a {kind}, not a regular file"}}"#);
     after(&r, &format!("__RESULT__{line}\n"), 1);
 }
