@@ -495,22 +495,6 @@ fn racing_exclusive_creates_have_one_winner() {
     }
 }
 
-/// Mounts a tmpfs at `at` (root only); false where that is not allowed.
-fn tmpfs(at: &Path) -> bool {
-    is_root()
-        && std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "none"])
-            .arg(at)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-}
-
-fn umount(at: &Path) {
-    let ok = std::process::Command::new("umount").arg(at).status();
-    assert!(ok.unwrap().success(), "umount {}", at.display());
-}
-
 /// A mount point inside the tree: refused before anything is removed,
 /// naming it; a directory moved to another file system: refused (never
 /// copied), rolled back.

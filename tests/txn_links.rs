@@ -234,21 +234,6 @@ fn a_moved_link_is_not_edited_through_in_the_same_call() {
     assert_eq!(tree(s.path()), before);
 }
 
-fn tmpfs(at: &Path) -> bool {
-    is_root()
-        && std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "none"])
-            .arg(at)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-}
-
-fn umount(at: &Path) {
-    let ok = std::process::Command::new("umount").arg(at).status();
-    assert!(ok.unwrap().success(), "umount {}", at.display());
-}
-
 /// Across file systems (EXDEV) the link is made again there with the same
 /// target text, never its target copied: onto a free name, and with
 /// `overwrite` over a file (replaced); a failure at any commit step rolls

@@ -332,3 +332,20 @@ pub fn broken_pipe() -> std::fs::File {
         std::fs::File::from_raw_fd(fds[1])
     }
 }
+
+/// Mounts a tmpfs at `at` (root only); false where that is not allowed.
+pub fn tmpfs(at: &std::path::Path) -> bool {
+    is_root()
+        && std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "none"])
+            .arg(at)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+}
+
+/// Unmounts `at`, failing the test if that fails.
+pub fn umount(at: &std::path::Path) {
+    let ok = std::process::Command::new("umount").arg(at).status();
+    assert!(ok.unwrap().success(), "umount {}", at.display());
+}
