@@ -54,7 +54,7 @@
 //!
 //! The SDK's `apply_diff` takes one file's diff; the patch-level rows
 //! (hunks, Add/Move) are Codex's alone. The patch forms share the
-//! transaction's rules but for four (`Txn::patch`, issue 33): where
+//! transaction's rules but for four (`Txn::patch`): where
 //! Codex writes in place and as-edit by rename the answers would differ
 //! silently (a symlink's target moved, a hard link keeping the old text),
 //! so those patches are refused before anything is written.

@@ -124,12 +124,12 @@
 //! (`grep_long.rs`), and the `context` lines carried from block to block
 //! are kept as their first `max_columns` × 4 + 4 bytes: a file that is one
 //! 50 MB line, or 40 lines of 1.5 MiB with `context` 30, costs about the
-//! 1 MiB block (`ignore_case`: plus one 64 KiB lowered chunk), where they
-//! took 68 and 66 MiB (the bound: `grep_op.md`). The exception: a regex
-//! without a required literal over a line longer than 1 MiB holds the
-//! line, and so does one whose required literal the line holds (to run
-//! the regex on it), beside the answer (breaker b34f: a 4.4 MB line at
-//! `max_bytes` 8 MiB, 17.8 MB). A text read escapes a line before it
+//! 1 MiB block (`ignore_case`: plus one 64 KiB lowered chunk), where
+//! holding whole lines would take 68 and 66 MiB (the bound: `grep_op.md`).
+//! The exception: a regex without a required literal over a line longer
+//! than 1 MiB holds the line, and so does one whose required literal the
+//! line holds (to run the regex on it), beside the answer (a 4.4 MB line
+//! at `max_bytes` 8 MiB: 17.8 MB). A text read escapes a line before it
 //! knows whether the line fits, so a page cut or refused at `max_bytes`
 //! touches up to `max_bytes` of the result line, whatever it keeps. A
 //! grep with a `max_columns` over about `max_bytes` / 4 and lines over
