@@ -117,8 +117,7 @@
 //! fit the page: `grep_op.rs`) — and no copy of the page is kept beside
 //! it. So about `max_bytes` + 2 MiB: 2.4 MiB at most measured at the
 //! default `max_bytes`; at 8 MiB (static binary, KiB) a text read 9,200, a
-//! raw read 9,150, a `content` grep 9,470, a list 10,170-10,320 (before: 17,190,
-//! 9,250, 22,300-24,130, 10,290). `glob` holds besides its `offset` + `limit` matches
+//! raw read 9,150, a `content` grep 9,470, a list 10,170-10,320. `glob` holds besides its `offset` + `limit` matches
 //! (to sort them) before its page (`find.rs`). `grep`'s read block doubles until a
 //! line fits up to 1 MiB; a longer line is searched in windows of it
 //! (`grep_long.rs`), and the `context` lines carried from block to block
