@@ -6,7 +6,7 @@
 //! additions go are in its docs); [`stream`] gives the same answer in one
 //! pass over the file, at every grade, holding only the patch, when no
 //! later line overrules a match (its docs), and [`passes`] in passes over
-//! the file otherwise, still bounded by the patch. [`compile`] makes a patch the
+//! the file otherwise, still bounded by the patch. [`compile()`] makes a patch the
 //! transaction of `txn` (the binary's path, [`cli`] its inputs, [`codex`]
 //! the `apply_patch` mode); [`apply_tree`] runs a whole patch over an
 //! in-memory tree, all or nothing, with the same locator (the host's
