@@ -128,7 +128,7 @@ def make_update(r, lines, features):
             body, eof = [""] * r.randint(1, 2), False
             features.add("blank_chunk")
         elif shape < 0.09 and a == b:
-            # '+X', an empty line, End of File (item 4).
+            # '+X', an empty line, End of File.
             body, eof = ["+" + code_line(r), ""], True
             features.add("eof_blank_add")
         out += header + body + (["*** End of File"] if eof else [])
