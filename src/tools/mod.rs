@@ -185,9 +185,9 @@
 //!   whole path (`fs::read_dir`) and each ignore file with `File::open`,
 //!   every component resolved again: a directory swapped for a symlink
 //!   after it was listed is followed out of the tree. This walk opens
-//!   every directory and ignore file with `openat(parent, name,
-//!   O_NOFOLLOW)` from its parent's descriptor (`walk_fd.rs`), so a swap
-//!   never leads out of the start or `--root`.
+//!   every directory, and the ignore files in it, with `openat(parent,
+//!   name, O_NOFOLLOW)` from its parent's descriptor (`walk_fd.rs`), so a
+//!   swap never leads out of the start or `--root`.
 //! - **Pseudo file systems** (proc, sysfs, devtmpfs, …: `pseudo.rs`) are
 //!   not entered, and the answer counts them (`pseudo_not_entered`);
 //!   `ignore`'s one built-in choice is `same_file_system`, which stops at
