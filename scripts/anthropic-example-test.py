@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """examples/anthropic_toolset.py against a real container, side by side with
-the reference (issue 35 item 5; run by scripts/docker-test.sh).
+the reference (run by scripts/docker-test.sh).
 
 The same calls go to the example's tools (as-edit inside CONTAINER, workspace
 WORKDIR there, which must be empty) and to the reference's tools on a local

@@ -28,10 +28,9 @@
 #                same alternation, to compare builds; --iters N (default 30)
 #   --long-old-only only the long-OLD case: a --stdin refusal of a 16 MiB OLD
 #                on the large file against a short OLD's, and the same OLD
-#                on a one-line file (the request's own cost); the search's
-#                share (long - one-line) was ~40x the short OLD's before the
-#                matcher became linear (issue 23 item 5)
-#   --toolset-only only the toolset case (issue 34) on the Rust standard
+#                on a one-line file (the request's own cost): the search's
+#                share is long - one-line
+#   --toolset-only only the toolset case on the Rust standard
 #                library's source (rust-src): glob '*.rs' against fd -g,
 #                rg --files -g and AgentScope's find | sort | while read;
 #                stat; stat pipeline; a literal grep against rg -F and
@@ -237,7 +236,7 @@ diff_case() {
     "peak RSS --report ${rss_report} KiB, --report --diff ${rss_diff} KiB $(target '<= 4096')"
 }
 
-# --- files (issue 19) -----------------------------------------------------
+# --- files --------------------------------------------------------------
 # Ten small edits in ten 4 KiB files: one {"files":[...]} transaction on
 # --stdin, ten single-file execs, one single-file exec (each exec a fresh
 # sh -c, as a host's exec API runs it). Targets: the transaction <= 2x one
@@ -279,7 +278,7 @@ files_case() {
     "peak RSS ${rss_txn} KiB $(target '<= 4096')"
 }
 
-# --- patch (issue 20) -------------------------------------------------------
+# --- patch ----------------------------------------------------------------
 # scripts/bench/patch.py's patch (5 files, 10 chunks, copies of src/ files)
 # on a fresh copy before every run: as-edit --patch, as-edit as
 # apply_patch, and Codex's apply_patch (the 315 MB static binary of npm
@@ -355,7 +354,7 @@ patch_case() {
 }
 # --- end patch --------------------------------------------------------------
 
-# --- hints (issue 11) ---------------------------------------------------
+# --- hints ------------------------------------------------------------
 # A --hints refusal against the plain one on a 1 MiB source file (generated
 # Rust-like code, every line distinct): OLD is three of its lines with one
 # changed word, so no normalized-exact kind holds and the whole finder runs,
@@ -434,7 +433,7 @@ PY
 }
 # --- end hints ------------------------------------------------------------
 
-# --- long OLD (issue 23 item 5) --------------------------------------------
+# --- long OLD --------------------------------------------------------
 # OLD is the large file's own text, 16 MiB of it (scaled), ending where the
 # file never does: the worst case for the search (every line a near match)
 # and a refusal, so the whole file is searched. Over --stdin, as hosts send
@@ -478,7 +477,7 @@ PY
 }
 # --- end long OLD -----------------------------------------------------------
 
-# --- toolset (issue 34) -----------------------------------------------------
+# --- toolset --------------------------------------------------------------
 # On rust-src (52 MB, 2,236 files): each command a fresh exec with every
 # match written out (limit 100000; --hidden --no-ignore so that rg and fd
 # walk what the ops walk). Medians of wall time, and user+system CPU means
@@ -602,7 +601,7 @@ if ((large_only)); then
   f="$work/large.txt" o=$(b64 'needle_near_the_end = 1') n=$(b64 'needle_near_the_end = 2')
   cmds=("as-edit='$bin' -- '$f' '$o' '$n' false")
   for a in "${also[@]}"; do cmds+=("$(basename "$a")='$(realpath "$a")' -- '$f' '$o' '$n' false"); done
-  # The copy as as-edit makes it since issue 23 item 4 (4c3faea): its data
+  # The copy as as-edit makes it: its data
   # written back and waited for before the rename (settle() in
   # src/fs/temp.rs), which cp+mv leaves to the kernel's flusher. xfs_io's
   # sync_range keeps only the last of -a, -b, -w (`-a -b -w` is a bare

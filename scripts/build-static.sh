@@ -6,29 +6,25 @@
 # Size: std is rebuilt from source (-Zbuild-std) without its `backtrace`
 # feature. With panic=abort the helper never unwinds, and its panic hook
 # prints the result line itself, but the prebuilt std still links the
-# default hook's backtrace symbolizer (gimli, addr2line, libunwind: ~230 KiB
-# of the 636 KiB). The pinned stable toolchain builds it: RUSTC_BOOTSTRAP=1
-# unlocks the -Z flags for this build only. AS_EDIT_PLAIN_STD=1 builds with
-# the prebuilt std instead (bigger, same behaviour). std's `optimize_for_size`
-# feature picks its small sort and formatting code: -28,672 bytes on x86_64
-# (506,048 -> 477,376) with the callgrind counts unchanged (within 1%), since
-# the hot paths are memchr's and the engine's, not std's. No unwind tables
-# (`-C force-unwind-tables=no`): the binary aborts on panic, after its hook
-# has printed the result line, and never unwinds or prints a backtrace, so
-# .eh_frame was dead weight: -36,864 bytes (485,568 -> 448,704), instruction
-# counts unchanged.
-# Two more flags for the binary with transactions and patches (579,776
-# bytes, over the budget): --cfg as_edit_small turns on #[optimize(size)]
-# for the code that runs once per request (see src/lib.rs; the engine's and
-# the sink's loops stay at opt-level 3): -61,440 (579,776 -> 518,336), callgrind's
-# cases within their budgets (small 57,843 against 55,631 before); and
-# -Zlocation-detail=none drops the file/line/column of every panic site,
-# which the hook never prints (it prints the message): -28,672 (-> 489,664).
-# Relative relocations packed (-z pack-relative-relocs, DT_RELR, which the
-# bundled musl's static-PIE start-up applies since 1.2.4): the x86_64
-# binary's 286 RELA entries (6,864 bytes) become 104 bytes of RELR, -4,096
-# in the file, still position-independent (the aarch64 link with rust-lld
-# has none to pack).
+# default hook's backtrace symbolizer (gimli, addr2line, libunwind). The
+# pinned stable toolchain builds it: RUSTC_BOOTSTRAP=1 unlocks the -Z flags
+# for this build only. AS_EDIT_PLAIN_STD=1 builds with the prebuilt std
+# instead (bigger, same behaviour). std's `optimize_for_size` feature picks
+# its small sort and formatting code, with the callgrind counts unchanged
+# (within 1%): the hot paths are memchr's and the engine's, not std's. No
+# unwind tables (`-C force-unwind-tables=no`): the binary aborts on panic,
+# after its hook has printed the result line, and never unwinds or prints a
+# backtrace, so .eh_frame would be dead weight. --cfg as_edit_small turns
+# on #[optimize(size)] for the code that runs once per request (see
+# src/lib.rs; the engine's and the sink's loops stay at opt-level 3), with
+# callgrind's cases within their budgets; -Zlocation-detail=none drops the
+# file/line/column of every panic site, which the hook never prints (it
+# prints the message). Relative relocations are packed (-z
+# pack-relative-relocs, DT_RELR, which the bundled musl's static-PIE
+# start-up applies since 1.2.4): smaller, still position-independent (the
+# aarch64 link with rust-lld has none to pack). The result: 1,391,088
+# bytes x86_64, 1,251,504 aarch64; what each flag saves, measured, is in
+# scripts/bench/README.md ("Binary size").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/common.sh
@@ -66,10 +62,9 @@ for t in "${targets[@]}"; do
   grep -Eq "statically linked|static-pie linked" <<<"$desc" || die "$out is not static: $desc"
   grep -q "stripped" <<<"$desc" && ! grep -q "not stripped" <<<"$desc" || die "$out is not stripped: $desc"
   size=$(stat -c %s "$out")
-  # The budget of the uploaded binary: 1.5 MiB for the toolset with
-  # ripgrep's regex engine and Unicode tables and the snapshot ops to come
-  # (issue 41; it was 1 MiB with regex-lite's ASCII dialect, 512 KiB for
-  # edits alone). The `regex` crate's measured cost is in the README's
+  # The budget of the uploaded binary: 1.5 MiB, for the toolset with
+  # ripgrep's regex engine and Unicode tables and the snapshot ops to come.
+  # The `regex` crate's measured cost is in the README's
   # Performance section and scripts/bench/README.md. The prebuilt-std
   # fallback has no size build of std, so it gets 2 MiB.
   budget=1572864

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The AgentScope adapter (examples/agentscope/AsEditFilesystem.java, issue 35)
+# The AgentScope adapter (examples/agentscope/AsEditFilesystem.java)
 # compiled against the stand-ins in tests/agentscope/ and run by its driver:
 # every filesystem method on the toolset's awkward trees, compared with the
 # oracle of LocalFilesystem's semantics; once with the system's sh, once with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SIGKILL residue harness (issue 23, item 4). On loop-mounted btrfs, ext4 and
+# SIGKILL residue harness. On loop-mounted btrfs, ext4 and
 # xfs images under /tmp, edits an 8 MiB CRLF file over and over and SIGKILLs
 # each run at a random instant around its commit; after every kill the
 # directory must hold the target alone and the target must be the old or the

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The scripts never remove or downgrade a package the machine has (issue 33
-# item 16: bookworm's qemu-system-x86 removed a qemu-utils from backports).
+# The scripts never remove or downgrade a package the machine has (an apt
+# install without --no-remove can: bookworm's qemu-system-x86 removes a
+# qemu-utils from backports).
 #  1. Every line under scripts/ that runs (or tells a user to run) an apt
 #     install carries --no-remove; dpkg -i is not used at all. The rule is
 #     first shown to catch a bad sample, so a broken pattern cannot pass.

@@ -124,11 +124,11 @@ def make_update(r, lines, features):
         eof = b == n and r.random() < 0.5 and a < b
         shape = r.random()
         if shape < 0.05:
-            # A chunk of empty lines alone (issue 33, item 6): a no-op.
+            # A chunk of empty lines alone: a no-op.
             body, eof = [""] * r.randint(1, 2), False
             features.add("blank_chunk")
         elif shape < 0.09 and a == b:
-            # '+X', an empty line, End of File (item 4).
+            # '+X', an empty line, End of File.
             body, eof = ["+" + code_line(r), ""], True
             features.add("eof_blank_add")
         out += header + body + (["*** End of File"] if eof else [])

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Power cuts in a real virtual machine (issue 22): boots a Debian kernel under
+# Power cuts in a real virtual machine: boots a Debian kernel under
 # qemu-system-x86_64 with a busybox initramfs holding the static as-edit and
 # a driver (scripts/power-cut/guest-init.sh), runs loops of edits on ext4 and
 # xfs work disks, SIGKILLs qemu at a random instant and holds every disk

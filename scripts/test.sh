@@ -94,7 +94,7 @@ step "the toolset differential against Anthropic's reference tools (anthropic 2.
 # Exits 1 on any difference no documented reason explains (scripts/toolset-diff.py).
 AS_EDIT="$AS_EDIT_STATIC_BIN" scripts/toolset-diff.sh 2000 35
 
-step "the AgentScope adapter in Java (issue 35): javac against the stand-ins, its driver under sh and under a busybox-only PATH"
+step "the AgentScope adapter in Java: javac against the stand-ins, its driver under sh and under a busybox-only PATH"
 scripts/java-test.sh "$AS_EDIT_STATIC_BIN"
 
 step "fuzzing, bounded (scripts/fuzz.sh runs longer on demand)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Differential test of `as-edit --toolset agent_toolset_20260401` against
 Anthropic's reference implementation (PyPI `anthropic`,
-`anthropic.lib.tools.agent_toolset`), issue 35 item 4.
+`anthropic.lib.tools.agent_toolset`).
 
 For every case it builds a generated tree at one fixed path (`BASE/ws`, with
 `BASE/outside` beside it for the escapes), calls the reference tool on it,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The differential of `as-edit --toolset agent_toolset_20260401` against
-# Anthropic's reference tools (issue 35 item 4; scripts/toolset-diff.py has
+# Anthropic's reference tools (scripts/toolset-diff.py has
 # the details): a venv holding the pinned `anthropic`, then the comparison on
 # the release binary.
 # Usage: scripts/toolset-diff.sh [CASES] [SEED]   (default 3000 cases, seed 35)

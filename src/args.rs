@@ -427,7 +427,7 @@ mod tests {
         }
     }
 
-    /// break10 finding 8: number options take digits only (no sign, no
+    /// Number options take digits only (no sign, no
     /// exponent, no "inf"), and a --stdin path with a NUL is refused.
     #[test]
     fn numbers_are_plain_digits_and_a_stdin_path_has_no_nul() {

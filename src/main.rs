@@ -133,8 +133,8 @@ unsafe fn grab(layout: Layout, zeroed: bool) -> *mut u8 {
 }
 
 /// A block of 4 MiB or more (a long OLD and its copies, a long request, a
-/// file's text held) is advised to fault in 2 MiB pages: 4 KiB faults were
-/// a third of parsing a 48 MiB request. musl maps such a block alone, its
+/// file's text held) is advised to fault in 2 MiB pages: 4 KiB faults are
+/// otherwise a third of parsing a 48 MiB request. musl maps such a block alone, its
 /// header in the first page: the advice covers those whole pages, the
 /// mapping exactly ([`advised`]), since advice over part of it splits it
 /// and musl's `mremap` growth then fails and copies instead. It follows the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Peak RSS and wall time of walks under large ignore files (issue 41 item 3):
+# Peak RSS and wall time of walks under large ignore files:
 #   nested: eight nested 1 MiB .gitignore files, `glob` with gitignore:true
 #           (and three, within the bound on the rules held for one path);
 #   many:   one 1 MiB .gitignore over 3,000 files in a repository: protocol

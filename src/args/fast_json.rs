@@ -1,9 +1,9 @@
 //! The single-file `--stdin` request read without serde, when it has the
 //! plain shape: a long OLD's string is checked once and decoded in place,
-//! into the front of the request's own buffer, which then becomes OLD (a
-//! 48 MiB OLD was scanned twice by serde_json, copied into its scratch
-//! run by run, then copied again to be LF-normalized: about 100 ms and
-//! 100 MB of fresh pages of its 141 ms).
+//! into the front of the request's own buffer, which then becomes OLD
+//! (serde_json scans a 48 MiB OLD twice, copies it into its scratch run by
+//! run, then it is copied again to be LF-normalized: about 100 ms and 100
+//! MB of fresh pages of the request's 141 ms).
 //!
 //! Accepted, with JSON whitespace (space, tab, LF, CR) around any token:
 //!

@@ -202,7 +202,7 @@ fn stream(file: BorrowedFd<'_>, before: &[Edit], sink: &mut dyn FnMut(&[u8]) -> 
 
 /// Finds where the non-overlapping occurrences of OLD start, left to right,
 /// in text that arrives in pieces: the streaming twin of
-/// [`hints::occurrence_lines`] (the host's fallback uses that one on the
+/// [`crate::hints::occurrence_lines`] (the host's fallback uses that one on the
 /// whole text; a test holds them equal).
 pub struct OccurrenceScan<'o> {
     finder: Needle<'o>,

@@ -287,7 +287,7 @@ pub(crate) fn open_dir_readable(t: &Target) -> Option<OwnedFd> {
 /// The group is set whatever the caller's egid: the temp does not start
 /// with the caller's group in a setgid directory (it inherits the
 /// directory's), and a caller outside that group would then see `fchmod`
-/// drop the setgid bit (issue 23). Setting a group the caller belongs to
+/// drop the setgid bit. Setting a group the caller belongs to
 /// is permitted; any other fails, as without the edit it would.
 #[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn copy_metadata(from: &OwnedFd, to: &OwnedFd, st: &Stat) -> Result<(), Errno> {

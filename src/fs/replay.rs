@@ -71,7 +71,8 @@ fn pread(fd: BorrowedFd<'_>, buf: &mut [u8], off: u64) -> Result<usize, Short> {
 /// started: the temp is written back and waited for before it is named
 /// (`temp::settle`), so starting each piece's writes as soon as it is
 /// copied lets the device write it while the next piece copies, instead
-/// of the whole prefix after the copy (issue 33 item 19).
+/// of the whole prefix after the copy (an edit near the end of 64 MiB:
+/// 1.04x a `cp`+`mv` against 1.26x, `fs.md`).
 const COPY_PIECE: usize = 8 << 20;
 
 /// Copies the first `len` bytes of `src` to the first `len` of `dst`, in

@@ -11,8 +11,8 @@
 //!   descriptor of exactly that directory, the name, and the path.
 //! - Nothing substitutes one directory for another. [`open_dir`] opens the
 //!   directory it is given or fails: a directory that is not the root or
-//!   beneath it is `outside_root`, never the root instead (issue 23: the
-//!   root's own name, looked up inside the root, edited `DIR/DIR`).
+//!   beneath it is `outside_root`, never the root instead (so the root's
+//!   own name, looked up inside the root, never edits `DIR/DIR`).
 //! - With `--root DIR` (canonicalized, and it must be a directory, else
 //!   `invalid_argument`): a target equal to the root (`DIR`, `DIR/`, `.`
 //!   inside it, a symlink to it, `DIR/sub/..`) is never edited: it is a

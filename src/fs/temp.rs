@@ -16,8 +16,8 @@
 //! (`auto_da_alloc`) start writing the renamed file's data back inside a
 //! rename over a file, and on btrfs a rename waiting on that can sleep
 //! killably (seen failing with EINTR under SIGKILL): with an 8 MiB file
-//! the window was 17.5 ms median on btrfs, and residue followed in 58 of
-//! 1,000 kills (`scripts/kill-residue.sh`). So [`settle`] writes the
+//! and no write-back first, the window is 17.5 ms median on btrfs, and
+//! residue follows in 58 of 1,000 kills (`scripts/kill-residue.sh`). So [`settle`] writes the
 //! temp's data back and waits for it (`sync_file_range`: data only, no
 //! journal commit, no cache flush) before the `linkat`, while nothing names
 //! the temp; `--fsync` flushes it instead. xfs's rename does not flush, but

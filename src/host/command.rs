@@ -301,7 +301,7 @@ mod tests {
 
     /// The kind is the message's last words, not words a path holds: a
     /// directory named `File exists` whose parent is missing is NotFound
-    /// (it was AlreadyExists, so the transfer made no parent for it).
+    /// (not AlreadyExists, for which the transfer would make no parent).
     #[test]
     fn a_tools_error_kind_is_its_last_words_not_its_paths() {
         use std::io::ErrorKind as K;

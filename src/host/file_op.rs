@@ -83,7 +83,7 @@ pub enum FileOp {
         /// The file (a directory with `recursive`).
         path: PathBuf,
         /// Remove a directory and everything under it (the helper only:
-        /// protocol 4 with issue 34's writes).
+        /// protocol 4's writes).
         recursive: bool,
         /// Refuse with `conflict` unless the file has these bytes (hex).
         expect_sha256: Option<String>,
@@ -101,8 +101,8 @@ pub enum FileOp {
         /// Refuse with `conflict` unless the file has these bytes (hex).
         expect_sha256: Option<String>,
     },
-    /// A new directory (the helper only: protocol 4 with issue 34's
-    /// writes; [`Editor::mkdir`](super::Editor::mkdir) has a fallback).
+    /// A new directory (the helper only: protocol 4's writes;
+    /// [`Editor::mkdir`](super::Editor::mkdir) has a fallback).
     Mkdir {
         /// The directory.
         path: PathBuf,

@@ -1,8 +1,8 @@
 //! The transfer path's files: each downloaded once, in first-use order,
 //! with its content as the ops so far left it; what differs at the end is
-//! what [`write_back`](super::write_back) writes. Keyed by the directory
+//! what [`write_back`] writes. Keyed by the directory
 //! entry: the canonical path of its directory
-//! ([`Sandbox::resolve_dir`](super::Sandbox::resolve_dir), one call per
+//! ([`Sandbox::resolve_dir`], one call per
 //! directory) and its name, so `x`, `./x`, `d/../x` and `link-to-dir/x`
 //! are one file (a directory a create makes: its parent's path and its
 //! name); without `resolve_dir` by the path without `.` and empty

@@ -4,7 +4,7 @@
 //! content is computed with the helper's pure code (the engine for edits,
 //! [`crate::txn::insert`], a patch's chunk locator), with the same
 //! refusals and hints, before anything is uploaded; then the changes go
-//! to [`write_back`](super::write_back).
+//! to [`write_back`].
 //!
 //! Differences from the helper, all documented in the host module: files
 //! are keyed by their directory entry ([`tree`](super::tree): a symlink

@@ -12,10 +12,10 @@
 //! `rolled_back`; any not back is `internal_error` whose `partial` lists
 //! every file as `old`, `new` or `unknown` (read back as neither). The
 //! directories it made for a create or a move
-//! ([`Sandbox::make_dir`](super::Sandbox::make_dir), one level at a time,
+//! ([`Sandbox::make_dir`], one level at a time,
 //! so it knows which) are then removed, deepest first, if empty; those that
 //! existed are never touched. A new file gets its create's mode
-//! ([`Sandbox::set_mode`](super::Sandbox::set_mode)) right after its upload.
+//! ([`Sandbox::set_mode`]) right after its upload.
 
 use std::io;
 use std::path::{Path, PathBuf};

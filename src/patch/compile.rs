@@ -1,4 +1,4 @@
-//! A parsed patch as a transaction (issue 19's [`Txn`]): Add File → create,
+//! A parsed patch as a transaction (a [`Txn`]): Add File → create,
 //! Delete File → delete, Update File → an edit by a [`Transform`] (the
 //! chunk locator), with Move to → a move carrying it. Pure: the transform
 //! is a function of the old text, so the host fallback can run it too.

@@ -551,9 +551,9 @@ mod tests {
         );
     }
 
-    /// Issue 33, item 4: `+X`, an empty line, `*** End of File` on a file
+    /// `+X`, an empty line, `*** End of File` on a file
     /// not ending in an empty line: retried without it, the addition stays
-    /// where the search stands, as Codex puts it (it went to the end).
+    /// where the search stands, as Codex puts it (not at the end).
     #[test]
     fn an_end_of_file_addition_retried_stays_where_the_search_stands() {
         let mut x = c(&[], &[""], &["X", ""], true);
@@ -565,7 +565,7 @@ mod tests {
         assert_eq!(ok("a\n\n", &[x]).0, "a\nX\n\n");
     }
 
-    /// Issue 33, item 6: a chunk that changes nothing (a chunk of empty
+    /// A chunk that changes nothing (a chunk of empty
     /// lines alone, context alone) takes its first match, as Codex does,
     /// however many follow: it moves the search, or, not found, stays.
     #[test]
@@ -593,11 +593,11 @@ mod tests {
         assert_eq!(ok("a\nb\nb\n", &[ctx]).1, vec![(Grade::Exact, 2)]);
     }
 
-    /// Issue 33, item 12: an addition at the end, then a chunk whose last
+    /// An addition at the end, then a chunk whose last
     /// old line is a context line ending the file and which adds lines
     /// after it: Codex places those after the addition (it splits a chunk
     /// at its context lines and sorts additions at one line in chunk
-    /// order); they went before it.
+    /// order), not before it.
     #[test]
     fn lines_added_after_a_final_context_line_follow_earlier_additions_at_the_end() {
         let end = c(&[], &[], &["END"], false);

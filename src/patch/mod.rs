@@ -6,7 +6,7 @@
 //! additions go are in its docs); [`stream`] gives the same answer in one
 //! pass over the file, at every grade, holding only the patch, when no
 //! later line overrules a match (its docs), and [`passes`] in passes over
-//! the file otherwise, still bounded by the patch. [`compile`] makes a patch the
+//! the file otherwise, still bounded by the patch. [`compile()`] makes a patch the
 //! transaction of `txn` (the binary's path, [`cli`] its inputs, [`codex`]
 //! the `apply_patch` mode); [`apply_tree`] runs a whole patch over an
 //! in-memory tree, all or nothing, with the same locator (the host's
@@ -54,7 +54,7 @@
 //!
 //! The SDK's `apply_diff` takes one file's diff; the patch-level rows
 //! (hunks, Add/Move) are Codex's alone. The patch forms share the
-//! transaction's rules but for four (`Txn::patch`, issue 33): where
+//! transaction's rules but for four (`Txn::patch`): where
 //! Codex writes in place and as-edit by rename the answers would differ
 //! silently (a symlink's target moved, a hard link keeping the old text),
 //! so those patches are refused before anything is written.

@@ -600,7 +600,7 @@ mod tests {
         );
     }
 
-    /// brk33p: a chunk of context alone keeps the empty lines ending it as
+    /// A chunk of context alone keeps the empty lines ending it as
     /// context (it takes its first match, which Codex takes with them),
     /// and a chunk whose ending empty lines were dropped is marked, so no
     /// retry drops another (Codex's one retry is spent on them).
@@ -679,9 +679,9 @@ mod tests {
         );
     }
 
-    /// Issue 33, item 6: a chunk of empty lines alone, before the end,
-    /// the next `@@` or the next hunk, is context that changes nothing
-    /// (Codex applies it); it was `invalid_patch`.
+    /// A chunk of empty lines alone, before the end, the next `@@` or the
+    /// next hunk, is context that changes nothing (Codex applies it), not
+    /// `invalid_patch`.
     #[test]
     fn a_chunk_of_empty_lines_alone_is_context() {
         let h = one("*** Begin Patch\n*** Update File: f\n@@\n-a\n@@\n\n*** End Patch");
@@ -702,9 +702,9 @@ mod tests {
         assert_eq!(h, &update("f", vec![chunk(&[], &[""], &[""], false, 3)]));
     }
 
-    /// Issue 33, item 3: empty lines starting the first chunk are its
-    /// context, as Codex takes them (it skips blank lines only before a
-    /// later chunk); they were skipped, making `+X` an addition at the end.
+    /// Empty lines starting the first chunk are its context, as Codex
+    /// takes them (it skips blank lines only before a later chunk), so
+    /// `+X` after them is not an addition at the end.
     #[test]
     fn empty_lines_starting_the_first_chunk_are_context() {
         let h = one("*** Begin Patch\n*** Update File: f\n\n+X\n*** End Patch");

@@ -602,11 +602,10 @@ pub(crate) mod tests {
         assert!(ok > 3000 && loose > 700 && refused > 2000 && multiple > 500);
     }
 
-    /// Issue 33's placements by hand, in passes as the locator: an End of
-    /// File addition retried stays where the search stands (item 4), a
-    /// chunk of an empty line alone takes the first and moves the search
-    /// (6), lines after a final context line follow an earlier addition
-    /// at the end (12), also with the text's last line unterminated.
+    /// Codex's placements by hand, in passes as the locator: an End of
+    /// File addition retried stays where the search stands, a chunk of an
+    /// empty line alone takes the first and moves the search, lines after
+    /// a final context line follow an earlier addition at the end, also with the text's last line unterminated.
     #[test]
     fn issue_33_placements_as_the_locator() {
         let k = |old: &[&str], new: &[&str], keep: &[Option<usize>], eof: bool| Chunk {
@@ -653,7 +652,7 @@ pub(crate) mod tests {
         }
     }
 
-    /// brk33p: a chunk whose ending empty lines were dropped as
+    /// A chunk whose ending empty lines were dropped as
     /// separators is not retried without a final empty old line (Codex's
     /// one retry drops the separator), in passes as by the locator: `x`
     /// and an empty context line are not in "x\n"; unmarked, the retry
@@ -684,8 +683,7 @@ pub(crate) mod tests {
     }
 
     /// Chunks found exactly, each once, and their headers take one pass
-    /// in all, not one each (issue 20: `--diff` runs every patch in
-    /// passes), then one to write; the answer is the locator's.
+    /// in all, not one each (`--diff` runs every patch in passes), then one to write; the answer is the locator's.
     #[test]
     fn one_pass_finds_every_chunk_placed_in_turn() {
         let text: String = (0..2000).map(|i| format!("line {i}\n")).collect();
@@ -813,7 +811,7 @@ pub(crate) mod tests {
     }
 
     /// Loose chunks cost the file's lines plus the patch, not their
-    /// product (issue 33): 2,000 chunks on 20,000 lines, each matched
+    /// product: 2,000 chunks on 20,000 lines, each matched
     /// first with trailing blanks and then, half of them, exactly a line
     /// later, give them to about two searches each, not to every search
     /// after its start, in one pass and one to write; the answer is the
@@ -870,7 +868,7 @@ mod brk33l {
 
     /// Many chunks whose first old line is one the file repeats (an empty
     /// line, as real chunks' first context line often is) cost the file's
-    /// lines plus the patch (issue 33 item 13, brk33l's report): 2,000
+    /// lines plus the patch: 2,000
     /// chunks on 20,000 lines (6,000 empty) give 2,000 lines to searches,
     /// each chunk anchored on its rarest line (counted in a pass of its
     /// own), in three passes; 12,013,996 when every empty line started a

@@ -1,5 +1,5 @@
 //! [`locate`](super::locate) in one pass over the file, for the binary:
-//! memory bounded by the patch, not the file (issue 20). Pure: the caller
+//! memory bounded by the patch, not the file. Pure: the caller
 //! feeds the text (strict UTF-8, LF-normalized) piece by piece and takes
 //! the new text as it is made.
 //!
@@ -771,7 +771,7 @@ mod tests {
         assert_eq!(got.unwrap(), ("a\na\nb\nx\nd\n".into(), (vec![5], vec![5])));
     }
 
-    /// Issue 33, item 12: lines a chunk adds after a final context line,
+    /// Lines a chunk adds after a final context line,
     /// while an addition waits for the end, are left to the passes (their
     /// place depends on whether that line ends the file), with no mark;
     /// without the waiting addition, or with its lines first, streamed.
@@ -940,8 +940,7 @@ mod tests {
     }
 
     /// Headers found loosely are watched to the end for a stricter match
-    /// at the cost of a line each, not of a comparison per header (issue
-    /// 33): 2,000 chunks on 20,000 lines, each under an `@@` line the file
+    /// at the cost of a line each, not of a comparison per header: 2,000 chunks on 20,000 lines, each under an `@@` line the file
     /// has only with a trailing space, and two loose copies of one of
     /// them, compare 2 lines with a header, and the answer is the
     /// locator's in one pass; the same header exactly, later, is seen.

@@ -1,6 +1,6 @@
 //! A line's keys, one per grade, and a table of the patch lines that can
 //! start a match: pure. So that many chunks cost the file's lines plus the
-//! patch, not their product (issue 33), each file line is hashed once per
+//! patch, not their product, each file line is hashed once per
 //! grade and looked up among the patch lines' keys, and compared only with
 //! the patterns whose anchor line (the first, or the rarest in the text:
 //! [`Counts`]) has one of its keys.

@@ -45,7 +45,7 @@ fn entry(out: &mut String, l: &LineRef<'_>) {
     out.push('}');
 }
 
-/// A [`Line`] borrowed: its path is the file's, not a copy.
+/// A [`Line`](super::grep_types::Line) borrowed: its path is the file's, not a copy.
 #[derive(Clone, Copy, Debug)]
 pub struct LineRef<'a> {
     /// The file, as shown.

@@ -117,19 +117,18 @@
 //! fit the page: `grep_op.rs`) — and no copy of the page is kept beside
 //! it. So about `max_bytes` + 2 MiB: 2.4 MiB at most measured at the
 //! default `max_bytes`; at 8 MiB (static binary, KiB) a text read 9,200, a
-//! raw read 9,150, a `content` grep 9,470, a list 10,170-10,320 (before: 17,190,
-//! 9,250, 22,300-24,130, 10,290). `glob` holds besides its `offset` + `limit` matches
+//! raw read 9,150, a `content` grep 9,470, a list 10,170-10,320. `glob` holds besides its `offset` + `limit` matches
 //! (to sort them) before its page (`find.rs`). `grep`'s read block doubles until a
 //! line fits up to 1 MiB; a longer line is searched in windows of it
 //! (`grep_long.rs`), and the `context` lines carried from block to block
 //! are kept as their first `max_columns` × 4 + 4 bytes: a file that is one
 //! 50 MB line, or 40 lines of 1.5 MiB with `context` 30, costs about the
-//! 1 MiB block (`ignore_case`: plus one 64 KiB lowered chunk), where they
-//! took 68 and 66 MiB (the bound: `grep_op.md`). The exception: a regex
-//! without a required literal over a line longer than 1 MiB holds the
-//! line, and so does one whose required literal the line holds (to run
-//! the regex on it), beside the answer (breaker b34f: a 4.4 MB line at
-//! `max_bytes` 8 MiB, 17.8 MB). A text read escapes a line before it
+//! 1 MiB block (`ignore_case`: plus one 64 KiB lowered chunk), where
+//! holding whole lines would take 68 and 66 MiB (the bound: `grep_op.md`).
+//! The exception: a regex without a required literal over a line longer
+//! than 1 MiB holds the line, and so does one whose required literal the
+//! line holds (to run the regex on it), beside the answer (a 4.4 MB line
+//! at `max_bytes` 8 MiB: 17.8 MB). A text read escapes a line before it
 //! knows whether the line fits, so a page cut or refused at `max_bytes`
 //! touches up to `max_bytes` of the result line, whatever it keeps. A
 //! grep with a `max_columns` over about `max_bytes` / 4 and lines over
@@ -148,10 +147,71 @@
 //!   `path` of `list`, `read`, `glob` and `grep` alike),
 //!   `invalid_argument`, as for edits.
 //!
+//! # Why written here, not taken from ripgrep's crates
+//!
+//! The glob engine (`pattern.rs`: git's wildmatch; `glob.rs`), the ignore
+//! rules (`gitignore.rs`, `ignores.rs`, `ignore_up.rs`), the walk
+//! (`walk.rs`, `walk_fd.rs`) and the search around the regex (`grep.rs`,
+//! `grep_op.rs`, `grep_long.rs`; the regex itself is the `regex` crate's)
+//! do what `globset`, `ignore` and `grep-searcher` do for ripgrep, whose
+//! answers the toolset's are compared with. They are written here for
+//! their cost and for promises a path-based walk cannot keep:
+//!
+//! - **Size.** A small program that walks a tree, matches a glob and
+//!   searches each file with `regex::bytes` (this crate's `regex`
+//!   features), built as `scripts/build-static.sh` builds the binary
+//!   (x86_64 musl, std from source, opt-level s, fat LTO, panic=abort,
+//!   stripped): 489,664 bytes walking with `std::fs` and matching a
+//!   suffix; 956,672 with `ignore` 0.4.35's walk and `globset` 0.4.22,
+//!   +467,008 (456 KiB, where the shipped binary has 181,776 bytes left
+//!   under its 1.5 MiB budget); 1,251,552 searching with `grep-searcher`
+//!   0.1.17 and `grep-regex` 0.1.14 instead, +761,888; all three
+//!   1,382,688, +893,024. Of the 467,008, about 323,584 is
+//!   `regex-automata`'s `perf` engines (lazy DFA, one-pass, literal
+//!   prefilters: `regex` with `perf` alone is 813,248), which those crates
+//!   turn on for every user of `regex` and this crate leaves off
+//!   (Cargo.toml); `grep-regex` turns on every Unicode table too, and
+//!   `grep-searcher` depends on `encoding_rs` and `memmap2`
+//!   (`scripts/bench/README.md`, "Ripgrep's crates").
+//! - **Memory.** `ignore` keeps each rule as strings (its text, its glob,
+//!   its file's path) and matches those that are not a literal, prefix,
+//!   suffix or extension through one compiled regex set (`globset`): rg
+//!   13 holds 197,936 KiB for a 1 MiB `.gitignore` (about 65,000 rules)
+//!   over 3,000 files, where this walk holds 6,500 KiB (a file's rules
+//!   one byte buffer and a 12-byte record each, matched by kind:
+//!   `scripts/bench/README.md`, "Large ignore files").
+//! - **No symlink followed, even one swapped in.** `ignore` (through
+//!   `walkdir`, and its parallel walk alike) opens each directory by its
+//!   whole path (`fs::read_dir`) and each ignore file with `File::open`,
+//!   every component resolved again: a directory swapped for a symlink
+//!   after it was listed is followed out of the tree. This walk opens
+//!   every directory, and the ignore files in it, with `openat(parent,
+//!   name, O_NOFOLLOW)` from its parent's descriptor (`walk_fd.rs`), so a
+//!   swap never leads out of the start or `--root`.
+//! - **Pseudo file systems** (proc, sysfs, devtmpfs, …: `pseudo.rs`) are
+//!   not entered, and the answer counts them (`pseudo_not_entered`);
+//!   `ignore`'s one built-in choice is `same_file_system`, which stops at
+//!   every mount.
+//! - **Bytewise order**, so pages join (`offset`, `next`): `ignore`'s
+//!   parallel walk has no order, and its `sort_by_file_name` (sequential
+//!   walk only) sorts names, so `a/x` comes before `a-b`; here a
+//!   directory's name sorts with a `/` appended, as whole paths sort.
+//! - **Any descriptor limit.** The walk holds a descriptor per level;
+//!   when an `openat` fails with EMFILE or ENFILE it closes upper levels'
+//!   and reopens them by name, checked by device and inode (`walk_fd.rs`),
+//!   down to six descriptors in all. `walkdir` keeps at most ten
+//!   directories open by default, reading the rest of an older one into
+//!   memory, and does not react to EMFILE: that directory is an error.
+//! - **Long lines.** `grep-searcher`'s buffer grows to the longest line
+//!   (with a heap limit, such a line is an error); here a line over 1 MiB
+//!   is searched in windows (`grep_long.rs`) and context lines are kept
+//!   short, so a 50 MB line costs about the 1 MiB block (but for the
+//!   regex cases under Bounds).
+//!
 //! # Adding an op
 //!
 //! Its fields in `parse.rs`'s `Raw`, its allowed fields and checks in
-//! [`parse`], a variant of [`Op`], its arm in [`run`], and its own file.
+//! [`parse()`], a variant of [`Op`], its arm in [`run`], and its own file.
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;

@@ -45,6 +45,9 @@
 //! Order: a directory's entries are sorted by name, a directory's with a
 //! `/` appended, so a depth-first walk yields paths in bytewise order
 //! (`a-b` before `a/x`, as a sort of the whole paths would).
+//!
+//! Which of these promises `ignore`'s path-based walk cannot keep, and
+//! what it would cost: [`super`]'s "Why written here".
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
-//! Anthropic's `agent_toolset_20260401` file tools as one invocation each
-//! (issue 35 item 3): `as-edit --toolset agent_toolset_20260401` reads
+//! Anthropic's `agent_toolset_20260401` file tools as one invocation each:
+//! `as-edit --toolset agent_toolset_20260401` reads
 //! `{"name": TOOL, "input": INPUT}` — the tool-use block's name and input
 //! as the model sent them — on stdin, or as `--request-b64 B64`, and prints
 //! exactly the text the reference function returns for the same tree, exit
@@ -28,7 +28,7 @@
 //! PyPI `anthropic` 2.17.0, `anthropic.lib.tools.agent_toolset`
 //! (`beta_agent_toolset_20260401(AgentToolContext(workdir=W))`), run by
 //! Python 3.11 with Debian 12's ripgrep 13 on `PATH`; W is our working
-//! directory. (The issue names 2.10.0; 2.17.0 is what `pip install
+//! directory. (2.17.0 is what `pip install
 //! anthropic` gave on 2026-12-05, and its texts differ: 2.10.0 quotes a
 //! refused path with Python's `repr` (`path 'P' is outside …`), caps a
 //! whole-file read at 262,144 bytes instead of 110,000, and has no

@@ -6,8 +6,8 @@
 //! five (stdio, and two held briefly). Where the soft `RLIMIT_NOFILE`
 //! (raised to the hard one first) would not hold all that ([`tight`]), a
 //! file with new content gives its original's descriptor back once its
-//! temp is staged, so each file holds one: its lock, then its temp (issue
-//! 33 item 14: a 600-file patch under `ulimit -n 1024`). Such an original
+//! temp is staged, so each file holds one: its lock, then its temp (so a
+//! 600-file patch runs under `ulimit -n 1024`). Such an original
 //! is opened and locked again at its commit and kept only through its own
 //! steps, taken only if the name still holds the inode staged, and checked
 //! as the held lock's recheck checks it (size, mtime, ctime): a writer that
@@ -92,8 +92,8 @@ pub(super) fn tight(plan: &Plan) -> bool {
 
 /// A file-system failure as a transaction words it: out of descriptors,
 /// the transaction's bound (`nofile`), not "retry". Every `FsError` of a
-/// transaction goes through here, a patch's transform included (issue 33
-/// item 15: its temp's EMFILE said "retry").
+/// transaction goes through here, a patch's transform included (its
+/// temp's EMFILE too).
 #[cfg_attr(as_edit_small, optimize(size))]
 pub(crate) fn failure(e: crate::fs::FsError) -> crate::protocol::Failure {
     let f = crate::fs::resource::out_of_descriptors(&e, bound);

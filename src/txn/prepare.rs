@@ -413,7 +413,7 @@ fn put_text(w: &mut TempWriter<'_>, keep: Option<&mut String>, s: &str) {
 }
 
 /// The whole text, as [`read_norm`] gives it, in one buffer of the file's
-/// size (the raw bytes and a normalized copy were both held at once).
+/// size (not the raw bytes and a normalized copy both at once).
 #[cfg_attr(as_edit_small, optimize(size))]
 fn read_text(fd: &OwnedFd, path: &std::path::Path) -> Result<String, Failure> {
     let mut text = Vec::with_capacity(rfs::fstat(fd).map_or(0, |s| s.st_size as usize));

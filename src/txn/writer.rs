@@ -24,7 +24,7 @@ pub(super) fn write_temp<'a>(
 }
 
 /// Bytes gathered before a write: a transform's output comes a line and
-/// its newline at a time (a write each was 32,769 for a 1 MiB file).
+/// its newline at a time (a write each would be 32,769 for a 1 MiB file).
 const BUF: usize = 64 * 1024;
 
 /// A new temp beside a target, written piece by piece: made at the first

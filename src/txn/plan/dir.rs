@@ -1,4 +1,4 @@
-//! Directories in the model (issue 34 item 7): a directory a recursive
+//! Directories in the model: a directory a recursive
 //! `delete` removes or a `move` renames (one a `mkdir` makes: `mkdir`).
 //!
 //! A directory is one entry of the model, as a file is: its name vacated

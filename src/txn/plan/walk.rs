@@ -1,12 +1,12 @@
-//! How the plan looks a path up (issue 33): name by name, as the kernel
+//! How the plan looks a path up: name by name, as the kernel
 //! walks it (symlinks and `..` followed physically), but each name first
 //! in what the transaction has done so far and only then on disk. A name
 //! an earlier op vacated is missing (a deleted symlink is no longer
 //! followed, so nothing under it or behind it is reached), a name an
 //! earlier op filled holds that op's file, and a directory an earlier
 //! create or move makes is a directory. Resolving on disk first (as
-//! `realpath` does) once let a later op act through a symlink the
-//! transaction had deleted: a file nobody named was rewritten.
+//! `realpath` does) would let a later op act through a symlink the
+//! transaction had deleted and rewrite a file nobody named.
 //!
 //! What the plan makes of the end (`plan`, `new`): after `delete ld` (a
 //! symlink to a directory) `ld/c` and `ld/..` do not resolve, and a
