@@ -52,35 +52,10 @@
 //! every line the file repeats still costs those lines times its length). The host's transfer fallback runs this, on
 //! the text it downloaded; it is the oracle of both.
 
+use super::chunk::{noop, Chunk};
 use super::find::Finder;
-use super::parse::Chunk;
+pub use super::find::Grade;
 use super::rewrite::Splice;
-
-/// How loosely a chunk's old lines matched, strictest first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Grade {
-    /// Byte for byte.
-    Exact,
-    /// Ignoring whitespace at the end of lines.
-    TrailingWhitespace,
-    /// Ignoring whitespace at both ends of lines.
-    Whitespace,
-    /// Also with Unicode dashes, curly quotes and Unicode spaces as ASCII.
-    Punctuation,
-}
-
-impl Grade {
-    /// The name in `--report` (`"match"`).
-    #[cfg_attr(as_edit_small, optimize(size))]
-    pub fn name(self) -> &'static str {
-        match self {
-            Grade::Exact => "exact",
-            Grade::TrailingWhitespace => "trailing_whitespace",
-            Grade::Whitespace => "whitespace",
-            Grade::Punctuation => "punctuation",
-        }
-    }
-}
 
 const ALL: [Grade; 4] = [
     Grade::Exact,
@@ -221,21 +196,6 @@ fn locate_with(f: &mut Finder<'_>, chunks: &[Chunk], strict: bool) -> Result<Pla
     // Pure additions at the end of the file may precede later chunks.
     Splice::sort(&mut splices, chunks, f.len());
     Ok(Plan { splices, placed })
-}
-
-/// A chunk of context lines alone (a chunk of empty lines is one) changes
-/// nothing wherever it matches, so it takes its first match, as a header
-/// does (Codex's, as for any chunk): it only moves the search.
-pub(super) fn noop(c: &Chunk) -> bool {
-    c.old.len() == c.new.len() && (c.keep.iter().enumerate()).all(|(j, k)| *k == Some(j))
-}
-
-/// Where the new lines after a chunk's last old line (of `old` placed)
-/// begin, when that line is a context line and `new` lines follow it.
-pub(super) fn tail(c: &Chunk, old: usize, new: usize) -> Option<usize> {
-    let last = old.checked_sub(1)?;
-    let j = c.keep[..new].iter().position(|k| *k == Some(last))?;
-    (j + 1 < new).then_some(j + 1)
 }
 
 /// Streams the new content: every line, each followed by `\n`. Returns

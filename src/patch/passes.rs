@@ -1,9 +1,9 @@
 #![doc = include_str!("passes.md")]
 
+use super::chunk::{noop, Chunk};
 use super::feed::{scan, Ring};
-use super::locate::{noop, Grade, Miss, Placed, Refusal};
+use super::locate::{Grade, Miss, Placed, Refusal};
 use super::matches::Matches;
-use super::parse::Chunk;
 use super::table::{Counts, Keys, Table};
 use crate::diff::Builder;
 
@@ -88,7 +88,7 @@ impl<'c> Stage<'c> {
             r,
             eof: h.is_none() && c.eof,
             // A chunk that changes nothing takes its first match, as a
-            // header (`locate::noop`; End of File has one place).
+            // header (`chunk::noop`; End of File has one place).
             header: h.is_some() || !c.eof && noop(c),
         }
     }
