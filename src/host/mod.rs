@@ -74,14 +74,14 @@ pub use command::{EditRequest, TooLarge, DEFAULT_COMMAND_LIMIT};
 pub use error::EditError;
 pub use local::LocalShell;
 pub use parse::{parse_output, HelperOutcome, RefusalHints, Token};
-pub use tools::{DeleteRequest, MkdirRequest, MoveRequest, WriteRequest, TOOLS_PROTOCOL};
+pub use tools::TOOLS_PROTOCOL;
 pub use tools_answer::{
     BytesPage, EntryType, FileEntry, Found, GrepFile, GrepLine, Grepped, ListEntry, Listing, Next,
     StatEntry, Stats, TextPage,
 };
 pub use tools_request::{
-    GlobRequest, GrepOutput, GrepRequest, ListRequest, RawReadRequest, ReadRequest, Sort,
-    StatRequest,
+    DeleteRequest, GlobRequest, GrepOutput, GrepRequest, ListRequest, MkdirRequest, MoveRequest,
+    RawReadRequest, ReadRequest, Sort, StatRequest, WriteRequest,
 };
 pub use transfer::transfer_edit;
 pub use txn::{

@@ -31,14 +31,15 @@
 //! one download a page).
 
 use std::io;
-use std::path::PathBuf;
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::command::body_command;
-use super::parse::{self, HelperOutcome};
-use super::tools_answer::{bytes_names, BytesPage, Found, Grepped, Listing, Next, Stats, TextPage};
+use super::error::helper_required;
+use super::tools_answer::{
+    bytes_names, said, BytesPage, Found, Grepped, Listing, Next, Said, Stats, TextPage,
+};
 use super::tools_request::*;
 use super::tools_transfer;
 use super::transfer::not_sendable;
@@ -49,159 +50,6 @@ use crate::protocol::ErrorKind;
 
 /// The protocol that has the toolset ops.
 pub const TOOLS_PROTOCOL: u32 = 4;
-
-/// `write`: the transaction's `create` (missing parents are made).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WriteRequest {
-    /// The file.
-    pub path: PathBuf,
-    /// Its new content, exactly.
-    pub content: String,
-    /// Replace an existing file (false: `file_exists`, create-exclusive).
-    pub overwrite: bool,
-    /// Permission bits before the umask (default 0644).
-    pub mode: Option<u32>,
-}
-
-impl WriteRequest {
-    /// A new file `path` holding `content`.
-    pub fn new(path: impl Into<PathBuf>, content: impl Into<String>) -> Self {
-        WriteRequest {
-            path: path.into(),
-            content: content.into(),
-            overwrite: false,
-            mode: None,
-        }
-    }
-    /// Replace an existing file.
-    pub fn overwrite(mut self, yes: bool) -> Self {
-        self.overwrite = yes;
-        self
-    }
-    /// The new file's permission bits (before the umask).
-    pub fn mode(mut self, mode: u32) -> Self {
-        self.mode = Some(mode);
-        self
-    }
-}
-
-/// `delete`: a file, or with `recursive` a directory tree.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeleteRequest {
-    /// The file or directory.
-    pub path: PathBuf,
-    /// Remove a directory and everything under it (the helper only).
-    pub recursive: bool,
-}
-
-impl DeleteRequest {
-    /// A delete of the file `path`.
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        DeleteRequest {
-            path: path.into(),
-            recursive: false,
-        }
-    }
-    /// Remove a directory tree.
-    pub fn recursive(mut self, yes: bool) -> Self {
-        self.recursive = yes;
-        self
-    }
-}
-
-/// `mv`: the transaction's `move` (missing parents of `to` are made; an
-/// existing `to` is `file_exists` unless `overwrite`, never moved *into*).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MoveRequest {
-    /// What moves.
-    pub from: PathBuf,
-    /// Its new path.
-    pub to: PathBuf,
-    /// Replace an existing `to`.
-    pub overwrite: bool,
-}
-
-impl MoveRequest {
-    /// A move of `from` to `to`.
-    pub fn new(from: impl Into<PathBuf>, to: impl Into<PathBuf>) -> Self {
-        MoveRequest {
-            from: from.into(),
-            to: to.into(),
-            overwrite: false,
-        }
-    }
-    /// Replace an existing `to`.
-    pub fn overwrite(mut self, yes: bool) -> Self {
-        self.overwrite = yes;
-        self
-    }
-}
-
-/// `mkdir`: one directory, or with `parents` its missing parents too (an
-/// existing directory is then success, as `mkdir -p`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MkdirRequest {
-    /// The directory.
-    pub path: PathBuf,
-    /// `mkdir -p`.
-    pub parents: bool,
-}
-
-impl MkdirRequest {
-    /// A `mkdir` of exactly `path`.
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        MkdirRequest {
-            path: path.into(),
-            parents: false,
-        }
-    }
-    /// Make missing parents; an existing directory is fine.
-    pub fn parents(mut self, yes: bool) -> Self {
-        self.parents = yes;
-        self
-    }
-}
-
-/// What the helper said to a toolset request.
-pub(crate) enum Said {
-    /// Its answer object.
-    Answer(Value),
-    /// No helper answered: the fallback's turn.
-    Unavailable,
-}
-
-/// Reads a toolset answer from backend output: the result line's object,
-/// a refusal (with its token, as for edits), or no helper at all.
-pub(crate) fn said(output: &[u8], exit_code: Option<i32>, via: Via) -> Result<Said, EditError> {
-    let answer = parse::any_result(output);
-    if let Some(obj) = answer.filter(|o| !o.contains_key("error")) {
-        return Ok(Said::Answer(Value::Object(obj)));
-    }
-    match parse::parse_output(output, exit_code) {
-        HelperOutcome::Failed {
-            kind,
-            detail,
-            count,
-            hints,
-        } => Err(EditError::Failed {
-            kind,
-            detail,
-            count,
-            via,
-            hints: hints.map(Box::new),
-            indent: None,
-            at: None,
-        }),
-        HelperOutcome::HelperUnavailable => Ok(Said::Unavailable),
-        HelperOutcome::Unexpected { exit_code, excerpt } => {
-            Err(EditError::Unexpected { exit_code, excerpt })
-        }
-        HelperOutcome::Edited { .. } => Err(EditError::Unexpected {
-            exit_code,
-            excerpt: "an edit's result line where a toolset answer was expected".into(),
-        }),
-    }
-}
 
 /// The typed answer, names decoded to bytes.
 pub(crate) fn decode<T: DeserializeOwned>(mut v: Value) -> Result<T, EditError> {
@@ -344,7 +192,7 @@ impl<S: Sandbox> Editor<S> {
                 detail: Some(d),
                 ..
             }) if d.ends_with("is a directory, not a regular file") => {
-                Err(tools_transfer::helper_required("directory move"))
+                Err(helper_required("directory move"))
             }
             r => r,
         })
@@ -399,7 +247,7 @@ impl<S: Sandbox> Editor<S> {
     fn helper_only<T: DeserializeOwned>(&mut self, op: &str, body: &Value) -> Result<T, EditError> {
         match self.ask_helper(body)? {
             Said::Answer(v) => decode(v),
-            Said::Unavailable => Err(tools_transfer::helper_required(op)),
+            Said::Unavailable => Err(helper_required(op)),
         }
     }
 

@@ -9,6 +9,9 @@ use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::parse::{self, HelperOutcome};
+use super::{EditError, Via};
+
 /// What an entry is (`lstat`'s type; `Missing` for `stat` of nothing).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -309,4 +312,45 @@ pub struct Grepped {
     pub truncated: bool,
     /// The fields that continue a cut page.
     pub next: Option<Next>,
+}
+
+/// What the helper said to a toolset request.
+pub(crate) enum Said {
+    /// Its answer object.
+    Answer(Value),
+    /// No helper answered: the fallback's turn.
+    Unavailable,
+}
+
+/// Reads a toolset answer from backend output: the result line's object,
+/// a refusal (with its token, as for edits), or no helper at all.
+pub(crate) fn said(output: &[u8], exit_code: Option<i32>, via: Via) -> Result<Said, EditError> {
+    let answer = parse::any_result(output);
+    if let Some(obj) = answer.filter(|o| !o.contains_key("error")) {
+        return Ok(Said::Answer(Value::Object(obj)));
+    }
+    match parse::parse_output(output, exit_code) {
+        HelperOutcome::Failed {
+            kind,
+            detail,
+            count,
+            hints,
+        } => Err(EditError::Failed {
+            kind,
+            detail,
+            count,
+            via,
+            hints: hints.map(Box::new),
+            indent: None,
+            at: None,
+        }),
+        HelperOutcome::HelperUnavailable => Ok(Said::Unavailable),
+        HelperOutcome::Unexpected { exit_code, excerpt } => {
+            Err(EditError::Unexpected { exit_code, excerpt })
+        }
+        HelperOutcome::Edited { .. } => Err(EditError::Unexpected {
+            exit_code,
+            excerpt: "an edit's result line where a toolset answer was expected".into(),
+        }),
+    }
 }

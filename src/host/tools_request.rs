@@ -304,6 +304,118 @@ impl From<GrepOutput> for Value {
     }
 }
 
+/// `write`: the transaction's `create` (missing parents are made).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteRequest {
+    /// The file.
+    pub path: PathBuf,
+    /// Its new content, exactly.
+    pub content: String,
+    /// Replace an existing file (false: `file_exists`, create-exclusive).
+    pub overwrite: bool,
+    /// Permission bits before the umask (default 0644).
+    pub mode: Option<u32>,
+}
+
+impl WriteRequest {
+    /// A new file `path` holding `content`.
+    pub fn new(path: impl Into<PathBuf>, content: impl Into<String>) -> Self {
+        WriteRequest {
+            path: path.into(),
+            content: content.into(),
+            overwrite: false,
+            mode: None,
+        }
+    }
+    /// Replace an existing file.
+    pub fn overwrite(mut self, yes: bool) -> Self {
+        self.overwrite = yes;
+        self
+    }
+    /// The new file's permission bits (before the umask).
+    pub fn mode(mut self, mode: u32) -> Self {
+        self.mode = Some(mode);
+        self
+    }
+}
+
+/// `delete`: a file, or with `recursive` a directory tree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeleteRequest {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// Remove a directory and everything under it (the helper only).
+    pub recursive: bool,
+}
+
+impl DeleteRequest {
+    /// A delete of the file `path`.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        DeleteRequest {
+            path: path.into(),
+            recursive: false,
+        }
+    }
+    /// Remove a directory tree.
+    pub fn recursive(mut self, yes: bool) -> Self {
+        self.recursive = yes;
+        self
+    }
+}
+
+/// `mv`: the transaction's `move` (missing parents of `to` are made; an
+/// existing `to` is `file_exists` unless `overwrite`, never moved *into*).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MoveRequest {
+    /// What moves.
+    pub from: PathBuf,
+    /// Its new path.
+    pub to: PathBuf,
+    /// Replace an existing `to`.
+    pub overwrite: bool,
+}
+
+impl MoveRequest {
+    /// A move of `from` to `to`.
+    pub fn new(from: impl Into<PathBuf>, to: impl Into<PathBuf>) -> Self {
+        MoveRequest {
+            from: from.into(),
+            to: to.into(),
+            overwrite: false,
+        }
+    }
+    /// Replace an existing `to`.
+    pub fn overwrite(mut self, yes: bool) -> Self {
+        self.overwrite = yes;
+        self
+    }
+}
+
+/// `mkdir`: one directory, or with `parents` its missing parents too (an
+/// existing directory is then success, as `mkdir -p`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MkdirRequest {
+    /// The directory.
+    pub path: PathBuf,
+    /// `mkdir -p`.
+    pub parents: bool,
+}
+
+impl MkdirRequest {
+    /// A `mkdir` of exactly `path`.
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        MkdirRequest {
+            path: path.into(),
+            parents: false,
+        }
+    }
+    /// Make missing parents; an existing directory is fine.
+    pub fn parents(mut self, yes: bool) -> Self {
+        self.parents = yes;
+        self
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,28 +16,13 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::tools::{said, MkdirRequest, Said};
+use super::error::helper_required;
+use super::tools_answer::{said, Said};
+use super::tools_request::MkdirRequest;
 use super::transfer::{not_sendable, refused};
 use super::txn::{Applied, FileChange};
 use super::{EditError, Sandbox, Via};
 use crate::protocol::{display_path, ErrorKind, Failure};
-
-/// The refusal of an op no exact fallback exists for.
-pub(crate) fn helper_required(op: &str) -> EditError {
-    let why = match op {
-        "stat" => "POSIX has no stat(1), and ls -l gives no nanoseconds",
-        "list" | "glob" => "POSIX find has no -printf: no exact type, size and mtime per name",
-        "grep" => "grep -n's path:line: output is ambiguous for names holding ':' or a newline, and POSIX grep has neither ripgrep's dialect nor the binary-file rule",
-        "recursive delete" => "rm -R has no POSIX option to stay on one file system, and a tree cannot be made to vanish at once",
-        "directory move" => "the transfer path moves files by download and upload, and mv(1) moves a directory into an existing one",
-        "a name that is not UTF-8" => "the transaction's transfer path keeps names as UTF-8 text, and would write another file",
-        _ => "the transfer path has no exact way to do it",
-    };
-    EditError::HelperRequired {
-        op: op.to_owned(),
-        why: why.to_owned(),
-    }
-}
 
 /// A `read` (text or raw) over the downloaded file: the helper's request
 /// parser (a bad request is refused in its words, before any download),

@@ -16,6 +16,7 @@ use std::path::Path;
 use sha2::{Digest, Sha256};
 
 use super::display::indent_words;
+use super::error::helper_required;
 use super::tree::Files;
 use super::txn::{Applied, FileChange, FileOp};
 use super::write_back;
@@ -90,14 +91,14 @@ pub(crate) fn transfer_txn<S: Sandbox + ?Sized>(
         // `tree.rs` keys and names files as text: a name that is not
         // UTF-8 would be written under its lossy spelling, another file.
         if op.path.to_str().is_none() || to.is_some_and(|t| t.to_str().is_none()) {
-            let e = super::tools_transfer::helper_required("a name that is not UTF-8");
+            let e = helper_required("a name that is not UTF-8");
             return Err(e);
         }
         match op.kind {
-            OpKind::Mkdir { .. } => return Err(super::tools_transfer::helper_required("mkdir")),
+            OpKind::Mkdir { .. } => return Err(helper_required("mkdir")),
             OpKind::Delete {
                 recursive: true, ..
-            } => return Err(super::tools_transfer::helper_required("recursive delete")),
+            } => return Err(helper_required("recursive delete")),
             _ => {}
         }
     }

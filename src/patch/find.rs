@@ -12,7 +12,31 @@
 
 use std::cmp::Ordering;
 
-use super::locate::Grade;
+/// How loosely a chunk's old lines matched, strictest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Grade {
+    /// Byte for byte.
+    Exact,
+    /// Ignoring whitespace at the end of lines.
+    TrailingWhitespace,
+    /// Ignoring whitespace at both ends of lines.
+    Whitespace,
+    /// Also with Unicode dashes, curly quotes and Unicode spaces as ASCII.
+    Punctuation,
+}
+
+impl Grade {
+    /// The name in `--report` (`"match"`).
+    #[cfg_attr(as_edit_small, optimize(size))]
+    pub fn name(self) -> &'static str {
+        match self {
+            Grade::Exact => "exact",
+            Grade::TrailingWhitespace => "trailing_whitespace",
+            Grade::Whitespace => "whitespace",
+            Grade::Punctuation => "punctuation",
+        }
+    }
+}
 
 /// A file's lines and, per grade, how much scanning it has cost and the
 /// index once built.

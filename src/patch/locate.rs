@@ -52,35 +52,10 @@
 //! every line the file repeats still costs those lines times its length). The host's transfer fallback runs this, on
 //! the text it downloaded; it is the oracle of both.
 
+use super::chunk::{noop, Chunk};
 use super::find::Finder;
-use super::parse::Chunk;
+pub use super::find::Grade;
 use super::rewrite::Splice;
-
-/// How loosely a chunk's old lines matched, strictest first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Grade {
-    /// Byte for byte.
-    Exact,
-    /// Ignoring whitespace at the end of lines.
-    TrailingWhitespace,
-    /// Ignoring whitespace at both ends of lines.
-    Whitespace,
-    /// Also with Unicode dashes, curly quotes and Unicode spaces as ASCII.
-    Punctuation,
-}
-
-impl Grade {
-    /// The name in `--report` (`"match"`).
-    #[cfg_attr(as_edit_small, optimize(size))]
-    pub fn name(self) -> &'static str {
-        match self {
-            Grade::Exact => "exact",
-            Grade::TrailingWhitespace => "trailing_whitespace",
-            Grade::Whitespace => "whitespace",
-            Grade::Punctuation => "punctuation",
-        }
-    }
-}
 
 const ALL: [Grade; 4] = [
     Grade::Exact,
@@ -159,48 +134,102 @@ pub fn locate(lines: &[&str], chunks: &[Chunk], strict: bool) -> Result<Plan, Re
 #[cfg_attr(as_edit_small, optimize(size))]
 fn locate_with(f: &mut Finder<'_>, chunks: &[Chunk], strict: bool) -> Result<Plan, Refusal> {
     let grades = if strict { &ALL[..1] } else { &ALL[..] };
+    let len = f.len();
+    let search = &mut |ci: usize, s: Search, cursor: usize| {
+        let c: &Chunk = &chunks[ci];
+        let limit = if noop(c) { 1 } else { usize::MAX };
+        let (pat, eof, limit) = match s {
+            Search::Header(h) => (std::slice::from_ref(&c.headers[h]), false, 1),
+            Search::Old => (&c.old[..], c.eof, limit),
+            Search::Retry => (&c.old[..c.old.len() - 1], c.eof, limit),
+        };
+        // A pure addition has nothing to find.
+        let hit = match pat.is_empty() {
+            true => None,
+            false => f.find(pat, cursor, eof, grades, limit),
+        };
+        Ok(hit.map(|(grade, hits)| (grade, hits.len(), hits)))
+    };
+    let (mut splices, placed) = place(chunks, len, search, |r, _| r)?;
+    // Pure additions at the end of the file may precede later chunks.
+    Splice::sort(&mut splices, chunks, len);
+    Ok(Plan { splices, placed })
+}
+
+/// One search of the placement loop ([`place`]), of one chunk.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Search {
+    /// Its `@@` header of this index: the first match decides.
+    Header(usize),
+    /// Its old lines.
+    Old,
+    /// Its old lines without their final empty one (the retry).
+    Retry,
+}
+
+/// What a search found: the grade it matched at (the first grade with a
+/// match), how many places matched at it, and their 0-based start lines
+/// (the first ones, at least the first).
+pub(super) type Hit = (Grade, usize, Vec<usize>);
+
+/// Places every chunk in order (module docs) with `search(chunk, what,
+/// cursor)`: the loop of the locator and of the passes (`passes.rs`),
+/// which search in their own ways. A pure addition that goes at the end
+/// of the file is placed at `end`; `refuse` makes the error of a refusal
+/// (with the complete count of a [`Miss::Multiple`]'s places, 0 for the
+/// other misses). The splices are in chunk order, not yet sorted.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub(super) fn place<E>(
+    chunks: &[Chunk],
+    end: usize,
+    search: &mut dyn FnMut(usize, Search, usize) -> Result<Option<Hit>, E>,
+    refuse: fn(Refusal, usize) -> E,
+) -> Result<(Vec<Splice>, Vec<Placed>), E> {
     let (mut splices, mut placed, mut cursor) = (Vec::new(), Vec::new(), 0);
     for (ci, c) in chunks.iter().enumerate() {
-        let refuse = |miss| Refusal { chunk: ci, miss };
-        for h in &c.headers {
-            match f.find(std::slice::from_ref(h), cursor, false, grades, 1) {
-                Some((_, hits)) => cursor = hits[0] + 1,
-                None => return Err(refuse(Miss::HeaderNotFound { header: h.clone() })),
+        let refused = |miss| refuse(Refusal { chunk: ci, miss }, 0);
+        for (h, header) in c.headers.iter().enumerate() {
+            match search(ci, Search::Header(h), cursor)? {
+                Some((_, _, hits)) => cursor = hits[0] + 1,
+                None => {
+                    return Err(refused(Miss::HeaderNotFound {
+                        header: header.clone(),
+                    }))
+                }
             }
         }
         let (mut old, mut new) = (&c.old[..], c.new.len());
-        let limit = if noop(c) { 1 } else { usize::MAX };
-        // A pure addition has nothing to find.
-        let mut find = |old: &[String]| match old.is_empty() {
-            true => None,
-            false => f.find(old, cursor, c.eof, grades, limit),
-        };
-        let mut hit = find(old);
-        if hit.is_none() && !c.separated && old.last().is_some_and(|l| l.is_empty()) {
-            old = &old[..old.len() - 1];
-            if c.new.last().is_some_and(|l| l.is_empty()) {
-                new -= 1;
+        let mut hit = None;
+        if !old.is_empty() {
+            hit = search(ci, Search::Old, cursor)?;
+            if hit.is_none() && !c.separated && old.last().is_some_and(|l| l.is_empty()) {
+                old = &old[..old.len() - 1];
+                if c.new.last().is_some_and(|l| l.is_empty()) {
+                    new -= 1;
+                }
+                hit = search(ci, Search::Retry, cursor)?;
             }
-            hit = find(old);
         }
         let (grade, at) = if old.is_empty() {
             // An addition with no header (or with End of File) goes at
             // the end, as with Codex; one whose only old line was a final
             // empty one stays here, End of File or not (Codex's place).
-            let end = c.old.is_empty() && (c.headers.is_empty() || c.eof);
-            (Grade::Exact, if end { f.len() } else { cursor })
+            let at_end = c.old.is_empty() && (c.headers.is_empty() || c.eof);
+            (Grade::Exact, if at_end { end } else { cursor })
         } else {
             match hit {
                 None => {
-                    return Err(refuse(Miss::NotFound {
+                    return Err(refused(Miss::NotFound {
                         old: c.old.join("\n"),
                     }))
                 }
-                Some((grade, hits)) if hits.len() > 1 => {
+                // A chunk that changes nothing takes its first match.
+                Some((grade, count, hits)) if count > 1 && !noop(c) => {
                     let lines = hits.iter().map(|i| i + 1).collect();
-                    return Err(refuse(Miss::Multiple { lines, grade }));
+                    let miss = Miss::Multiple { lines, grade };
+                    return Err(refuse(Refusal { chunk: ci, miss }, count));
                 }
-                Some((grade, hits)) => {
+                Some((grade, _, hits)) => {
                     cursor = hits[0] + old.len();
                     (grade, hits[0])
                 }
@@ -215,27 +244,10 @@ fn locate_with(f: &mut Finder<'_>, chunks: &[Chunk], strict: bool) -> Result<Pla
         });
         placed.push(Placed {
             grade,
-            line: at + 1,
+            line: at.wrapping_add(1),
         });
     }
-    // Pure additions at the end of the file may precede later chunks.
-    Splice::sort(&mut splices, chunks, f.len());
-    Ok(Plan { splices, placed })
-}
-
-/// A chunk of context lines alone (a chunk of empty lines is one) changes
-/// nothing wherever it matches, so it takes its first match, as a header
-/// does (Codex's, as for any chunk): it only moves the search.
-pub(super) fn noop(c: &Chunk) -> bool {
-    c.old.len() == c.new.len() && (c.keep.iter().enumerate()).all(|(j, k)| *k == Some(j))
-}
-
-/// Where the new lines after a chunk's last old line (of `old` placed)
-/// begin, when that line is a context line and `new` lines follow it.
-pub(super) fn tail(c: &Chunk, old: usize, new: usize) -> Option<usize> {
-    let last = old.checked_sub(1)?;
-    let j = c.keep[..new].iter().position(|k| *k == Some(last))?;
-    (j + 1 < new).then_some(j + 1)
+    Ok((splices, placed))
 }
 
 /// Streams the new content: every line, each followed by `\n`. Returns

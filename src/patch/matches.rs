@@ -7,8 +7,7 @@
 //! in the same order, as when every line started one.
 
 use super::feed::Ring;
-use super::find::best;
-use super::locate::Grade;
+use super::find::{best, Grade};
 use crate::hints::OCCURRENCE_LINES_MAX;
 
 const ALL: [Grade; 4] = [

@@ -59,6 +59,7 @@
 //! silently (a symlink's target moved, a hard link keeping the old text),
 //! so those patches are refused before anything is written.
 
+mod chunk;
 pub mod cli;
 pub mod codex;
 mod compile;

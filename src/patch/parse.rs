@@ -48,6 +48,9 @@
 
 use std::fmt;
 
+use super::chunk::noop;
+pub use super::chunk::Chunk;
+
 /// A parsed patch: its file hunks in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Patch {
@@ -79,26 +82,6 @@ pub enum Hunk {
         /// The chunks, in file order.
         chunks: Vec<Chunk>,
     },
-}
-
-/// One chunk of an Update: where it starts, what it replaces, with what.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Chunk {
-    /// The non-empty `@@` headers, in the order they narrow the search.
-    pub headers: Vec<String>,
-    /// Context and `-` lines: what the file must contain.
-    pub old: Vec<String>,
-    /// Context and `+` lines: what replaces `old`.
-    pub new: Vec<String>,
-    /// Per line of `new`: its index in `old` when it is a context line, which
-    /// keeps the file's text, matched maybe loosely (as Codex does).
-    pub keep: Vec<Option<usize>>,
-    /// `*** End of File` followed: `old` must end the file.
-    pub eof: bool,
-    /// Empty lines ending it were dropped: Codex's one retry drops one.
-    pub separated: bool,
-    /// 1-based line of the patch text where the chunk starts.
-    pub line: usize,
 }
 
 /// `invalid_patch`: where the text stopped following the grammar.
@@ -428,7 +411,7 @@ impl Lines<'_, '_> {
         // Trailing empty lines separate chunks (module docs), but are context
         // when they are all its old lines (else nothing or an addition at the
         // end) or it is context alone (its first match is Codex's with them).
-        if c.old.len() == blank_run || super::locate::noop(c) {
+        if c.old.len() == blank_run || noop(c) {
             blank_run = 0;
         }
         c.separated = blank_run > 0;

@@ -1,9 +1,9 @@
 #![doc = include_str!("passes.md")]
 
+use super::chunk::{noop, Chunk};
 use super::feed::{scan, Ring};
-use super::locate::{noop, Grade, Miss, Placed, Refusal};
+use super::locate::{place, Grade, Hit, Placed, Refusal, Search};
 use super::matches::Matches;
-use super::parse::Chunk;
 use super::table::{Counts, Keys, Table};
 use crate::diff::Builder;
 
@@ -88,7 +88,7 @@ impl<'c> Stage<'c> {
             r,
             eof: h.is_none() && c.eof,
             // A chunk that changes nothing takes its first match, as a
-            // header (`locate::noop`; End of File has one place).
+            // header (`chunk::noop`; End of File has one place).
             header: h.is_some() || !c.eof && noop(c),
         }
     }
@@ -297,79 +297,32 @@ pub fn resolve(
             .filter_map(move |&j| Some((i, pats(s).get(j)?.as_str())))
     });
     let table = Table::new(firsts, max);
-    let (mut splices, mut placed, mut cursor) = (Vec::new(), Vec::new(), 0);
-    // The searches of the last pass still to take, last first.
+    // The searches of the last pass still to take, last first; the last
+    // taken (for its retry).
     let (mut ready, mut n, mut step) = (Vec::new(), 0, 0);
-    let mut search = |cursor: usize, step: &mut usize| -> Result<(Stage<'_>, usize), Failed> {
+    let mut taken: Option<Stage<'_>> = None;
+    let search = &mut |ci: usize, what: Search, cursor: usize| -> Result<Option<Hit>, Failed> {
+        let eof = chunks[ci].eof;
+        if let Search::Retry = what {
+            let s = taken.as_ref().expect("a search");
+            return Ok(s.r.as_ref().expect("a retry").found(n, eof));
+        }
         if !ready
             .last()
-            .is_some_and(|s: &Stage| s.step == *step && s.from == cursor)
+            .is_some_and(|s: &Stage| s.step == step && s.from == cursor)
         {
             let how = (max, bound, strict);
             let steps = (&steps[..], &anchors[..]);
-            (ready, n) = chained(chunks, steps, (*step, cursor), how, (&table, source))?;
+            (ready, n) = chained(chunks, steps, (step, cursor), how, (&table, source))?;
         }
-        *step += 1;
-        Ok((ready.pop().expect("a search"), n))
+        step += 1;
+        let s = taken.insert(ready.pop().expect("a search"));
+        Ok(match what {
+            Search::Header(_) => s.m.found(n, false),
+            _ => s.m.found(n, eof),
+        })
     };
-    for (ci, c) in chunks.iter().enumerate() {
-        let refuse = |miss| Failed::Refused(Refusal { chunk: ci, miss }, 0);
-        for h in &c.headers {
-            let (s, n) = search(cursor, &mut step)?;
-            match s.m.found(n, false) {
-                Some((_, _, lines)) => cursor = lines[0] + 1,
-                None => return Err(refuse(Miss::HeaderNotFound { header: h.clone() })),
-            }
-        }
-        let (mut old, mut new) = (&c.old[..], c.new.len());
-        let mut hit = None;
-        if !old.is_empty() {
-            let (s, n) = search(cursor, &mut step)?;
-            hit = s.m.found(n, c.eof);
-            if let (None, Some(r)) = (&hit, &s.r) {
-                old = r.old;
-                if c.new.last().is_some_and(|l| l.is_empty()) {
-                    new -= 1;
-                }
-                hit = r.found(n, c.eof);
-            }
-        }
-        let (grade, at) = if old.is_empty() {
-            let end = c.old.is_empty() && (c.headers.is_empty() || c.eof);
-            (Grade::Exact, if end { END } else { cursor })
-        } else {
-            match hit {
-                None => {
-                    return Err(refuse(Miss::NotFound {
-                        old: c.old.join("\n"),
-                    }))
-                }
-                Some((grade, count, lines)) if count > 1 && !noop(c) => {
-                    let lines = lines.iter().map(|i| i + 1).collect();
-                    let r = Refusal {
-                        chunk: ci,
-                        miss: Miss::Multiple { lines, grade },
-                    };
-                    return Err(Failed::Refused(r, count));
-                }
-                Some((grade, _, lines)) => {
-                    cursor = lines[0] + old.len();
-                    (grade, lines[0])
-                }
-            }
-        };
-        splices.push(Splice {
-            at,
-            old: old.len(),
-            chunk: ci,
-            new,
-            from: 0,
-        });
-        placed.push(Placed {
-            grade,
-            line: at.wrapping_add(1),
-        });
-    }
+    let (mut splices, mut placed) = place(chunks, END, search, Failed::Refused)?;
     Splice::sort(&mut splices, chunks, n);
     let mut w = Writer::new(chunks, &splices, out, diff);
     let fed = source(&mut |b| w.feed(b));
@@ -393,6 +346,7 @@ pub(crate) mod tests {
     use crate::hints::OCCURRENCE_LINES_MAX;
     use crate::patch::find::tests::rng;
     use crate::patch::locate;
+    use crate::patch::locate::Miss;
 
     type Answer = (String, Vec<Placed>, Vec<usize>);
 

@@ -3,8 +3,7 @@
 //! file's text), streamed: a line is never held, only, with `--diff`, a
 //! chunk's old and new lines for the diff [`Builder`]. Pure.
 
-use super::locate::tail;
-use super::parse::Chunk;
+use super::chunk::{tail, Chunk};
 use crate::diff::Builder;
 
 /// A chunk's place: its old lines `at..at + old` become its new lines

@@ -43,9 +43,9 @@
 //! matched are compared with it one by one, and more than 64 of them at
 //! once leave the patch to the locator).
 
+use super::chunk::{tail, Chunk};
 use super::find::{best, core_chars};
-use super::locate::{tail, Grade};
-use super::parse::Chunk;
+use super::locate::Grade;
 use super::table::{Keys, Table};
 use super::watch::Watch;
 
@@ -544,7 +544,7 @@ mod tests {
             // After an addition at the end, lines after a final context
             // line (the passes', `Splice::sort`).
             let n = c.new.len();
-            if waits && locate::tail(c, c.old.len(), n).is_some() {
+            if waits && crate::patch::chunk::tail(c, c.old.len(), n).is_some() {
                 return false;
             }
             waits |= c.old.is_empty() && (c.headers.is_empty() || c.eof);

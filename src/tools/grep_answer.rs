@@ -26,7 +26,7 @@ use std::path::Path;
 
 use super::answer::{push_str, Page};
 use super::find_answer::{reserve, tail, too_small, too_small_over};
-use super::grep_op::{self, GrepRequest, Grepped, Output};
+use super::grep_op::{self, GrepRequest, Grepped, LineRef, Output};
 use super::name;
 use crate::protocol::Failure;
 
@@ -43,37 +43,6 @@ fn entry(out: &mut String, l: &LineRef<'_>) {
         out.push_str(",\"context\":true");
     }
     out.push('}');
-}
-
-/// A [`Line`](super::grep_types::Line) borrowed: its path is the file's, not a copy.
-#[derive(Clone, Copy, Debug)]
-pub struct LineRef<'a> {
-    /// The file, as shown.
-    pub path: &'a [u8],
-    /// 1-based.
-    pub line: u64,
-    /// Cut at `max_columns` characters.
-    pub text: &'a str,
-    /// `text` was cut.
-    pub cut: bool,
-    /// A context line, not a match.
-    pub context: bool,
-    /// `text` is kept short of what the line shows (`grep_op::Line`).
-    pub short: bool,
-}
-
-#[cfg(test)]
-impl<'a> From<&'a super::grep_op::Line> for LineRef<'a> {
-    fn from(l: &'a super::grep_op::Line) -> LineRef<'a> {
-        LineRef {
-            path: &l.path,
-            line: l.line,
-            text: &l.text,
-            cut: l.cut,
-            context: l.context,
-            short: l.short,
-        }
-    }
 }
 
 /// What follows the list's last entry besides the tail: `]`, `}`, `\n`.
@@ -242,9 +211,12 @@ pub(super) fn grep(
     max_bytes: u64,
 ) -> Result<String, Failure> {
     let content = req.output == Output::Content;
-    let render = content.then(|| Render::new(max_bytes, req.context));
-    let g = grep_op::grep_into(req, root, max_bytes, render)?;
-    answer(req, g, max_bytes)
+    let mut render = content.then(|| Render::new(max_bytes, req.context));
+    let g = match render.as_mut() {
+        Some(r) => grep_op::grep_into(req, root, max_bytes, &mut |l| r.push(l))?,
+        None => grep_op::grep(req, root, max_bytes)?,
+    };
+    answer(req, g, render, max_bytes)
 }
 
 /// The line of what [`grep_op::grep`] found and kept as lines (tests: the
@@ -258,7 +230,6 @@ pub(super) fn render(req: &GrepRequest, g: &Grepped, max_bytes: u64) -> Result<S
     }
     let kept = Grepped {
         lines: Vec::new(),
-        rendered: content.then_some(r),
         files: g.files.clone(),
         files_searched: g.files_searched,
         skipped_binary: g.skipped_binary,
@@ -268,13 +239,20 @@ pub(super) fn render(req: &GrepRequest, g: &Grepped, max_bytes: u64) -> Result<S
         more: g.more,
         walk_cut: g.walk_cut,
     };
-    answer(req, kept, max_bytes)
+    answer(req, kept, content.then_some(r), max_bytes)
 }
 
-fn answer(req: &GrepRequest, g: Grepped, max_bytes: u64) -> Result<String, Failure> {
+/// The line of what the search found: `content`'s page from `rendered`
+/// (its lines, given to it as found), `files` and `count` from `g`.
+fn answer(
+    req: &GrepRequest,
+    g: Grepped,
+    rendered: Option<Render>,
+    max_bytes: u64,
+) -> Result<String, Failure> {
     let fields = fields(g.files_searched, g.skipped_binary, g.unreadable, g.pseudo);
     let reserve = reserve(&fields, g.walk_cut);
-    if let Some(r) = g.rendered {
+    if let Some(r) = rendered {
         let (mut line, matches, cut) = r.finish(reserve).map_err(|n| match n {
             Some(n) => too_small(max_bytes, n),
             None => too_small_over(max_bytes),

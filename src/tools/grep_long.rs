@@ -27,6 +27,9 @@ use std::io::Read;
 use super::bom::Source;
 use super::grep::Search;
 
+/// The read block.
+pub const BLOCK: usize = 256 * 1024;
+
 /// The sizes of `grep`'s buffer: lowered by tests to reach the windowed
 /// path with small files.
 #[derive(Clone, Copy, Debug)]
@@ -41,7 +44,7 @@ pub struct Tuning {
 impl Default for Tuning {
     fn default() -> Tuning {
         Tuning {
-            block: super::grep_op::BLOCK,
+            block: BLOCK,
             cap: 1024 * 1024,
         }
     }
@@ -64,10 +67,19 @@ pub struct Long {
 
 /// The bytes of a line kept for `content`: its first `max_columns`
 /// characters take at most 4 bytes each, and 4 more bytes hold at least
-/// one character more, so [`super::grep_op::columns`] cuts the stub
+/// one character more, so [`columns`] cuts the stub
 /// exactly where it cuts the line.
 pub fn keep_for(max_columns: u64) -> usize {
     usize::try_from(max_columns.saturating_mul(4).saturating_add(4)).unwrap_or(usize::MAX)
+}
+
+/// `text` as a string (invalid UTF-8 as U+FFFD), cut at `max` characters.
+pub fn columns(text: &[u8], max: u64) -> (String, bool) {
+    let s = String::from_utf8_lossy(text);
+    match s.char_indices().nth(max.min(usize::MAX as u64) as usize) {
+        Some((i, _)) => (s[..i].to_string(), true),
+        None => (s.into_owned(), false),
+    }
 }
 
 /// What the block grows to before the line starting at `from` is
@@ -173,7 +185,7 @@ pub fn carry<const N: usize>(
         };
         let is_short = was || n < whole;
         if shown <= sizes.max_bytes {
-            let (text, at_cols) = super::grep_op::columns(&buf[r..r + n], sizes.max_columns);
+            let (text, at_cols) = columns(&buf[r..r + n], sizes.max_columns);
             let bytes = if is_short && !at_cols {
                 sizes.max_bytes.saturating_add(1)
             } else {

@@ -10,14 +10,12 @@ use super::bom::Source;
 use super::find::{open_start, shown, Start};
 use super::glob::Glob;
 use super::grep::Search;
-use super::grep_answer::{LineRef, Render};
-use super::grep_long::{self, line_end, Owed, Tuning};
-pub use super::grep_types::{GrepRequest, Grepped, Line, Output};
+pub use super::grep_long::BLOCK;
+use super::grep_long::{self, columns, line_end, Owed, Tuning};
+pub use super::grep_types::{GrepRequest, Grepped, Line, LineRef, Output};
 use super::walk;
 use crate::protocol::{ErrorKind, Failure};
 
-/// The read block.
-pub const BLOCK: usize = 256 * 1024;
 /// A NUL byte in this many first bytes makes a file binary.
 pub const BINARY_PREFIX: usize = 8192;
 
@@ -28,15 +26,15 @@ pub fn grep(req: &GrepRequest, root: Option<&Path>, max_bytes: u64) -> Result<Gr
     grep_tuned(req, root, max_bytes, Tuning::default()).map(|(g, _)| g)
 }
 
-/// [`grep`] with `content`'s lines written into `render` as they are
-/// found ([`Grepped::rendered`]), not kept as [`Line`]s.
+/// [`grep`] with `content`'s lines given to `sink` as they are found,
+/// in the answer's order, not kept as [`Line`]s.
 pub fn grep_into(
     req: &GrepRequest,
     root: Option<&Path>,
     max_bytes: u64,
-    render: Option<Render>,
+    sink: &mut dyn FnMut(&LineRef<'_>),
 ) -> Result<Grepped, Failure> {
-    search(req, root, max_bytes, Tuning::default(), render).map(|(g, _)| g)
+    search(req, root, max_bytes, Tuning::default(), Some(sink)).map(|(g, _)| g)
 }
 
 /// [`grep`] with the buffer's sizes, answering the block's and the
@@ -56,7 +54,7 @@ fn search(
     root: Option<&Path>,
     max_bytes: u64,
     tuning: Tuning,
-    render: Option<Render>,
+    sink: Option<&mut dyn FnMut(&LineRef<'_>)>,
 ) -> Result<(Grepped, usize), Failure> {
     let bad = |e| Failure::new(ErrorKind::InvalidArgument, e);
     let search = Search::new(&req.pattern, req.regex, req.ignore_case).map_err(bad)?;
@@ -72,10 +70,8 @@ fn search(
     let mut run = Run {
         req,
         search: &search,
-        out: Grepped {
-            rendered: render,
-            ..Grepped::default()
-        },
+        sink,
+        out: Grepped::default(),
         seen: 0,
         held: 0,
         max_bytes,
@@ -124,9 +120,11 @@ fn search(
     Ok((run.out, run.buf.len() + run.scratch.capacity()))
 }
 
-struct Run<'a> {
+struct Run<'a, 's> {
     req: &'a GrepRequest,
     search: &'a Search,
+    /// Where `content`'s lines go as found (`None`: kept in `out.lines`).
+    sink: Option<&'s mut dyn FnMut(&LineRef<'_>)>,
     out: Grepped,
     /// Matches (content) or files (files, count) found so far, skipped included.
     seen: u64,
@@ -140,7 +138,7 @@ struct Run<'a> {
     tuning: Tuning,
 }
 
-impl Run<'_> {
+impl Run<'_, '_> {
     /// Whether the next match (or file) is shown, skipped (`offset`), or
     /// one past `limit` (`None`: the search stops, truncated).
     fn take(&mut self) -> Option<bool> {
@@ -154,7 +152,7 @@ impl Run<'_> {
         Some(self.seen > self.req.offset)
     }
 
-    /// A line of the answer: rendered, or kept.
+    /// A line of the answer: given to the sink, or kept.
     fn line(&mut self, path: &[u8], no: u64, text: &[u8], context: bool, short: bool) {
         let (text, cut) = columns(text, self.req.max_columns);
         // A stub cut at `max_columns` shows what its line shows.
@@ -162,9 +160,9 @@ impl Run<'_> {
         let shown = grep_long::shown(text.len(), short, self.max_bytes);
         // `{"path":"","line":N,"text":""}`: 28 bytes and the digits.
         self.held = self.held.saturating_add(shown + path.len() as u64 + 28);
-        if let Some(r) = &mut self.out.rendered {
+        if let Some(sink) = &mut self.sink {
             let text = &text;
-            return r.push(&LineRef {
+            return sink(&LineRef {
                 path,
                 line: no,
                 text,
@@ -391,14 +389,5 @@ impl Run<'_> {
                 true
             }
         }
-    }
-}
-
-/// `text` as a string (invalid UTF-8 as U+FFFD), cut at `max` characters.
-pub fn columns(text: &[u8], max: u64) -> (String, bool) {
-    let s = String::from_utf8_lossy(text);
-    match s.char_indices().nth(max.min(usize::MAX as u64) as usize) {
-        Some((i, _)) => (s[..i].to_string(), true),
-        None => (s.into_owned(), false),
     }
 }

@@ -1,7 +1,6 @@
 //! The types of the `grep` op: its request, parsed, and what the search
 //! found, before `grep_answer.rs` writes it (`grep_op.rs` searches).
 
-use super::grep_answer::Render;
 use super::walk::Options;
 
 /// What `grep` answers with.
@@ -60,13 +59,42 @@ pub struct Line {
     pub short: bool,
 }
 
+/// A [`Line`] borrowed: its path is the file's, not a copy.
+#[derive(Clone, Copy, Debug)]
+pub struct LineRef<'a> {
+    /// The file, as shown.
+    pub path: &'a [u8],
+    /// 1-based.
+    pub line: u64,
+    /// Cut at `max_columns` characters.
+    pub text: &'a str,
+    /// `text` was cut.
+    pub cut: bool,
+    /// A context line, not a match.
+    pub context: bool,
+    /// `text` is kept short of what the line shows (`grep_op::Line`).
+    pub short: bool,
+}
+
+#[cfg(test)]
+impl<'a> From<&'a Line> for LineRef<'a> {
+    fn from(l: &'a Line) -> LineRef<'a> {
+        LineRef {
+            path: &l.path,
+            line: l.line,
+            text: &l.text,
+            cut: l.cut,
+            context: l.context,
+            short: l.short,
+        }
+    }
+}
+
 /// The answer of `grep`.
 #[derive(Debug, Default)]
 pub struct Grepped {
-    /// `content`'s lines, unless rendered.
+    /// `content`'s lines, unless given to a sink ([`super::grep_op::grep_into`]).
     pub lines: Vec<Line>,
-    /// `content`'s page, when asked for ([`super::grep_op::grep_into`]) instead of `lines`.
-    pub rendered: Option<Render>,
     /// `files` and `count`'s files, with their counts.
     pub files: Vec<(Vec<u8>, u64)>,
     /// Files read.

@@ -50,6 +50,7 @@ use rustix::io::Errno;
 use super::answer::next;
 use super::bom::Bom;
 use super::lines::{Ask, Lines, Page};
+use super::resume::Pread;
 use super::{place, read_bom, resume, Raw64, Read, Root};
 use crate::fs::{FsError, NotFoundKind};
 use crate::protocol::{display_path, ErrorKind, Failure, RESULT_PREFIX};
@@ -232,9 +233,6 @@ pub(super) fn raw(req: &Raw64, root: Option<&Root>, max_bytes: u64) -> Result<St
         pread(&fd, buf, at, &req.path)
     })
 }
-
-/// `pread(2)`: bytes at an offset into the buffer, 0 at the end.
-pub type Pread<'a> = dyn FnMut(&mut [u8], u64) -> Result<usize, Failure> + 'a;
 
 /// A raw read's answer for a file of `size` bytes read by `pread`
 /// (`pread(2)`'s contract), from the file or from downloaded bytes.

@@ -20,8 +20,7 @@
 use sha2::{Digest, Sha256};
 
 use super::bom::{Bom, Utf16, CHUNK};
-use super::read::Pread;
-use super::resume::read_at;
+use super::resume::{read_at, Pread};
 use crate::protocol::Failure;
 
 /// The mark the file read by `pread` starts with.

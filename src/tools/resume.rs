@@ -33,8 +33,10 @@
 use memchr::memchr;
 use sha2::{Digest, Sha256};
 
-use super::read::Pread;
 use crate::protocol::Failure;
+
+/// `pread(2)`: bytes at an offset into the buffer, 0 at the end.
+pub type Pread<'a> = dyn FnMut(&mut [u8], u64) -> Result<usize, Failure> + 'a;
 
 /// Bytes before the offset that [`check`] covers.
 pub const BEFORE: usize = 64;

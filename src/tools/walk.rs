@@ -53,11 +53,12 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 
 use rustix::fs::{self as rfs, AtFlags, FileType};
+use rustix::io::Errno;
 
 use super::ignore_up;
 use super::ignores::{Ignores, Seen, Skip};
 pub use super::walk_fd::File;
-use super::walk_fd::{self, Frame};
+use super::walk_fd::{self, is_short, Frame};
 
 mod rules;
 
@@ -135,6 +136,18 @@ pub struct Outcome {
     /// Ignore files not read (over their bounds: [`super::ignores`]): a
     /// `gitignore` walk stops at the first, an `rg` one goes on.
     pub ignore_skip: Option<Skip>,
+}
+
+impl Outcome {
+    /// Counts a directory not read (`rel`, its path), and remembers the
+    /// first one lost for want of descriptors.
+    pub(super) fn lost<T>(&mut self, e: Errno, rel: &[u8]) -> Option<T> {
+        self.unreadable += 1;
+        if is_short(e) && self.short.is_none() {
+            self.short = Some(rel.to_vec());
+        }
+        None
+    }
 }
 
 /// Walks the directory `start`, calling `f` on each entry in path order;

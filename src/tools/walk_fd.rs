@@ -58,18 +58,6 @@ impl Frame {
     }
 }
 
-impl super::walk::Outcome {
-    /// Counts a directory not read (`rel`, its path), and remembers the
-    /// first one lost for want of descriptors.
-    pub(super) fn lost<T>(&mut self, e: Errno, rel: &[u8]) -> Option<T> {
-        self.unreadable += 1;
-        if is_short(e) && self.short.is_none() {
-            self.short = Some(rel.to_vec());
-        }
-        None
-    }
-}
-
 /// One entry found (a regular file unless [`super::walk::Options::all`]).
 pub struct File<'a> {
     /// Its path relative to the start, `/`-separated.

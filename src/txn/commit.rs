@@ -23,9 +23,10 @@ use rustix::io::Errno;
 use crate::fs::temp::{temp_name, Temp};
 use crate::protocol::{ErrorKind, Failure};
 
+use super::lock::first_op;
 use super::lock::{Held, Locked};
 use super::plan::{Dest, End, Plan};
-use super::prepare::{first_op, temp_dir};
+use super::prepare::temp_dir;
 use super::undo::{self, Back};
 
 mod place;

@@ -15,7 +15,8 @@ use crate::fs::Target;
 use crate::protocol::{display_path, ErrorKind, Failure, Report};
 
 use super::op::OpRefusal;
-use super::prepare::TempWriter;
+use super::read::read_norm;
+use super::writer::TempWriter;
 
 /// `text` with LF line ends and a final newline.
 fn lines_of(text: &str) -> Vec<u8> {
@@ -74,7 +75,7 @@ pub(super) fn stream<'a>(
             }
         }
     };
-    super::prepare::read_norm(src, path, &mut on)?;
+    read_norm(src, path, &mut on)?;
     if !done {
         // After the last line: one without a final newline gets it first.
         let lines = seen + u64::from(last.is_some_and(|b| b != b'\n'));

@@ -34,8 +34,12 @@ use crate::fs::{ConflictWhat, FsError, NotFoundKind, Target};
 
 use super::op::Txn;
 use super::plan::{End, Plan};
-use super::prepare::first_op;
 use super::TxnError;
+
+/// The first op naming file `f`, for messages.
+pub(super) fn first_op(plan: &Plan, f: usize) -> usize {
+    plan.file_of.iter().position(|g| *g == f).unwrap_or(0)
+}
 
 /// A file's original, open and locked: the descriptor and the metadata
 /// the stale check compares.

@@ -10,6 +10,7 @@ pub mod op;
 mod parse;
 mod plan;
 mod prepare;
+mod read;
 mod undo;
 mod writer;
 
@@ -186,7 +187,7 @@ fn run_inner(
                 let path = prepare::temp_dir(file).path.clone();
                 let step = crate::fs::WriteStep::Flush;
                 TxnError::of(
-                    prepare::first_op(&plan, f),
+                    lock::first_op(&plan, f),
                     FsError::Write { path, step, errno },
                 )
             })?;

@@ -11,20 +11,15 @@ use sha2::{Digest, Sha256};
 
 use crate::fs::temp::Temp;
 use crate::fs::{ConflictWhat, FsError, InodeFlag, Target, WriteStep};
-use crate::protocol::{display_path, Failure, Report};
+use crate::protocol::{Failure, Report};
 use crate::request::Eol;
 
-use super::lock::Locked;
+use super::lock::{first_op, Locked};
 use super::op::{Change, OpKind, Txn};
 use super::plan::{End, File, Plan};
-pub(super) use super::writer::TempWriter;
-use super::writer::{write_all, write_temp};
+use super::read::{read_each, read_norm};
+use super::writer::{write_all, write_temp, TempWriter};
 use super::TxnError;
-
-/// The first op naming file `f`, for messages.
-pub(super) fn first_op(plan: &Plan, f: usize) -> usize {
-    plan.file_of.iter().position(|g| *g == f).unwrap_or(0)
-}
 
 /// A failed rename of a moved original away, as the write failure it is.
 pub(super) fn hide_err(plan: &Plan, f: usize, errno: Errno) -> TxnError {
@@ -351,47 +346,6 @@ fn check_sha(fd: &OwnedFd, want: &[u8; 32], path: &std::path::Path) -> Result<()
         });
     }
     Ok(())
-}
-
-#[cfg_attr(as_edit_small, optimize(size))]
-pub(super) fn read_each(fd: &OwnedFd, each: &mut dyn FnMut(&[u8])) -> Result<(), Errno> {
-    let mut buf = crate::spare::chunk();
-    let mut off = 0u64;
-    loop {
-        match rustix::io::pread(fd, &mut buf[..], off) {
-            Ok(0) => {
-                crate::spare::give_chunk(buf);
-                return Ok(());
-            }
-            Ok(n) => {
-                each(&buf[..n]);
-                off += n as u64;
-            }
-            Err(Errno::INTR) => {}
-            Err(e) => return Err(e),
-        }
-    }
-}
-
-/// The text of `fd` through the engine (strict UTF-8, CRLF/CR as LF) to
-/// `each`; or why not (an empty file is an empty text).
-#[cfg_attr(as_edit_small, optimize(size))]
-pub(super) fn read_norm(
-    fd: &OwnedFd,
-    path: &std::path::Path,
-    each: &mut dyn FnMut(&[u8]),
-) -> Result<(), Failure> {
-    let mut engine = crate::engine::Engine::new(&[], false);
-    read_each(fd, &mut |b| engine.feed(b, each)).map_err(|errno| {
-        super::failure(FsError::Read {
-            path: Some(path.to_owned()),
-            errno,
-        })
-    })?;
-    match engine.finish(each) {
-        Ok(_) | Err(crate::engine::Refusal::Empty) => Ok(()),
-        Err(r) => Err(crate::protocol::refusal_failure(r, 1, &display_path(path))),
-    }
 }
 
 /// Whether [`read_norm`] fed the whole text (out of the closures that
