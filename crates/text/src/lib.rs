@@ -1,0 +1,1 @@
+//! The pure text layer of as-edit: no I/O.
