@@ -31,7 +31,9 @@
 #![cfg_attr(as_edit_small, feature(optimize_attribute))]
 
 pub mod args;
+mod b64;
 mod bytes;
+mod clock;
 pub mod diff;
 pub mod dispatch;
 pub mod engine;

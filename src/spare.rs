@@ -8,7 +8,9 @@
 
 use std::sync::Mutex;
 
-use crate::fs::CHUNK;
+/// Read and write buffers (the file system layer's): bounded memory
+/// whatever the file size.
+pub(crate) const CHUNK: usize = 256 * 1024;
 
 /// Two `CHUNK` buffers (a file's read buffer and its sink's write buffer
 /// are live at once), then one slot per [`Small`] user.
@@ -81,23 +83,5 @@ pub(crate) fn give_small(who: Small, mut v: Vec<u8>) {
     if v.capacity() <= SMALL_MAX {
         v.clear();
         keep(who as usize..who as usize + 1, v);
-    }
-}
-
-/// `madvise` over the whole 4 KiB pages of `[start, start + len)`, memory
-/// the caller owns and has not initialized (or may see zeroed); where the
-/// call fails the advice is simply not taken.
-#[cfg_attr(as_edit_small, optimize(size))]
-#[inline(never)]
-pub(crate) fn advise(start: usize, len: usize, advice: rustix::mm::Advice) {
-    const PAGE: usize = 4096;
-    let first = start.next_multiple_of(PAGE);
-    let end = (start + len) / PAGE * PAGE;
-    if end > first {
-        // SAFETY: [first, end) lies inside the caller's allocation; the
-        // advice used here (populate, huge pages) changes no byte the
-        // caller relies on: at most it maps zero-filled pages where none
-        // were yet.
-        let _ = unsafe { rustix::mm::madvise(first as *mut std::ffi::c_void, end - first, advice) };
     }
 }

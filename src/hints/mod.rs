@@ -15,7 +15,7 @@ mod keys;
 mod similar;
 
 use exact::{anchor_run, exact_windows, occurs_around, run_offsets, unescape, RUN_OFFSETS_MAX};
-pub use keys::{hint_keys_for_bytes, occurrence_lines, TEXT_MAX};
+pub use keys::{hint_keys_for_bytes, occurrence_lines, HintKeys, TEXT_MAX};
 pub(crate) use keys::{multiple_keys, not_found_keys};
 use similar::similar;
 
