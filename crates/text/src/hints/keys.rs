@@ -59,7 +59,10 @@ pub fn hint_keys_for_bytes(bytes: &[u8], edit: &Edit, refusal: &Refusal) -> Opti
     }
 }
 
-pub(crate) fn not_found_keys(text: &str, whole: bool, e: &Edit) -> Option<HintKeys> {
+/// The `string_not_found` keys: the hint finder's answer for `e`'s OLD in
+/// `text` (LF-normalized; `whole` when it is all of the file, not a cut);
+/// `None` when OLD or NEW is not UTF-8.
+pub fn not_found_keys(text: &str, whole: bool, e: &Edit) -> Option<HintKeys> {
     let found = find(
         text,
         std::str::from_utf8(e.old_text()).ok()?,
@@ -73,7 +76,9 @@ pub(crate) fn not_found_keys(text: &str, whole: bool, e: &Edit) -> Option<HintKe
     })
 }
 
-pub(crate) fn multiple_keys(lines: Vec<u64>, count: u64) -> HintKeys {
+/// The `multiple_occurrences` keys: `lines`, the start lines of the first
+/// occurrences, and whether `count` occurrences are more than it holds.
+pub fn multiple_keys(lines: Vec<u64>, count: u64) -> HintKeys {
     HintKeys {
         lines_truncated: (count > lines.len() as u64).then_some(true),
         lines: Some(lines),

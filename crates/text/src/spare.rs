@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 /// Read and write buffers (the file system layer's): bounded memory
 /// whatever the file size.
-pub(crate) const CHUNK: usize = 256 * 1024;
+pub const CHUNK: usize = 256 * 1024;
 
 /// Two `CHUNK` buffers (a file's read buffer and its sink's write buffer
 /// are live at once), then one slot per [`Small`] user.
@@ -18,8 +18,10 @@ static SPARE: Mutex<[Vec<u8>; 4]> = Mutex::new([Vec::new(), Vec::new(), Vec::new
 
 /// The users of a small kept buffer.
 #[derive(Clone, Copy)]
-pub(crate) enum Small {
+pub enum Small {
+    /// The engine's gathered output (`engine/gather.rs`).
     Gather = 2,
+    /// The helper's sink: output held before writing starts.
     Pending = 3,
 }
 
@@ -50,7 +52,7 @@ fn keep(slots: std::ops::Range<usize>, v: Vec<u8>) {
 /// caller reads only what it wrote (a read's count, the sink's fill).
 #[cfg_attr(as_edit_small, optimize(size))]
 #[inline(never)]
-pub(crate) fn chunk() -> Vec<u8> {
+pub fn chunk() -> Vec<u8> {
     for i in 0..2 {
         let v = take_at(i);
         if v.len() == CHUNK {
@@ -63,7 +65,7 @@ pub(crate) fn chunk() -> Vec<u8> {
 /// Keeps a buffer from [`chunk`] for the next one.
 #[cfg_attr(as_edit_small, optimize(size))]
 #[inline(never)]
-pub(crate) fn give_chunk(v: Vec<u8>) {
+pub fn give_chunk(v: Vec<u8>) {
     if v.len() == CHUNK {
         keep(0..2, v);
     }
@@ -72,14 +74,14 @@ pub(crate) fn give_chunk(v: Vec<u8>) {
 /// An empty buffer with the capacity `who`'s last one had.
 #[cfg_attr(as_edit_small, optimize(size))]
 #[inline(never)]
-pub(crate) fn small(who: Small) -> Vec<u8> {
+pub fn small(who: Small) -> Vec<u8> {
     take_at(who as usize)
 }
 
 /// Keeps `who`'s buffer, emptied, for its next one.
 #[cfg_attr(as_edit_small, optimize(size))]
 #[inline(never)]
-pub(crate) fn give_small(who: Small, mut v: Vec<u8>) {
+pub fn give_small(who: Small, mut v: Vec<u8>) {
     if v.capacity() <= SMALL_MAX {
         v.clear();
         keep(who as usize..who as usize + 1, v);
