@@ -1,6 +1,6 @@
 //! The clocks, read through libc: a lock deadline's (`fs::lock::now`) and
-//! a random name's fallback seed (`hex::random`). A leaf: no other module
-//! of the crate.
+//! a random name's fallback seed (`hex::random`). A leaf: it uses no other
+//! module of the crate.
 
 use std::time::Duration;
 
