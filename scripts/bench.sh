@@ -14,7 +14,7 @@
 #                transaction against ten single-file execs and against one
 #                (target <= 2x one exec), peak RSS <= 4 MiB
 #   --patch-only only the patch case: a 5-file, 10-chunk V4A patch over
-#                copies of src/ files, as-edit (--patch, and its apply_patch
+#                copies of source files, as-edit (--patch, and its apply_patch
 #                mode) against Codex's apply_patch binary (scripts/patch-refs.sh
 #                installs it; without it the Codex side is skipped, saying why)
 #                (target <= 0.3x Codex by direct exec: an argv, no shell, as
@@ -278,8 +278,8 @@ files_case() {
     "peak RSS ${rss_txn} KiB $(target '<= 4096')"
 }
 
-# --- patch ----------------------------------------------------------------
-# scripts/bench/patch.py's patch (5 files, 10 chunks, copies of src/ files)
+# --- patch -----------------------------------------------------------------
+# scripts/bench/patch.py's patch (5 files, 10 chunks, copies of source files)
 # on a fresh copy before every run: as-edit --patch, as-edit as
 # apply_patch, and Codex's apply_patch (the 315 MB static binary of npm
 # @openai/codex), all reading the patch on stdin. Each is timed by direct
@@ -321,7 +321,7 @@ patch_case() {
   rm -rf "$t" && cp -r "$d/orig" "$t"
   line=$(cd "$t" && "$bin" --patch <"$d/patch.txt") || die "patch: as-edit failed: $line"
   [ "$line" = '__RESULT__{"count":10,"files":5}' ] || die "patch: unexpected $line"
-  cmp -s "$t/src/eol.rs" "$d/orig/src/eol.rs" && die "patch: src/eol.rs is unchanged"
+  cmp -s "$t/crates/text/src/eol.rs" "$d/orig/crates/text/src/eol.rs" && die "patch: crates/text/src/eol.rs is unchanged"
   mv "$t" "$d/ours"
   if [ -n "$codex" ]; then
     cp -r "$d/orig" "$t"

@@ -24,31 +24,45 @@ rustup component list --installed 2>/dev/null | grep -q '^rust-src' || rustup co
 
 step "format and lints"
 cargo fmt --all -- --check
-cargo clippy --quiet --all-targets --all-features -- -D warnings
+cargo clippy --quiet --workspace --all-targets --all-features -- -D warnings
 
-step "rooms: every file under src/ at most 450 lines before its tests"
+step "docs: every crate's, no rustdoc warning (links, missing docs)"
+RUSTDOCFLAGS="-D warnings" cargo doc --quiet --workspace --all-features --no-deps
+
+step "rooms: every file under src/ and crates/ at most 450 lines before its tests"
 # Lines before the test module: a `#[cfg(test)]` whose next line opens an
 # inline `mod … {` (one on another item mid-file, a thread_local counter or
 # a `mod testing;`, is code and counts: stopping there hid matcher.rs's 461).
-rooms_over=$(for f in $(find src -name '*.rs' | sort); do
+rooms_over=$(for f in $(find src crates -name '*.rs' | sort); do
   n=$(awk 'held { held = 0; if ($0 ~ /^(pub(\([a-z]+\))? )?mod .*\{$/) exit; n += 2; next }
            /^#\[cfg\(test\)\]$/ { held = 1; next } { n++ } END { print n + held }' "$f")
   [ "$n" -le 450 ] || echo "$f: $n lines"
 done)
 [ -z "$rooms_over" ] || die "over the 450-line bound (split by concern): $rooms_over"
-echo "ok: $(find src -name '*.rs' | wc -l) files"
+echo "ok: $(find src crates -name '*.rs' | wc -l) files"
 
-step "the crate packages: what a user needs, and it builds"
-# Offline: clippy above fetched every dependency of Cargo.lock.
-pkg_list=$(cargo package --list --quiet --allow-dirty --locked --offline)
-pkg_bad=$(grep -E '^(dist|fuzz|scripts|proptest-regressions|target|\.cargo|\.ci)/|^tests/scenarios(/|\.rs$)|\.proptest-regressions$|^cross\.toml$' <<<"$pkg_list" || true)
-[ -z "$pkg_bad" ] || die "cargo package would ship: $pkg_bad"
-for f in Cargo.toml README.md LICENSE-MIT LICENSE-APACHE src/lib.rs src/main.rs; do
-  grep -qx "$f" <<<"$pkg_list" || die "cargo package would not ship $f"
+step "the crates package: what a user needs, and they build"
+# Offline: clippy above fetched every dependency of Cargo.lock. Each
+# package's list apart (paths are relative to its own directory); the
+# helper's and the text crate's licences, code and docs.
+pkg_files=0
+for pkg in as-edit as-edit-text; do
+  case "$pkg" in
+    as-edit) need=(Cargo.toml README.md LICENSE-MIT LICENSE-APACHE src/lib.rs src/main.rs) ;;
+    as-edit-text) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/engine/mod.rs src/hints/hints.md) ;;
+  esac
+  pkg_list=$(cargo package -p "$pkg" --list --quiet --allow-dirty --locked --offline)
+  pkg_bad=$(grep -E '^(dist|fuzz|scripts|crates|proptest-regressions|target|\.cargo|\.ci)/|^tests/scenarios(/|\.rs$)|\.proptest-regressions$|^cross\.toml$' <<<"$pkg_list" || true)
+  [ -z "$pkg_bad" ] || die "cargo package -p $pkg would ship: $pkg_bad"
+  for f in "${need[@]}"; do
+    grep -qx "$f" <<<"$pkg_list" || die "cargo package -p $pkg would not ship $f"
+  done
+  pkg_files=$((pkg_files + $(wc -l <<<"$pkg_list")))
 done
-# Verifies by building the unpacked archive (in target/package).
-cargo package --quiet --allow-dirty --locked --offline
-echo "ok: $(wc -l <<<"$pkg_list") files"
+# Verifies by building each unpacked archive (in target/package), the
+# helper against the text crate's archive, not its path.
+cargo package --workspace --quiet --allow-dirty --locked --offline
+echo "ok: $pkg_files files in 2 packages"
 
 step "static release builds"
 scripts/build-static.sh
@@ -66,8 +80,8 @@ want='__RESULT__{"error":"internal_error","detail":"injected test panic"}'
 rm -rf "$probe_dir"
 echo "ok: $want, exit 1, file and directory unchanged"
 
-step "unit, property, CLI, reliability and host tests"
-cargo test --all-features
+step "unit, property, CLI, reliability and host tests, and the doctests"
+cargo test --workspace --all-features
 
 step "conformance in a busybox-only root"
 scripts/conformance.sh "dist/as-edit-$version-x86_64-unknown-linux-musl" --arch x86_64

@@ -17,11 +17,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub(crate) mod b64;
 mod fast_json;
 mod positional;
 mod stdin;
 
+pub(crate) use crate::b64;
 use crate::protocol::{ErrorKind, Failure};
 use crate::request::{EditOptions, Eol, Request};
 pub use fast_json::parse_fast;

@@ -46,7 +46,7 @@ pub fn random() -> String {
             Ok(n) => filled += n,
             Err(_) => {
                 // The wall clock through libc (fs::lock::now says why).
-                let t = crate::fs::lock::clock(libc::CLOCK_REALTIME).as_nanos() as u64;
+                let t = crate::clock::clock(libc::CLOCK_REALTIME).as_nanos() as u64;
                 r = (t ^ ((std::process::id() as u64) << 32)).to_le_bytes();
                 break;
             }

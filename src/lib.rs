@@ -31,23 +31,23 @@
 #![cfg_attr(as_edit_small, feature(optimize_attribute))]
 
 pub mod args;
-mod bytes;
-pub mod diff;
+mod b64;
+mod clock;
 pub mod dispatch;
-pub mod engine;
-pub mod eol;
 pub mod fs;
 pub mod hex;
-pub mod hints;
 pub mod host;
 pub mod patch;
 pub mod protocol;
 pub mod request;
-mod spare;
 mod strict_json;
 pub mod tools;
 pub mod toolset;
 pub mod txn;
+
+// The pure text layer (crates/text), under the paths it always had here.
+use as_edit_text::{bytes, spare};
+pub use as_edit_text::{diff, engine, eol, hints};
 
 /// What the binary prints and how it exits.
 pub struct Response {

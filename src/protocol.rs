@@ -15,6 +15,8 @@
 use serde::Serialize;
 use std::fmt::Write as _;
 
+pub use crate::hints::HintKeys;
+
 /// The marker hosts search for in merged exec output.
 pub const RESULT_PREFIX: &str = "__RESULT__";
 
@@ -139,26 +141,6 @@ pub struct Failure {
     pub detail: Option<String>,
     /// `--hints` only: the keys a refusal adds.
     pub hints: Option<HintKeys>,
-}
-
-/// What `--hints` adds to a refusal: `hints` (and `hints_truncated`) on
-/// `string_not_found`, `lines` (and `lines_truncated`) on
-/// `multiple_occurrences`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct HintKeys {
-    /// `string_not_found`: the candidates, best first.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hints: Option<Vec<crate::hints::Hint>>,
-    /// A bound cut the search (better candidates may exist).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hints_truncated: Option<bool>,
-    /// The start lines of the first [`crate::hints::OCCURRENCE_LINES_MAX`]
-    /// occurrences.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lines: Option<Vec<u64>>,
-    /// More occurrences than `lines` holds (`count` says how many).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub lines_truncated: Option<bool>,
 }
 
 impl Failure {

@@ -13,7 +13,13 @@ import shutil
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FILES = ["src/engine/matcher.rs", "src/engine/gather.rs", "src/fs/lock.rs", "src/eol.rs", "src/hex.rs"]
+FILES = [
+    "crates/text/src/engine/matcher.rs",
+    "crates/text/src/engine/gather.rs",
+    "src/fs/lock.rs",
+    "crates/text/src/eol.rs",
+    "src/hex.rs",
+]
 
 
 def main():

@@ -159,7 +159,7 @@ fn read_without_cr(file: BorrowedFd<'_>) -> Option<(String, bool)> {
 /// fault in as before).
 fn prefault(buf: &mut Vec<u8>) {
     let spare = buf.spare_capacity_mut();
-    crate::spare::advise(
+    super::pages::advise(
         spare.as_mut_ptr() as usize,
         spare.len(),
         rustix::mm::Advice::LinuxPopulateWrite,
@@ -223,7 +223,7 @@ impl<'o> OccurrenceScan<'o> {
         if old.len() >= 1 << 20 {
             let spare = buf.spare_capacity_mut();
             let (at, len) = (spare.as_mut_ptr() as usize, spare.len());
-            crate::spare::advise(at, len, rustix::mm::Advice::LinuxHugepage);
+            super::pages::advise(at, len, rustix::mm::Advice::LinuxHugepage);
         }
         OccurrenceScan {
             finder: Needle::new(old),

@@ -18,20 +18,7 @@ use super::Target;
 /// that cannot happen links io::Error's Debug formatting (3 KiB of the
 /// static binary, scripts/bench/README.md's size table).
 pub(crate) fn now() -> Duration {
-    clock(libc::CLOCK_MONOTONIC)
-}
-
-/// `id`'s time (zero should the call ever fail: a deadline then counts
-/// from the first working call; a random name's fallback seed is then the
-/// pid alone).
-pub(crate) fn clock(id: libc::clockid_t) -> Duration {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: writes the one timespec on the stack.
-    unsafe { libc::clock_gettime(id, &mut t) };
-    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+    crate::clock::clock(libc::CLOCK_MONOTONIC)
 }
 
 /// The type of what `st` describes: `Ok` for a regular file, else the

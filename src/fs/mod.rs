@@ -29,6 +29,7 @@ mod hints;
 pub(crate) mod lock;
 pub(crate) mod meta;
 mod not_found;
+mod pages;
 pub(crate) mod regular;
 pub(crate) mod release;
 pub(crate) mod replay;
@@ -117,8 +118,7 @@ pub fn committed_line(buf: &mut [u8; 256]) -> Option<&[u8]> {
     buf.get(..n)
 }
 
-/// Read and write buffers: bounded memory whatever the file size.
-pub(crate) const CHUNK: usize = 256 * 1024;
+pub(crate) use crate::spare::CHUNK;
 
 /// The outcome of one edit: the result (count or failure) and, with
 /// `--report`, the extra keys.
@@ -160,7 +160,7 @@ fn edit_inner(req: &Request, report: &mut Option<Report>) -> Result<u64, FsError
             Some(p) => r.path = Some(p.to_owned()),
             None => {
                 let b = std::os::unix::ffi::OsStrExt::as_bytes(target.path.as_os_str());
-                r.path_b64 = Some(crate::args::b64::encode(b));
+                r.path_b64 = Some(crate::b64::encode(b));
             }
         }
     }
@@ -235,7 +235,7 @@ pub(crate) fn prepare<'a>(
     // ones cost a third of a 48 MiB OLD's search (`scripts/bench/README.md`).
     // The advice is taken before the slot's first page is touched.
     if let Some(s) = engine.spare() {
-        crate::spare::advise(
+        pages::advise(
             s.as_mut_ptr() as usize,
             s.len(),
             rustix::mm::Advice::LinuxHugepage,

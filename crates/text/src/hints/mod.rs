@@ -15,8 +15,9 @@ mod keys;
 mod similar;
 
 use exact::{anchor_run, exact_windows, occurs_around, run_offsets, unescape, RUN_OFFSETS_MAX};
-pub use keys::{hint_keys_for_bytes, occurrence_lines, TEXT_MAX};
-pub(crate) use keys::{multiple_keys, not_found_keys};
+pub use keys::{
+    hint_keys_for_bytes, multiple_keys, not_found_keys, occurrence_lines, HintKeys, TEXT_MAX,
+};
 use similar::similar;
 
 /// At most this many hints.

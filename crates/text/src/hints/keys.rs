@@ -3,15 +3,34 @@
 //! `multiple_occurrences` (the helper and the host's transfer path alike).
 
 use memchr::memmem;
+use serde::Serialize;
 
-use super::{find, OCCURRENCE_LINES_MAX};
+use super::{find, Hint, OCCURRENCE_LINES_MAX};
 use crate::engine::{Edit, Refusal};
-use crate::protocol::HintKeys;
 
 /// The most text buffered for `string_not_found` hints. 10 MiB leaves room
 /// under the 16 MiB peak target for the hint finder's bounded work and the
 /// helper's baseline (see the module note).
 pub const TEXT_MAX: usize = 10 << 20;
+
+/// What `--hints` adds to a refusal: `hints` (and `hints_truncated`) on
+/// `string_not_found`, `lines` (and `lines_truncated`) on
+/// `multiple_occurrences`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct HintKeys {
+    /// `string_not_found`: the candidates, best first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hints: Option<Vec<Hint>>,
+    /// A bound cut the search (better candidates may exist).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hints_truncated: Option<bool>,
+    /// The start lines of the first [`OCCURRENCE_LINES_MAX`] occurrences.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<Vec<u64>>,
+    /// More occurrences than `lines` holds (`count` says how many).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_truncated: Option<bool>,
+}
 
 /// The same keys for the host's transfer path: `bytes` is the downloaded
 /// file, `edit` the one edit that `refusal` refused. The text is cut at
@@ -40,7 +59,10 @@ pub fn hint_keys_for_bytes(bytes: &[u8], edit: &Edit, refusal: &Refusal) -> Opti
     }
 }
 
-pub(crate) fn not_found_keys(text: &str, whole: bool, e: &Edit) -> Option<HintKeys> {
+/// The `string_not_found` keys: the hint finder's answer for `e`'s OLD in
+/// `text` (LF-normalized; `whole` when it is all of the file, not a cut);
+/// `None` when OLD or NEW is not UTF-8.
+pub fn not_found_keys(text: &str, whole: bool, e: &Edit) -> Option<HintKeys> {
     let found = find(
         text,
         std::str::from_utf8(e.old_text()).ok()?,
@@ -54,7 +76,9 @@ pub(crate) fn not_found_keys(text: &str, whole: bool, e: &Edit) -> Option<HintKe
     })
 }
 
-pub(crate) fn multiple_keys(lines: Vec<u64>, count: u64) -> HintKeys {
+/// The `multiple_occurrences` keys: `lines`, the start lines of the first
+/// occurrences, and whether `count` occurrences are more than it holds.
+pub fn multiple_keys(lines: Vec<u64>, count: u64) -> HintKeys {
     HintKeys {
         lines_truncated: (count > lines.len() as u64).then_some(true),
         lines: Some(lines),

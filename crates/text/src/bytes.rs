@@ -10,7 +10,7 @@
 
 /// `dst.copy_from_slice(src)`, inline for `src` up to 128 bytes.
 #[inline(always)]
-pub(crate) fn copy(dst: &mut [u8], src: &[u8]) {
+pub fn copy(dst: &mut [u8], src: &[u8]) {
     let n = src.len();
     if dst.len() != n {
         return dst.copy_from_slice(src); // panics, as it would

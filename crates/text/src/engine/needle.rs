@@ -38,8 +38,11 @@ pub(super) const LONG: usize = 4096;
 /// The piece's length.
 pub(super) const PIECE: usize = 32;
 
-/// The search for one OLD.
-pub(crate) struct Needle<'a> {
+/// The search for one OLD, as the engine runs it: memchr's finder, or for
+/// an OLD of 4 KiB or more the piece search, linear whatever the text.
+// `len` is OLD's, which the caller holds: no emptiness test is needed.
+#[allow(clippy::len_without_is_empty)]
+pub struct Needle<'a> {
     old: &'a [u8],
     /// OLD's finder, or for a long OLD the piece's (or, past the budget,
     /// OLD's, in `full`).
@@ -82,7 +85,8 @@ impl HeuristicFrequencyRank for Counts {
 }
 
 impl<'a> Needle<'a> {
-    pub(crate) fn new(old: &'a [u8]) -> Needle<'a> {
+    /// The search for `old`.
+    pub fn new(old: &'a [u8]) -> Needle<'a> {
         if old.len() < LONG {
             return Needle::with(old, build(old), 0);
         }
@@ -136,13 +140,13 @@ impl<'a> Needle<'a> {
     }
 
     /// `len(OLD)`.
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.old.len()
     }
 
     /// Where OLD first occurs in `hay`, as `memmem::Finder::find`.
     #[inline]
-    pub(crate) fn find(&mut self, hay: &[u8]) -> Option<usize> {
+    pub fn find(&mut self, hay: &[u8]) -> Option<usize> {
         // Inlined, a short OLD's search is memchr's alone: a dense
         // replace-all calls this once per match.
         if self.old.len() < LONG {

@@ -95,7 +95,7 @@ fn range(first: u64, len: u64) -> String {
 
 /// The tests' strict `patch`, shared with the integration tests.
 #[cfg(test)]
-#[path = "../../tests/support/apply_diff.rs"]
+#[path = "../../../../tests/support/apply_diff.rs"]
 mod apply_diff;
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ use normalize::Normalizer;
 use utf8::Utf8Validator;
 
 pub use edit::{Edit, INLINE, OLD_MAX};
-pub(crate) use needle::Needle;
+pub use needle::Needle;
 pub use normalize::normalize_eol;
 
 /// Why an edit was refused. Nothing may be written for any of these.

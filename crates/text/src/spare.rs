@@ -8,7 +8,9 @@
 
 use std::sync::Mutex;
 
-use crate::fs::CHUNK;
+/// Read and write buffers (the file system layer's): bounded memory
+/// whatever the file size.
+pub const CHUNK: usize = 256 * 1024;
 
 /// Two `CHUNK` buffers (a file's read buffer and its sink's write buffer
 /// are live at once), then one slot per [`Small`] user.
@@ -16,8 +18,10 @@ static SPARE: Mutex<[Vec<u8>; 4]> = Mutex::new([Vec::new(), Vec::new(), Vec::new
 
 /// The users of a small kept buffer.
 #[derive(Clone, Copy)]
-pub(crate) enum Small {
+pub enum Small {
+    /// The engine's gathered output (`engine/gather.rs`).
     Gather = 2,
+    /// The helper's sink: output held before writing starts.
     Pending = 3,
 }
 
@@ -48,7 +52,7 @@ fn keep(slots: std::ops::Range<usize>, v: Vec<u8>) {
 /// caller reads only what it wrote (a read's count, the sink's fill).
 #[cfg_attr(as_edit_small, optimize(size))]
 #[inline(never)]
-pub(crate) fn chunk() -> Vec<u8> {
+pub fn chunk() -> Vec<u8> {
     for i in 0..2 {
         let v = take_at(i);
         if v.len() == CHUNK {
@@ -61,7 +65,7 @@ pub(crate) fn chunk() -> Vec<u8> {
 /// Keeps a buffer from [`chunk`] for the next one.
 #[cfg_attr(as_edit_small, optimize(size))]
 #[inline(never)]
-pub(crate) fn give_chunk(v: Vec<u8>) {
+pub fn give_chunk(v: Vec<u8>) {
     if v.len() == CHUNK {
         keep(0..2, v);
     }
@@ -70,34 +74,16 @@ pub(crate) fn give_chunk(v: Vec<u8>) {
 /// An empty buffer with the capacity `who`'s last one had.
 #[cfg_attr(as_edit_small, optimize(size))]
 #[inline(never)]
-pub(crate) fn small(who: Small) -> Vec<u8> {
+pub fn small(who: Small) -> Vec<u8> {
     take_at(who as usize)
 }
 
 /// Keeps `who`'s buffer, emptied, for its next one.
 #[cfg_attr(as_edit_small, optimize(size))]
 #[inline(never)]
-pub(crate) fn give_small(who: Small, mut v: Vec<u8>) {
+pub fn give_small(who: Small, mut v: Vec<u8>) {
     if v.capacity() <= SMALL_MAX {
         v.clear();
         keep(who as usize..who as usize + 1, v);
-    }
-}
-
-/// `madvise` over the whole 4 KiB pages of `[start, start + len)`, memory
-/// the caller owns and has not initialized (or may see zeroed); where the
-/// call fails the advice is simply not taken.
-#[cfg_attr(as_edit_small, optimize(size))]
-#[inline(never)]
-pub(crate) fn advise(start: usize, len: usize, advice: rustix::mm::Advice) {
-    const PAGE: usize = 4096;
-    let first = start.next_multiple_of(PAGE);
-    let end = (start + len) / PAGE * PAGE;
-    if end > first {
-        // SAFETY: [first, end) lies inside the caller's allocation; the
-        // advice used here (populate, huge pages) changes no byte the
-        // caller relies on: at most it maps zero-filled pages where none
-        // were yet.
-        let _ = unsafe { rustix::mm::madvise(first as *mut std::ffi::c_void, end - first, advice) };
     }
 }

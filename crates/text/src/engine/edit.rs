@@ -54,11 +54,7 @@ impl Edit {
 
     /// [`Edit::new`] of text already LF-normalized (UTF-8, no CR): OLD's
     /// buffer becomes the edit's, NEW is appended to it.
-    pub(crate) fn from_lf(
-        mut text: Vec<u8>,
-        new: &[u8],
-        replace_all: bool,
-    ) -> Result<Edit, &'static str> {
+    pub fn from_lf(mut text: Vec<u8>, new: &[u8], replace_all: bool) -> Result<Edit, &'static str> {
         let old_len = text.len();
         if old_len == 0 {
             return Err("OLD is empty");
