@@ -9,17 +9,19 @@
 //! - `strict_json`: serde_json for the `--stdin` request, but a struct only
 //!   ever from a JSON object;
 //! - [`protocol`]: tokens, the `__RESULT__` line, exit codes, refusal → token;
-//! - [`engine`]: the pure streaming replacement engine (no I/O; the host fallback reuses it);
-//! - [`eol`]: the end-of-line policy of `--eol preserve` (count, decide, re-expand);
-//! - [`diff`]: unified diffs for `--diff`;
-//! - [`hints`]: the pure failure-hint finder (`--hints`);
+//! - [`engine`], [`eol`], [`diff`], [`hints`]: the pure text layer, the
+//!   crate `as-edit-text` (`crates/text`, no I/O possible), re-exported
+//!   here under these paths: the streaming replacement engine, the
+//!   end-of-line policy of `--eol preserve`, unified diffs for `--diff`,
+//!   the failure-hint finder (`--hints`);
 //! - [`patch`]: the pure V4A patch parser, chunk locator and tree applier;
 //! - [`fs`]: resolve, open, lock, write, commit (one concern per file under `src/fs/`);
 //! - [`txn`]: several files in one call, all or nothing (`{"files":[...]}`);
 //! - [`tools`]: the read-side ops of the toolset (`stat`, `list`, `read`),
 //!   the bounded answer writer and lossless names;
-//! - `bytes`: short copies without libc's `memcpy` start-up (engine and `fs`);
 //! - [`hex`]: lowercase hex and random names, shared by `fs`, `args` and `host`;
+//! - `b64`: the strict base64 decoder of argv and requests (`fs` and `args`);
+//! - `clock`: one clock read, for lock waits and random names;
 //! - [`toolset`]: `--toolset agent_toolset_20260401`, Anthropic's file
 //!   tools' texts (read, write, edit, glob, grep);
 //! - [`host`]: the host library (command building, parsing, the `Editor`,

@@ -14,7 +14,8 @@
 //! (the temp and the commit), `sink` (the output written to it), `report`
 //! (`--report` keys), `error` ([`FsError`]: every failure and its wording; `not_found`: what is at a path that is not a file, and its detail),
 //! `resource` (EMFILE/ENFILE/ENOMEM: one retryable answer wherever they strike),
-//! `regular` (a file opened to be read: never waited for, a regular file checked on its descriptor).
+//! `regular` (a file opened to be read: never waited for, a regular file checked on its descriptor),
+//! `pages` (the `madvise` calls that prefault a large buffer).
 //!
 //! One pipeline, in two halves: `check` and `prepare` end with the new
 //! content in a temp under the lock, `commit` renames it. A single-file

@@ -116,9 +116,8 @@ impl Edit {
 mod tests {
     use super::*;
 
-    /// Issue 23 item 7: an edit is 40 bytes, with OLD and NEW inline up to
-    /// `INLINE` bytes together, else in one allocation (it was 72 bytes
-    /// and two allocations).
+    /// An edit is 40 bytes, with OLD and NEW inline up to `INLINE` bytes
+    /// together, else in one allocation.
     #[test]
     fn an_edit_is_compact() {
         let e = |old: &str, new: &str| Edit::new(old, new, false).unwrap();

@@ -783,7 +783,7 @@ mod tests {
         s.map(|s| (out, s.count))
     }
 
-    /// OLDs longer than the chunks (issue 23 item 5), periodic and not, at
+    /// OLDs longer than the chunks, periodic and not, at
     /// the start, straddling chunk edges, back to back, after near misses
     /// and at the end: every chunking gives the oracle's exact bytes
     /// (`str::replace`: non-overlapping, left to right), alone and as the
@@ -885,8 +885,7 @@ mod tests {
         Ok((out, s.count, s.edits[0].lines.clone()))
     }
 
-    /// A long OLD's text read straight into its tail slot (issue 23 item
-    /// 5): occurrences at the start, straddling the slot's windows and the
+    /// A long OLD's text read straight into its tail slot: occurrences at the start, straddling the slot's windows and the
     /// carried tail, back to back and at the end, in LF and in CRLF text
     /// (a CRLF split between two reads, a lone CR, a final CR), in reads of
     /// any size: the oracle's exact bytes (`str::replace` of the normalized
@@ -963,7 +962,7 @@ mod tests {
         assert!(Engine::new(&two, false).spare().is_none());
     }
 
-    /// Search work is linear in the input for any OLD (issue 23 item 5): a
+    /// Search work is linear in the input for any OLD: a
     /// 64 KiB OLD over 4 MiB makes the finder see at most twice the input
     /// (and a window), in small chunks as in large, alone or after an edit
     /// that passes it the text in pieces. The old matcher re-searched
@@ -1017,8 +1016,8 @@ mod tests {
     }
 
     /// A long OLD whose rarest byte the text lacks is searched without
-    /// OLD's Two-Way factorization (issue 23 item 5): before `needle.rs`
-    /// one edit built it from all of OLD up front, 0.15 s of a 48 MiB OLD.
+    /// OLD's Two-Way factorization is not built from all of a long OLD up
+    /// front (`needle.rs`: that alone is 0.15 s of a 48 MiB OLD).
     #[test]
     fn a_long_old_with_a_rare_byte_builds_no_two_way_finder() {
         let old = format!("{}!", "q".repeat(64 << 10));
@@ -1029,14 +1028,14 @@ mod tests {
         assert_eq!(needle::BUILT.with(|c| c.get()), 32);
     }
 
-    /// Issue 23 item 7: what an edit keeps between its turns is 24 bytes
+    /// What an edit keeps between its turns is 24 bytes
     /// (the old matcher was about 500, with a finder per edit).
     #[test]
     fn an_edits_state_is_compact() {
         assert_eq!(std::mem::size_of::<matcher::State>(), 24);
     }
 
-    /// Issue 23 item 6/7: a summary holds the stats of the first
+    /// A summary holds the stats of the first
     /// `EDITS_MAX` edits and the last one's, whatever the batch size.
     #[test]
     fn a_summary_keeps_the_first_edits_and_the_last() {

@@ -1,6 +1,6 @@
 //! The search for one edit's OLD: memchr's finder for OLDs shorter than
 //! [`LONG`], and for longer ones a cheaper search that gives the same
-//! answers (issue 23 item 5). The `--hints` re-read (`fs/hints.rs`) uses it
+//! answers. The `--hints` re-read (`fs/hints.rs`) uses it
 //! too.
 //!
 //! memchr's finder of a long OLD costs where a short one's does not: it is

@@ -345,7 +345,7 @@ fn similar_pruned(
             continue;
         };
         // Blank lines matched to OLD's blank lines, and nothing else: no
-        // sign of where OLD's text is (issue 23 item 9).
+        // sign of where OLD's text is.
         if text[spans[first].0..spans[last].1].trim().is_empty() {
             continue;
         }

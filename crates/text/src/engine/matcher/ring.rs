@@ -1,10 +1,10 @@
-//! A single long OLD's slot as a ring (issue 23 item 5).
+//! A single long OLD's slot as a ring.
 //!
 //! The caller reads the input straight into the slot (`Engine::spare`).
-//! Read linearly, the slot was `2 * keep` bytes and, each time it filled,
-//! its first `keep` starts were resolved and the `keep` bytes after them
-//! copied to its front: one copy of the file in all, and every read landing
-//! on memory the search had long left. As a ring of `keep` bytes plus
+//! Read linearly, the slot would be `2 * keep` bytes and, each time it filled,
+//! its first `keep` starts resolved and the `keep` bytes after them copied
+//! to its front: one copy of the file in all, and every read landing on
+//! memory the search had long left. As a ring of `keep` bytes plus
 //! [`ROOM`], nothing is carried: each read fills the room after the held
 //! text (up to the ring's end, then from its start), and once half the room
 //! holds text whose every start can be resolved (`keep` bytes follow it),

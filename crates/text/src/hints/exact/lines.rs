@@ -89,7 +89,7 @@ fn lines_of<'a>(
     })
 }
 
-/// The run [`exact_windows`] anchors on: the longest run of characters no
+/// The run `exact_windows` anchors on: the longest run of characters no
 /// kind changes in any piece (the first piece's on ties), with its piece.
 pub(in crate::hints) fn anchor_run<'a>(pieces: &[&'a str]) -> (usize, &'a str) {
     (0..pieces.len())
