@@ -336,7 +336,7 @@ patch_case() {
   local m=patch ours
   ours() { echo "as-edit --patch $(ms "${median[$m/as-edit]}") ms, as apply_patch $(ms "${median[$m/as-edit-apply_patch]}") ms"; }
   if [ -n "$codex" ]; then
-    echo "patch (5 files, 10 chunks, copies of src/; $iters runs each, alternating, medians)," \
+    echo "patch (5 files, 10 chunks, copies of source files; $iters runs each, alternating, medians)," \
       "by direct exec: $(ours), Codex apply_patch $(ms "${median[patch/codex]}") ms;" \
       "as-edit / Codex $(ratio "${median[patch/as-edit]}" "${median[patch/codex]}")," \
       "as apply_patch / Codex $(ratio "${median[patch/as-edit-apply_patch]}" "${median[patch/codex]}") $(target '<= 0.3');" \
@@ -348,7 +348,7 @@ patch_case() {
       "as apply_patch / Codex $(ratio "${median[patch/sh/as-edit-apply_patch]}" "${median[patch/sh/codex]}");" \
       "the same bytes; peak RSS ${rss_patch} KiB"
   else
-    echo "patch (5 files, 10 chunks, copies of src/), by direct exec: $(ours);" \
+    echo "patch (5 files, 10 chunks, copies of source files), by direct exec: $(ours);" \
       "through sh -c: $(m=patch/sh; ours); peak RSS ${rss_patch} KiB; the Codex side skipped: $why"
   fi
 }

@@ -12,7 +12,8 @@
 //! One concern per file: `resolve` (which file, `--root`), `lock` (open
 //! and flock), `meta` (permission checks, metadata carried over), `temp`
 //! (the temp and the commit), `sink` (the output written to it), `report`
-//! (`--report` keys), `error` ([`FsError`]: every failure and its wording; `not_found`: what is at a path that is not a file, and its detail),
+//! (`--report` keys), `error` ([`FsError`]: every failure, as facts), `failure` (their wording),
+//! `not_found` (what is at a path that is not a file, and its detail), `words` (an errno's and a path's words),
 //! `resource` (EMFILE/ENFILE/ENOMEM: one retryable answer wherever they strike),
 //! `regular` (a file opened to be read: never waited for, a regular file checked on its descriptor),
 //! `pages` (the `madvise` calls that prefault a large buffer).
@@ -26,6 +27,7 @@
 #![doc = include_str!("fs.md")]
 
 mod error;
+mod failure;
 mod hints;
 pub(crate) mod lock;
 pub(crate) mod meta;
@@ -40,6 +42,7 @@ pub(crate) mod resource;
 pub(crate) mod sink;
 pub(crate) mod temp;
 mod window;
+mod words;
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, OwnedFd};
@@ -406,7 +409,7 @@ mod tests {
         }
     }
 
-    /// Callers can match on the facts; the wording stays in `error.rs`.
+    /// Callers can match on the facts; the wording stays in `failure.rs`.
     #[test]
     fn failures_are_facts() {
         let dir = tempfile::tempdir().unwrap();

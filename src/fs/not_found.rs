@@ -1,12 +1,12 @@
 //! What is at a path that is not an editable regular file
 //! ([`NotFoundKind`], [`FileKind`]), and the `file_not_found` detail that
-//! says so (`error.rs` holds the rest of the wording).
+//! says so (`failure.rs` holds the rest of the wording).
 
 use std::path::Path;
 
 use rustix::io::Errno;
 
-use super::error::{cause, shown};
+use super::words::{cause, shown};
 
 /// What is at a path that is not an editable regular file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -23,7 +23,8 @@ use std::path::Path;
 
 use rustix::io::Errno;
 
-use super::error::{cause, shown, FsError, NotFoundKind};
+use super::error::{FsError, NotFoundKind};
+use super::words::{cause, shown};
 use crate::protocol::{ErrorKind, Failure};
 
 /// Is `e` a resource running out, not a fact about the file?

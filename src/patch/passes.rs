@@ -561,7 +561,7 @@ pub(crate) mod tests {
     /// empty line alone takes the first and moves the search, lines after
     /// a final context line follow an earlier addition at the end, also with the text's last line unterminated.
     #[test]
-    fn issue_33_placements_as_the_locator() {
+    fn codex_placements_as_the_locator() {
         let k = |old: &[&str], new: &[&str], keep: &[Option<usize>], eof: bool| Chunk {
             old: old.iter().map(|x| x.to_string()).collect(),
             new: new.iter().map(|x| x.to_string()).collect(),
@@ -817,7 +817,7 @@ pub(crate) mod tests {
 }
 
 #[cfg(test)]
-mod brk33l {
+mod search_cost {
     use super::*;
 
     /// Many chunks whose first old line is one the file repeats (an empty
@@ -870,7 +870,7 @@ mod brk33l {
 }
 
 #[cfg(test)]
-pub(in crate::patch) mod diff33 {
+pub(in crate::patch) mod tricky_lines {
     use super::*;
 
     /// Pieces of lines: every character the punctuation grade maps, the

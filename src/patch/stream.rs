@@ -1011,7 +1011,7 @@ mod tests {
         let mut r = rng(0x33_b12d);
         let (mut streamed, mut loose, mut cases) = (0, 0, 0);
         for _ in 0..3000 {
-            let (text, chunks) = crate::patch::passes::diff33::case(&mut r);
+            let (text, chunks) = crate::patch::passes::tricky_lines::case(&mut r);
             for strict in [false, true] {
                 let want = oracle(&text, &chunks, strict);
                 for piece in [3, 4096] {

@@ -365,8 +365,8 @@ fn commit_file<'p>(
     };
     // A plain move the kernel refuses across mounts (EXDEV: another file
     // system, or another mount of this one, a bind mount) is copied into a
-    // temp where it goes and committed as an edited move (issue 33 item 5:
-    // chosen by comparing st_dev, a bind mount's plain move failed).
+    // temp where it goes and committed as an edited move (the kernel's
+    // answer decides, not st_dev: a bind mount shares its st_dev).
     // The file it replaces, checked and locked until the rename over it
     // (before any step: a copy's retry finds it hard-linked by the first).
     let mut _replaced = None;

@@ -43,9 +43,9 @@ pub(super) fn place<'p>(
             crate::fs::meta::copy_metadata(fd, temp.file(), &l.st)
                 .map_err(|e| io(WriteStep::Metadata, e))?;
         }
-        // A create's explicit mode wins over the replaced file's (issue 33
-        // item 10: it was dropped, exit 0); a new file without one gets
-        // the transaction's default. Both before the umask.
+        // A create's explicit mode wins over the replaced file's; a new
+        // file without one gets the transaction's default. Both before the
+        // umask.
         let mode = match (created_mode(txn, plan, f), &locked[f]) {
             (Some(m), _) => Some(m),
             (None, None) if file.orig.is_none() => Some(txn.new_modes.file),

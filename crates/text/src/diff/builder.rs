@@ -501,7 +501,7 @@ mod tests {
     }
 
     #[test]
-    fn the_issue_case_cuts_on_a_line_not_inside_a_character() {
+    fn cuts_on_a_line_not_inside_a_two_byte_character() {
         let old = "MARK\n";
         let to = format!("a\n{}", format!("{}\n", "é".repeat(40)).repeat(1000));
         let (d, cut) = built(old, "MARK", &to, false, &[1000], CAP);
