@@ -206,13 +206,14 @@ fn an_unwritable_stdout_exits_as_codex_does() {
     }
 }
 
-/// Issue 33, items 3, 4, 6 and 12 in this mode (the same parser and
+/// Placements at a chunk's edges in this mode (the same parser and
 /// locator as `--patch`, whose scenario folders 480-485 hold them): each
 /// result is the one Codex's binary gives (checked against
-/// `@openai/codex` 0.171.0); before, X went to the end (3, 4), the patch
-/// was refused as invalid (6) and after-c went before END (12).
+/// `@openai/codex` 0.171.0): an addition after an empty context line, one
+/// before `*** End of File`, an empty `@@` chunk, a chunk of one empty
+/// context line, and an addition at the end before a later chunk.
 #[test]
-fn codex_placements_of_issue_33() {
+fn placements_at_chunk_edges_as_codex_places_them() {
     let cases = [
         ("a\n\nb\n", "\n+X", "a\n\nX\nb\n"),
         ("a\nb\n", "+X\n\n*** End of File", "X\na\nb\n"),
