@@ -5,10 +5,12 @@
 //! - [`dispatch`]: every request the binary understands, read in one
 //!   place and answered in one `match`;
 //! - [`args`]: the argument grammar (argv and `--stdin`);
-//! - [`request`]: what one edit asks for (path, edits, the options that reach `fs`);
-//! - `strict_json`: serde_json for the `--stdin` request, but a struct only
-//!   ever from a JSON object;
-//! - [`protocol`]: tokens, the `__RESULT__` line, exit codes, refusal → token;
+//! - [`request`], [`protocol`], `strict_json`, `b64`: the wire, the crate
+//!   `as-edit-wire` (`crates/wire`, no I/O possible), re-exported here
+//!   under these paths: what one edit asks for (path, edits, the options
+//!   that reach `fs`); tokens, the `__RESULT__` line, exit codes, refusal
+//!   → token; serde_json for the `--stdin` request, but a struct only ever
+//!   from a JSON object; the strict base64 decoder of argv and requests;
 //! - [`engine`], [`eol`], [`diff`], [`hints`]: the pure text layer, the
 //!   crate `as-edit-text` (`crates/text`, no I/O possible), re-exported
 //!   here under these paths: the streaming replacement engine, the
@@ -19,8 +21,8 @@
 //! - [`txn`]: several files in one call, all or nothing (`{"files":[...]}`);
 //! - [`tools`]: the read-side ops of the toolset (`stat`, `list`, `read`),
 //!   the bounded answer writer and lossless names;
-//! - [`hex`]: lowercase hex and random names, shared by `fs`, `args` and `host`;
-//! - `b64`: the strict base64 decoder of argv and requests (`fs` and `args`);
+//! - [`hex`]: lowercase hex (the wire's) and random names, shared by `fs`,
+//!   `args` and `host`;
 //! - `clock`: one clock read, for lock waits and random names;
 //! - [`toolset`]: `--toolset agent_toolset_20260401`, Anthropic's file
 //!   tools' texts (read, write, edit, glob, grep);
@@ -33,16 +35,12 @@
 #![cfg_attr(as_edit_small, feature(optimize_attribute))]
 
 pub mod args;
-mod b64;
 mod clock;
 pub mod dispatch;
 pub mod fs;
 pub mod hex;
 pub mod host;
 pub mod patch;
-pub mod protocol;
-pub mod request;
-mod strict_json;
 pub mod tools;
 pub mod toolset;
 pub mod txn;
@@ -50,6 +48,9 @@ pub mod txn;
 // The pure text layer (crates/text), under the paths it always had here.
 use as_edit_text::{bytes, spare};
 pub use as_edit_text::{diff, engine, eol, hints};
+// The wire (crates/wire), likewise.
+use as_edit_wire::{b64, strict_json};
+pub use as_edit_wire::{protocol, request};
 
 /// What the binary prints and how it exits.
 pub struct Response {

@@ -251,7 +251,7 @@ fn hashes_cover_the_whole_file_even_past_invalid_utf8() {
 }
 
 /// A result line that cannot be written keeps the outcome's exit code
-/// (src/protocol.rs's docs): 0 and the new content for an edit, 1 and the
+/// (crates/wire/src/protocol.rs's docs): 0 and the new content for an edit, 1 and the
 /// old bytes for a refusal, nothing on stderr. A folder cannot give the
 /// binary a full device, a pipe nobody reads or a closed stdout.
 #[test]

@@ -15,7 +15,7 @@
 use serde::Serialize;
 use std::fmt::Write as _;
 
-pub use crate::hints::HintKeys;
+pub use as_edit_text::hints::HintKeys;
 
 /// The marker hosts search for in merged exec output.
 pub const RESULT_PREFIX: &str = "__RESULT__";
@@ -296,7 +296,7 @@ fn render(line: &Line) -> String {
 /// `std` feature, and that turns on memchr's runtime CPU detection: eight
 /// `cpuid`s, 13 to 18 µs each in this project's VM, before the first search.)
 #[cfg_attr(as_edit_small, optimize(size))]
-pub(crate) fn render_json<T: Serialize>(line: &T) -> String {
+pub fn render_json<T: Serialize>(line: &T) -> String {
     // Serializing plain strings and integers cannot fail.
     let json = serde_json::to_string(line).expect("result line serializes");
     let mut out = String::with_capacity(RESULT_PREFIX.len() + json.len() + 1);
@@ -330,8 +330,8 @@ pub fn edit_prefix(index: usize, total: usize) -> String {
 /// binary and the host's transfer fallback, so their results cannot drift.
 /// `total` is the number of edits (details name the edit in a batch).
 #[cfg_attr(as_edit_small, optimize(size))]
-pub fn refusal_failure(r: crate::engine::Refusal, total: usize, path: &str) -> Failure {
-    use crate::engine::Refusal;
+pub fn refusal_failure(r: as_edit_text::engine::Refusal, total: usize, path: &str) -> Failure {
+    use as_edit_text::engine::Refusal;
     let prefix = |i: usize| edit_prefix(i, total);
     match r {
         Refusal::Empty => Failure::bare(ErrorKind::Empty),
@@ -440,7 +440,7 @@ mod tests {
 
     #[test]
     fn at_line_details() {
-        use crate::engine::Refusal;
+        use as_edit_text::engine::Refusal;
         let f = refusal_failure(
             Refusal::NotAtLine {
                 edit: 0,
@@ -547,7 +547,7 @@ mod tests {
 
     #[test]
     fn existing_refusal_details_unchanged() {
-        use crate::engine::Refusal;
+        use as_edit_text::engine::Refusal;
         let cases = [
             (Refusal::NotFound { edit: 0 }, 1, "__RESULT__{\"error\":\"string_not_found\"}\n"),
             (

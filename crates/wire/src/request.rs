@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::engine::Edit;
+use as_edit_text::engine::Edit;
 
 /// How line endings are written back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
