@@ -49,7 +49,7 @@ pkg_files=0
 for pkg in as-edit as-edit-text; do
   case "$pkg" in
     as-edit) need=(Cargo.toml README.md LICENSE-MIT LICENSE-APACHE src/lib.rs src/main.rs) ;;
-    as-edit-text) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/engine/mod.rs src/hints/hints.md) ;;
+    as-edit-text) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/engine/mod.rs src/hints/hints.md src/patch/passes.md) ;;
   esac
   pkg_list=$(cargo package -p "$pkg" --list --quiet --allow-dirty --locked --offline)
   pkg_bad=$(grep -E '^(dist|fuzz|scripts|crates|proptest-regressions|target|\.cargo|\.ci)/|^tests/scenarios(/|\.rs$)|\.proptest-regressions$|^cross\.toml$' <<<"$pkg_list" || true)

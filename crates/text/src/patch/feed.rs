@@ -3,7 +3,7 @@
 //! compacted or dropped without changing the grade at which it matches any
 //! patch line (`passes.rs`'s module docs). Pure.
 
-use crate::txn::Source;
+use super::Source;
 
 /// The lines of a text fed in pieces: each given whole to `each`, up to
 /// `3 * hold` bytes; a longer one compacted or dropped (`None`).

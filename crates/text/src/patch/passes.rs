@@ -8,7 +8,7 @@ use super::table::{Counts, Keys, Table};
 use crate::diff::Builder;
 
 /// Feeds the whole text to its argument; false: it could not.
-pub type Source<'a> = crate::txn::Source<'a>;
+pub use super::Source;
 
 /// Why no answer: the chunk refused (with the complete count of its
 /// occurrences, which `Miss::Multiple`'s lines stop short of), or the

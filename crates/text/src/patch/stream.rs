@@ -123,7 +123,7 @@ struct Pass<'c, 'o> {
 pub fn run(
     chunks: &[Chunk],
     strict: bool,
-    source: &mut crate::txn::Source<'_>,
+    source: &mut super::Source<'_>,
     out: &mut dyn FnMut(&[u8]),
 ) -> Option<Placements> {
     let mut bound = 0;
