@@ -52,7 +52,7 @@
 //! every line the file repeats still costs those lines times its length). The host's transfer fallback runs this, on
 //! the text it downloaded; it is the oracle of both.
 
-use super::chunk::{noop, Chunk};
+use super::chunk::{at_end, keeps, noop, Chunk};
 use super::find::Finder;
 pub use super::find::Grade;
 use super::rewrite::Splice;
@@ -211,11 +211,9 @@ pub(super) fn place<E>(
             }
         }
         let (grade, at) = if old.is_empty() {
-            // An addition with no header (or with End of File) goes at
-            // the end, as with Codex; one whose only old line was a final
-            // empty one stays here, End of File or not (Codex's place).
-            let at_end = c.old.is_empty() && (c.headers.is_empty() || c.eof);
-            (Grade::Exact, if at_end { end } else { cursor })
+            // At the end (`at_end`), or here: after its header, or where
+            // its only old line, a final empty one, was not found.
+            (Grade::Exact, if at_end(c) { end } else { cursor })
         } else {
             match hit {
                 None => {
@@ -274,9 +272,9 @@ pub fn write(
         }
         grown += (s.new - s.from) as isize - s.old as isize;
         for (j, l) in c.new[..s.new].iter().enumerate().skip(s.from) {
-            match c.keep.get(j) {
-                Some(&Some(k)) if k < s.old => line(lines[s.at + k]),
-                _ => line(l),
+            match keeps(c, j, s.old) {
+                Some(k) => line(lines[s.at + k]),
+                None => line(l),
             }
         }
         pos = s.at + s.old;

@@ -1,6 +1,6 @@
 #![doc = include_str!("passes.md")]
 
-use super::chunk::{noop, Chunk};
+use super::chunk::{noop, widest, Chunk};
 use super::feed::{scan, Ring};
 use super::locate::{place, Grade, Hit, Placed, Refusal, Search};
 use super::matches::Matches;
@@ -252,11 +252,7 @@ pub fn resolve(
     } else {
         Grade::Punctuation
     };
-    let bound = (chunks.iter())
-        .flat_map(|c| c.old.iter().chain(&c.headers))
-        .map(|l| l.len())
-        .max()
-        .unwrap_or(0);
+    let bound = widest(chunks);
     let steps: Vec<(usize, Option<usize>)> = (chunks.iter().enumerate())
         .flat_map(|(ci, c)| {
             let old = (!c.old.is_empty()).then_some((ci, None));
