@@ -187,7 +187,7 @@ mod tests {
             }
             long += usize::from(line.len() > 3 * (4 * bound + 1024));
             for exact in [false, true] {
-                let max = [Grade::Punctuation, Grade::Exact][usize::from(exact)];
+                let max = Grade::loosest(exact);
                 let mut lines = Lines::new(bound, exact);
                 let mut got = Vec::new();
                 let text = format!("{line}\n");

@@ -57,13 +57,6 @@ use super::find::Finder;
 pub use super::find::Grade;
 use super::rewrite::Splice;
 
-const ALL: [Grade; 4] = [
-    Grade::Exact,
-    Grade::TrailingWhitespace,
-    Grade::Whitespace,
-    Grade::Punctuation,
-];
-
 /// Where one chunk went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Placed {
@@ -133,7 +126,11 @@ pub fn locate(lines: &[&str], chunks: &[Chunk], strict: bool) -> Result<Plan, Re
 
 #[cfg_attr(as_edit_small, optimize(size))]
 fn locate_with(f: &mut Finder<'_>, chunks: &[Chunk], strict: bool) -> Result<Plan, Refusal> {
-    let grades = if strict { &ALL[..1] } else { &ALL[..] };
+    let grades = if strict {
+        &Grade::ALL[..1]
+    } else {
+        &Grade::ALL[..]
+    };
     let len = f.len();
     let search = &mut |ci: usize, s: Search, cursor: usize| {
         let c: &Chunk = &chunks[ci];
@@ -753,7 +750,7 @@ mod tests {
 
     #[test]
     fn grade_names() {
-        let names: Vec<_> = ALL.iter().map(|g| g.name()).collect();
+        let names: Vec<_> = Grade::ALL.iter().map(|g| g.name()).collect();
         assert_eq!(
             names,
             ["exact", "trailing_whitespace", "whitespace", "punctuation"]

@@ -247,11 +247,7 @@ pub fn resolve(
     out: &mut dyn FnMut(&[u8]),
     diff: Option<&mut Builder>,
 ) -> Result<Resolved, Failed> {
-    let max = if strict {
-        Grade::Exact
-    } else {
-        Grade::Punctuation
-    };
+    let max = Grade::loosest(strict);
     let bound = widest(chunks);
     let steps: Vec<(usize, Option<usize>)> = (chunks.iter().enumerate())
         .flat_map(|(ci, c)| {

@@ -127,10 +127,7 @@ pub fn run(
     out: &mut dyn FnMut(&[u8]),
 ) -> Option<Placements> {
     let bound = widest(chunks);
-    let max = match strict {
-        true => Grade::Exact,
-        false => Grade::Punctuation,
-    };
+    let max = Grade::loosest(strict);
     let mut p = Pass {
         chunks,
         out,
@@ -516,7 +513,7 @@ mod tests {
     /// first occurrence, with none at its grade or stricter later (End of
     /// File: the last lines); no line too long to hold that might match.
     fn provable(text: &str, chunks: &[Chunk], strict: bool) -> bool {
-        let max = [Grade::Punctuation, Grade::Exact][usize::from(strict)];
+        let max = Grade::loosest(strict);
         let ls = locate::lines(text);
         let bound = crate::patch::chunk::widest(chunks);
         let h = hold(bound, max);
