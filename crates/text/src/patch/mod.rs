@@ -20,7 +20,8 @@
 //! (their tests compare text, lines and grades on generated cases), and
 //! what a chunk means is asked of one function each in `chunk.rs`: whether
 //! a pure addition goes at the end, which old line a context line keeps,
-//! how long a line can match. [`locate`] and [`passes`] share one
+//! how long a line can match (and of [`Grade`]: the grades in order, the
+//! loosest allowed). [`locate`] and [`passes`] share one
 //! placement loop (`locate::place`), which runs each search where it
 //! finds it: in the held lines, or in a pass over the file. [`stream`]
 //! keeps its own, as it must: it places while the lines go by, with no
