@@ -50,7 +50,7 @@ pkgs=(as-edit as-edit-text as-edit-wire)
 for pkg in "${pkgs[@]}"; do
   case "$pkg" in
     as-edit) need=(Cargo.toml README.md LICENSE-MIT LICENSE-APACHE src/lib.rs src/main.rs) ;;
-    as-edit-text) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/engine/mod.rs src/hints/hints.md) ;;
+    as-edit-text) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/engine/mod.rs src/hints/hints.md src/patch/passes.md) ;;
     as-edit-wire) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/protocol.rs src/strict_json.rs) ;;
   esac
   pkg_list=$(cargo package -p "$pkg" --list --quiet --allow-dirty --locked --offline)

@@ -16,7 +16,9 @@
 //!   here under these paths: the streaming replacement engine, the
 //!   end-of-line policy of `--eol preserve`, unified diffs for `--diff`,
 //!   the failure-hint finder (`--hints`);
-//! - [`patch`]: the pure V4A patch parser, chunk locator and tree applier;
+//! - [`patch`]: V4A patches as transactions, their inputs and the
+//!   `apply_patch` mode; the parser, chunk locator and tree applier are
+//!   the text crate's, re-exported there;
 //! - [`fs`]: resolve, open, lock, write, commit (one concern per file under `src/fs/`);
 //! - [`txn`]: several files in one call, all or nothing (`{"files":[...]}`);
 //! - [`tools`]: the read-side ops of the toolset (`stat`, `list`, `read`),

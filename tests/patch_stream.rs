@@ -1,4 +1,4 @@
-//! An Update File applied in one pass (src/patch/stream.rs): the result
+//! An Update File applied in one pass (crates/text/src/patch/stream.rs): the result
 //! lines and bytes are the in-memory locator's, at every grade, in memory
 //! bounded by the patch; whatever the pass cannot prove (a second
 //! occurrence, a loose match a stricter one later overrules, `--diff`) is

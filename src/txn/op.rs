@@ -197,8 +197,9 @@ pub trait TransformFn {
 }
 
 /// What feeds a [`TransformFn::stream`] the old text: it calls its
-/// argument with each piece; false when it could not read it all.
-pub type Source<'a> = dyn FnMut(&mut dyn FnMut(&[u8])) -> bool + 'a;
+/// argument with each piece; false when it could not read it all (the
+/// patch locator's, defined beside it in the text crate).
+pub use as_edit_text::patch::Source;
 
 impl<F: Fn(&str, &mut dyn FnMut(&str)) -> Result<Transformed, OpRefusal>> TransformFn for F {
     fn apply(&self, old: &str, out: &mut dyn FnMut(&str)) -> Result<Transformed, OpRefusal> {

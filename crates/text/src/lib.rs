@@ -11,7 +11,10 @@
 //! - [`eol`]: the end-of-line policy of `--eol preserve`: count the raw
 //!   line ends, choose the style, re-expand LF to CRLF;
 //! - [`hints`]: after a refusal, where OLD most likely is and why it did
-//!   not match (`--hints`), and where the occurrences start.
+//!   not match (`--hints`), and where the occurrences start;
+//! - [`patch`]: V4A patches: the grammar, the chunk locator (in memory,
+//!   in one pass over a file, or in passes bounded by the patch), and a
+//!   whole patch applied to an in-memory tree.
 //!
 //! # What it may depend on
 //!
@@ -104,5 +107,6 @@ pub mod diff;
 pub mod engine;
 pub mod eol;
 pub mod hints;
+pub mod patch;
 #[doc(hidden)]
 pub mod spare;

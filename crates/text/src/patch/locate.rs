@@ -52,17 +52,10 @@
 //! every line the file repeats still costs those lines times its length). The host's transfer fallback runs this, on
 //! the text it downloaded; it is the oracle of both.
 
-use super::chunk::{noop, Chunk};
+use super::chunk::{at_end, keeps, noop, Chunk};
 use super::find::Finder;
 pub use super::find::Grade;
 use super::rewrite::Splice;
-
-const ALL: [Grade; 4] = [
-    Grade::Exact,
-    Grade::TrailingWhitespace,
-    Grade::Whitespace,
-    Grade::Punctuation,
-];
 
 /// Where one chunk went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,7 +126,11 @@ pub fn locate(lines: &[&str], chunks: &[Chunk], strict: bool) -> Result<Plan, Re
 
 #[cfg_attr(as_edit_small, optimize(size))]
 fn locate_with(f: &mut Finder<'_>, chunks: &[Chunk], strict: bool) -> Result<Plan, Refusal> {
-    let grades = if strict { &ALL[..1] } else { &ALL[..] };
+    let grades = if strict {
+        &Grade::ALL[..1]
+    } else {
+        &Grade::ALL[..]
+    };
     let len = f.len();
     let search = &mut |ci: usize, s: Search, cursor: usize| {
         let c: &Chunk = &chunks[ci];
@@ -211,11 +208,9 @@ pub(super) fn place<E>(
             }
         }
         let (grade, at) = if old.is_empty() {
-            // An addition with no header (or with End of File) goes at
-            // the end, as with Codex; one whose only old line was a final
-            // empty one stays here, End of File or not (Codex's place).
-            let at_end = c.old.is_empty() && (c.headers.is_empty() || c.eof);
-            (Grade::Exact, if at_end { end } else { cursor })
+            // At the end (`at_end`), or here: after its header, or where
+            // its only old line, a final empty one, was not found.
+            (Grade::Exact, if at_end(c) { end } else { cursor })
         } else {
             match hit {
                 None => {
@@ -274,9 +269,9 @@ pub fn write(
         }
         grown += (s.new - s.from) as isize - s.old as isize;
         for (j, l) in c.new[..s.new].iter().enumerate().skip(s.from) {
-            match c.keep.get(j) {
-                Some(&Some(k)) if k < s.old => line(lines[s.at + k]),
-                _ => line(l),
+            match keeps(c, j, s.old) {
+                Some(k) => line(lines[s.at + k]),
+                None => line(l),
             }
         }
         pos = s.at + s.old;
@@ -755,7 +750,7 @@ mod tests {
 
     #[test]
     fn grade_names() {
-        let names: Vec<_> = ALL.iter().map(|g| g.name()).collect();
+        let names: Vec<_> = Grade::ALL.iter().map(|g| g.name()).collect();
         assert_eq!(
             names,
             ["exact", "trailing_whitespace", "whitespace", "punctuation"]

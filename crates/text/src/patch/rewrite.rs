@@ -3,7 +3,7 @@
 //! file's text), streamed: a line is never held, only, with `--diff`, a
 //! chunk's old and new lines for the diff [`Builder`]. Pure.
 
-use super::chunk::{tail, Chunk};
+use super::chunk::{keeps, tail, Chunk};
 use crate::diff::Builder;
 
 /// A chunk's place: its old lines `at..at + old` become its new lines
@@ -167,13 +167,13 @@ impl<'c, 'o, 'd> Writer<'c, 'o, 'd> {
                 let s = self.splices[si];
                 let c = &self.chunks[s.chunk];
                 if i < s.old {
-                    let keeps =
-                        |j: usize| matches!(c.keep.get(j), Some(&Some(k)) if k < s.old && k >= i);
-                    while j < s.new && !keeps(j) {
+                    // A context line still to come.
+                    let ahead = |j: usize| keeps(c, j, s.old).is_some_and(|k| k >= i);
+                    while j < s.new && !ahead(j) {
                         self.literal(s.chunk, j);
                         j += 1;
                     }
-                    let kept = j < s.new && c.keep.get(j) == Some(&Some(i));
+                    let kept = j < s.new && keeps(c, j, s.old) == Some(i);
                     if !kept {
                         self.edits += 1;
                     } else if self.edits >= PART_EDITS || self.old.len() > PART_BYTES {

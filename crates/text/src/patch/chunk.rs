@@ -28,6 +28,31 @@ pub(super) fn noop(c: &Chunk) -> bool {
     c.old.len() == c.new.len() && (c.keep.iter().enumerate()).all(|(j, k)| *k == Some(j))
 }
 
+/// A pure addition with no `@@` header, or with `*** End of File`, goes at
+/// the end of the file, as with Codex (one after a header goes right after
+/// it; one whose only old line was a final empty one, where the search
+/// stands): every locator asks this one question.
+pub(super) fn at_end(c: &Chunk) -> bool {
+    c.old.is_empty() && (c.headers.is_empty() || c.eof)
+}
+
+/// The old line new line `j` keeps, of the first `old` placed: a context
+/// line writes the file's text there (matched maybe loosely, as Codex
+/// does), every writer of the new text alike.
+pub(super) fn keeps(c: &Chunk, j: usize, old: usize) -> Option<usize> {
+    c.keep.get(j).copied().flatten().filter(|&k| k < old)
+}
+
+/// The longest line the chunks compare (old lines and headers), in bytes:
+/// a longer line of the file matches none exactly.
+pub(super) fn widest(chunks: &[Chunk]) -> usize {
+    (chunks.iter())
+        .flat_map(|c| c.old.iter().chain(&c.headers))
+        .map(|l| l.len())
+        .max()
+        .unwrap_or(0)
+}
+
 /// Where the new lines after a chunk's last old line (of `old` placed)
 /// begin, when that line is a context line and `new` lines follow it.
 pub(super) fn tail(c: &Chunk, old: usize, new: usize) -> Option<usize> {

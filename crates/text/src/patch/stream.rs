@@ -43,7 +43,7 @@
 //! matched are compared with it one by one, and more than 64 of them at
 //! once leave the patch to the locator).
 
-use super::chunk::{tail, Chunk};
+use super::chunk::{at_end, keeps, tail, widest, Chunk};
 use super::find::{best, core_chars};
 use super::locate::Grade;
 use super::table::{Keys, Table};
@@ -123,20 +123,11 @@ struct Pass<'c, 'o> {
 pub fn run(
     chunks: &[Chunk],
     strict: bool,
-    source: &mut crate::txn::Source<'_>,
+    source: &mut super::Source<'_>,
     out: &mut dyn FnMut(&[u8]),
 ) -> Option<Placements> {
-    let mut bound = 0;
-    for c in chunks {
-        c.old
-            .iter()
-            .chain(&c.headers)
-            .for_each(|l| bound = bound.max(l.len()));
-    }
-    let max = match strict {
-        true => Grade::Exact,
-        false => Grade::Punctuation,
-    };
+    let bound = widest(chunks);
+    let max = Grade::loosest(strict);
     let mut p = Pass {
         chunks,
         out,
@@ -270,7 +261,7 @@ impl Pass<'_, '_> {
                 return;
             }
             // As `locate`: the end without a header or with End of File.
-            let at = match c.headers.is_empty() || c.eof {
+            let at = match at_end(c) {
                 true => END,
                 false => from,
             };
@@ -319,9 +310,9 @@ impl Pass<'_, '_> {
         let held = std::mem::take(&mut self.held);
         for (j, l) in c.new.iter().enumerate() {
             // A context line keeps the file's text (loose grades).
-            let l = match c.keep.get(j) {
-                Some(&Some(x)) if x < c.old.len() => &held[x],
-                _ => l.as_bytes(),
+            let l = match keeps(c, j, c.old.len()) {
+                Some(x) => &held[x],
+                None => l.as_bytes(),
             };
             self.emit(l);
         }
@@ -522,13 +513,9 @@ mod tests {
     /// first occurrence, with none at its grade or stricter later (End of
     /// File: the last lines); no line too long to hold that might match.
     fn provable(text: &str, chunks: &[Chunk], strict: bool) -> bool {
-        let max = [Grade::Punctuation, Grade::Exact][usize::from(strict)];
+        let max = Grade::loosest(strict);
         let ls = locate::lines(text);
-        let bound = (chunks.iter())
-            .flat_map(|c| c.old.iter().chain(&c.headers))
-            .map(|l| l.len())
-            .max()
-            .unwrap_or(0);
+        let bound = crate::patch::chunk::widest(chunks);
         let h = hold(bound, max);
         let held = |l: &&str| l.len() <= h || core_chars(&l.as_bytes()[..=h]) > bound;
         if !strict && !ls.iter().all(held) {
@@ -547,7 +534,7 @@ mod tests {
             if waits && crate::patch::chunk::tail(c, c.old.len(), n).is_some() {
                 return false;
             }
-            waits |= c.old.is_empty() && (c.headers.is_empty() || c.eof);
+            waits |= crate::patch::chunk::at_end(c);
             for h in &c.headers {
                 let hit =
                     (cursor..ls.len()).find_map(|i| Some((i, best(ls[i].as_bytes(), h, max)?)));

@@ -26,6 +26,23 @@ pub enum Grade {
 }
 
 impl Grade {
+    /// Every grade, strictest first: the order a search tries them in.
+    pub(super) const ALL: [Grade; 4] = [
+        Grade::Exact,
+        Grade::TrailingWhitespace,
+        Grade::Whitespace,
+        Grade::Punctuation,
+    ];
+
+    /// The loosest grade a search may match at: exact only when `strict`
+    /// (`--patch-strict`).
+    pub(super) fn loosest(strict: bool) -> Grade {
+        match strict {
+            true => Grade::Exact,
+            false => Grade::Punctuation,
+        }
+    }
+
     /// The name in `--report` (`"match"`).
     #[cfg_attr(as_edit_small, optimize(size))]
     pub fn name(self) -> &'static str {

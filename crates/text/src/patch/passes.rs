@@ -1,6 +1,6 @@
 #![doc = include_str!("passes.md")]
 
-use super::chunk::{noop, Chunk};
+use super::chunk::{noop, widest, Chunk};
 use super::feed::{scan, Ring};
 use super::locate::{place, Grade, Hit, Placed, Refusal, Search};
 use super::matches::Matches;
@@ -8,7 +8,7 @@ use super::table::{Counts, Keys, Table};
 use crate::diff::Builder;
 
 /// Feeds the whole text to its argument; false: it could not.
-pub type Source<'a> = crate::txn::Source<'a>;
+pub use super::Source;
 
 /// Why no answer: the chunk refused (with the complete count of its
 /// occurrences, which `Miss::Multiple`'s lines stop short of), or the
@@ -247,16 +247,8 @@ pub fn resolve(
     out: &mut dyn FnMut(&[u8]),
     diff: Option<&mut Builder>,
 ) -> Result<Resolved, Failed> {
-    let max = if strict {
-        Grade::Exact
-    } else {
-        Grade::Punctuation
-    };
-    let bound = (chunks.iter())
-        .flat_map(|c| c.old.iter().chain(&c.headers))
-        .map(|l| l.len())
-        .max()
-        .unwrap_or(0);
+    let max = Grade::loosest(strict);
+    let bound = widest(chunks);
     let steps: Vec<(usize, Option<usize>)> = (chunks.iter().enumerate())
         .flat_map(|(ci, c)| {
             let old = (!c.old.is_empty()).then_some((ci, None));

@@ -10,13 +10,6 @@ use super::feed::Ring;
 use super::find::{best, Grade};
 use crate::hints::OCCURRENCE_LINES_MAX;
 
-const ALL: [Grade; 4] = [
-    Grade::Exact,
-    Grade::TrailingWhitespace,
-    Grade::Whitespace,
-    Grade::Punctuation,
-];
-
 /// The matches of one pattern (a chunk's old lines, or a header) that
 /// start at or after `from`, per grade.
 pub(super) struct Matches<'c> {
@@ -103,6 +96,6 @@ impl<'c> Matches<'c> {
             return Some((g, 1, vec![s])).filter(|_| end + 1 == n);
         }
         let gi = (0..4).find(|&g| self.count[g] > 0)?;
-        Some((ALL[gi], self.count[gi], self.lines[gi].clone()))
+        Some((Grade::ALL[gi], self.count[gi], self.lines[gi].clone()))
     }
 }

@@ -3,7 +3,7 @@
 //! compacted or dropped without changing the grade at which it matches any
 //! patch line (`passes.rs`'s module docs). Pure.
 
-use crate::txn::Source;
+use super::Source;
 
 /// The lines of a text fed in pieces: each given whole to `each`, up to
 /// `3 * hold` bytes; a longer one compacted or dropped (`None`).
@@ -187,7 +187,7 @@ mod tests {
             }
             long += usize::from(line.len() > 3 * (4 * bound + 1024));
             for exact in [false, true] {
-                let max = [Grade::Punctuation, Grade::Exact][usize::from(exact)];
+                let max = Grade::loosest(exact);
                 let mut lines = Lines::new(bound, exact);
                 let mut got = Vec::new();
                 let text = format!("{line}\n");
