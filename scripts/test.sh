@@ -44,14 +44,15 @@ echo "ok: $(find src crates -name '*.rs' | wc -l) files"
 step "the crates package: what a user needs, and they build"
 # Offline: clippy above fetched every dependency of Cargo.lock. Each
 # package's list apart (paths are relative to its own directory); the
-# helper's, the text crate's and the wire crate's licences, code and docs.
+# helper's and each member crate's licences, code and docs.
 pkg_files=0
-pkgs=(as-edit as-edit-text as-edit-wire)
+pkgs=(as-edit as-edit-text as-edit-find as-edit-wire)
 for pkg in "${pkgs[@]}"; do
   case "$pkg" in
     as-edit) need=(Cargo.toml README.md LICENSE-MIT LICENSE-APACHE src/lib.rs src/main.rs) ;;
     as-edit-text) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/engine/mod.rs src/hints/hints.md src/patch/passes.md) ;;
     as-edit-wire) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/protocol.rs src/strict_json.rs) ;;
+    as-edit-find) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/glob.rs src/gitignore.rs src/grep.rs) ;;
   esac
   pkg_list=$(cargo package -p "$pkg" --list --quiet --allow-dirty --locked --offline)
   pkg_bad=$(grep -E '^(dist|fuzz|scripts|crates|proptest-regressions|target|\.cargo|\.ci)/|^tests/scenarios(/|\.rs$)|\.proptest-regressions$|^cross\.toml$' <<<"$pkg_list" || true)
@@ -62,7 +63,7 @@ for pkg in "${pkgs[@]}"; do
   pkg_files=$((pkg_files + $(wc -l <<<"$pkg_list")))
 done
 # Verifies by building each unpacked archive (in target/package), the
-# helper against the text and wire crates' archives, not their paths.
+# helper against the member crates' archives, not their paths.
 cargo package --workspace --quiet --allow-dirty --locked --offline
 echo "ok: $pkg_files files in ${#pkgs[@]} packages"
 

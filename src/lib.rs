@@ -22,7 +22,10 @@
 //! - [`fs`]: resolve, open, lock, write, commit (one concern per file under `src/fs/`);
 //! - [`txn`]: several files in one call, all or nothing (`{"files":[...]}`);
 //! - [`tools`]: the read-side ops of the toolset (`stat`, `list`, `read`),
-//!   the bounded answer writer and lossless names;
+//!   the bounded answer writer and lossless names; what their `glob` and
+//!   `grep` match and search is the pure find layer, the crate
+//!   `as-edit-find` (`crates/find`, no I/O), re-exported there as
+//!   `tools::{pattern, glob, gitignore, grep, bom}`;
 //! - [`hex`]: lowercase hex (the wire's) and random names, shared by `fs`,
 //!   `args` and `host`;
 //! - `clock`: one clock read, for lock waits and random names;

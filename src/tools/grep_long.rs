@@ -6,7 +6,7 @@
 //! literal's length - 1 bytes with the next so that no occurrence is
 //! split unseen: a literal search (`ignore_case` included) matches the
 //! line if a window holds the literal; a regex with a required literal
-//! (`grep.rs`) cannot match a line whose windows never hold it. Only a
+//! ([`super::grep`]) cannot match a line whose windows never hold it. Only a
 //! regex that may match (its literal seen) needs the whole line: it is
 //! read again from the file at the line's start, held, and the regex run
 //! on it. A regex without a required literal is not searched here at

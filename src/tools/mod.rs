@@ -45,11 +45,11 @@
 //!   `sha256` when the read reached the end, and `bom` for a file with a
 //!   byte-order mark (`read_bom.rs`); raw: `{"b64","offset","size","eof"}`.
 //! - `glob` (`find.rs`): `{"entries":[{"path","size","mtime_ns"}],"total","truncated"}`;
-//!   the pattern: `glob.rs` and `pattern.rs`; the walk (shared with
+//!   the pattern: [`glob`] and [`pattern`]; the walk (shared with
 //!   `grep`: no symlinks followed, loops, VCS directories, `.gitignore`,
-//!   pseudo file systems, its bounds): `walk.rs` and `gitignore.rs`
+//!   pseudo file systems, its bounds): `walk.rs` and [`gitignore`]
 //!   (`ignores.rs` adds ripgrep's filters for `--toolset`'s grep).
-//! - `grep` (`grep_op.rs`, the search in `grep.rs`, the line in `grep_answer.rs`): `{"matches":[{"path","line","text"}]}`
+//! - `grep` (`grep_op.rs`, the search in [`grep`], the line in `grep_answer.rs`): `{"matches":[{"path","line","text"}]}`
 //!   (`content`), or `{"files":[{"path","count"}]}` (`files` and `count`),
 //!   each with
 //!   `"files_searched"`, `"skipped_binary"` and `"truncated"`.
@@ -149,64 +149,12 @@
 //!
 //! # Why written here, not taken from ripgrep's crates
 //!
-//! The glob engine (`pattern.rs`: git's wildmatch; `glob.rs`), the ignore
-//! rules (`gitignore.rs`, `ignores.rs`, `ignore_up.rs`), the walk
-//! (`walk.rs`, `walk_fd.rs`) and the search around the regex (`grep.rs`,
-//! `grep_op.rs`, `grep_long.rs`; the regex itself is the `regex` crate's)
-//! do what `globset`, `ignore` and `grep-searcher` do for ripgrep, whose
-//! answers the toolset's are compared with. They are written here for
-//! their cost and for promises a path-based walk cannot keep:
-//!
-//! - **Size.** A small program that walks a tree, matches a glob and
-//!   searches each file with `regex::bytes` (this crate's `regex`
-//!   features), built as `scripts/build-static.sh` builds the binary
-//!   (x86_64 musl, std from source, opt-level s, fat LTO, panic=abort,
-//!   stripped): 489,664 bytes walking with `std::fs` and matching a
-//!   suffix; 956,672 with `ignore` 0.4.35's walk and `globset` 0.4.22,
-//!   +467,008 (456 KiB, where the shipped binary has 181,776 bytes left
-//!   under its 1.5 MiB budget); 1,251,552 searching with `grep-searcher`
-//!   0.1.17 and `grep-regex` 0.1.14 instead, +761,888; all three
-//!   1,382,688, +893,024. Of the 467,008, about 323,584 is
-//!   `regex-automata`'s `perf` engines (lazy DFA, one-pass, literal
-//!   prefilters: `regex` with `perf` alone is 813,248), which those crates
-//!   turn on for every user of `regex` and this crate leaves off
-//!   (Cargo.toml); `grep-regex` turns on every Unicode table too, and
-//!   `grep-searcher` depends on `encoding_rs` and `memmap2`
-//!   (`scripts/bench/README.md`, "Ripgrep's crates").
-//! - **Memory.** `ignore` keeps each rule as strings (its text, its glob,
-//!   its file's path) and matches those that are not a literal, prefix,
-//!   suffix or extension through one compiled regex set (`globset`): rg
-//!   13 holds 197,936 KiB for a 1 MiB `.gitignore` (about 65,000 rules)
-//!   over 3,000 files, where this walk holds 6,500 KiB (a file's rules
-//!   one byte buffer and a 12-byte record each, matched by kind:
-//!   `scripts/bench/README.md`, "Large ignore files").
-//! - **No symlink followed, even one swapped in.** `ignore` (through
-//!   `walkdir`, and its parallel walk alike) opens each directory by its
-//!   whole path (`fs::read_dir`) and each ignore file with `File::open`,
-//!   every component resolved again: a directory swapped for a symlink
-//!   after it was listed is followed out of the tree. This walk opens
-//!   every directory, and the ignore files in it, with `openat(parent,
-//!   name, O_NOFOLLOW)` from its parent's descriptor (`walk_fd.rs`), so a
-//!   swap never leads out of the start or `--root`.
-//! - **Pseudo file systems** (proc, sysfs, devtmpfs, …: `pseudo.rs`) are
-//!   not entered, and the answer counts them (`pseudo_not_entered`);
-//!   `ignore`'s one built-in choice is `same_file_system`, which stops at
-//!   every mount.
-//! - **Bytewise order**, so pages join (`offset`, `next`): `ignore`'s
-//!   parallel walk has no order, and its `sort_by_file_name` (sequential
-//!   walk only) sorts names, so `a/x` comes before `a-b`; here a
-//!   directory's name sorts with a `/` appended, as whole paths sort.
-//! - **Any descriptor limit.** The walk holds a descriptor per level;
-//!   when an `openat` fails with EMFILE or ENFILE it closes upper levels'
-//!   and reopens them by name, checked by device and inode (`walk_fd.rs`),
-//!   down to six descriptors in all. `walkdir` keeps at most ten
-//!   directories open by default, reading the rest of an older one into
-//!   memory, and does not react to EMFILE: that directory is an error.
-//! - **Long lines.** `grep-searcher`'s buffer grows to the longest line
-//!   (with a heap limit, such a line is an error); here a line over 1 MiB
-//!   is searched in windows (`grep_long.rs`) and context lines are kept
-//!   short, so a 50 MB line costs about the 1 MiB block (but for the
-//!   regex cases under Bounds).
+//! The glob engine, the ignore rules' matching and the search are the
+//! find crate's (`crates/find`, re-exported here as [`pattern`], [`glob`],
+//! [`gitignore`], [`grep`] and, with the reader over the op's file,
+//! [`bom`]); its crate doc gives the measured reasons (size, memory) and
+//! the promises ripgrep's path-based walk cannot keep, which the walk
+//! here (`walk.rs`, `walk_fd.rs`, `pseudo.rs`) keeps.
 //!
 //! # Adding an op
 //!
@@ -219,12 +167,8 @@ use std::path::PathBuf;
 use crate::protocol::{failure_line, ErrorKind, Failure};
 
 pub mod answer;
-pub mod bom;
 pub mod find;
 mod find_answer;
-pub mod gitignore;
-pub mod glob;
-pub mod grep;
 mod grep_answer;
 pub mod grep_long;
 pub mod grep_op;
@@ -235,7 +179,6 @@ pub mod lines;
 mod list;
 pub mod name;
 mod parse;
-pub mod pattern;
 mod place;
 mod pseudo;
 mod read;
@@ -244,6 +187,21 @@ mod resume;
 mod stat;
 pub mod walk;
 mod walk_fd;
+
+// The pure find layer (crates/find), under the paths it always had here.
+pub use as_edit_find::{gitignore, glob, grep, pattern};
+
+/// Files that start with a byte-order mark, read as ripgrep reads them:
+/// the decoder and the reader are the find crate's
+/// ([`as_edit_find::bom`]); here [`Source`](bom::Source) is that reader
+/// over the op's open file.
+pub mod bom {
+    pub use as_edit_find::bom::{utf16_len, Bom, Utf16, CHUNK};
+
+    /// A file's bytes as rg searches them ([`as_edit_find::bom::Source`]),
+    /// the file opened by the op (`grep_op.rs`, the toolset's `grep`).
+    pub type Source = as_edit_find::bom::Source<std::fs::File>;
+}
 
 pub use parse::{parse, probe, MAX_DEPTH, MAX_LIST_LIMIT, MAX_NUMBER, MAX_STAT_PATHS};
 

@@ -120,7 +120,7 @@
 //!   named one printed as the single line `binary file matches (found
 //!   "\0" byte around offset N)` when its first 64 KiB hold a NUL and a
 //!   line matches. A file with a byte-order mark is read as rg reads it
-//!   (`tools/bom.rs`): a UTF-8 BOM dropped, UTF-16 with a BOM transcoded
+//!   (`crates/find/src/bom.rs`): a UTF-8 BOM dropped, UTF-16 with a BOM transcoded
 //!   to UTF-8, a U+FEFF right after its mark dropped too (the text
 //!   searched, checked for NUL — `N` is an offset in it — and printed).
 //!   `read`, as the reference's, decodes the bytes as UTF-8 only: a

@@ -25,7 +25,6 @@
 //! 2 (a lone surrogate's U+FFFD included), but the final U+FFFD, from
 //! the 1 to 3 bytes left open at the end.
 
-use std::fs::File;
 use std::io::{self, Read, Seek};
 use std::os::unix::fs::FileExt;
 
@@ -188,9 +187,11 @@ pub fn utf16_len(text: &[u8]) -> u64 {
         .sum()
 }
 
-/// A file's bytes as rg searches them (module docs).
-pub struct Source {
-    file: File,
+/// A file's bytes as rg searches them (module docs), read through `F`:
+/// the caller's open file (`std::fs::File`), read in order and at offsets
+/// (`FileExt::read_at`), never opened here.
+pub struct Source<F> {
+    file: F,
     mode: Mode,
 }
 
@@ -217,9 +218,9 @@ struct Transcode {
     final_error: u64,
 }
 
-impl Source {
+impl<F: Read + Seek + FileExt> Source<F> {
     /// A reader of `file` from its start.
-    pub fn new(file: File) -> Source {
+    pub fn new(file: F) -> Source<F> {
         Source {
             file,
             mode: Mode::Unsniffed,
@@ -344,7 +345,7 @@ impl Source {
     }
 }
 
-impl Read for Source {
+impl<F: Read + Seek + FileExt> Read for Source<F> {
     fn read(&mut self, dst: &mut [u8]) -> io::Result<usize> {
         if dst.is_empty() {
             return Ok(0);
@@ -387,6 +388,9 @@ impl Read for Source {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::File;
+
+    type Source = super::Source<File>;
 
     fn utf16(s: &str, be: bool) -> Vec<u8> {
         s.encode_utf16()
