@@ -4,13 +4,13 @@
 //! | request | comes as | answered by |
 //! | --- | --- | --- |
 //! | [`Request::Help`], [`Request::Version`] | `-h`, `--help`, `-V`, `--version` | the text, no result line |
-//! | [`Request::Argv`] | `[--] PATH OLD_B64 NEW_B64 [ALL]`, batches | `fs::edit` |
-//! | [`Request::Edit`] | `{"path","edits"}` on `--stdin` or `--request-b64` | `fs::edit` |
+//! | [`Request::Edit`] | `[--] PATH OLD_B64 NEW_B64 [ALL]`, batches; `{"path","edits"}` on `--stdin` or `--request-b64` | `fs::edit` |
 //! | [`Request::Files`] | `{"files":[OP,…]}`, or one transaction op at the top level (`{"op":"create",…}`) | `txn::run` |
 //! | [`Request::PatchText`] | `--patch`, `--patch-b64`, `{"patch": TEXT}` | `patch::cli::run_text` |
 //! | [`Request::PatchOps`] | `{"operations":[…]}` | `patch::cli::run_operations` |
 //! | [`Request::Tool`] | `{"op":"stat"\|"list"\|"read",…}` (protocol 4) | `tools::run` |
 //! | [`Request::Toolset`] | `--toolset agent_toolset_20260401`, `{"name","input"}` on stdin or `--request-b64` | `toolset::answer` (the reference's text, no result line) |
+//! | [`Request::ApplyPatch`] | argv0 `apply_patch` (or `applypatch`): `[--preserve-crlf] [PATCH]`, else the patch on stdin | `patch::codex::apply` (Codex's CLI texts on stdout and stderr) |
 //!
 //! A JSON request is told apart by its keys, cheapest first, so that the
 //! edit path pays nothing for the others: the plain single-file request is
@@ -23,11 +23,12 @@
 //! Adding a request: a variant here, its arm in [`run`], and its reading
 //! in [`parse`] (or, for an `{"op"}`, in `tools::parse`).
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::Read;
 
 use crate::args::{self, Invocation};
 use crate::patch::cli::{self as patch_cli, Source};
+use crate::patch::codex;
 use crate::protocol::{self, ErrorKind, Failure};
 use crate::request::{self, EditOptions};
 use crate::{fs, tools, toolset, txn, Response};
@@ -39,9 +40,7 @@ pub enum Request {
     Help,
     /// `--version`.
     Version,
-    /// An edit given entirely in argv.
-    Argv(request::Request),
-    /// The single-file JSON request.
+    /// A single-file edit, from argv or the JSON request alike.
     Edit(request::Request),
     /// Several files, all or nothing (a top-level op is a transaction of one).
     Files(txn::Txn),
@@ -67,15 +66,56 @@ pub enum Request {
     Tool(tools::Request),
     /// Anthropic's tools (`--toolset`): their own grammar and texts.
     Toolset(toolset::Call),
+    /// Codex's `apply_patch` CLI, the binary run under that name.
+    ApplyPatch(codex::Invocation),
+}
+
+/// Reads and answers one invocation: `argv0` is the name the binary was
+/// run under (None: the normal mode), `args` the rest of argv.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn answer(
+    argv0: Option<&OsStr>,
+    args: &[OsString],
+    env_root: Option<OsString>,
+    stdin: &mut dyn Read,
+) -> Response {
+    match parse(argv0, args, env_root, stdin) {
+        Ok(req) => run(req),
+        Err(f) => line(protocol::failure_line(&f, None), f.kind.exit_code()),
+    }
+}
+
+/// A response with nothing for stderr, whose exit code stands whether or
+/// not stdout can be written.
+fn line(stdout: String, exit_code: i32) -> Response {
+    Response {
+        stdout,
+        exit_code,
+        stderr: String::new(),
+        exit_code_unwritten: exit_code,
+    }
 }
 
 /// Answers a request: the one `match` every request goes through.
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn run(req: Request) -> Response {
     let (stdout, exit_code) = match req {
+        Request::ApplyPatch(inv) => {
+            let (stdout, stderr, exit_code) = match inv {
+                Ok((text, options)) => codex::apply(&text, options),
+                Err((stderr, code)) => (String::new(), stderr, code),
+            };
+            // Codex's binary exits 1 when its stdout cannot be written.
+            return Response {
+                stdout,
+                exit_code,
+                stderr,
+                exit_code_unwritten: 1,
+            };
+        }
         Request::Help => (format!("{}{}", args::HELP, patch_cli::HELP), 0),
         Request::Version => (args::version_line(), 0),
-        Request::Argv(r) | Request::Edit(r) => edit(&r),
+        Request::Edit(r) => edit(&r),
         Request::Files(t) => txn::run(&t),
         Request::PatchText {
             text,
@@ -90,7 +130,7 @@ pub fn run(req: Request) -> Response {
         Request::Tool(t) => tools::run(&t),
         Request::Toolset(c) => toolset::answer(&c),
     };
-    Response { stdout, exit_code }
+    line(stdout, exit_code)
 }
 
 #[cfg_attr(as_edit_small, optimize(size))]
@@ -108,14 +148,20 @@ fn edit(req: &request::Request) -> (String, i32) {
     }
 }
 
-/// Reads the request from argv, `AS_EDIT_ROOT` and (for `--stdin` and
-/// `--patch` only) standard input.
+/// Reads the request from the name the binary was run under, argv,
+/// `AS_EDIT_ROOT` and (for `--stdin`, `--patch`, `--toolset` and the
+/// `apply_patch` mode only) standard input.
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn parse(
+    argv0: Option<&OsStr>,
     args: &[OsString],
     env_root: Option<OsString>,
     stdin: &mut dyn Read,
 ) -> Result<Request, Failure> {
+    // Under the name apply_patch: Codex's grammar, no other flag.
+    if codex::invoked_as(argv0) {
+        return Ok(Request::ApplyPatch(codex::read(args, env_root, stdin)));
+    }
     // Before the edit grammar: `--toolset` takes no other flag.
     if let Some(call) = toolset::parse(args, stdin) {
         return Ok(Request::Toolset(call));
@@ -124,7 +170,7 @@ pub fn parse(
     let req = match args::parse(&args, env_root, patch_cli::flag(&source))? {
         Invocation::Help => return Ok(Request::Help),
         Invocation::Version => return Ok(Request::Version),
-        Invocation::Edit(r) => Request::Argv(r),
+        Invocation::Edit(r) => Request::Edit(r),
         Invocation::Stdin {
             options,
             max_request_bytes,
