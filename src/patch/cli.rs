@@ -183,14 +183,22 @@ pub fn parse_json(json: &[u8]) -> Option<Result<Json, Failure>> {
     let text = std::str::from_utf8(json).ok()?;
     let probe: Probe = crate::strict_json::from_str(text).ok()?;
     probe.patch.as_ref().or(probe.operations.as_ref())?;
-    let bad = |d: String| Some(Err(invalid(format!("stdin request: {d}"))));
+    Some(read_json(text))
+}
+
+/// A `--stdin` request known to hold `patch` or `operations` (not null),
+/// read strictly; a malformed one is `invalid_argument` in the request's
+/// words.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn read_json(text: &str) -> Result<Json, Failure> {
+    let bad = |d: String| Err(invalid(format!("stdin request: {d}")));
     let req: Request = match crate::strict_json::from_str(text) {
         Ok(r) => r,
         Err(e) => return bad(e.to_string()),
     };
     match (req.patch, req.operations) {
-        (Some(p), None) => Some(Ok(Json::Text(p))),
-        (None, Some(ops)) if !ops.is_empty() => Some(Ok(Json::Operations(ops))),
+        (Some(p), None) => Ok(Json::Text(p)),
+        (None, Some(ops)) if !ops.is_empty() => Ok(Json::Operations(ops)),
         (None, Some(_)) => bad("operations is empty".into()),
         _ => bad("give patch or operations, not both".into()),
     }

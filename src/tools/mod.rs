@@ -245,6 +245,7 @@ mod stat;
 pub mod walk;
 mod walk_fd;
 
+pub(crate) use parse::OpName;
 pub use parse::{parse, probe, MAX_DEPTH, MAX_LIST_LIMIT, MAX_NUMBER, MAX_STAT_PATHS};
 
 /// A toolset request, read and checked.
