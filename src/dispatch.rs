@@ -24,6 +24,11 @@
 //! transaction (`txn::parse`), or a malformed single-file request
 //! (`args::parse_stdin_request`, whose words its refusal keeps).
 //!
+//! The argv forms are recognised in [`parse`] in this order: the name the
+//! binary runs under (`apply_patch`), `--toolset`, the patch flags (both
+//! in `argv`), then the edit grammar (`args::parse`: the positional forms,
+//! `--stdin`, `--request-b64`, help and version).
+//!
 //! Adding a request: a variant here, its arm in [`run`], and its reading
 //! in [`parse`] (or, for an `{"op"}`, in `tools::parse`).
 
@@ -31,13 +36,16 @@ use std::ffi::{OsStr, OsString};
 use std::io::Read;
 
 use crate::args::{self, Invocation};
-use crate::patch::cli::{self as patch_cli, Source};
+use crate::patch::cli as patch_cli;
 use crate::patch::codex;
 use crate::protocol::{self, ErrorKind, Failure};
 use crate::request::{self, EditOptions};
 use crate::{fs, tools, toolset, txn, Response};
 
+mod argv;
 mod keys;
+
+use argv::Source;
 
 /// One request of any kind, read and checked, ready to run.
 #[derive(Debug)]
@@ -169,11 +177,11 @@ pub fn parse(
         return Ok(Request::ApplyPatch(codex::read(args, env_root, stdin)));
     }
     // Before the edit grammar: `--toolset` takes no other flag.
-    if let Some(call) = toolset::parse(args, stdin) {
+    if let Some(call) = argv::toolset(args, stdin) {
         return Ok(Request::Toolset(call));
     }
-    let (source, strict, args) = patch_cli::split(args)?;
-    let req = match args::parse(&args, env_root, patch_cli::flag(&source))? {
+    let (source, strict, args) = argv::patch_flags(args)?;
+    let req = match args::parse(&args, env_root, argv::flag(&source))? {
         Invocation::Help => return Ok(Request::Help),
         Invocation::Version => return Ok(Request::Version),
         Invocation::Edit(r) => Request::Edit(r),
