@@ -12,8 +12,9 @@
 //! 1. a patch request: one valid object with `patch` or `operations` not
 //!    null, neither key twice;
 //! 2. an `{"op"}` request: one valid object with `op` once and no `files`;
-//!    or, when the text is not one valid object or holds `op` or `files`
-//!    twice, a text that begins `{"op"` (refused in the op's words);
+//!    or, when the text is not one valid object, holds `op` or `files`
+//!    twice, or has an op whose name serde cannot read, a text that
+//!    begins `{"op"` (refused in the op's words);
 //! 3. a transaction: one valid object with `files` once; or, when the text
 //!    is not one valid object or holds `files` twice, a text that begins
 //!    `{"files"` (refused in the transaction's words);
