@@ -284,10 +284,13 @@ fn main() {
     // signal left (protocol docs); nor may it turn into a panic. The
     // apply_patch mode exits 1 then, as Codex's binary does.
     let mut out = std::io::stdout().lock();
-    let wrote = out
-        .write_all(r.stdout.as_bytes())
-        .and_then(|()| out.flush());
-    let _ = std::io::stderr().lock().write_all(r.stderr.as_bytes());
+    let mut wrote = out.write_all(r.stdout.as_bytes());
+    // Only when the exit or the order of the two streams depends on it
+    // (the apply_patch mode): otherwise exit's own flush does it.
+    if r.exit_code_unwritten != r.exit_code || !r.stderr.is_empty() {
+        wrote = wrote.and_then(|()| out.flush());
+        let _ = std::io::stderr().lock().write_all(r.stderr.as_bytes());
+    }
     std::process::exit(match wrote {
         Ok(()) => r.exit_code,
         Err(_) => r.exit_code_unwritten,
