@@ -70,9 +70,9 @@ fn invalid(detail: impl Into<String>) -> Failure {
 /// the grammar on top is ours: options may come between positionals, the
 /// last of a repeated option wins, `-h`/`-V`/`--help`/`--version` answer as
 /// soon as they are read, and a value is taken even if it starts with `-`.
-/// `input` names the patch flag (`--patch`, `--patch-b64`) taken out of
-/// `args` by `patch::cli::split`, if any: like `--stdin`, it is the whole
-/// request, and a conflict names it.
+/// `input` names the patch flag (`--patch`, `--patch-b64`) the dispatcher
+/// took out of `args` (`dispatch::argv`), if any: like `--stdin`, it is the
+/// whole request, and a conflict names it.
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn parse(
     args: &[OsString],

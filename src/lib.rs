@@ -63,6 +63,12 @@ pub struct Response {
     pub stdout: String,
     /// 0 edited, 1 not edited, 2 invalid invocation (see [`protocol`]).
     pub exit_code: i32,
+    /// Text for stderr: empty but in the `apply_patch` mode.
+    pub stderr: String,
+    /// The exit code when [`Response::stdout`] cannot be written: the same
+    /// as `exit_code` (the outcome stands), but 1 in the `apply_patch` mode,
+    /// as Codex's binary exits.
+    pub exit_code_unwritten: i32,
 }
 
 /// Runs one invocation end to end; `stdin` is read only for `--stdin`
@@ -81,11 +87,5 @@ pub fn run(
     env_root: Option<std::ffi::OsString>,
     stdin: &mut dyn std::io::Read,
 ) -> Response {
-    match dispatch::parse(args, env_root, stdin) {
-        Ok(req) => dispatch::run(req),
-        Err(f) => Response {
-            stdout: protocol::failure_line(&f, None),
-            exit_code: f.kind.exit_code(),
-        },
-    }
+    dispatch::answer(None, args, env_root, stdin)
 }

@@ -1,5 +1,7 @@
-//! Thin entry point: parse, run, print the one result line, exit with the
-//! contract's code.
+//! Thin entry point, process concerns only: signals, limits, the
+//! allocator and panic hook that keep the one-result-line promise, then
+//! `dispatch::answer` (every request is read and answered there), its
+//! text written to stdout and stderr, and the exit.
 // As in src/lib.rs: scripts/build-static.sh's --cfg as_edit_small builds
 // the once-per-process code for size.
 #![cfg_attr(as_edit_small, feature(optimize_attribute))]
@@ -275,20 +277,24 @@ fn main() {
     let argv0 = argv.next();
     let args: Vec<_> = argv.collect();
     let env_root = std::env::var_os("AS_EDIT_ROOT");
-    // Under the name apply_patch: Codex's CLI text on stdout and stderr.
-    if as_edit::patch::codex::invoked_as(argv0.as_deref()) {
-        let answer = as_edit::patch::codex::run(&args, env_root, &mut std::io::stdin().lock());
-        let (out, err) = (&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
-        std::process::exit(as_edit::patch::codex::finish(answer, out, err));
-    }
-    let response = as_edit::run(&args, env_root, &mut std::io::stdin().lock());
+    let stdin = &mut std::io::stdin().lock();
+    let r = as_edit::dispatch::answer(argv0.as_deref(), &args, env_root, stdin);
     // A result line that cannot be written (a closed stdout, a full device,
     // a broken pipe) changes neither the outcome nor its exit code, the one
-    // signal left (protocol docs); nor may it turn into a panic.
-    let _ = std::io::stdout()
-        .lock()
-        .write_all(response.stdout.as_bytes());
-    std::process::exit(response.exit_code);
+    // signal left (protocol docs); nor may it turn into a panic. The
+    // apply_patch mode exits 1 then, as Codex's binary does.
+    let mut out = std::io::stdout().lock();
+    let mut wrote = out.write_all(r.stdout.as_bytes());
+    // Only when the exit or the order of the two streams depends on it
+    // (the apply_patch mode): otherwise exit's own flush does it.
+    if r.exit_code_unwritten != r.exit_code || !r.stderr.is_empty() {
+        wrote = wrote.and_then(|()| out.flush());
+        let _ = std::io::stderr().lock().write_all(r.stderr.as_bytes());
+    }
+    std::process::exit(match wrote {
+        Ok(()) => r.exit_code,
+        Err(_) => r.exit_code_unwritten,
+    });
 }
 
 #[cfg(test)]

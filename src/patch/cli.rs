@@ -8,9 +8,9 @@
 //! answers with its result line (success: `{"count":C,"files":K}`, C the
 //! chunks applied, K as a transaction's: the distinct paths changed, both
 //! of a move's); a text that does not parse is `invalid_patch` (exit 1: a
-//! model wrote it) naming the line.
-
-use std::ffi::OsString;
+//! model wrote it) naming the line. The flags are read with the rest of
+//! argv by the dispatcher (`dispatch::argv`), the JSON forms by its key
+//! scan; this module runs them.
 
 use super::{compile::compile, parse, parse_create_diff, parse_update_diff, Hunk, Patch};
 use crate::protocol::{failure_line, ErrorKind, Failure};
@@ -24,72 +24,6 @@ Patches (V4A, as OpenAI's apply_patch tool writes them), all or nothing:
   --patch-strict           match chunks exactly (no whitespace or punctuation grades)
   --stdin                  also takes {\"patch\": TEXT} or {\"operations\": [...]}
 ";
-
-/// Where the patch text comes from.
-pub enum Source {
-    /// `--patch`: standard input.
-    Stdin,
-    /// `--patch-b64`: decoded from argv.
-    Bytes(Vec<u8>),
-}
-
-/// The patch flags taken out of `args` (before a `--`): the source, if
-/// any, whether `--patch-strict` was given, and the other arguments, which
-/// `args::parse` reads with the source's flag named (it is the whole
-/// request, as `--stdin` is, and a conflict names it).
-#[cfg_attr(as_edit_small, optimize(size))]
-pub fn split(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>), Failure> {
-    let (mut src, mut strict, mut rest) = (None, false, Vec::new());
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let b64 = match a.to_str() {
-            Some("--") => {
-                rest.push(a.clone());
-                rest.extend(it.by_ref().cloned());
-                break;
-            }
-            Some("--patch") if src.is_some() => return Err(twice(&src, "--patch")),
-            Some("--patch") => {
-                src = Some(Source::Stdin);
-                continue;
-            }
-            Some("--patch-strict") => {
-                strict = true;
-                continue;
-            }
-            Some("--patch-b64") => it.next().and_then(|v| v.to_str()),
-            Some(s) if s.starts_with("--patch-b64=") => Some(&s[12..]),
-            _ => {
-                rest.push(a.clone());
-                continue;
-            }
-        };
-        if src.is_some() {
-            // Which one would win is a guess; the caller meant one patch.
-            return Err(twice(&src, "--patch-b64"));
-        }
-        let b64 = b64.ok_or_else(|| invalid("--patch-b64 needs B64".into()))?;
-        let bytes = crate::args::b64::decode(b64.as_bytes())
-            .map_err(|e| invalid(format!("--patch-b64 is not valid base64 ({e})")))?;
-        src = Some(Source::Bytes(bytes));
-    }
-    Ok((src, strict, rest))
-}
-
-/// The flag that gives `src`, for `args::parse` and messages.
-pub fn flag(src: &Option<Source>) -> Option<&'static str> {
-    src.as_ref().map(|s| match s {
-        Source::Stdin => "--patch",
-        Source::Bytes(_) => "--patch-b64",
-    })
-}
-
-fn twice(src: &Option<Source>, now: &str) -> Failure {
-    match flag(src) {
-        Some(f) if f == now => invalid(format!("give {now} once")),
-        f => invalid(format!("give one of {} and {now}", f.unwrap_or(now))),
-    }
-}
 
 fn invalid(detail: String) -> Failure {
     Failure::new(ErrorKind::InvalidArgument, detail)
@@ -183,14 +117,22 @@ pub fn parse_json(json: &[u8]) -> Option<Result<Json, Failure>> {
     let text = std::str::from_utf8(json).ok()?;
     let probe: Probe = crate::strict_json::from_str(text).ok()?;
     probe.patch.as_ref().or(probe.operations.as_ref())?;
-    let bad = |d: String| Some(Err(invalid(format!("stdin request: {d}"))));
+    Some(read_json(text))
+}
+
+/// A `--stdin` request known to hold `patch` or `operations` (not null),
+/// read strictly; a malformed one is `invalid_argument` in the request's
+/// words.
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn read_json(text: &str) -> Result<Json, Failure> {
+    let bad = |d: String| Err(invalid(format!("stdin request: {d}")));
     let req: Request = match crate::strict_json::from_str(text) {
         Ok(r) => r,
         Err(e) => return bad(e.to_string()),
     };
     match (req.patch, req.operations) {
-        (Some(p), None) => Some(Ok(Json::Text(p))),
-        (None, Some(ops)) if !ops.is_empty() => Some(Ok(Json::Operations(ops))),
+        (Some(p), None) => Ok(Json::Text(p)),
+        (None, Some(ops)) if !ops.is_empty() => Ok(Json::Operations(ops)),
         (None, Some(_)) => bad("operations is empty".into()),
         _ => bad("give patch or operations, not both".into()),
     }

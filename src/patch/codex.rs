@@ -24,7 +24,7 @@
 //! for either (Rust's stdout ignores `EBADF`), so that exit stays 0.
 
 use std::ffi::{OsStr, OsString};
-use std::io::{Read, Write};
+use std::io::Read;
 
 use super::{compile, parse, Hunk};
 use crate::request::{EditOptions, Eol};
@@ -39,37 +39,19 @@ pub fn invoked_as(argv0: Option<&OsStr>) -> bool {
     )
 }
 
-/// Prints what [`run`] returned and gives the exit code: 1 when `stdout`
-/// fails (module docs).
-pub fn finish(
-    (out, err, code): (String, String, i32),
-    stdout: &mut dyn Write,
-    stderr: &mut dyn Write,
-) -> i32 {
-    let wrote = stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush());
-    let _ = stderr.write_all(err.as_bytes());
-    if wrote.is_err() {
-        1
-    } else {
-        code
-    }
-}
+/// What the mode's arguments (and stdin, when no argument is the patch)
+/// ask for: the patch text and its options, or the text for stderr and the
+/// exit code of a usage or reading error (nothing on stdout).
+pub type Invocation = Result<(String, EditOptions), (String, i32)>;
 
-/// Runs the mode: (stdout, stderr, exit code).
+/// Reads the mode's arguments, and stdin when the patch is not one of them.
 #[cfg_attr(as_edit_small, optimize(size))]
-pub fn run(
-    args: &[OsString],
-    root: Option<OsString>,
-    stdin: &mut dyn Read,
-) -> (String, String, i32) {
+pub fn read(args: &[OsString], root: Option<OsString>, stdin: &mut dyn Read) -> Invocation {
     let usage = || {
-        (
-            String::new(),
+        Err((
             "Usage: apply_patch 'PATCH'\n       echo 'PATCH' | apply_patch\n".into(),
             2,
-        )
+        ))
     };
     let mut options = EditOptions {
         root: root.map(Into::into),
@@ -84,11 +66,10 @@ pub fn run(
         [] => {
             let mut t = String::new();
             if stdin.read_to_string(&mut t).is_err() {
-                return (
-                    String::new(),
+                return Err((
                     "Error: Failed to read PATCH from stdin as UTF-8.\n".into(),
                     1,
-                );
+                ));
             }
             if t.is_empty() {
                 return usage();
@@ -98,22 +79,26 @@ pub fn run(
         [a] => match a.to_str() {
             Some(s) => s.to_owned(),
             None => {
-                return (
-                    String::new(),
+                return Err((
                     "Error: apply_patch requires a UTF-8 PATCH argument.\n".into(),
                     1,
-                )
+                ))
             }
         },
         _ => {
-            return (
-                String::new(),
+            return Err((
                 "Error: apply_patch accepts exactly one argument.\n".into(),
                 2,
-            )
+            ))
         }
     };
-    let patch = match parse(&text) {
+    Ok((text, options))
+}
+
+/// Applies a patch read by [`read`]: (stdout, stderr, exit code).
+#[cfg_attr(as_edit_small, optimize(size))]
+pub fn apply(text: &str, options: EditOptions) -> (String, String, i32) {
+    let patch = match parse(text) {
         Ok(p) => p,
         Err(e) => return (String::new(), format!("Invalid patch: {e}\n"), 1),
     };

@@ -203,6 +203,7 @@ pub mod bom {
     pub type Source = as_edit_find::bom::Source<std::fs::File>;
 }
 
+pub(crate) use parse::OpName;
 pub use parse::{parse, probe, MAX_DEPTH, MAX_LIST_LIMIT, MAX_NUMBER, MAX_STAT_PATHS};
 
 /// A toolset request, read and checked.

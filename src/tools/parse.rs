@@ -45,8 +45,8 @@ pub fn probe(json: &[u8]) -> Option<Option<String>> {
     }
 }
 
-/// Any JSON value: the string, or None for another type.
-struct OpName;
+/// Any JSON value: the string, or None for another type (an `op`'s).
+pub(crate) struct OpName;
 
 impl<'de> Visitor<'de> for OpName {
     type Value = Option<String>;

@@ -16,8 +16,8 @@
 //! Nothing but the text is printed: no result line, no newline of our
 //! own.
 //!
-//! The invocation is one [`crate::dispatch::Request::Toolset`]: [`parse`]
-//! reads it (called first by `dispatch::parse`, as `--toolset` takes no
+//! The invocation is one [`crate::dispatch::Request::Toolset`]: the
+//! dispatcher's argv intake reads it (first, as `--toolset` takes no
 //! other flag), [`answer`] runs it. Python hosts get the five tools as
 //! the SDK's `BetaAsyncFunctionTool`s over `docker exec` in
 //! `examples/anthropic_toolset.py` (exit 1 raised as `ToolError`, exit 3
@@ -311,77 +311,6 @@ pub fn answer(call: &Call) -> Answer {
         Call::Usage(why) => (format!("as-edit --toolset: {why}\n"), 2),
     }
 }
-
-/// `--toolset NAME [--stdin] [--request-b64 B64]`: `None` when the
-/// arguments do not ask for a toolset at all (read by `dispatch::parse`).
-#[cfg_attr(as_edit_small, optimize(size))]
-pub fn parse(args: &[std::ffi::OsString], stdin: &mut dyn std::io::Read) -> Option<Call> {
-    // Only an option: after `--` a `--toolset` is an edit's path.
-    let end = args
-        .iter()
-        .position(|a| a.as_encoded_bytes() == b"--")
-        .unwrap_or(args.len());
-    let pos = args[..end].iter().position(|a| {
-        let a = a.as_encoded_bytes();
-        a == b"--toolset" || a.starts_with(b"--toolset=")
-    })?;
-    let usage = |why: String| Some(Call::Usage(why));
-    let mut rest: Vec<&[u8]> = args.iter().map(|a| a.as_encoded_bytes()).collect();
-    let name: &[u8] = if rest[pos] == b"--toolset" {
-        if pos + 1 >= rest.len() {
-            return usage("--toolset needs a name".into());
-        }
-        rest.remove(pos + 1)
-    } else {
-        &rest[pos][b"--toolset=".len()..]
-    };
-    if name != TOOLSET.as_bytes() {
-        return usage(format!(
-            "unknown toolset {:?} (this binary has {TOOLSET})",
-            String::from_utf8_lossy(name)
-        ));
-    }
-    rest.remove(pos);
-    let mut b64 = None;
-    let mut i = 0;
-    while i < rest.len() {
-        match rest[i] {
-            b"--stdin" => {}
-            b"--request-b64" if i + 1 < rest.len() && b64.is_none() => {
-                i += 1;
-                b64 = Some(rest[i]);
-            }
-            a => {
-                return usage(format!(
-                    "--toolset takes only --stdin or --request-b64 B64, not {:?}",
-                    String::from_utf8_lossy(a)
-                ))
-            }
-        }
-        i += 1;
-    }
-    Some(match b64 {
-        Some(b) => match crate::args::b64::decode(b) {
-            Ok(j) => Call::Json(j),
-            Err(e) => Call::Usage(format!("--request-b64: {e}")),
-        },
-        None => {
-            let mut buf = Vec::new();
-            // The inputs a model sends are small; the bound stops a runaway
-            // pipe, and a request past it is refused whole, never cut.
-            match stdin.take(MAX_STDIN as u64 + 1).read_to_end(&mut buf) {
-                Ok(n) if n > MAX_STDIN => Call::Usage(format!(
-                    "the request on stdin is over {MAX_STDIN} bytes (64 MiB), the bound of a \
-                     tool call: nothing was done; send a smaller one (write a large file in parts)"
-                )),
-                Ok(_) => Call::Json(buf),
-                Err(e) => Call::Usage(format!("reading the request: {e}")),
-            }
-        }
-    })
-}
-
-use std::io::Read as _;
 
 /// The working directory as the reference resolves it (`Path.resolve()`).
 pub(crate) fn root(cwd: &std::path::Path) -> PathBuf {
