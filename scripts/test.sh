@@ -62,9 +62,25 @@ for pkg in "${pkgs[@]}"; do
   done
   pkg_files=$((pkg_files + $(wc -l <<<"$pkg_list")))
 done
-# Verifies by building each unpacked archive (in target/package), the
-# helper against the member crates' archives, not their paths.
-cargo package --workspace --quiet --allow-dirty --locked --offline
+# Verifies by building each unpacked archive, the helper against the
+# member crates' archives, not their paths. Cargo serves those archives
+# from a registry of its own and takes a registry crate of the same name
+# and version as unchanged: it keeps the copy it unpacked into its source
+# cache (one per registry path) and the build of it in the target folder.
+# A checkout at the same path would build against the member crates of an
+# earlier commit; so the verify builds in a target folder of its own, from
+# which this project's registry builds go first, and cargo's unpacked
+# copies of this project's crates (only those: local registries' folders,
+# our packages' names) go too.
+verify_dir=target/package-verify
+rm -rf "$verify_dir"/debug/.fingerprint/as-edit-* "$verify_dir"/debug/deps/*as_edit*
+cargo_src="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+for pkg in "${pkgs[@]}"; do
+  for d in "$cargo_src"/-*/"$pkg"-[0-9]*; do
+    [ ! -e "$d" ] || rm -rf -- "$d"
+  done
+done
+cargo package --workspace --quiet --allow-dirty --locked --offline --target-dir "$verify_dir"
 echo "ok: $pkg_files files in ${#pkgs[@]} packages"
 
 step "static release builds"
