@@ -69,6 +69,7 @@ pub(super) fn reserve(fields: &str, walk_cut: bool) -> usize {
 }
 
 /// Runs `glob` and writes its line.
+#[inline(never)] // its walk at opt-level 3, not inlined into the size-built `tools::answer`
 pub(super) fn glob(
     req: &GlobRequest,
     root: Option<&Path>,

@@ -44,6 +44,7 @@ use super::walk::{self, Options, StartDir};
 use super::{name, place, List, Root};
 use crate::protocol::{display_path, ErrorKind, Failure};
 
+#[inline(never)] // its walk at opt-level 3, not inlined into the size-built `tools::answer`
 pub(super) fn run(req: &List, root: Option<&Root>, max_bytes: u64) -> Result<String, Failure> {
     let dir = place::dir(&req.path, root)?;
     let fd = open_read(&dir, c".").map_err(|e| {

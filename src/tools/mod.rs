@@ -297,22 +297,27 @@ pub(crate) type Root = (PathBuf, OwnedFd);
 /// Answers a read-side op: its result line and exit code.
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn run(req: &Request) -> (String, i32) {
-    let answer = (|| {
-        let root = match &req.root {
-            Some(r) => Some(crate::fs::resolve::open_root(r).map_err(Failure::from)?),
-            None => None,
-        };
-        let root = root.as_ref();
-        match &req.op {
-            Op::Stat { paths, offset } => stat::run(paths, *offset, root, req.max_bytes),
-            Op::List(l) => list::run(l, root, req.max_bytes),
-            Op::Read(r) => read::run(r, root, req.max_bytes),
-            Op::Raw(r) => read::raw(r, root, req.max_bytes),
-            Op::Glob(g) => find_answer::glob(g, req.root.as_deref(), req.max_bytes),
-            Op::Grep(g) => grep_answer::grep(g, req.root.as_deref(), req.max_bytes),
-        }
-    })();
-    line_and_code(answer)
+    line_and_code(answer(req))
+}
+
+/// The op's answer line, or its refusal. A function, not a closure in
+/// [`run`]: a closure does not take its parent's `optimize(size)`, and
+/// every op's code is inlined here.
+#[cfg_attr(as_edit_small, optimize(size))]
+fn answer(req: &Request) -> Result<String, Failure> {
+    let root = match &req.root {
+        Some(r) => Some(crate::fs::resolve::open_root(r).map_err(Failure::from)?),
+        None => None,
+    };
+    let root = root.as_ref();
+    match &req.op {
+        Op::Stat { paths, offset } => stat::run(paths, *offset, root, req.max_bytes),
+        Op::List(l) => list::run(l, root, req.max_bytes),
+        Op::Read(r) => read::run(r, root, req.max_bytes),
+        Op::Raw(r) => read::raw(r, root, req.max_bytes),
+        Op::Glob(g) => find_answer::glob(g, req.root.as_deref(), req.max_bytes),
+        Op::Grep(g) => grep_answer::grep(g, req.root.as_deref(), req.max_bytes),
+    }
 }
 
 fn line_and_code(answer: Result<String, Failure>) -> (String, i32) {
