@@ -6,7 +6,6 @@ mod flush;
 mod insert;
 mod lock;
 mod nofile;
-pub mod op;
 mod parse;
 mod plan;
 mod prepare;
@@ -21,6 +20,8 @@ pub use insert::insert;
 
 use serde::Serialize;
 
+// The request's types are the wire's (crates/wire), under their old path.
+pub use as_edit_wire::txn::op;
 pub use op::{
     Change, NewModes, Op, OpKind, OpRefusal, Source, Transform, TransformFn, Transformed, Txn,
     MAX_OPS,

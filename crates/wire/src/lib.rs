@@ -13,7 +13,10 @@
 //! - [`b64`]: strict standard base64 (argv's OLD/NEW, `--request-b64`,
 //!   `--patch-b64`, `path_b64`), refusing what the `base64` crate refuses
 //!   with the same texts;
-//! - [`hex`]: lowercase hex of digests (`--expect-sha256`, `sha256`).
+//! - [`hex`]: lowercase hex of digests (`--expect-sha256`, `sha256`);
+//! - [`txn`]: what a transaction asks for (its ops, in order, and the
+//!   options every file shares), built by the helper's `{"files"}` parser
+//!   and its V4A patch compiler and carried out by its machinery.
 //!
 //! The result line's grammar, its tokens and exit codes as a host sees
 //! them are documented in as-edit's README (the `as_edit` crate's front
@@ -100,3 +103,4 @@ pub mod hex;
 pub mod protocol;
 pub mod request;
 pub mod strict_json;
+pub mod txn;
