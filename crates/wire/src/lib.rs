@@ -8,6 +8,9 @@
 //!   refusal mapped to its token and detail;
 //! - [`request`]: what one edit asks for (path, edits, the options that
 //!   reach the filesystem), whichever way it arrived;
+//! - [`stdin`]: the single-file request's JSON (`--stdin`,
+//!   `--request-b64`) read into a [`request::Request`], and the edit list a
+//!   transaction's op reads the same way;
 //! - [`strict_json`]: serde_json for requests, except that a struct is
 //!   read only from a JSON object;
 //! - [`b64`]: strict standard base64 (argv's OLD/NEW, `--request-b64`,
@@ -102,5 +105,6 @@ pub mod b64;
 pub mod hex;
 pub mod protocol;
 pub mod request;
+pub mod stdin;
 pub mod strict_json;
 pub mod txn;
