@@ -29,7 +29,6 @@ use positional::positional_request;
 // The `--stdin` request is the wire's (crates/wire), under its old paths.
 use as_edit_wire::stdin;
 pub use stdin::{parse_single, parse_stdin_request};
-pub(crate) use stdin::{stdin_edits, EditList, LineNo};
 
 /// The bound on a `--stdin` request when `--max-request-bytes` is not given.
 pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;

@@ -6,7 +6,6 @@ mod flush;
 mod insert;
 mod lock;
 mod nofile;
-mod parse;
 mod plan;
 mod prepare;
 mod read;
@@ -22,11 +21,11 @@ use serde::Serialize;
 
 // The request's types are the wire's (crates/wire), under their old path.
 pub use as_edit_wire::txn::op;
+pub use as_edit_wire::txn::{is_op, parse, parse_op, parse_request, Parsed};
 pub use op::{
     Change, NewModes, Op, OpKind, OpRefusal, Source, Transform, TransformFn, Transformed, Txn,
     MAX_OPS,
 };
-pub use parse::{is_op, parse, parse_op, parse_request, Parsed};
 
 use crate::fs::FsError;
 use crate::protocol::{display_path, Failure, Report};

@@ -38,6 +38,9 @@
 //! text into values and values into text. What needs the system (random
 //! names, clocks, paths' bytes on disk) stays with the caller.
 //!
+//! A transaction op's `path_b64` names a file by its bytes, so its path is
+//! built with std's Unix `OsStringExt`: the crate builds for Unix targets.
+//!
 //! [`HintKeys`]: protocol::HintKeys
 //!
 //! # Examples
