@@ -51,7 +51,7 @@ for pkg in "${pkgs[@]}"; do
   case "$pkg" in
     as-edit) need=(Cargo.toml README.md LICENSE-MIT LICENSE-APACHE src/lib.rs src/main.rs) ;;
     as-edit-text) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/engine/mod.rs src/hints/hints.md src/patch/passes.md) ;;
-    as-edit-wire) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/protocol.rs src/strict_json.rs) ;;
+    as-edit-wire) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/protocol.rs src/strict_json.rs src/txn.rs) ;;
     as-edit-find) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/glob.rs src/gitignore.rs src/grep.rs) ;;
   esac
   pkg_list=$(cargo package -p "$pkg" --list --quiet --allow-dirty --locked --offline)

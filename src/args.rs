@@ -19,7 +19,6 @@ use std::time::Duration;
 
 mod fast_json;
 mod positional;
-mod stdin;
 
 pub(crate) use crate::b64;
 use crate::protocol::{ErrorKind, Failure};
@@ -27,8 +26,9 @@ use crate::request::{EditOptions, Eol, Request};
 pub use fast_json::parse_fast;
 pub use positional::decode_b64;
 use positional::positional_request;
+// The `--stdin` request is the wire's (crates/wire), under its old paths.
+use as_edit_wire::stdin;
 pub use stdin::{parse_single, parse_stdin_request};
-pub(crate) use stdin::{stdin_edits, EditList, LineNo};
 
 /// The bound on a `--stdin` request when `--max-request-bytes` is not given.
 pub const DEFAULT_MAX_REQUEST_BYTES: u64 = 64 << 20;

@@ -21,6 +21,8 @@
 //!   the text crate's, re-exported there;
 //! - [`fs`]: resolve, open, lock, write, commit (one concern per file under `src/fs/`);
 //! - [`txn`]: several files in one call, all or nothing (`{"files":[...]}`);
+//!   the request's types and its parser are the wire's (`as_edit_wire::txn`,
+//!   as the `--stdin` request is: `as_edit_wire::stdin`), re-exported there;
 //! - [`tools`]: the read-side ops of the toolset (`stat`, `list`, `read`),
 //!   the bounded answer writer and lossless names; what their `glob` and
 //!   `grep` match and search is the pure find layer, the crate

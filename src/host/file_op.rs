@@ -4,7 +4,7 @@
 //! Paths are [`PathBuf`]s, so any name the sandbox can hold can be named:
 //! one that is UTF-8 travels as `"path"` (`"to"`), one that is not as
 //! `"path_b64"` (`"to_b64"`), its bytes in base64 — the helper's parser
-//! takes either (`src/txn/parse.rs`). `Wire` is that spelling: serde's
+//! takes either (`as_edit_wire::txn::parse`). `Wire` is that spelling: serde's
 //! derive cannot choose a key by the value, so [`FileOp`] converts through
 //! it, borrowing its text when serializing.
 

@@ -6,8 +6,6 @@ mod flush;
 mod insert;
 mod lock;
 mod nofile;
-pub mod op;
-mod parse;
 mod plan;
 mod prepare;
 mod read;
@@ -21,11 +19,13 @@ pub use insert::insert;
 
 use serde::Serialize;
 
+// The request's types are the wire's (crates/wire), under their old path.
+pub use as_edit_wire::txn::op;
+pub use as_edit_wire::txn::{detail_of, is_op, parse, parse_op, parse_request, Parsed};
 pub use op::{
     Change, NewModes, Op, OpKind, OpRefusal, Source, Transform, TransformFn, Transformed, Txn,
     MAX_OPS,
 };
-pub use parse::{is_op, parse, parse_op, parse_request, Parsed};
 
 use crate::fs::FsError;
 use crate::protocol::{display_path, Failure, Report};
@@ -135,22 +135,6 @@ pub fn run(txn: &Txn) -> (String, i32) {
             };
             (crate::protocol::render_json(&line), f.kind.exit_code())
         }
-    }
-}
-
-/// A refusal's words for the `file i of n (P): ` detail: its own detail,
-/// else the token's meaning (a single-file refusal may have none).
-#[cfg_attr(as_edit_small, optimize(size))]
-pub(crate) fn detail_of(f: &Failure) -> String {
-    use crate::protocol::ErrorKind;
-    match (&f.detail, f.kind) {
-        (Some(d), _) => d.clone(),
-        (None, ErrorKind::StringNotFound) => "OLD not found".into(),
-        (None, ErrorKind::Empty) => "the file is empty".into(),
-        (None, ErrorKind::MultipleOccurrences) => {
-            format!("OLD occurs {} times", f.count.unwrap_or(0))
-        }
-        (None, k) => k.token().replace('_', " "),
     }
 }
 

@@ -8,12 +8,18 @@
 //!   refusal mapped to its token and detail;
 //! - [`request`]: what one edit asks for (path, edits, the options that
 //!   reach the filesystem), whichever way it arrived;
+//! - [`stdin`]: the single-file request's JSON (`--stdin`,
+//!   `--request-b64`) read into a [`request::Request`], and the edit list a
+//!   transaction's op reads the same way;
 //! - [`strict_json`]: serde_json for requests, except that a struct is
 //!   read only from a JSON object;
 //! - [`b64`]: strict standard base64 (argv's OLD/NEW, `--request-b64`,
 //!   `--patch-b64`, `path_b64`), refusing what the `base64` crate refuses
 //!   with the same texts;
-//! - [`hex`]: lowercase hex of digests (`--expect-sha256`, `sha256`).
+//! - [`hex`]: lowercase hex of digests (`--expect-sha256`, `sha256`);
+//! - [`txn`]: what a transaction asks for (its ops, in order, and the
+//!   options every file shares), built by the helper's `{"files"}` parser
+//!   and its V4A patch compiler and carried out by its machinery.
 //!
 //! The result line's grammar, its tokens and exit codes as a host sees
 //! them are documented in as-edit's README (the `as_edit` crate's front
@@ -31,6 +37,9 @@
 //! any: the caller reads the request and prints the line; this crate turns
 //! text into values and values into text. What needs the system (random
 //! names, clocks, paths' bytes on disk) stays with the caller.
+//!
+//! A transaction op's `path_b64` names a file by its bytes, so its path is
+//! built with std's Unix `OsStringExt`: the crate builds for Unix targets.
 //!
 //! [`HintKeys`]: protocol::HintKeys
 //!
@@ -99,4 +108,6 @@ pub mod b64;
 pub mod hex;
 pub mod protocol;
 pub mod request;
+pub mod stdin;
 pub mod strict_json;
+pub mod txn;

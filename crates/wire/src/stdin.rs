@@ -6,30 +6,43 @@
 //! is any struct added to the request later.
 //!
 //! Memory: the edits are converted one by one as the parser reaches them
-//! (each [`StdinEdit`] is dropped as soon as it is an [`Edit`]), so the
+//! (each `StdinEdit` is dropped as soon as it is an [`Edit`]), so the
 //! request text and the compact edits are all that is held at once.
+//!
+//! The helper reads the same request faster when its strings need no
+//! unescaping (`as_edit::args::parse_fast`), building it through
+//! [`StdinRequest`] and [`build`]; a transaction's ops read their edits
+//! with [`EditList`] and [`stdin_edits`].
 
 use std::fmt;
 use std::path::PathBuf;
 
 use serde::de::{Deserialize, Deserializer, SeqAccess, Unexpected, Visitor};
 
-use super::invalid;
-use crate::engine::Edit;
-use crate::protocol::{edit_prefix, Failure};
+use as_edit_text::engine::Edit;
+
+use crate::protocol::{edit_prefix, ErrorKind, Failure};
 use crate::request::{EditOptions, Request};
 
+fn invalid(detail: impl Into<String>) -> Failure {
+    Failure::new(ErrorKind::InvalidArgument, detail)
+}
+
+/// The single-file request as read, before its checks ([`build`]).
 // `expecting`: the request's words in an error, not the type's name.
 #[derive(serde::Deserialize)]
 #[serde(
     deny_unknown_fields,
     expecting = "an object {\"path\", \"edits\"} (or {\"files\"}, {\"patch\"}, {\"operations\"})"
 )]
-pub(super) struct StdinRequest {
-    pub(super) path: String,
-    pub(super) edits: EditList,
+pub struct StdinRequest {
+    /// `path`, unchecked.
+    pub path: String,
+    /// `edits`, each checked as it was read.
+    pub edits: EditList,
+    /// `expect_sha256`, unchecked.
     #[serde(default)]
-    pub(super) expect_sha256: Option<String>,
+    pub expect_sha256: Option<String>,
 }
 
 /// One edit of a request (single-file or a transaction's op).
@@ -47,7 +60,7 @@ struct StdinEdit {
 
 /// A line number (`at_line`, an insert's `line`): a u64 whose errors say
 /// "a line number", not serde's Rust type name.
-pub(crate) struct LineNo(pub(crate) u64);
+pub struct LineNo(pub u64);
 
 impl<'de> Deserialize<'de> for LineNo {
     #[cfg_attr(as_edit_small, optimize(size))]
@@ -92,7 +105,7 @@ impl Visitor<'_> for LfVisitor {
     }
 
     fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Lf, E> {
-        Ok(Lf(crate::engine::normalize_eol(s.as_bytes())))
+        Ok(Lf(as_edit_text::engine::normalize_eol(s.as_bytes())))
     }
 }
 
@@ -101,7 +114,7 @@ impl Visitor<'_> for LfVisitor {
 /// known only once the list has been read. A transaction's ops read theirs
 /// the same way.
 #[derive(Default)]
-pub(crate) struct EditList {
+pub struct EditList {
     edits: Vec<Edit>,
     total: usize,
     first_invalid: Option<(usize, &'static str)>,
@@ -137,7 +150,7 @@ impl EditList {
     /// Adds the next edit as read (OLD and NEW LF-normalized).
     #[cfg_attr(as_edit_small, optimize(size))]
     #[inline(never)]
-    pub(super) fn push(&mut self, old: Vec<u8>, new: &[u8], all: bool, at_line: Option<u64>) {
+    pub fn push(&mut self, old: Vec<u8>, new: &[u8], all: bool, at_line: Option<u64>) {
         self.total += 1;
         if self.first_invalid.is_some() {
             return; // read on for the total, build nothing
@@ -157,7 +170,7 @@ impl EditList {
 /// The edits of a list, or why it is refused; `what` prefixes the
 /// empty-list detail (`stdin request`, or a transaction's op).
 #[cfg_attr(as_edit_small, optimize(size))]
-pub(crate) fn stdin_edits(list: EditList, what: &str) -> Result<Vec<Edit>, Failure> {
+pub fn stdin_edits(list: EditList, what: &str) -> Result<Vec<Edit>, Failure> {
     let EditList {
         mut edits,
         total,
@@ -207,8 +220,11 @@ pub fn parse_single(json: &[u8], options: &EditOptions) -> Option<Result<Request
     Some(build(req, options.clone()))
 }
 
+/// The request from what was read, checked: a path that is not empty
+/// and holds no NUL, at least one edit and none invalid, `expect_sha256`
+/// as 64 lowercase hex digits and not also given as a flag (`options`).
 #[cfg_attr(as_edit_small, optimize(size))]
-pub(super) fn build(req: StdinRequest, mut options: EditOptions) -> Result<Request, Failure> {
+pub fn build(req: StdinRequest, mut options: EditOptions) -> Result<Request, Failure> {
     if req.path.is_empty() {
         return Err(invalid("stdin request: path is empty"));
     }

@@ -6,9 +6,9 @@
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use crate::args::{stdin_edits, EditList, LineNo};
 use crate::protocol::{ErrorKind, Failure};
 use crate::request::EditOptions;
+use crate::stdin::{stdin_edits, EditList, LineNo};
 
 use serde::Deserialize;
 
@@ -56,7 +56,7 @@ impl<'de> serde::Deserialize<'de> for Ops {
 struct RawOp {
     op: String,
     /// `path`, or `path_b64` for a name that is not UTF-8 (the toolset's
-    /// lossless names, `tools::name`): one of them.
+    /// lossless names, the helper's `tools::name`): one of them.
     path: Option<String>,
     path_b64: Option<String>,
     edits: Option<EditList>,
@@ -106,7 +106,7 @@ pub fn parse_request(json: &[u8], options: EditOptions) -> Result<Parsed, Failur
     match probe {
         Some(Probe { files: Some(()) }) => parse(json, options).map(Parsed::Files),
         None if begun(json) => parse(json, options).map(Parsed::Files),
-        _ => crate::args::parse_stdin_request(json, options).map(Parsed::One),
+        _ => crate::stdin::parse_stdin_request(json, options).map(Parsed::One),
     }
 }
 
@@ -213,7 +213,7 @@ fn name(
             )))
         }
         (Some(p), None) => p.into_bytes(),
-        (None, Some(b)) => crate::args::b64::decode(b.as_bytes())
+        (None, Some(b)) => crate::b64::decode(b.as_bytes())
             .map_err(|e| invalid(format!("{what}: \"{key}_b64\" is not valid base64 ({e})")))?,
         (None, None) => return Ok(None),
     };

@@ -1,8 +1,8 @@
 //! What one transaction asks for: its operations, in request order, and
 //! the options that apply to every file. The `{"files":[...]}` parser
-//! (`txn::parse`) and the V4A patch compiler both build a [`Txn`]; the
-//! transaction machinery (`txn`) consumes it and never sees JSON or patch
-//! text.
+//! (`txn::parse`) and the helper's V4A patch compiler both build a
+//! [`Txn`]; the helper's transaction machinery (`as_edit::txn`) consumes
+//! it and never sees JSON or patch text.
 //!
 //! An op names a file by path; the machinery resolves it (`--root`
 //! confines every path, a move's `to` and created parents included), so
@@ -18,7 +18,8 @@
 
 use std::path::PathBuf;
 
-use crate::engine::Edit;
+use as_edit_text::engine::Edit;
+
 use crate::protocol::Failure;
 use crate::request::EditOptions;
 
@@ -190,7 +191,7 @@ pub trait TransformFn {
         &self,
         _source: &mut Source<'_>,
         _out: &mut dyn FnMut(&[u8]),
-        _diff: Option<&mut crate::diff::Builder>,
+        _diff: Option<&mut as_edit_text::diff::Builder>,
     ) -> Option<Result<Transformed, OpRefusal>> {
         None
     }
