@@ -126,7 +126,7 @@ fn os(v: &[&str]) -> Vec<OsString> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
-    // Issue 10 item 7: `--flag=anything` was accepted and the value ignored.
+    // `--flag=anything` was once accepted and the value ignored.
     #[test]
     fn flags_without_a_value_refuse_an_inline_one(
         flag in prop::sample::select(NO_VALUE),
@@ -162,7 +162,7 @@ proptest! {
     }
 }
 
-// Issue 10 item 7, through the binary: the exact line, and the file untouched.
+// `--flag=anything` through the binary: the exact line, and the file untouched.
 #[test]
 fn inline_value_on_a_flag_is_invalid_argument() {
     let d = common::scratch();
@@ -200,7 +200,7 @@ fn inline_value_on_a_flag_is_invalid_argument() {
     assert_eq!(common::listing(d.path()), ["f"]);
 }
 
-// Issue 10 item 8: `max + 1` wrapped to 0 and a valid request read as empty.
+// `max + 1` once wrapped to 0 and a valid request read as empty.
 #[test]
 fn max_request_bytes_at_and_beyond_u64_max_means_no_bound() {
     for n in [

@@ -1,4 +1,4 @@
-//! A SIGKILL inside the commit window (issue 23, item 4): between the
+//! A SIGKILL inside the commit window: between the
 //! temp's link and its rename, made to wait there on a FIFO (test builds:
 //! AS_EDIT_TEST_WINDOW_FIFO). The two calls are made by a child that a kill
 //! of as-edit's pid or of its process group does not stop, so the edit

@@ -1,4 +1,4 @@
-//! The deferred temp (issue 14): a refusal creates no temp and writes
+//! The deferred temp: a refusal creates no temp and writes
 //! nothing; a success writes exactly the new bytes whichever way the
 //! identical prefix is brought over (`copy_file_range`, each of its
 //! fallbacks, short copies, the re-normalizing replay, the named temp).
@@ -503,7 +503,7 @@ fn a_late_second_occurrence_copies_no_prefix() {
 
 /// A long raw prefix is copied in 8 MiB pieces, each piece's write-back
 /// started as soon as it is copied, so the device writes it while the next
-/// piece copies (issue 33 item 19: one copy of the whole prefix, then one
+/// piece copies (one copy of the whole prefix, then one
 /// wait for all of it, cost the large edit 7-13% of its time); the last
 /// piece's is the whole temp's, written back and waited for once, last,
 /// before its name.

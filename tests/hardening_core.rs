@@ -1,7 +1,6 @@
-//! Regression tests for the core hardening items of issue 10: a batch of
-//! 100,000 edits under a small stack (item 2), `--diff` cut inside multi-byte
-//! text (item 4), `--diff` built from the replacements (item 5) and the cap on
-//! `--report` `lines` (item 6). Each asserts the exact result line and bytes.
+//! Regression tests for the core's hardening: a batch of 100,000 edits
+//! under a small stack, `--diff` cut inside multi-byte text, `--diff` built
+//! from the replacements and the cap on `--report` `lines`. Each asserts the exact result line and bytes.
 
 mod common;
 use common::*;
@@ -156,7 +155,7 @@ fn batch_report_lines_share_one_budget_of_a_thousand() {
     assert_eq!(listing(d.path()), vec!["f"]);
 }
 
-/// Issue 23 item 6: `--report` of a batch has an entry for each of its
+/// `--report` of a batch has an entry for each of its
 /// first 1,000 edits only, then `"edits_truncated":true`, so the line is
 /// the same for 1,001 edits as for 200,000 (it was 9.2 MB, an entry per
 /// edit); exactly 1,000 edits are listed whole. The top-level lines are
@@ -197,7 +196,7 @@ fn report_lists_the_first_thousand_edits_of_a_batch() {
 /// with exactly one result line and nothing on stderr, exit 1, the file and
 /// its directory untouched, instead of std's message on stderr and an abort
 /// (exit 134) with no result line. The token is every resource failure's,
-/// `write_failed` (issue 23 item 10), not `internal_error`: it is no bug.
+/// `write_failed`, not `internal_error`: it is no bug.
 #[test]
 fn out_of_memory_prints_one_result_line_and_nothing_on_stderr() {
     let d = scratch();

@@ -1,5 +1,5 @@
-//! Regression tests for issue 10's file-system items: `--fsync` never fails
-//! an applied edit, container seccomp profiles (EPERM/ENOSYS for newer
+//! Regression tests for the file-system layer's hardening: `--fsync`
+//! never fails an applied edit, container seccomp profiles (EPERM/ENOSYS for newer
 //! syscalls) do not break edits, file capabilities are not carried to new
 //! content, and refusals name their real cause (sticky directory, immutable
 //! or append-only target). Each case asserts the exact result line, the
@@ -885,7 +885,7 @@ mod seccomp {
         }
     }
 
-    /// Issue 23 item 10: running out of descriptors or memory is one answer
+    /// Running out of descriptors or memory is one answer
     /// wherever it strikes, `write_failed` naming the step and ending in
     /// `retry`, never a statement about the file (the old code said
     /// `file_not_found` for the directory's open and the lock's stat,
@@ -985,7 +985,7 @@ mod seccomp {
         }
     }
 
-    /// Issue 23 item 3 under a filter: a profile refusing `fremovexattr`
+    /// The default ACL under a filter: a profile refusing `fremovexattr`
     /// does not fail an edit that has no inherited ACL to remove (the
     /// temp's ACL is read first), and where there is one to remove the edit
     /// is `write_failed`, unchanged, with no temp left, rather than a file
@@ -1400,9 +1400,9 @@ fn a_transaction_into_an_immutable_directory_keeps_no_temp() {
     );
 }
 
-// ------------------------------------------------------------ issue 23
+// ------------------------------------------------------------ --root, setgid, ACLs, limits
 
-/// Issue 23 item 1: PATH naming the `--root` directory itself (however it
+/// PATH naming the `--root` directory itself (however it
 /// is spelled) edited `DIR/DIR`'s name: the target's parent lay outside
 /// the root and the beneath-lookup fell back to the root. The root is a
 /// directory, `file_not_found`, and nothing in it changes; a file whose
@@ -1518,7 +1518,7 @@ fn owner_group_mode(p: &Path) -> (u32, u32, u32) {
     (m.uid(), m.gid(), m.mode() & 0o7777)
 }
 
-/// Issue 23 item 2, the issue's reproduction: in a setgid directory
+/// In a setgid directory
 /// (`1000:2000`, 2777) the temp starts in the directory's group; the old
 /// code skipped the `fchown` because the file's group was the caller's
 /// egid, and `fchmod` then dropped setgid (`1000:2000`, 0755). The group
@@ -1588,7 +1588,7 @@ fn getfacl(p: &Path) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-/// Issue 23 item 3: the directory's default ACL became the temp's access
+/// The directory's default ACL became the temp's access
 /// ACL and was kept on a file that had none (`user:1001:rwx`, masked to
 /// `---` by mode 0600 until a `chmod g+rw` grants it). The new content
 /// carries exactly the original's ACL state: none when it had none, its
@@ -1676,7 +1676,7 @@ fn run_nofile(dir: &Path, n: u64, hook: bool, env: Option<&str>, args: &[&str]) 
     c.output().expect("the binary runs").into()
 }
 
-/// Issue 23 item 10, the issue's reproduction: `ulimit -n 3` was
+/// Descriptor limits: `ulimit -n 3` was
 /// `file_not_found`, 4 `read_failed`, 5-6 `write_failed`. At every limit
 /// from 3 to 8, with the options and temp paths that use more descriptors,
 /// the edit either succeeds exactly or is `write_failed` naming the step,
@@ -1790,7 +1790,7 @@ fn run_root_without(drop: &str, dir: &Path, args: &[&str]) -> Run {
         .into()
 }
 
-/// break-fs (issue 23 item 2): root with some capabilities dropped, as
+/// Root with some capabilities dropped, as
 /// container profiles do. Without CAP_FOWNER the old code chowned the temp
 /// to the owner first, then could not chmod it: every file came out 0600.
 /// Without CAP_CHOWN the owner cannot be kept, and the old code still set
@@ -1841,7 +1841,7 @@ fn root_without_fowner_or_chown_keeps_the_mode_and_never_a_foreign_setuid() {
     assert_eq!(listing(&sd), vec!["f"]);
 }
 
-/// break-fs (issue 23 item 10): the last look at the target's name before
+/// The last look at the target's name before
 /// the rename (`newfstatat(dir, "f")`) running out of memory or descriptors
 /// was answered `conflict`, "changed by another writer", which is false.
 /// `strace` injects the errno into exactly that call (the last stat of the

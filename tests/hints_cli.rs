@@ -460,7 +460,7 @@ fn crlf_lines(from: usize, to: usize) -> String {
     (from..to).map(|i| format!("line {i:06}\r\n")).collect()
 }
 
-/// Issue 23 item 5: a long OLD (over 256 KiB, read straight into the
+/// A long OLD (over 256 KiB, read straight into the
 /// edit's tail slot) in a CRLF file, straddling the slot's first window:
 /// the exact bytes (with `--eol preserve`, CRLF kept, NEW's line end too)
 /// and result line.
@@ -491,7 +491,7 @@ fn a_long_old_in_a_crlf_file() {
     assert!(std::fs::read(&p).unwrap() == want.as_bytes());
 }
 
-/// Issue 23 item 5: `--hints` on a long OLD's `multiple_occurrences`, in
+/// `--hints` on a long OLD's `multiple_occurrences`, in
 /// CRLF text and LF text: every occurrence's line, one straddling the
 /// re-read's 64 KiB pieces and two back to back; the file unchanged.
 #[test]

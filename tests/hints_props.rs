@@ -148,7 +148,7 @@ fn real_sources_table() {
     }
 }
 
-/// Issue 23 item 9, the reported case: the blank lines 3..4 (`\n\n`) scored
+/// The reported case: the blank lines 3..4 (`\n\n`) scored
 /// 0.8 against OLD's blank lines and a line that exists nowhere, and sent
 /// back, `\n\n` first matched at line 2's newline (NEW glued onto
 /// `    return 1`; with `--at-line 3`, string_not_found). Every hint now
@@ -315,7 +315,7 @@ proptest! {
         }
     }
 
-    /// Issue 23 item 9: every hint's text, sent back as OLD with
+    /// Every hint's text, sent back as OLD with
     /// `--at-line` its line, succeeds and edits exactly its lines.
     #[test]
     fn every_hint_is_replaced_on_its_own_lines(file in text(60), old in text(6), new in text(4), whole in any::<bool>()) {

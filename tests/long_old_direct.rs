@@ -1,5 +1,5 @@
 //! A long OLD read straight into the engine's slot (`Engine::spare` and
-//! `filled`, issue 23 item 5) against the chunked `feed` path on random
+//! `filled`) against the chunked `feed` path on random
 //! texts: LF, CRLF, lone CR and CR CR LF line ends, multi-byte characters,
 //! CRLF pairs and characters split by any read, invalid bytes anywhere
 //! (the last one included), OLD 0 to 3 times (back to back, and `aaa…`

@@ -238,7 +238,7 @@ fn placements_at_chunk_edges_as_codex_places_them() {
     }
 }
 
-/// Issue 33's open rows of hard links (task p33): Codex writes an updated
+/// Hard links: Codex writes an updated
 /// file in place, so both names of a hard-linked file change (`a` then
 /// `h` updated: both hold `z`), and `Update File: a` + `Move to: h`
 /// removes `a` and writes `h` (checked against `@openai/codex` 0.171.0).
@@ -316,7 +316,7 @@ fn the_search_after_dropped_separators_stands_as_codex_s() {
     assert_eq!(read(d.path(), "f.txt").as_deref(), Some("A\n\nX\nb\n"));
 }
 
-/// `Update File: a` + `Move to: l`, `l` a symlink to `a` (task b33):
+/// `Update File: a` + `Move to: l`, `l` a symlink to `a`:
 /// Codex (0.171.0) writes the new text through `l` and then removes `a`,
 /// leaving `l` dangling; as-edit saw the destination as the file itself
 /// and updated `a` in place, reporting `M l` (exit 0, a silent

@@ -1,5 +1,5 @@
 //! Every path of a patch's Update File in memory bounded independently of
-//! the file's size (issue 20; crates/text/src/patch/passes.rs): on a 64 MiB file, a
+//! the file's size (crates/text/src/patch/passes.rs): on a 64 MiB file, a
 //! `multiple_occurrences` refusal, a `string_not_found` with `--hints`, a
 //! loose match a later exact one overrules, `--report --diff` and more
 //! than 64 loose chunks each answer as the locator does with a peak RSS of

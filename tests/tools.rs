@@ -1,4 +1,4 @@
-//! The toolset's read-side ops (issue 34) through the real binary, where a
+//! The toolset's read-side ops through the real binary, where a
 //! scenario folder cannot say it: `stat` and `list` answer mtimes (and
 //! directory sizes) that differ on every run and file system, so these
 //! tests compare each entry with the file's own `lstat` instead; and the
@@ -444,7 +444,7 @@ fn list_does_not_enter_vcs_directories_or_proc() {
 
 /// A walk started on a pseudo file system says it did not enter it
 /// (`"pseudo_not_entered"`): grep and glob of `/proc` answered nothing
-/// with no sign the tree was not walked (the breaker of b34r), as if it
+/// with no sign the tree was not walked, as if it
 /// were empty.
 #[test]
 fn a_walk_of_proc_says_it_did_not_enter_it() {
@@ -486,8 +486,8 @@ fn a_walk_of_proc_says_it_did_not_enter_it() {
 
 /// A grep hit's line number, read back with `read`, is the hit's line:
 /// both end lines at LF only (a lone CR is text, as in ripgrep), on files
-/// with lone CRs, CRLFs and both (issue 34, the breaker's item 6: `read`
-/// ended a line at a lone CR, so it read another line).
+/// with lone CRs, CRLFs and both (`read` once ended a line at a lone CR,
+/// so it read another line).
 #[test]
 fn read_after_grep_reads_the_hits_line() {
     let d = scratch();

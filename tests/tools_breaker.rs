@@ -1,6 +1,6 @@
-//! Defects found by trying to break the read-side toolset (issue 34's
-//! "Done when"), where a scenario folder cannot hold the case: answers
-//! with mtimes, and files whose size is not what `fstat` says (/proc).
+//! Defects found by trying to break the read-side toolset, where a
+//! scenario folder cannot hold the case: answers with mtimes, and files
+//! whose size is not what `fstat` says (/proc).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! An answer of `max_bytes` is held once (issue 34: peak RSS): the heap's
+//! An answer of `max_bytes` is held once (peak RSS): the heap's
 //! peak while a `read` or a `grep` answers a page of 8 MiB stays within
 //! `max_bytes` and a little (a read chunk, a grep block), counted by a
 //! global allocator that adds up the bytes held — deterministic, unlike

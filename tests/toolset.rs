@@ -1,4 +1,4 @@
-//! `--toolset agent_toolset_20260401` (issue 35 item 3): the exact texts
+//! `--toolset agent_toolset_20260401`: the exact texts
 //! Anthropic's reference tools return (anthropic 2.17.0, each expectation
 //! below checked against it), exit 0, or the text a tool runner sends for
 //! its exception, exit 1; and what the writes leave on disk. Not scenario

@@ -1,4 +1,4 @@
-//! Transactions (`{"files":[...]}`, issue 19) end to end through the real
+//! Transactions (`{"files":[...]}`) end to end through the real
 //! binary: rollback under every injected commit failure, a failed undo,
 //! a full disk while a temp is written, opposite lock orders under load,
 //! two paths to one file, SIGKILL during commits, and a property: a
@@ -381,7 +381,7 @@ fn a_delete_or_move_through_another_hard_link_is_refused() {
 
 /// A symlink to a deleted file dangles: an edit through it is
 /// file_not_found, in the words of a single-file edit of a dangling
-/// symlink (issue 33 item 8; it said its target does not exist); a move
+/// symlink (it once said its target does not exist); a move
 /// of it moves the link, as `rm a.txt; mv s z` does.
 #[test]
 fn a_symlink_to_a_deleted_file_is_missing() {
@@ -1066,7 +1066,7 @@ fn two_hundred_fifty_six_files_under_a_descriptor_limit() {
 
 /// Descriptors that truly run out (a hard limit of 200 for 256 edits in
 /// one directory, which need a descriptor each and about 10 more: 518
-/// before issue 33 item 14, when each held two): `write_failed` whose
+/// once each held two): `write_failed` whose
 /// detail says the bound and what to do, not "retry"; every file as it
 /// was, nothing left.
 #[test]

@@ -1,6 +1,5 @@
-//! Issue 33 items 5, 9, 10, 11, 14 and 15: a transaction's commit across
-//! bind mounts, files whose inode flags keep their name, the modes of what
-//! it makes, and the descriptors it holds. Each case asserts the exact
+//! A transaction's commit across bind mounts, files whose inode flags keep
+//! their name, the modes of what it makes, and the descriptors it holds. Each case asserts the exact
 //! result line (or the `apply_patch` mode's output), the bytes, modes and
 //! inodes, and what is left in the directory.
 
@@ -562,7 +561,7 @@ fn a_released_original_changed_before_the_commit_is_a_conflict() {
 }
 
 /// Item 14's released originals and the lock order (found by the helper
-/// that tried to break issue 33's fixes): a transaction that released `e`
+/// that tried to break the commit): a transaction that released `e`
 /// once staged, and still holds `d` (deleted: no temp, never released),
 /// waited at its commit for `e`'s lock held by a writer that took `e` (the
 /// lower inode) and waits for `d`: a cycle that only `--lock-timeout`
@@ -679,7 +678,7 @@ fn a_released_original_is_relocked_without_waiting_in_a_cycle() {
 }
 
 /// Item 9 at a move's destination (found by the helper that tried to
-/// break issue 33's fixes): a plain move into an immutable directory, or
+/// break the commit): a plain move into an immutable directory, or
 /// over a name in an append-only one, failed inside the commit
 /// (`write_failed` "renaming the temp file", a temp a plain move does not
 /// have, rolled back). Refused before the commit, naming the flag, as a

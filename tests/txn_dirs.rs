@@ -1,4 +1,4 @@
-//! Issue 34 item 7: the directory writes of a transaction — `delete` with
+//! The directory writes of a transaction — `delete` with
 //! `recursive`, `move` of a directory, `mkdir`, and `create`'s exclusive
 //! mode under a race. Each case asserts the exact result line and the
 //! whole tree afterwards (names, kinds, bytes, modes, inodes), so a

@@ -1,4 +1,4 @@
-//! Issue 33 items 1, 2, 7 and 8: the transaction plan looks every path up
+//! The transaction plan looks every path up
 //! in what earlier ops did before the disk (a deleted symlink is no longer
 //! followed, a made directory is a directory), through the `apply_patch`
 //! mode too (which a scenario folder cannot run: it needs the binary under
@@ -620,7 +620,7 @@ fn no_directory_is_made_through_a_dangling_link() {
 }
 
 /// A directory's delete or move takes the names of the model under it
-/// along (task b33): after `edit d/x` + `move d e`, a later `edit d/x`
+/// along: after `edit d/x` + `move d e`, a later `edit d/x`
 /// edited `e/x` and a `create d/x` with `overwrite` rewrote `e/x` (exit
 /// 0, no `d/x`); after `edit d/x` + a recursive delete of `d`, a later
 /// `edit d/x` was reported done and a `create d/x` was `file_exists`;

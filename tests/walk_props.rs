@@ -163,7 +163,7 @@ proptest! {
         let d = tempfile::tempdir().unwrap();
         write(d.path(), &t);
         // A `..` component (the parts make one from two dots) is refused:
-        // globs match below the op's path (issue 34 item 4).
+        // globs match below the op's path.
         if g.split('/').any(|c| c == "..") {
             let e = find::glob(&req_glob(d.path(), &g, hidden), None).unwrap_err();
             prop_assert_eq!(e.kind, as_edit::protocol::ErrorKind::InvalidArgument);

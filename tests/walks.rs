@@ -1,4 +1,4 @@
-//! The walks' defects a breaker found (issue 34, task l34), each through
+//! The walks' defects found by trying to break them, each through
 //! the real binary: a `list` past 100,000 entries, `.gitignore` files above
 //! the start and `.git/info/exclude` (against git itself), the walk's
 //! bound told apart from paging (`walk_limit`), `stat` answering per entry,
