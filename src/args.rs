@@ -25,7 +25,7 @@ use crate::protocol::{ErrorKind, Failure};
 use crate::request::{EditOptions, Eol, Request};
 pub use fast_json::parse_fast;
 pub use positional::decode_b64;
-use positional::positional_request;
+pub(crate) use positional::positional_request;
 // The `--stdin` request is the wire's (crates/wire), under its old paths.
 use as_edit_wire::stdin;
 pub use stdin::{parse_single, parse_stdin_request};
@@ -334,7 +334,7 @@ Options:
 
 /// One or more ASCII digits and nothing else: the shape of every number
 /// option (`u64`'s parser would also take a leading `+`).
-fn decimal(v: &str) -> bool {
+pub(crate) fn decimal(v: &str) -> bool {
     !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())
 }
 
@@ -343,7 +343,7 @@ fn decimal(v: &str) -> bool {
 /// dropped. Parsed by hand: f64's parser and its tables cost the static
 /// binary 13 KiB.
 #[cfg_attr(as_edit_small, optimize(size))]
-fn seconds(v: &str) -> Option<Duration> {
+pub(crate) fn seconds(v: &str) -> Option<Duration> {
     let (whole, frac) = v.split_once('.').unwrap_or((v, ""));
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if whole.len() + frac.len() == 0 || !digits(whole) || !digits(frac) {
