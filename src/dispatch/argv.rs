@@ -1,153 +1,325 @@
-//! The argv forms that are not the edit grammar, recognised before it:
-//! `--toolset NAME` (which takes no other flag) and the patch flags
-//! (`--patch`, `--patch-b64 B64`, `--patch-strict`), taken out of argv
-//! before lexopt reads the rest (`args::parse`, told which patch flag was
-//! given: like `--stdin`, it is the whole request, and a conflict names
-//! it). The argv0 `apply_patch` mode's own grammar is `patch::codex::read`.
+//! Every argv form the binary reads, in one pass ([`read`]) into one
+//! [`Argv`]. (The binary run as `apply_patch` reads Codex's grammar
+//! instead: `patch::codex::read`.)
+//!
+//! | arguments | read as |
+//! | --- | --- |
+//! | `-h`, `--help`; `-V`, `--version` | [`Argv::Help`]; [`Argv::Version`] |
+//! | `[OPTIONS] [--] PATH OLD_B64 NEW_B64 [true\|false]` | [`Argv::Edit`] |
+//! | `[OPTIONS] -- PATH OLD1 NEW1 ALL1 [OLD2 NEW2 ALL2 …]` | [`Argv::Edit`], a batch |
+//! | `[OPTIONS] --stdin` | [`Argv::Body`] from [`Input::Stdin`]: the JSON request on stdin |
+//! | `[OPTIONS] --request-b64 B64` | [`Argv::Body`] from [`Input::Json`]: that request in argv |
+//! | `[OPTIONS] --patch` | [`Argv::Body`] from [`Input::Patch`]: a V4A patch on stdin |
+//! | `[OPTIONS] --patch-b64 B64` | [`Argv::Body`] from [`Input::PatchText`]: the patch in argv |
+//! | `--patch-strict` | `strict` in [`Argv::Body`] (exact matches only; refused for a request that is no patch) |
+//! | `--toolset NAME [--stdin] [--request-b64 B64]` | [`Argv::Toolset`] |
+//!
+//! OPTIONS are the edit options: the flags, and the options with a value
+//! ([`VALUES`]) that is the next argument whatever it looks like, or the
+//! rest after `=` (a flag given one is refused); `args/args.md` has each
+//! one's contract. They may come between the positionals, and the last
+//! of a repeated one wins. Arguments are bytes: a positional and
+//! `--root`'s value may be anything, another value must be UTF-8 (else it
+//! "needs" one), an option that is not UTF-8 is refused, and after `--`
+//! everything is a positional.
+//!
+//! Three readers share the pass, each argument offered to each, because
+//! the grammar has three tiers, the higher one's answer standing over the
+//! lower's wherever their arguments stand:
+//!
+//! 1. **The toolset** (`ToolsetArgs`): the first `--toolset` before the
+//!    first `--` makes the invocation a toolset call, even where another
+//!    flag expects a value. Its grammar reads every other argument
+//!    (`--stdin`, one `--request-b64` taking the next argument, nothing
+//!    else), and its refusal is a usage text (exit 2, no result line).
+//! 2. **The patch flags** (`PatchFlags`): `--patch`, `--patch-b64 B64` and
+//!    `--patch-strict` are taken out of the arguments before the first
+//!    `--` wherever they stand (`--root --patch` is a `--root` with no
+//!    value); their first refusal (a second patch flag, a B64 that is
+//!    missing or not base64) answers.
+//! 3. **The edit grammar** (`EditArgs`) reads what is left: its first
+//!    refusal, or help or version, answers as soon as read (an error
+//!    before `--help` wins). At the end: a value still owed is missing,
+//!    `--diff` needs `--report`, the request comes from one input of
+//!    `--stdin`, `--request-b64`, `--patch` and `--patch-b64` (a conflict
+//!    names both), which is the whole request (no PATH, `--replace-all`
+//!    or `--at-line` beside it), and the positionals make the edit.
 
-use std::ffi::OsString;
-use std::io::Read;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 
+use crate::args::b64;
 use crate::protocol::{ErrorKind, Failure};
-use crate::toolset::{Call, MAX_STDIN, TOOLSET};
+use crate::request::{EditOptions, Request};
+use crate::toolset::TOOLSET;
 
-/// `--toolset NAME [--stdin] [--request-b64 B64]`: `None` when the
-/// arguments do not ask for a toolset at all.
-#[cfg_attr(as_edit_small, optimize(size))]
-pub fn toolset(args: &[OsString], stdin: &mut dyn Read) -> Option<Call> {
-    // Only an option: after `--` a `--toolset` is an edit's path.
-    let end = args
-        .iter()
-        .position(|a| a.as_encoded_bytes() == b"--")
-        .unwrap_or(args.len());
-    let pos = args[..end].iter().position(|a| {
-        let a = a.as_encoded_bytes();
-        a == b"--toolset" || a.starts_with(b"--toolset=")
-    })?;
-    let usage = |why: String| Some(Call::Usage(why));
-    let mut rest: Vec<&[u8]> = args.iter().map(|a| a.as_encoded_bytes()).collect();
-    let name: &[u8] = if rest[pos] == b"--toolset" {
-        if pos + 1 >= rest.len() {
-            return usage("--toolset needs a name".into());
-        }
-        rest.remove(pos + 1)
-    } else {
-        &rest[pos][b"--toolset=".len()..]
-    };
-    if name != TOOLSET.as_bytes() {
-        return usage(format!(
-            "unknown toolset {:?} (this binary has {TOOLSET})",
-            String::from_utf8_lossy(name)
-        ));
-    }
-    rest.remove(pos);
-    let mut b64 = None;
-    let mut i = 0;
-    while i < rest.len() {
-        match rest[i] {
-            b"--stdin" => {}
-            b"--request-b64" if i + 1 < rest.len() && b64.is_none() => {
-                i += 1;
-                b64 = Some(rest[i]);
-            }
-            a => {
-                return usage(format!(
-                    "--toolset takes only --stdin or --request-b64 B64, not {:?}",
-                    String::from_utf8_lossy(a)
-                ))
-            }
-        }
-        i += 1;
-    }
-    Some(match b64 {
-        Some(b) => match crate::args::b64::decode(b) {
-            Ok(j) => Call::Json(j),
-            Err(e) => Call::Usage(format!("--request-b64: {e}")),
-        },
-        None => {
-            let mut buf = Vec::new();
-            // The inputs a model sends are small; the bound stops a runaway
-            // pipe, and a request past it is refused whole, never cut.
-            match stdin.take(MAX_STDIN as u64 + 1).read_to_end(&mut buf) {
-                Ok(n) if n > MAX_STDIN => Call::Usage(format!(
-                    "the request on stdin is over {MAX_STDIN} bytes (64 MiB), the bound of a \
-                     tool call: nothing was done; send a smaller one (write a large file in parts)"
-                )),
-                Ok(_) => Call::Json(buf),
-                Err(e) => Call::Usage(format!("reading the request: {e}")),
-            }
-        }
-    })
+mod edit;
+
+use edit::EditArgs;
+
+/// What argv asks for.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Argv {
+    /// `-h`, `--help`.
+    Help,
+    /// `-V`, `--version`.
+    Version,
+    /// An edit given whole in argv.
+    Edit(Request),
+    /// A request read from one input, with the options argv gave.
+    Body {
+        /// Where the request is.
+        input: Input,
+        /// The edit options.
+        options: EditOptions,
+        /// `--max-request-bytes`, or the default: the bound on stdin.
+        max_request_bytes: u64,
+        /// `--patch-strict`.
+        strict: bool,
+    },
+    /// `--toolset`: Anthropic's tools, their own grammar.
+    Toolset(Toolset),
 }
 
-/// Where the patch text comes from.
-pub enum Source {
-    /// `--patch`: standard input.
+/// Where a [`Argv::Body`]'s request is.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Input {
+    /// `--stdin`: a JSON request on standard input.
     Stdin,
-    /// `--patch-b64`: decoded from argv.
-    Bytes(Vec<u8>),
+    /// `--request-b64`: the JSON request, decoded.
+    Json(Vec<u8>),
+    /// `--patch`: a patch text on standard input.
+    Patch,
+    /// `--patch-b64`: the patch text, decoded.
+    PatchText(Vec<u8>),
 }
 
-/// The patch flags taken out of `args` (before a `--`): the source, if
-/// any, whether `--patch-strict` was given, and the other arguments, which
-/// `args::parse` reads with the source's flag named (it is the whole
-/// request, as `--stdin` is, and a conflict names it).
+/// A `--toolset` invocation's arguments.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Toolset {
+    /// The call is on standard input.
+    Stdin,
+    /// `--request-b64`: the call, decoded.
+    Json(Vec<u8>),
+    /// Why the arguments are no call.
+    Usage(String),
+}
+
+/// The options that take a value, and what the value is ("needs X").
+pub const VALUES: [(&str, &str); 7] = [
+    ("--at-line", "LINE"),
+    ("--lock-timeout", "SECONDS"),
+    ("--root", "DIR"),
+    ("--request-b64", "B64"),
+    ("--expect-sha256", "HEX"),
+    ("--eol", "lf|preserve"),
+    ("--max-request-bytes", "N"),
+];
+
+/// The options that take no value.
+const FLAGS: [&str; 9] = [
+    "--help",
+    "--version",
+    "--replace-all",
+    "--dry-run",
+    "--report",
+    "--diff",
+    "--fsync",
+    "--hints",
+    "--stdin",
+];
+
+/// Reads argv (without the program name) in one pass; `env_root` is
+/// `AS_EDIT_ROOT`. Reads no stdin: an [`Input`] or [`Toolset`] says
+/// where the request is.
 #[cfg_attr(as_edit_small, optimize(size))]
-pub fn patch_flags(args: &[OsString]) -> Result<(Option<Source>, bool, Vec<OsString>), Failure> {
-    let (mut src, mut strict, mut rest) = (None, false, Vec::new());
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let b64 = match a.to_str() {
-            Some("--") => {
-                rest.push(a.clone());
-                rest.extend(it.by_ref().cloned());
-                break;
+pub fn read(args: &[OsString], env_root: Option<OsString>) -> Result<Argv, Failure> {
+    let mut toolset = ToolsetArgs::default();
+    let mut patch = PatchFlags::default();
+    let mut edit = EditArgs::new(env_root);
+    for a in args {
+        toolset.take(a.as_bytes());
+        if !patch.take(a) {
+            edit.take(a);
+        }
+    }
+    if let Some(t) = toolset.end() {
+        return Ok(Argv::Toolset(t));
+    }
+    let (input, strict) = patch.end()?;
+    edit.end(input, strict)
+}
+
+/// `--patch-strict` given for a request that is no patch.
+pub fn not_a_patch() -> Failure {
+    invalid("--patch-strict applies to patches (--patch, --patch-b64, or a patch request)")
+}
+
+fn invalid(detail: impl Into<String>) -> Failure {
+    Failure::new(ErrorKind::InvalidArgument, detail)
+}
+
+/// The toolset's reading: its `--toolset NAME`, and its grammar over every
+/// other argument.
+#[derive(Default)]
+struct ToolsetArgs<'a> {
+    /// A `--` was read: a `--toolset` after it is no option.
+    dashdash: bool,
+    /// The first `--toolset`, once read: its name (None while it is owed).
+    found: Option<Option<&'a [u8]>>,
+    /// A `--request-b64` was read: its value is owed.
+    b64_next: bool,
+    b64: Option<&'a [u8]>,
+    /// The first argument the grammar refuses.
+    bad: Option<&'a [u8]>,
+}
+
+impl<'a> ToolsetArgs<'a> {
+    fn take(&mut self, a: &'a [u8]) {
+        if self.found == Some(None) {
+            self.found = Some(Some(a));
+            return;
+        }
+        if self.found.is_none() && !self.dashdash {
+            if a == b"--toolset" {
+                self.found = Some(None);
+                return;
             }
-            Some("--patch") if src.is_some() => return Err(twice(&src, "--patch")),
-            Some("--patch") => {
-                src = Some(Source::Stdin);
-                continue;
+            if let Some(name) = a.strip_prefix(b"--toolset=") {
+                self.found = Some(Some(name));
+                return;
             }
-            Some("--patch-strict") => {
-                strict = true;
-                continue;
+        }
+        self.dashdash |= a == b"--";
+        if self.bad.is_some() {
+        } else if std::mem::take(&mut self.b64_next) {
+            self.b64 = Some(a);
+        } else {
+            match a {
+                b"--stdin" => {}
+                b"--request-b64" if self.b64.is_none() => self.b64_next = true,
+                _ => self.bad = Some(a),
             }
-            Some("--patch-b64") => it.next().and_then(|v| v.to_str()),
-            Some(s) if s.starts_with("--patch-b64=") => Some(&s[12..]),
-            _ => {
-                rest.push(a.clone());
-                continue;
+        }
+    }
+
+    /// The call, if a `--toolset` was read.
+    #[cfg_attr(as_edit_small, optimize(size))]
+    fn end(self) -> Option<Toolset> {
+        let usage = |why: String| Some(Toolset::Usage(why));
+        let Some(name) = self.found? else {
+            return usage("--toolset needs a name".into());
+        };
+        if name != TOOLSET.as_bytes() {
+            return usage(format!(
+                "unknown toolset {:?} (this binary has {TOOLSET})",
+                String::from_utf8_lossy(name)
+            ));
+        }
+        // A last `--request-b64` has no value to take: it is refused.
+        let owed = self.b64_next.then_some(&b"--request-b64"[..]);
+        if let Some(a) = self.bad.or(owed) {
+            return usage(format!(
+                "--toolset takes only --stdin or --request-b64 B64, not {:?}",
+                String::from_utf8_lossy(a)
+            ));
+        }
+        Some(match self.b64.map(b64::decode) {
+            Some(Ok(json)) => Toolset::Json(json),
+            Some(Err(e)) => Toolset::Usage(format!("--request-b64: {e}")),
+            None => Toolset::Stdin,
+        })
+    }
+}
+
+/// The patch flags' reading, before the first `--`.
+#[derive(Default)]
+struct PatchFlags {
+    /// A `--` was read: the rest is the edit grammar's.
+    ended: bool,
+    /// A `--patch-b64` was read: its value is owed.
+    b64_next: bool,
+    input: Option<Input>,
+    strict: bool,
+    /// The first refusal: it stands, and nothing more is read.
+    refused: Option<Failure>,
+}
+
+impl PatchFlags {
+    /// Reads `a` if it is the patch flags' (then the edit grammar does not).
+    #[cfg_attr(as_edit_small, optimize(size))]
+    fn take(&mut self, a: &OsStr) -> bool {
+        if self.ended || self.refused.is_some() {
+            return !self.ended;
+        }
+        let value = if std::mem::take(&mut self.b64_next) {
+            a.to_str()
+        } else {
+            let Some(s) = a.to_str() else { return false };
+            let inline = s.strip_prefix("--patch-b64=");
+            let flag = match s {
+                "--" => {
+                    self.ended = true;
+                    return false;
+                }
+                "--patch-strict" => {
+                    self.strict = true;
+                    return true;
+                }
+                "--patch" | "--patch-b64" => s,
+                _ if inline.is_some() => "--patch-b64",
+                _ => return false,
+            };
+            if let Some(given) = &self.input {
+                // Which one would win is a guess; the caller meant one patch.
+                let given = input_flag(given);
+                self.refused = Some(invalid(match given == flag {
+                    true => format!("give {flag} once"),
+                    false => format!("give one of {given} and {flag}"),
+                }));
+                return true;
+            }
+            match (flag, inline) {
+                ("--patch", _) => {
+                    self.input = Some(Input::Patch);
+                    return true;
+                }
+                (_, None) => {
+                    self.b64_next = true;
+                    return true;
+                }
+                (_, inline) => inline,
             }
         };
-        if src.is_some() {
-            // Which one would win is a guess; the caller meant one patch.
-            return Err(twice(&src, "--patch-b64"));
+        let text = value.map(|v| b64::decode(v.as_bytes()));
+        match text {
+            Some(Ok(text)) => self.input = Some(Input::PatchText(text)),
+            Some(Err(e)) => {
+                self.refused = Some(invalid(format!("--patch-b64 is not valid base64 ({e})")))
+            }
+            None => self.refused = Some(invalid("--patch-b64 needs B64")),
         }
-        let b64 = b64.ok_or_else(|| invalid("--patch-b64 needs B64".into()))?;
-        let bytes = crate::args::b64::decode(b64.as_bytes())
-            .map_err(|e| invalid(format!("--patch-b64 is not valid base64 ({e})")))?;
-        src = Some(Source::Bytes(bytes));
+        true
     }
-    Ok((src, strict, rest))
-}
 
-/// The flag that gives `src`, for `args::parse` and messages.
-pub fn flag(src: &Option<Source>) -> Option<&'static str> {
-    src.as_ref().map(|s| match s {
-        Source::Stdin => "--patch",
-        Source::Bytes(_) => "--patch-b64",
-    })
-}
-
-fn twice(src: &Option<Source>, now: &str) -> Failure {
-    match flag(src) {
-        Some(f) if f == now => invalid(format!("give {now} once")),
-        f => invalid(format!("give one of {} and {now}", f.unwrap_or(now))),
+    /// The patch input, if any, and `--patch-strict`; or the refusal.
+    fn end(self) -> Result<(Option<Input>, bool), Failure> {
+        match self.refused {
+            Some(f) => Err(f),
+            None if self.b64_next => Err(invalid("--patch-b64 needs B64")),
+            None => Ok((self.input, self.strict)),
+        }
     }
 }
 
-fn invalid(detail: String) -> Failure {
-    Failure::new(ErrorKind::InvalidArgument, detail)
+/// The flag that names an input.
+fn input_flag(input: &Input) -> &'static str {
+    match input {
+        Input::Stdin => "--stdin",
+        Input::Json(_) => "--request-b64",
+        Input::Patch => "--patch",
+        Input::PatchText(_) => "--patch-b64",
+    }
 }
 
 #[cfg(test)]
@@ -614,7 +786,10 @@ mod tests {
             b"-h",
             b"-V",
             b"-hV",
+            b"-h=x",
             b"-x",
+            b"-x=1",
+            b"-=",
             b"--help",
             b"--version",
             b"--help=x",
