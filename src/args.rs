@@ -1,15 +1,14 @@
-//! The argument grammar (the python3 script's argv, plus opt-in options).
+//! The edit request's pieces: the positional form (the python3 script's
+//! argv, plus opt-in options), the `--stdin` request's fast path, the
+//! numbers' grammar, and the help and version texts.
 //!
 //! ```text
 //! as-edit [OPTIONS] [--] PATH OLD_B64 NEW_B64 [true|false]
 //! as-edit [OPTIONS] -- PATH OLD1 NEW1 ALL1 [OLD2 NEW2 ALL2 ...]
 //! as-edit [OPTIONS] --stdin            (request as JSON on standard input)
 //! ```
-//! Options are lexed by lexopt rather than clap: the binary is uploaded into
-//! containers and size is a feature (clap, even without default features,
-//! added 152 KiB to the static binary; lexopt 8 KiB), and every error must
-//! become an `invalid_argument` result line, never a usage dump. The
-//! positional triples, the help text and the `--stdin` request are ours.
+//! Argv itself, options included, is read in one pass by
+//! `dispatch::argv`, which builds the positional request here.
 #![doc = include_str!("args/args.md")]
 
 use std::time::Duration;

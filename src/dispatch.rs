@@ -24,10 +24,11 @@
 //! transaction (`txn::parse`), or a malformed single-file request
 //! (`args::parse_stdin_request`, whose words its refusal keeps).
 //!
-//! The argv forms are recognised in [`parse`] in this order: the name the
-//! binary runs under (`apply_patch`), `--toolset`, the patch flags (both
-//! in `argv`), then the edit grammar (`args::parse`: the positional forms,
-//! `--stdin`, `--request-b64`, help and version).
+//! Argv is read in one pass ([`argv::read`], whose docs list every argv
+//! form and the rules between them) into an [`argv::Argv`], which
+//! [`parse`] turns into the request (reading stdin where argv says the
+//! request is there); a binary run under the name `apply_patch` reads
+//! Codex's grammar instead (`patch::codex::read`).
 //!
 //! Adding a request: a variant here, its arm in [`run`], and its reading
 //! in [`parse`] (or, for an `{"op"}`, in `tools::parse`).

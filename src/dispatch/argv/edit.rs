@@ -313,8 +313,7 @@ mod tests {
         );
     }
 
-    // lexopt would split a short cluster or read `-h=x` as `-h`; the grammar
-    // refuses the whole argument, as the hand-written parser did.
+    // A short cluster (`-hV`) or `-h=x` is refused whole, never split.
     #[test]
     fn short_options_are_exactly_h_and_v() {
         assert_eq!(read(&args(&[b"-h"]), None), Ok(Argv::Help));
@@ -328,7 +327,7 @@ mod tests {
         }
     }
 
-    // lexopt reads a non-UTF-8 option lossily; the grammar refuses it.
+    // An option that is not UTF-8 is refused, never read lossily.
     #[test]
     fn non_utf8_options_are_refused_before_and_kept_after_dashdash() {
         let not_utf8 = "unknown option (not UTF-8); put `--` before a PATH that starts with '-'";
