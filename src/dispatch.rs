@@ -24,10 +24,11 @@
 //! transaction (`txn::parse`), or a malformed single-file request
 //! (`args::parse_stdin_request`, whose words its refusal keeps).
 //!
-//! The argv forms are recognised in [`parse`] in this order: the name the
-//! binary runs under (`apply_patch`), `--toolset`, the patch flags (both
-//! in `argv`), then the edit grammar (`args::parse`: the positional forms,
-//! `--stdin`, `--request-b64`, help and version).
+//! Argv is read in one pass ([`argv::read`], whose docs list every argv
+//! form and the rules between them) into an [`argv::Argv`], which
+//! [`parse`] turns into the request (reading stdin where argv says the
+//! request is there); a binary run under the name `apply_patch` reads
+//! Codex's grammar instead (`patch::codex::read`).
 //!
 //! Adding a request: a variant here, its arm in [`run`], and its reading
 //! in [`parse`] (or, for an `{"op"}`, in `tools::parse`).
@@ -35,17 +36,17 @@
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
 
-use crate::args::{self, Invocation};
+use crate::args;
 use crate::patch::cli as patch_cli;
 use crate::patch::codex;
 use crate::protocol::{self, ErrorKind, Failure};
 use crate::request::{self, EditOptions};
 use crate::{fs, tools, toolset, txn, Response};
 
-mod argv;
+pub mod argv;
 mod keys;
 
-use argv::Source;
+use argv::{Argv, Input};
 
 /// One request of any kind, read and checked, ready to run.
 #[derive(Debug)]
@@ -162,9 +163,9 @@ fn edit(req: &request::Request) -> (String, i32) {
     }
 }
 
-/// Reads the request from the name the binary was run under, argv,
-/// `AS_EDIT_ROOT` and (for `--stdin`, `--patch`, `--toolset` and the
-/// `apply_patch` mode only) standard input.
+/// Reads the request from the name the binary was run under, argv
+/// (`argv::read`, one pass), `AS_EDIT_ROOT` and (for `--stdin`, `--patch`,
+/// `--toolset` and the `apply_patch` mode only) standard input.
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn parse(
     argv0: Option<&OsStr>,
@@ -176,41 +177,60 @@ pub fn parse(
     if codex::invoked_as(argv0) {
         return Ok(Request::ApplyPatch(codex::read(args, env_root, stdin)));
     }
-    // Before the edit grammar: `--toolset` takes no other flag.
-    if let Some(call) = argv::toolset(args, stdin) {
-        return Ok(Request::Toolset(call));
-    }
-    let (source, strict, args) = argv::patch_flags(args)?;
-    let req = match args::parse(&args, env_root, argv::flag(&source))? {
-        Invocation::Help => return Ok(Request::Help),
-        Invocation::Version => return Ok(Request::Version),
-        Invocation::Edit(r) => Request::Edit(r),
-        Invocation::Stdin {
+    let (input, options, max, strict) = match argv::read(args, env_root)? {
+        Argv::Help => return Ok(Request::Help),
+        Argv::Version => return Ok(Request::Version),
+        Argv::Edit(r) => return Ok(Request::Edit(r)),
+        Argv::Toolset(t) => return Ok(Request::Toolset(toolset_call(t, stdin))),
+        Argv::Body {
+            input,
             options,
             max_request_bytes,
-        } => match source {
-            // --patch-b64 must not wait on a stdin that exec APIs may leave open.
-            Some(Source::Bytes(text)) => Request::PatchText {
-                text,
-                options,
-                strict,
-            },
-            Some(Source::Stdin) => Request::PatchText {
-                text: read_stdin(stdin, max_request_bytes)?,
-                options,
-                strict,
-            },
-            None => json(read_stdin(stdin, max_request_bytes)?, options, strict)?,
+            strict,
+        } => (input, options, max_request_bytes, strict),
+    };
+    let req = match input {
+        // --patch-b64 must not wait on a stdin that exec APIs may leave open.
+        Input::PatchText(text) => Request::PatchText {
+            text,
+            options,
+            strict,
         },
-        Invocation::RequestB64 { options, json: j } => json(j, options, strict)?,
+        Input::Patch => Request::PatchText {
+            text: read_stdin(stdin, max)?,
+            options,
+            strict,
+        },
+        Input::Json(j) => json(j, options, strict)?,
+        Input::Stdin => json(read_stdin(stdin, max)?, options, strict)?,
     };
     match req {
         Request::PatchText { .. } | Request::PatchOps { .. } => Ok(req),
-        _ if strict => Err(Failure::new(
-            ErrorKind::InvalidArgument,
-            "--patch-strict applies to patches (--patch, --patch-b64, or a patch request)",
-        )),
+        _ if strict => Err(argv::not_a_patch()),
         _ => Ok(req),
+    }
+}
+
+/// A `--toolset` call, its request read from stdin if argv did not hold it.
+#[cfg_attr(as_edit_small, optimize(size))]
+fn toolset_call(t: argv::Toolset, stdin: &mut dyn Read) -> toolset::Call {
+    use toolset::{Call, MAX_STDIN};
+    match t {
+        argv::Toolset::Json(j) => Call::Json(j),
+        argv::Toolset::Usage(why) => Call::Usage(why),
+        argv::Toolset::Stdin => {
+            let mut buf = Vec::new();
+            // The inputs a model sends are small; the bound stops a runaway
+            // pipe, and a request past it is refused whole, never cut.
+            match stdin.take(MAX_STDIN as u64 + 1).read_to_end(&mut buf) {
+                Ok(n) if n > MAX_STDIN => Call::Usage(format!(
+                    "the request on stdin is over {MAX_STDIN} bytes (64 MiB), the bound of a \
+                     tool call: nothing was done; send a smaller one (write a large file in parts)"
+                )),
+                Ok(_) => Call::Json(buf),
+                Err(e) => Call::Usage(format!("reading the request: {e}")),
+            }
+        }
     }
 }
 

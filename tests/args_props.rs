@@ -7,7 +7,7 @@ mod common;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 
-use as_edit::args::{parse, Invocation};
+use as_edit::dispatch::argv::{read, Argv};
 use as_edit::protocol::ErrorKind;
 use base64::Engine as _;
 use proptest::prelude::*;
@@ -62,7 +62,7 @@ proptest! {
     #[test]
     fn never_panics_and_errors_are_invalid_argument(args in prop::collection::vec(token(), 0..10)) {
         let args: Vec<OsString> = args.into_iter().map(OsString::from_vec).collect();
-        if let Err(f) = parse(&args, None, None) {
+        if let Err(f) = read(&args, None) {
             prop_assert_eq!(f.kind, ErrorKind::InvalidArgument);
             prop_assert!(f.detail.is_some_and(|d| !d.is_empty()));
         }
@@ -84,8 +84,8 @@ proptest! {
             args.push(b64(new));
             args.push(OsString::from(if *all { "true" } else { "false" }));
         }
-        match parse(&args, None, None) {
-            Ok(Invocation::Edit(r)) => {
+        match read(&args, None) {
+            Ok(Argv::Edit(r)) => {
                 prop_assert_eq!(r.path.into_os_string().into_vec(), path);
                 prop_assert_eq!(r.edits.len(), edits.len());
                 for (e, (old, new, all)) in r.edits.iter().zip(&edits) {
@@ -136,7 +136,7 @@ proptest! {
         let mut args = os(&before);
         args.push(OsString::from(format!("{flag}={value}")));
         args.extend(os(&["--", "f", "YQ==", "Yg=="]));
-        let f = parse(&args, None, None).expect_err("an inline value on a flag is refused");
+        let f = read(&args, None).expect_err("an inline value on a flag is refused");
         prop_assert_eq!(f.kind, ErrorKind::InvalidArgument);
         prop_assert_eq!(f.detail, Some(format!("{flag} takes no value, got {value:?}")));
     }
@@ -158,7 +158,7 @@ proptest! {
         inline.extend(os(tail));
         let mut separate = os(&[opt, &value]);
         separate.extend(os(tail));
-        prop_assert_eq!(parse(&inline, None, None), parse(&separate, None, None));
+        prop_assert_eq!(read(&inline, None), read(&separate, None));
     }
 }
 

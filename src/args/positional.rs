@@ -12,7 +12,7 @@ use crate::protocol::{edit_prefix, Failure};
 use crate::request::{EditOptions, Request};
 
 #[cfg_attr(as_edit_small, optimize(size))]
-pub(super) fn positional_request(
+pub(crate) fn positional_request(
     pos: &[&OsStr],
     flag_all: bool,
     at_line: Option<u64>,
