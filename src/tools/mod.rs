@@ -164,21 +164,17 @@
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
-use crate::protocol::{failure_line, ErrorKind, Failure};
+use crate::protocol::{failure_line, Failure};
 
-pub mod answer;
 pub mod find;
 mod find_answer;
 mod grep_answer;
 pub mod grep_long;
 pub mod grep_op;
-mod grep_types;
 mod ignore_up;
 pub mod ignores;
 pub mod lines;
 mod list;
-pub mod name;
-mod parse;
 mod place;
 mod pseudo;
 mod read;
@@ -203,93 +199,16 @@ pub mod bom {
     pub type Source = as_edit_find::bom::Source<std::fs::File>;
 }
 
-pub(crate) use parse::OpName;
-pub use parse::{parse, probe, MAX_DEPTH, MAX_LIST_LIMIT, MAX_NUMBER, MAX_STAT_PATHS};
+// The requests, their parser and the answer writer (crates/wire), under
+// the paths they always had here.
+pub(crate) use as_edit_wire::tools::OpName;
+pub use as_edit_wire::tools::{answer, name};
+pub use as_edit_wire::tools::{
+    parse, probe, List, Op, Raw64, Read, Request, MAX_DEPTH, MAX_LIST_LIMIT, MAX_NUMBER,
+    MAX_STAT_PATHS,
+};
 
-/// A toolset request, read and checked.
-#[derive(Debug)]
-pub struct Request {
-    /// What to do.
-    pub op: Op,
-    /// The bound of the result line (`answer.rs`).
-    pub max_bytes: u64,
-    /// `--root`.
-    pub root: Option<PathBuf>,
-}
-
-/// The ops.
-#[derive(Debug)]
-pub enum Op {
-    /// `stat`: the paths, and the first to answer (`offset`).
-    Stat {
-        /// The paths in request order.
-        paths: Vec<PathBuf>,
-        /// The first path answered.
-        offset: u64,
-    },
-    /// `list`.
-    List(List),
-    /// `read` as text.
-    Read(Read),
-    /// `read` with `raw:true`.
-    Raw(Raw64),
-    /// `glob` (`find.rs`).
-    Glob(find::GlobRequest),
-    /// `grep` (`grep_op.rs`).
-    Grep(grep_op::GrepRequest),
-}
-
-/// A `list` request.
-#[derive(Debug)]
-pub struct List {
-    /// The directory.
-    pub path: PathBuf,
-    /// Levels to descend (1: the directory's own entries).
-    pub depth: u64,
-    /// Whether names starting with `.` are listed.
-    pub hidden: bool,
-    /// Whether the walk enters `.git`, `.hg` and `.svn`.
-    pub vcs: bool,
-    /// Whether `.gitignore` rules leave entries out (as `glob`'s do).
-    pub gitignore: bool,
-    /// The first entry answered (in sorted order).
-    pub offset: u64,
-    /// The most entries answered.
-    pub limit: u64,
-}
-
-/// A text `read` request.
-#[derive(Debug)]
-pub struct Read {
-    /// The file.
-    pub path: PathBuf,
-    /// The first line (1-based).
-    pub start: u64,
-    /// The most lines.
-    pub limit: Option<u64>,
-    /// `cat -n` numbers.
-    pub numbers: bool,
-    /// Lines longer than this many characters are cut.
-    pub max_columns: Option<u64>,
-    /// `next`'s `offset` and `check`: where line `start` begins, if
-    /// trusted (`resume.rs`).
-    pub resume: Option<(u64, u64)>,
-}
-
-/// A raw `read` request.
-#[derive(Debug)]
-pub struct Raw64 {
-    /// The file.
-    pub path: PathBuf,
-    /// The first byte.
-    pub offset: u64,
-    /// The most bytes (as many as fit when absent).
-    pub length: Option<u64>,
-}
-
-pub(crate) fn invalid(detail: impl Into<String>) -> Failure {
-    Failure::new(ErrorKind::InvalidArgument, detail)
-}
+pub(crate) use as_edit_wire::tools::invalid;
 
 /// `--root`, opened once for the request.
 pub(crate) type Root = (PathBuf, OwnedFd);

@@ -110,4 +110,5 @@ pub mod protocol;
 pub mod request;
 pub mod stdin;
 pub mod strict_json;
+pub mod tools;
 pub mod txn;

@@ -8,10 +8,10 @@ use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Vis
 
 use std::os::unix::ffi::OsStringExt;
 
-use super::find::GlobRequest;
-use super::grep_op::{GrepRequest, Output};
-use super::walk::Options;
+use super::GlobRequest;
+use super::Options;
 use super::{answer, invalid, name, List, Op, Raw64, Read, Request};
+use super::{GrepRequest, Output};
 use crate::protocol::Failure;
 use crate::request::{EditOptions, Eol};
 
@@ -46,7 +46,7 @@ pub fn probe(json: &[u8]) -> Option<Option<String>> {
 }
 
 /// Any JSON value: the string, or None for another type (an `op`'s).
-pub(crate) struct OpName;
+pub struct OpName;
 
 impl<'de> Visitor<'de> for OpName {
     type Value = Option<String>;
@@ -83,9 +83,12 @@ impl<'de> Visitor<'de> for OpName {
 
 /// A number as JSON gave it, judged by [`bounded`] in the request's words.
 #[derive(Clone, Copy)]
-pub(crate) enum Num {
+pub enum Num {
+    /// A whole number, 0 or more.
     Whole(u64),
+    /// A negative whole number.
     Negative(i64),
+    /// A number with a fraction or an exponent.
     Fraction(f64),
 }
 
@@ -112,13 +115,7 @@ impl<'de> Deserialize<'de> for Num {
 }
 
 /// `key`'s number within `lo..=hi`, or `default` when absent.
-pub(crate) fn bounded(
-    key: &str,
-    n: Option<Num>,
-    lo: u64,
-    hi: u64,
-    default: u64,
-) -> Result<u64, Failure> {
+pub fn bounded(key: &str, n: Option<Num>, lo: u64, hi: u64, default: u64) -> Result<u64, Failure> {
     let got = match n {
         None => return Ok(default),
         Some(Num::Whole(n)) if (lo..=hi).contains(&n) => return Ok(n),

@@ -20,7 +20,7 @@ use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 
 use super::answer::push_str;
 use super::invalid;
-use crate::args::b64;
+use crate::b64;
 use crate::protocol::Failure;
 
 /// Appends `"key":"name"`, or `"key_b64":"…"` when `name` is not UTF-8.

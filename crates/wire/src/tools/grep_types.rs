@@ -1,7 +1,7 @@
 //! The types of the `grep` op: its request, parsed, and what the search
 //! found, before `grep_answer.rs` writes it (`grep_op.rs` searches).
 
-use super::walk::Options;
+use super::Options;
 
 /// What `grep` answers with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,7 +76,6 @@ pub struct LineRef<'a> {
     pub short: bool,
 }
 
-#[cfg(test)]
 impl<'a> From<&'a Line> for LineRef<'a> {
     fn from(l: &'a Line) -> LineRef<'a> {
         LineRef {
@@ -93,7 +92,7 @@ impl<'a> From<&'a Line> for LineRef<'a> {
 /// The answer of `grep`.
 #[derive(Debug, Default)]
 pub struct Grepped {
-    /// `content`'s lines, unless given to a sink ([`super::grep_op::grep_into`]).
+    /// `content`'s lines, unless given to a sink (the helper's `grep_op::grep_into`).
     pub lines: Vec<Line>,
     /// `files` and `count`'s files, with their counts.
     pub files: Vec<(Vec<u8>, u64)>,
@@ -104,7 +103,7 @@ pub struct Grepped {
     /// Files that could not be opened or read to their end, and
     /// directories the walk could not read.
     pub unreadable: u64,
-    /// Pseudo file systems not entered ([`super::walk::Outcome::pseudo`]).
+    /// Pseudo file systems not entered (the walk's `Outcome::pseudo`).
     pub pseudo: u64,
     /// More were found than the answer holds, or the walk hit a bound.
     pub truncated: bool,
