@@ -164,7 +164,9 @@
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
-use crate::protocol::{failure_line, Failure};
+use as_edit_find::read::line_and_code;
+
+use crate::protocol::Failure;
 
 pub mod find;
 mod find_answer;
@@ -173,13 +175,10 @@ pub mod grep_long;
 pub mod grep_op;
 mod ignore_up;
 pub mod ignores;
-pub mod lines;
 mod list;
 mod place;
 mod pseudo;
 mod read;
-mod read_bom;
-mod resume;
 mod stat;
 pub mod walk;
 mod walk_fd;
@@ -198,6 +197,11 @@ pub mod bom {
     /// the file opened by the op (`grep_op.rs`, the toolset's `grep`).
     pub type Source = as_edit_find::bom::Source<std::fs::File>;
 }
+
+/// The read pager (the find crate's), under the path it always had here.
+pub use as_edit_find::read::lines;
+/// Answers a `read` from bytes in memory (the find crate's).
+pub use as_edit_find::read::on_bytes as run_on_bytes;
 
 // The requests, their parser and the answer writer (crates/wire), under
 // the paths they always had here.
@@ -236,40 +240,5 @@ fn answer(req: &Request) -> Result<String, Failure> {
         Op::Raw(r) => read::raw(r, root, req.max_bytes),
         Op::Glob(g) => find_answer::glob(g, req.root.as_deref(), req.max_bytes),
         Op::Grep(g) => grep_answer::grep(g, req.root.as_deref(), req.max_bytes),
-    }
-}
-
-fn line_and_code(answer: Result<String, Failure>) -> (String, i32) {
-    match answer {
-        Ok(line) => (line, crate::protocol::EXIT_EDITED),
-        Err(f) => (failure_line(&f, None), f.kind.exit_code()),
-    }
-}
-
-/// Answers a `read` (text or raw) from the file's bytes already in memory,
-/// with the code [`run`] uses on the file: the host library's transfer
-/// path, whose answers are thereby the helper's, line for line. None for
-/// the other ops (they need the file system).
-pub fn run_on_bytes(req: &Request, bytes: &[u8]) -> Option<(String, i32)> {
-    let answer = match &req.op {
-        Op::Read(r) => read::text_answer(r, req.max_bytes, &mut pread_bytes(bytes)),
-        Op::Raw(r) => read::raw_answer(
-            r,
-            bytes.len() as u64,
-            req.max_bytes,
-            &mut pread_bytes(bytes),
-        ),
-        _ => return None,
-    };
-    Some(line_and_code(answer))
-}
-
-/// `pread(2)` over bytes in memory.
-fn pread_bytes(bytes: &[u8]) -> impl FnMut(&mut [u8], u64) -> Result<usize, Failure> + '_ {
-    move |buf, at| {
-        let from = usize::try_from(at).map_or(bytes.len(), |a| a.min(bytes.len()));
-        let n = buf.len().min(bytes.len() - from);
-        buf[..n].copy_from_slice(&bytes[from..from + n]);
-        Ok(n)
     }
 }

@@ -33,7 +33,7 @@
 use memchr::memchr;
 use sha2::{Digest, Sha256};
 
-use crate::protocol::Failure;
+use as_edit_wire::protocol::Failure;
 
 /// `pread(2)`: bytes at an offset into the buffer, 0 at the end.
 pub type Pread<'a> = dyn FnMut(&mut [u8], u64) -> Result<usize, Failure> + 'a;
@@ -158,8 +158,8 @@ mod tests {
         }
     }
 
-    use crate::tools::read::text_answer;
-    use crate::tools::Read;
+    use super::super::text_answer;
+    use as_edit_wire::tools::Read;
     use proptest::prelude::*;
     use serde_json::Value;
 
@@ -245,7 +245,7 @@ mod tests {
             assert_eq!(got, text, "{bom}");
             assert!(reads.len() > 20, "{bom}: {} pages", reads.len());
             let sha: [u8; 32] = Sha256::digest(&f).into();
-            assert_eq!(last["sha256"], crate::hex::encode(&sha), "{bom}");
+            assert_eq!(last["sha256"], as_edit_wire::hex::encode(&sha), "{bom}");
             assert_eq!(last["lines"], 3001, "{bom}");
             assert_eq!(last["bom"], bom);
             let (first, _) = page(&f, &ask(1, None), 16 << 10);
@@ -264,7 +264,7 @@ mod tests {
         let (text, last, reads) = follow(&f, max);
         assert_eq!(text.as_bytes(), &f[..]);
         let sha: [u8; 32] = Sha256::digest(&f).into();
-        assert_eq!(last["sha256"], crate::hex::encode(&sha));
+        assert_eq!(last["sha256"], as_edit_wire::hex::encode(&sha));
         assert_eq!(last["lines"], 6000);
         assert!(reads.len() > 60, "{} pages", reads.len());
         // The page's bytes, one read past them (a chunk: `max_bytes` here),
@@ -362,7 +362,7 @@ mod tests {
         nul[3] = 0;
         let mut pr = pread_of(&nul);
         let e = text_answer(&ask(4, Some((at as u64, c2))), 1024, &mut pr).unwrap_err();
-        assert_eq!(e.kind, crate::protocol::ErrorKind::NotText);
+        assert_eq!(e.kind, as_edit_wire::protocol::ErrorKind::NotText);
         assert!(e.detail.unwrap().contains("byte offset 3"));
     }
 

@@ -19,9 +19,9 @@
 
 use sha2::{Digest, Sha256};
 
-use super::bom::{Bom, Utf16, CHUNK};
 use super::resume::{read_at, Pread};
-use crate::protocol::Failure;
+use crate::bom::{Bom, Utf16, CHUNK};
+use as_edit_wire::protocol::Failure;
 
 /// The mark the file read by `pread` starts with.
 pub fn sniff(pread: &mut Pread<'_>) -> Result<Option<Bom>, Failure> {

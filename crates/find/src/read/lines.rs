@@ -3,7 +3,7 @@
 use memchr::memchr;
 use sha2::{Digest, Sha256};
 
-use super::answer::{char_len, push_char};
+use as_edit_wire::tools::answer::{char_len, push_char};
 
 /// What a text read asks for.
 #[derive(Clone, Copy, Debug)]
