@@ -106,6 +106,7 @@
 
 pub mod b64;
 pub mod hex;
+pub mod patch;
 pub mod protocol;
 pub mod request;
 pub mod stdin;

@@ -1,4 +1,5 @@
-//! A parsed patch as a transaction (a [`Txn`]): Add File → create,
+//! A parsed V4A patch (the text crate's [`as_edit_text::patch`]) as a
+//! transaction (a [`Txn`]): Add File → create,
 //! Delete File → delete, Update File → an edit by a [`Transform`] (the
 //! chunk locator), with Move to → a move carrying it. Pure: the transform
 //! is a function of the old text, so the host fallback can run it too.
@@ -15,13 +16,13 @@
 
 use std::path::PathBuf;
 
-use super::locate::{self, Miss, Placed};
-use super::{Chunk, Hunk, Patch};
 use crate::protocol::{ErrorKind, Failure, HintKeys};
 use crate::request::EditOptions;
+use as_edit_text::patch::locate::{self, Miss, Placed};
+use as_edit_text::patch::{passes, stream, Chunk, Hunk, Patch};
 
 /// The candidate lines a refusal's detail names (`lines` holds up to
-/// [`crate::hints::OCCURRENCE_LINES_MAX`]).
+/// [`as_edit_text::hints::OCCURRENCE_LINES_MAX`]).
 const DETAIL_LINES: usize = 10;
 use crate::txn::{Change, Op, OpKind, OpRefusal, Transform, TransformFn, Transformed, Txn};
 
@@ -108,7 +109,7 @@ impl TransformFn for Chunks {
         &self,
         source: &mut crate::txn::Source<'_>,
         out: &mut dyn FnMut(&[u8]),
-        diff: Option<&mut crate::diff::Builder>,
+        diff: Option<&mut as_edit_text::diff::Builder>,
     ) -> Option<Result<Transformed, OpRefusal>> {
         Some(passed(self, source, out, diff))
     }
@@ -131,7 +132,7 @@ fn streamed(
     source: &mut crate::txn::Source<'_>,
     out: &mut dyn FnMut(&[u8]),
 ) -> Option<Transformed> {
-    let placed = super::stream::run(chunks, strict, source, out)?;
+    let placed = stream::run(chunks, strict, source, out)?;
     Some(Transformed {
         count: chunks.len() as u64,
         notes: (placed.iter())
@@ -143,17 +144,17 @@ fn streamed(
 
 /// The passes' answer as the transform's: a source that fails is `Err`
 /// with no failure (the caller has it), a refusal's hints see at most
-/// [`crate::hints::TEXT_MAX`] bytes of the text (`hints_truncated`).
+/// [`as_edit_text::hints::TEXT_MAX`] bytes of the text (`hints_truncated`).
 #[inline(never)]
 #[cfg_attr(as_edit_small, optimize(size))]
 fn passed(
     c: &Chunks,
     source: &mut crate::txn::Source<'_>,
     out: &mut dyn FnMut(&[u8]),
-    diff: Option<&mut crate::diff::Builder>,
+    diff: Option<&mut as_edit_text::diff::Builder>,
 ) -> Result<Transformed, OpRefusal> {
-    use super::passes::Failed;
-    match super::passes::resolve(&c.chunks, c.strict, source, out, diff) {
+    use passes::Failed;
+    match passes::resolve(&c.chunks, c.strict, source, out, diff) {
         Ok(r) => Ok(Transformed {
             count: c.chunks.len() as u64,
             lines: r.starts.into_iter().map(|l| l as u64).collect(),
@@ -166,7 +167,7 @@ fn passed(
                 let mut text = Vec::new();
                 let mut over = false;
                 let fed = source(&mut |b| {
-                    let take = b.len().min(crate::hints::TEXT_MAX - text.len());
+                    let take = b.len().min(as_edit_text::hints::TEXT_MAX - text.len());
                     text.extend_from_slice(&b[..take]);
                     over |= take < b.len();
                 });
@@ -232,7 +233,7 @@ fn refusal<'t>(
     };
     let mut finder = |old: &str, new: &str| {
         let (text, whole) = seen();
-        let found = crate::hints::find(&text, old, new, whole);
+        let found = as_edit_text::hints::find(&text, old, new, whole);
         HintKeys {
             hints: Some(found.hints),
             hints_truncated: found.truncated.then_some(true),
@@ -271,8 +272,8 @@ fn refusal<'t>(
             };
             Failure {
                 count: Some(count as u64),
-                hints: Some(crate::hints::multiple_keys(
-                    lines.iter().take(crate::hints::OCCURRENCE_LINES_MAX).map(|&l| l as u64).collect(),
+                hints: Some(as_edit_text::hints::multiple_keys(
+                    lines.iter().take(as_edit_text::hints::OCCURRENCE_LINES_MAX).map(|&l| l as u64).collect(),
                     count as u64,
                 )),
                 ..Failure::new(
