@@ -1,4 +1,4 @@
-//! A text `read` of a file that starts with a byte-order mark ([`super::bom`]):
+//! A text `read` of a file that starts with a byte-order mark ([`crate::bom`]):
 //! the text read is what follows the mark, as ripgrep reads it — a UTF-8
 //! file's bytes after its 3, a UTF-16 file's bytes after its 2
 //! transcoded to UTF-8, a U+FEFF right after the mark dropped too —

@@ -11,7 +11,7 @@
 //!
 //! | op | fallback |
 //! | --- | --- |
-//! | `read`, raw `read` | download, then the helper's own reader ([`crate::tools::run_on_bytes`]): the same answer, line for line; but the whole file is downloaded, even for lines 1–10 ([`Sandbox::download`] has no range), and [`LocalShell`](super::LocalShell) refuses a FIFO or a device before opening it for reading |
+//! | `read`, raw `read` | download, then the helper's own reader ([`as_edit_find::read::on_bytes`]): the same answer, line for line; but the whole file is downloaded, even for lines 1–10 ([`Sandbox::download`] has no range), and [`LocalShell`](super::LocalShell) refuses a FIFO or a device before opening it for reading |
 //! | `write`, `delete`, `mv` of a file | the transaction's transfer path (download, upload, [`Sandbox::remove`]); a name that is not UTF-8 needs the helper (the transfer path keeps names as text) |
 //! | `mkdir` | [`Sandbox::make_dir`], then [`Sandbox::create_dirs`] with `parents`: the helper's answers (`tools_transfer`) |
 //! | `stat`, `list`, `glob`, `grep`, recursive `delete`, `mv` of a directory | none: [`EditError::HelperRequired`] |
@@ -46,7 +46,7 @@ use super::transfer::not_sendable;
 use super::txn::{Applied, FileOp};
 use super::txn_transfer::transfer_ops;
 use super::{EditError, Editor, Sandbox, Token, Via};
-use crate::protocol::ErrorKind;
+use as_edit_wire::protocol::ErrorKind;
 
 /// The protocol that has the toolset ops.
 pub const TOOLS_PROTOCOL: u32 = 4;
@@ -102,7 +102,7 @@ impl<S: Sandbox> Editor<S> {
     /// One page's fields otherwise: `end`, `eof`, `lines`, `sha256` of
     /// the last page, `cut_lines` of all.
     pub fn read_all(&mut self, req: &ReadRequest, max_text: usize) -> Result<TextPage, EditError> {
-        use crate::tools::answer::{DEFAULT_MAX_BYTES, MIN_MAX_BYTES};
+        use as_edit_wire::tools::answer::{DEFAULT_MAX_BYTES, MIN_MAX_BYTES};
         let mut req = req.clone();
         let cap = req.max_bytes.unwrap_or(DEFAULT_MAX_BYTES);
         let mut all: Option<TextPage> = None;

@@ -10,7 +10,7 @@ use super::{RefusalHints, Token, TxnAt, Via};
 #[derive(Debug)]
 pub enum EditError {
     /// The helper, or the transfer path, answered with a protocol error
-    /// token (a [`crate::protocol::Failure`] on the wire): the file is untouched.
+    /// token (a [`as_edit_wire::protocol::Failure`] on the wire): the file is untouched.
     Failed {
         /// The `error` token.
         kind: Token,

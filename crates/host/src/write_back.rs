@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use super::txn::{FileState, State, TxnAt};
 use super::{EditError, Sandbox, Token, Via};
-use crate::protocol::ErrorKind;
+use as_edit_wire::protocol::ErrorKind;
 
 /// One file's change: `None` is absent (before: did not exist; after:
 /// removed).

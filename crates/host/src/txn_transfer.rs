@@ -1,8 +1,8 @@
 //! The transfer path of a transaction: the very [`Txn`] the helper runs
-//! (from the helper's own request parser, [`crate::txn::parse`], or patch
-//! compiler, [`crate::patch::compile`]), over downloaded files: every new
+//! (from the helper's own request parser, [`as_edit_wire::txn::parse`], or patch
+//! compiler, [`as_edit_wire::patch::compile`]), over downloaded files: every new
 //! content is computed with the helper's pure code (the engine for edits,
-//! [`crate::txn::insert`], a patch's chunk locator), with the same
+//! [`as_edit_wire::txn::insert`], a patch's chunk locator), with the same
 //! refusals and hints, before anything is uploaded; then the changes go
 //! to [`write_back`].
 //!
@@ -21,13 +21,13 @@ use super::tree::Files;
 use super::txn::{Applied, FileChange, FileOp};
 use super::write_back;
 use super::{EditError, Sandbox, Token, Via};
-use crate::engine;
-use crate::protocol::{display_path, refusal_failure, ErrorKind, Failure};
-use crate::request::EditOptions;
-use crate::txn::{Change, OpKind, Txn};
+use as_edit_text::engine;
+use as_edit_wire::protocol::{display_path, refusal_failure, ErrorKind, Failure};
+use as_edit_wire::request::EditOptions;
+use as_edit_wire::txn::{Change, OpKind, Txn};
 
 fn sha256_hex(b: &[u8]) -> String {
-    crate::hex::encode(&Sha256::digest(b))
+    as_edit_wire::hex::encode(&Sha256::digest(b))
 }
 
 fn change(op: &str, path: &str, bytes: Option<&[u8]>, count: u64, lines: Vec<u64>) -> FileChange {
@@ -59,12 +59,12 @@ pub(crate) fn transfer_ops<S: Sandbox + ?Sized>(
 ) -> Result<Applied, EditError> {
     let json = serde_json::to_vec(&serde_json::json!({ "files": ops }))
         .map_err(|e| super::transfer::not_sendable(&std::io::Error::other(e), Via::Transfer))?;
-    let txn = crate::txn::parse(&json, options()).map_err(refused)?;
+    let txn = as_edit_wire::txn::parse(&json, options()).map_err(refused)?;
     transfer_txn(sb, &txn)
 }
 
 /// A request the helper's own parser refused, answered by the fallback.
-pub(crate) fn refused(f: crate::protocol::Failure) -> EditError {
+pub(crate) fn refused(f: as_edit_wire::protocol::Failure) -> EditError {
     EditError::Failed {
         kind: Token::Known(f.kind),
         detail: f.detail,
@@ -190,7 +190,7 @@ fn check_sha<S: Sandbox + ?Sized>(
                 ErrorKind::Conflict,
                 format!(
                     "{path} changed since it was read: its SHA-256 is {}",
-                    crate::hex::encode(&has)
+                    as_edit_wire::hex::encode(&has)
                 ),
             ),
             file,
@@ -236,7 +236,7 @@ fn apply_op<S: Sandbox + ?Sized>(
             let (i, bytes) = files.existing(path, file)?;
             let old = text(files, &bytes, file, path)?;
             // The helper's own pure function.
-            let out = crate::txn::insert(&old, *line, t, Path::new(path))
+            let out = as_edit_wire::txn::insert(&old, *line, t, Path::new(path))
                 .map_err(|r| files.refuse(r.failure, file, path))?
                 .into_bytes();
             let c = change("insert", path, Some(&out), 0, vec![line + 1]);
@@ -259,7 +259,9 @@ fn apply_op<S: Sandbox + ?Sized>(
             // the op gives one (as the helper's commit does).
             match (new, mode) {
                 (_, Some(m)) => files.entries[i].mode = Some(*m),
-                (true, None) => files.entries[i].mode = Some(crate::txn::NewModes::REQUEST.file),
+                (true, None) => {
+                    files.entries[i].mode = Some(as_edit_wire::txn::NewModes::REQUEST.file)
+                }
                 (false, None) => {}
             }
             Ok(c)
@@ -351,7 +353,8 @@ fn run_change<S: Sandbox + ?Sized>(
         }
         Err(r) => {
             let which = refused_edit(&r);
-            let keys = which.and_then(|w| crate::hints::hint_keys_for_bytes(bytes, &edits[w], &r));
+            let keys =
+                which.and_then(|w| as_edit_text::hints::hint_keys_for_bytes(bytes, &edits[w], &r));
             let mut f = refusal_failure(r, edits.len(), path);
             f.hints = keys;
             let mut e = files.refuse(f, file, path);

@@ -73,16 +73,18 @@ impl Request<'_> {
     pub(crate) fn path_of(&self, file: u64) -> Option<String> {
         let i = usize::try_from(file).ok()?.checked_sub(1)?;
         match self {
-            Request::Files(ops) => ops.get(i).map(|o| crate::protocol::display_path(o.path())),
+            Request::Files(ops) => ops
+                .get(i)
+                .map(|o| as_edit_wire::protocol::display_path(o.path())),
             Request::Operations(ops) => ops.get(i).map(|o| o.path.clone()),
-            Request::Patch(text) => crate::patch::parse(text)
+            Request::Patch(text) => as_edit_text::patch::parse(text)
                 .ok()?
                 .hunks
                 .get(i)
                 .map(|h| match h {
-                    crate::patch::Hunk::Add { path, .. }
-                    | crate::patch::Hunk::Delete { path }
-                    | crate::patch::Hunk::Update { path, .. } => path.clone(),
+                    as_edit_text::patch::Hunk::Add { path, .. }
+                    | as_edit_text::patch::Hunk::Delete { path }
+                    | as_edit_text::patch::Hunk::Update { path, .. } => path.clone(),
                 }),
         }
     }

@@ -22,8 +22,8 @@ use std::sync::{Condvar, Mutex};
 
 use super::display::indent_words;
 use super::{EditError, EditRequest, Edited, RefusalHints, Sandbox, Token, Via};
-use crate::engine::{self, Edit};
-use crate::protocol::{display_path, refusal_failure, ErrorKind};
+use as_edit_text::engine::{self, Edit};
+use as_edit_wire::protocol::{display_path, refusal_failure, ErrorKind};
 
 /// The transfer path: download, the same core as the helper, upload.
 /// Writes through whatever the backend's upload does with symlinks. A
@@ -72,7 +72,7 @@ pub fn transfer_edit<S: Sandbox + ?Sized>(
         }
     };
     let (out, summary) = engine::replace(&bytes, std::slice::from_ref(&edit)).map_err(|r| {
-        let keys = crate::hints::hint_keys_for_bytes(&bytes, &edit, &r);
+        let keys = as_edit_text::hints::hint_keys_for_bytes(&bytes, &edit, &r);
         let f = refusal_failure(r, 1, &display_path(&req.path));
         let hints = keys.map(RefusalHints::from_keys);
         EditError::Failed {

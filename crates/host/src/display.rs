@@ -3,10 +3,10 @@
 //! in words.
 
 use super::{RefusalHints, Token, TxnAt};
-use crate::protocol::ErrorKind;
+use as_edit_wire::protocol::ErrorKind;
 
 /// `lines 40-44`, or `line 40`.
-fn span(h: &crate::hints::Hint) -> String {
+fn span(h: &as_edit_text::hints::Hint) -> String {
     if h.end_line > h.line {
         format!("lines {}-{}", h.line, h.end_line)
     } else {
@@ -15,7 +15,7 @@ fn span(h: &crate::hints::Hint) -> String {
 }
 
 /// `lines 40-44 differ`, or `line 40 differs`.
-fn span_differs(h: &crate::hints::Hint) -> String {
+fn span_differs(h: &as_edit_text::hints::Hint) -> String {
     let verb = if h.end_line > h.line {
         "differ"
     } else {
@@ -33,7 +33,7 @@ pub(super) fn render_hints(
     h: &RefusalHints,
     indent: Option<&str>,
 ) -> Result<bool, std::fmt::Error> {
-    use crate::hints::Kind;
+    use as_edit_text::hints::Kind;
     match kind {
         Token::Known(ErrorKind::MultipleOccurrences) if !h.lines.is_empty() => {
             const SHOWN: usize = 20;
@@ -111,7 +111,7 @@ pub(super) fn render_hints(
 /// best hint when it is `indentation`: `4 spaces more in the file`.
 pub(super) fn indent_words(old: &str, h: Option<&RefusalHints>) -> Option<String> {
     let best = h?.hints.first()?;
-    if best.kind != crate::hints::Kind::Indentation {
+    if best.kind != as_edit_text::hints::Kind::Indentation {
         return None;
     }
     let lead = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();

@@ -5,8 +5,8 @@
 //! substring. Unknown keys are ignored; unknown tokens are kept verbatim;
 //! hints of an unknown kind are left out.
 
-use crate::hints::{Hint, Kind};
-use crate::protocol::{ErrorKind, RESULT_PREFIX};
+use as_edit_text::hints::{Hint, Kind};
+use as_edit_wire::protocol::{ErrorKind, RESULT_PREFIX};
 
 /// An error token: one this library knows, or a newer one kept verbatim.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,7 +43,7 @@ pub struct RefusalHints {
 
 impl RefusalHints {
     /// From the protocol's keys (the transfer path builds them in-process).
-    pub fn from_keys(k: crate::protocol::HintKeys) -> RefusalHints {
+    pub fn from_keys(k: as_edit_wire::protocol::HintKeys) -> RefusalHints {
         RefusalHints {
             hints: k.hints.unwrap_or_default(),
             truncated: k.hints_truncated.unwrap_or(false),

@@ -183,8 +183,11 @@ impl Sandbox for Docker {
         // result line came, the container's state decides.
         let code = out.status.code();
         if code != Some(0)
-            && memchr::memmem::find(&out.stdout, crate::protocol::RESULT_PREFIX.as_bytes())
-                .is_none()
+            && memchr::memmem::find(
+                &out.stdout,
+                as_edit_wire::protocol::RESULT_PREFIX.as_bytes(),
+            )
+            .is_none()
         {
             self.state()?;
         }
@@ -284,7 +287,7 @@ impl Sandbox for Docker {
             // cp itself. Where the rename cannot work (a bind-mounted
             // single file: EBUSY; no mv), the temp goes and the write falls
             // back to docker cp in place.
-            let temp_name = format!(".as-edit-{}.tmp", crate::hex::random());
+            let temp_name = format!(".as-edit-{}.tmp", crate::random::hex());
             let temp = self.absolute(dir)?.join(&temp_name);
             let target = self.absolute(path)?;
             let quoted = |p: &Path| {
@@ -366,15 +369,15 @@ impl Sandbox for Docker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::testing::write_executable;
-    use crate::host::EditRequest;
+    use crate::testing::write_executable;
+    use crate::EditRequest;
 
     /// `res` is an `invalid_argument` failure with exactly `want` as its
     /// detail, reported through `want_via`.
     fn assert_invalid_argument<T: std::fmt::Debug>(
         res: Result<T, EditError>,
         want: &str,
-        want_via: crate::host::Via,
+        want_via: crate::Via,
     ) {
         match res {
             Err(EditError::Failed {
@@ -602,7 +605,7 @@ mod tests {
     /// `exec` fails as the real CLI does for that state.
     fn fake_cli(dir: &Path, inspect: &str, exec: &str) -> PathBuf {
         // A new file each time: never exec a file just rewritten.
-        let p = dir.join(format!("fake-docker-{}", crate::hex::random()));
+        let p = dir.join(format!("fake-docker-{}", crate::random::hex()));
         write_executable(
             &p,
             format!(
@@ -680,7 +683,7 @@ mod tests {
             assert!(d.has_shell(), "{said}: a set-up failure is no proof of a missing sh");
             assert_eq!(d.shell.get(), None, "{said}: not cached");
             let r = EditRequest::new("/w/root.txt", "secret", "pwned", false);
-            match crate::host::Editor::new(d, "/opt/as-edit/as-edit").edit(&r) {
+            match crate::Editor::new(d, "/opt/as-edit/as-edit").edit(&r) {
                 Err(EditError::Backend(e)) => {
                     assert_eq!(e.kind(), io::ErrorKind::NotConnected);
                     assert_eq!(
@@ -718,27 +721,27 @@ mod tests {
             "b",
             false,
         );
-        let mut ed = crate::host::Editor::new(
+        let mut ed = crate::Editor::new(
             Docker::new("c").program(cli).with_shell(true),
             "/opt/as-edit/as-edit",
         );
         assert_invalid_argument(
             ed.edit(&r),
             "the engine's API takes UTF-8 commands only",
-            crate::host::Via::Native,
+            crate::Via::Native,
         );
         assert_invalid_argument(
-            crate::host::transfer_edit(&mut ed.sandbox, &r),
+            crate::transfer_edit(&mut ed.sandbox, &r),
             "the engine's API takes UTF-8 paths only",
-            crate::host::Via::Transfer,
+            crate::Via::Transfer,
         );
     }
 
     #[test]
     fn the_editor_reports_an_unreachable_sandbox_without_a_transfer_attempt() {
         let d = Docker::new("c").program("/nonexistent/docker-cli");
-        let r = crate::host::EditRequest::new("/w/f", "a", "b", false);
-        match crate::host::Editor::new(d, "/opt/as-edit/as-edit").edit(&r) {
+        let r = crate::EditRequest::new("/w/f", "a", "b", false);
+        match crate::Editor::new(d, "/opt/as-edit/as-edit").edit(&r) {
             Err(EditError::Backend(e)) => {
                 assert!(e.to_string().contains("was not found on PATH"), "{e}")
             }

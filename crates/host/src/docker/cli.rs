@@ -134,7 +134,11 @@ impl Docker {
 /// Editor returns it as a backend error, with no transfer attempt).
 pub(super) fn exec_setup_error(out: &std::process::Output) -> Option<io::Error> {
     if out.status.code() != Some(126)
-        || memchr::memmem::find(&out.stdout, crate::protocol::RESULT_PREFIX.as_bytes()).is_some()
+        || memchr::memmem::find(
+            &out.stdout,
+            as_edit_wire::protocol::RESULT_PREFIX.as_bytes(),
+        )
+        .is_some()
     {
         return None;
     }

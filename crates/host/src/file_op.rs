@@ -452,7 +452,7 @@ mod tests {
             assert_eq!(text, want);
             assert_eq!(serde_json::from_str::<FileOp>(&text).unwrap(), op);
             let req = format!("{{\"files\":[{text}]}}");
-            let txn = crate::txn::parse(req.as_bytes(), Default::default()).unwrap();
+            let txn = as_edit_wire::txn::parse(req.as_bytes(), Default::default()).unwrap();
             assert_eq!(txn.ops[0].path, op.path());
         }
         let both = r#"{"op":"delete","path":"a","path_b64":"YQ=="}"#;

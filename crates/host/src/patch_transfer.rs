@@ -1,6 +1,6 @@
 //! The transfer path of a V4A patch (or an `apply_patch_call`'s
 //! operations): parsed by the helper's own parser and compiled by its own
-//! compiler ([`crate::patch::compile`]) into the transaction the helper
+//! compiler ([`as_edit_wire::patch::compile`]) into the transaction the helper
 //! would run, whose chunks the helper's locator places over the
 //! downloaded texts ([`transfer_txn`]): the same refusals, with `chunk`.
 
@@ -8,8 +8,8 @@ use super::transfer::refused as failed;
 use super::txn::{Applied, PatchOp, PatchOpKind};
 use super::txn_transfer::{options, transfer_txn};
 use super::{EditError, Sandbox, Token};
-use crate::patch::{self, Hunk, Patch};
-use crate::protocol::ErrorKind;
+use as_edit_text::patch::{self, Hunk, Patch};
+use as_edit_wire::protocol::ErrorKind;
 
 /// Parses a patch for the transfer path (`invalid_patch` as the helper
 /// words it).
@@ -68,14 +68,14 @@ pub(crate) fn transfer_patch<S: Sandbox + ?Sized>(
     sb: &mut S,
     p: Patch,
 ) -> Result<Applied, EditError> {
-    let n = crate::txn::MAX_OPS;
+    let n = as_edit_wire::txn::MAX_OPS;
     if p.hunks.len() > n {
         return Err(failed(
             ErrorKind::InvalidPatch,
             format!("more than {n} file hunks (the transaction bound)"),
         ));
     }
-    let txn = patch::compile(p, options(), false, false);
+    let txn = as_edit_wire::patch::compile(p, options(), false, false);
     match transfer_txn(sb, &txn) {
         // An agent that believes a file is new must not be told to
         // overwrite (the helper rewords it so too).

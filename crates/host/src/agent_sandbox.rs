@@ -159,7 +159,7 @@ impl Sandbox for AgentSandbox {
         }
         // A random boundary that provably does not occur in the payload.
         let boundary = loop {
-            let b = format!("as-edit-{}{}", crate::hex::random(), crate::hex::random());
+            let b = format!("as-edit-{}{}", crate::random::hex(), crate::random::hex());
             if memchr::memmem::find(bytes, b.as_bytes()).is_none() {
                 break b;
             }

@@ -1,6 +1,88 @@
-//! The host library: everything a Rust host needs to edit files in a
-//! sandbox through as-edit, with the transfer path as a fallback that uses
-//! the very same replacement core.
+//! The host library of as-edit: everything a Rust host needs to edit and
+//! read files in a sandbox through the as-edit helper binary, with the
+//! transfer path (download, the very same pure code, upload) as a fallback
+//! where the helper cannot run.
+//!
+//! # What it may depend on
+//!
+//! The pure crates the helper is built on, so that the fallback's answers
+//! are the helper's, line for line: `as-edit-wire` (the result line and
+//! its tokens, the request types and parsers, a patch compiled into a
+//! transaction), `as-edit-text` (the replacement engine, hints, the patch
+//! grammar) and `as-edit-find` (a `read`'s answer from downloaded bytes);
+//! and what a host does: run processes and HTTP (`ureq`, feature
+//! `agent-sandbox`), tar for `docker cp` (`tar`, feature `docker`), gzip
+//! for an install (`flate2`), base64, getrandom for names (`rustix`).
+//! Never the helper crate (`as-edit`: its filesystem layer, transactions
+//! and binary): `cargo tree -e normal -p as-edit-host` shows no `as-edit`
+//! (scripts/test.sh checks it), and a host that wants [`Editor`] compiles
+//! none of the helper.
+//!
+//! # Use
+//!
+//! An [`Editor`] over a [`Sandbox`] runs the helper at a path inside it,
+//! and falls back when it cannot: here the helper is missing, so the edit
+//! is done by the transfer path, and [`Edited::via`] says so.
+//!
+//! ```
+//! use as_edit_host::{EditError, EditRequest, Editor, LocalShell, Via};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let file = dir.path().join("f.txt");
+//! std::fs::write(&file, "fn main() {\n    old();\n}\n")?;
+//!
+//! let mut ed = Editor::new(LocalShell::new(), "/nonexistent/as-edit");
+//! let done = ed.edit(&EditRequest::new(&file, "old()", "new()", false))?;
+//! assert_eq!((done.count, done.via), (1, Via::Transfer));
+//! assert_eq!(std::fs::read_to_string(&file)?, "fn main() {\n    new();\n}\n");
+//!
+//! // A refusal leaves the file as it was, with the helper's token.
+//! match ed.edit(&EditRequest::new(&file, "absent", "x", false)) {
+//!     Err(EditError::Failed { kind, via, .. }) => {
+//!         assert_eq!((kind.as_str(), via), ("string_not_found", Via::Transfer));
+//!     }
+//!     other => panic!("{other:?}"),
+//! }
+//! assert_eq!(std::fs::read_to_string(&file)?, "fn main() {\n    new();\n}\n");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! With the helper installed in the sandbox (a docker container here,
+//! feature `docker`), the same call edits in place, atomically
+//! ([`Via::Native`]); [`Editor::ensure_helper`] installs it over exec alone:
+//!
+//! ```no_run
+//! # #[cfg(feature = "docker")]
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use as_edit_host::docker::Docker;
+//! use as_edit_host::{EditRequest, Editor, Via};
+//!
+//! let helper = std::fs::read("dist/as-edit-x86_64-unknown-linux-musl")?;
+//! let mut ed = Editor::new(Docker::new("my-container"), "/tmp/as-edit");
+//! ed.ensure_helper(&helper)?;
+//! let done = ed.edit(&EditRequest::new("/work/src/main.rs", "old()", "new()", false))?;
+//! assert_eq!(done.via, Via::Native);
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "docker"))]
+//! # fn main() {}
+//! ```
+//!
+//! The parts, for a host that runs commands itself: [`command`] builds
+//! them and [`parse_output`] reads the helper's result line:
+//!
+//! ```
+//! use as_edit_host::command::shell_command;
+//! use as_edit_host::{parse_output, EditRequest, HelperOutcome, DEFAULT_COMMAND_LIMIT};
+//!
+//! let req = EditRequest::new("src/a.rs", "old", "new", false);
+//! let cmd = shell_command("/tmp/as-edit", &req, DEFAULT_COMMAND_LIMIT).unwrap();
+//! assert_eq!(cmd, b"'/tmp/as-edit' '--' 'src/a.rs' 'b2xk' 'bmV3' 'false'");
+//! let out = parse_output(b"__RESULT__{\"count\":1}\n", Some(0));
+//! assert!(matches!(out, HelperOutcome::Edited { count: 1, .. }), "{out:?}");
+//! ```
+//!
+//! # Modules
 //!
 //! - [`command`]: request → shell command / argv, within the argv bound;
 //! - [`parse`]: backend output → [`HelperOutcome`];
@@ -33,7 +115,7 @@
 //!   `grep`, `write`, `delete`, `mv`, `mkdir`; `tools`: which op falls
 //!   back how, `tools_request`/`tools_answer`: the typed requests and
 //!   answers, `tools_transfer`: `read` by download through the helper's
-//!   own reader, `mkdir` by [`Sandbox::make_dir`]; the rest
+//!   own reader (the find crate's), `mkdir` by [`Sandbox::make_dir`]; the rest
 //!   [`EditError::HelperRequired`]);
 //! - `error`/`display`: [`EditError`], and how a refusal with hints reads for a model (its `Display`);
 //! - [`LocalShell`]: a [`Sandbox`] on this machine (tests and the example);
@@ -48,6 +130,7 @@ pub mod install;
 mod local;
 pub mod parse;
 mod patch_transfer;
+mod random;
 mod run_txn;
 // Only the docker backend's unit tests execute files they write.
 #[cfg(all(test, feature = "docker"))]
@@ -88,7 +171,7 @@ pub use txn::{
     Applied, FileChange, FileOp, FileState, PatchOp, PatchOpKind, State, TxnAt, TxnEdit,
 };
 
-use crate::protocol::ErrorKind;
+use as_edit_wire::protocol::ErrorKind;
 use display::indent_words;
 
 /// What a backend returned for one command.

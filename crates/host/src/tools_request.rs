@@ -471,8 +471,8 @@ mod tests {
         for (v, want) in cases {
             let text = serde_json::to_string(&v).unwrap();
             assert_eq!(text, want);
-            let opts = crate::request::EditOptions::default();
-            crate::tools::parse(text.as_bytes(), &opts).unwrap();
+            let opts = as_edit_wire::request::EditOptions::default();
+            as_edit_wire::tools::parse(text.as_bytes(), &opts).unwrap();
         }
     }
 }

@@ -9,7 +9,7 @@ use base64::Engine as _;
 
 use super::printf::printf_chunks;
 use super::{version_command, Encoding, Gunzip, Tools, Transfer};
-use crate::host::command::sh_quote;
+use crate::command::sh_quote;
 
 /// The ordered commands that install `binary` at `dest` with what `tools`
 /// offers, choosing the transfer with the fewest commands (then the fewest
@@ -88,7 +88,7 @@ fn transfer_commands(
         finish,
         ") && case \"$v\" in \"as-edit \"*\"(protocol {};\"*) ;; \
          *) printf 'not the helper: %s\\n' \"$v\"; false ;; esac && mv -f ",
-        crate::protocol::PROTOCOL_VERSION
+        as_edit_wire::protocol::PROTOCOL_VERSION
     )
     .expect("writing to a Vec");
     finish.extend_from_slice(&part);
@@ -173,7 +173,7 @@ pub fn cleanup_command(dest: &str, nonce: &str) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::install::tests::all;
+    use crate::install::tests::all;
 
     #[test]
     fn every_command_is_within_the_bound_and_ascii() {

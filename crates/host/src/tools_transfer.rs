@@ -1,6 +1,6 @@
 //! The toolset's fallback without the helper (the table in `tools`):
 //! `read` downloads the file and answers with the helper's own parser and
-//! reader ([`crate::tools::parse`], [`crate::tools::run_on_bytes`]), so
+//! reader ([`as_edit_wire::tools::parse`], [`as_edit_find::read::on_bytes`]), so
 //! its answer is the helper's, line for line; `mkdir` is the backend's
 //! [`Sandbox::make_dir`] / [`Sandbox::create_dirs`]; the rest say the
 //! helper is required.
@@ -22,7 +22,7 @@ use super::tools_request::MkdirRequest;
 use super::transfer::{not_sendable, refused};
 use super::txn::{Applied, FileChange};
 use super::{EditError, Sandbox, Via};
-use crate::protocol::{display_path, ErrorKind, Failure};
+use as_edit_wire::protocol::{display_path, ErrorKind, Failure};
 
 /// A `read` (text or raw) over the downloaded file: the helper's request
 /// parser (a bad request is refused in its words, before any download),
@@ -35,18 +35,18 @@ pub(crate) fn read<S: Sandbox + ?Sized>(
     copy: &mut Option<Vec<u8>>,
 ) -> Result<Value, EditError> {
     let json = serde_json::to_vec(body).expect("a JSON value serializes");
-    let options = crate::request::EditOptions::default();
-    let req = crate::tools::parse(&json, &options).map_err(super::txn_transfer::refused)?;
+    let options = as_edit_wire::request::EditOptions::default();
+    let req = as_edit_wire::tools::parse(&json, &options).map_err(super::txn_transfer::refused)?;
     let path = match &req.op {
-        crate::tools::Op::Read(r) => &r.path,
-        crate::tools::Op::Raw(r) => &r.path,
+        as_edit_wire::tools::Op::Read(r) => &r.path,
+        as_edit_wire::tools::Op::Raw(r) => &r.path,
         _ => return Err(helper_required("this op")),
     };
     let bytes = match copy {
         Some(b) => b,
         None => copy.insert(download(sb, path)?),
     };
-    let (line, code) = crate::tools::run_on_bytes(&req, bytes).expect("a read answers");
+    let (line, code) = as_edit_find::read::on_bytes(&req, bytes).expect("a read answers");
     match said(line.as_bytes(), Some(code), Via::Transfer)? {
         Said::Answer(v) => Ok(v),
         Said::Unavailable => unreachable!("the reader always writes a result line"),

@@ -13,7 +13,7 @@
 use super::txn::TxnAt;
 use super::write_back::{self, Write};
 use super::{EditError, RefusalHints, Sandbox, Token, Via};
-use crate::protocol::{ErrorKind, Failure};
+use as_edit_wire::protocol::{ErrorKind, Failure};
 
 pub(crate) struct Entry {
     /// The file's identity (see the module doc).
@@ -44,7 +44,7 @@ pub(crate) struct Files<'a, S: ?Sized> {
 /// helper prefixes it.
 pub(crate) fn refuse(f: Failure, file: u64, n: usize, path: &str) -> EditError {
     // The helper's words for a refusal without a detail of its own.
-    let d = crate::txn::detail_of(&f);
+    let d = as_edit_wire::txn::detail_of(&f);
     EditError::Failed {
         kind: Token::Known(f.kind),
         detail: Some(format!("file {file} of {n} ({path}): {d}")),
@@ -141,7 +141,7 @@ impl<'a, S: Sandbox + ?Sized> Files<'a, S> {
 
     /// `path` as its key spells it (resolved, with `resolve_dir`).
     pub(crate) fn shown(&mut self, path: &str) -> String {
-        crate::protocol::display_path(&self.key(path))
+        as_edit_wire::protocol::display_path(&self.key(path))
     }
 
     /// The entry of `path`, downloaded on first use.

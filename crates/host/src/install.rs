@@ -88,7 +88,7 @@ pub fn run<S: Sandbox + ?Sized>(
             )));
         }
         let tools = parse_probe(&out);
-        let nonce = crate::hex::random();
+        let nonce = crate::random::hex();
         let (_, cmds) = install_commands(binary, dest, tools, limit, &nonce);
         let last = cmds.len() - 1;
         for (i, c) in cmds.iter().enumerate() {
@@ -220,7 +220,10 @@ pub fn is_helper_version(output: &[u8]) -> bool {
     let s = String::from_utf8_lossy(output);
     s.lines().any(|l| {
         l.starts_with("as-edit ")
-            && l.contains(&format!("(protocol {};", crate::protocol::PROTOCOL_VERSION))
+            && l.contains(&format!(
+                "(protocol {};",
+                as_edit_wire::protocol::PROTOCOL_VERSION
+            ))
     })
 }
 
