@@ -14,7 +14,7 @@
 //! that are negative, fractional or out of the stated range are
 //! `invalid_argument` with a detail naming the field. Every op takes
 //! `max_bytes` (below). A path is `"path"` (a string) or `"path_b64"` (the
-//! base64 of its bytes, for names that are not UTF-8): `name.rs`.
+//! base64 of its bytes, for names that are not UTF-8): [`name`].
 //!
 //! | op | fields (default) |
 //! | --- | --- |
@@ -43,7 +43,7 @@
 //!   exact at any size (no cap but the walk's bound).
 //! - `read` (`read.rs`): `{"text","start","end","eof"}` plus `lines` and
 //!   `sha256` when the read reached the end, and `bom` for a file with a
-//!   byte-order mark (`read_bom.rs`); raw: `{"b64","offset","size","eof"}`.
+//!   byte-order mark (the find crate's `read/read_bom.rs`); raw: `{"b64","offset","size","eof"}`.
 //! - `glob` (`find.rs`): `{"entries":[{"path","size","mtime_ns"}],"total","truncated"}`;
 //!   the pattern: [`glob`] and [`pattern`]; the walk (shared with
 //!   `grep`: no symlinks followed, loops, VCS directories, `.gitignore`,
@@ -87,7 +87,7 @@
 //!
 //! No result line exceeds `max_bytes` (default 262,144; 1,024 to 8 MiB),
 //! measured on the line as written, `__RESULT__` and `\n` included
-//! (`answer.rs`). An answer that would is cut after a whole entry or line:
+//! ([`answer`]). An answer that would is cut after a whole entry or line:
 //! `"truncated":true` and `"next"`, the request fields that continue it
 //! (`offset` for `stat`, `list`, `glob` and `grep`, `start` with the
 //! byte hint `offset` and its `check` for a text read, `offset` for a raw
@@ -111,7 +111,7 @@
 //! 68.7 MiB for 300,000 such names); plus the
 //! answer, held once: the result line (at most `max_bytes`) is
 //! what each op writes into as it reads — a text read escapes its lines
-//! straight into it (`lines.rs`), a raw read encodes 64 KiB chunks into
+//! straight into it ([`lines`]), a raw read encodes 64 KiB chunks into
 //! it, `list` pushes each entry, `grep` renders each line as it finds it
 //! (`grep_answer.rs`; the search stops once the entries found cannot all
 //! fit the page: `grep_op.rs`) — and no copy of the page is kept beside
@@ -158,8 +158,9 @@
 //!
 //! # Adding an op
 //!
-//! Its fields in `parse.rs`'s `Raw`, its allowed fields and checks in
-//! [`parse()`], a variant of [`Op`], its arm in [`run`], and its own file.
+//! Its fields in the wire crate's `tools/parse.rs` (`Raw`), its allowed
+//! fields and checks in [`parse()`], a variant of [`Op`] (both the wire
+//! crate's, `as_edit_wire::tools`), its arm in [`run`], and its own file.
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;

@@ -8,10 +8,11 @@
 //! and `"bom":"utf-8"` (`"utf-16le"`, `"utf-16be"`) when the file starts
 //! with a byte-order mark: the text is then what follows it, as ripgrep
 //! reads it, UTF-16 transcoded to UTF-8; lines and offsets count that
-//! text, `sha256` is the file's own (`read/read_bom.rs` there).
+//! text, `sha256` is the file's own (the find crate's `read/read_bom.rs`).
 //! Lines, the check for text (`not_text`) and where the reading stops:
-//! the find crate's `read/lines.rs`. A `start` past the last line answers an empty text with
-//! `"eof":true` and `lines`. A line is in the page iff the answer with it
+//! the find crate's `read/lines.rs` (this op's answer from the bytes read
+//! is the find crate's too: [`text_answer`], [`raw_answer`]). A `start`
+//! past the last line answers an empty text with `"eof":true` and `lines`. A line is in the page iff the answer with it
 //! fits `max_bytes` (measured exactly, escapes included); the page ends
 //! before the first that does not:
 //! `"truncated":true,"next":{"start":E+1,"offset":B,"check":C}`, so
@@ -19,7 +20,7 @@
 //! line E+1 starts) instead of from the file's start: each byte read about
 //! once, the last page reading the file once more for `lines` and
 //! `sha256`. `offset` and `check` are a hint, verified, ignored when they
-//! do not hold (the page then read from byte 0, exact): `read/resume.rs` there.
+//! do not hold (the page then read from byte 0, exact): the find crate's `read/resume.rs`.
 //! A page's first line too long
 //! for `max_bytes` even alone (after its cut at `max_columns`) is
 //! `invalid_argument` naming the `max_bytes` it needs.

@@ -32,7 +32,7 @@ fn base(start: u64, bom: Option<Bom>) -> usize {
         + bom_field(bom).len()
 }
 
-/// `,"bom":NAME` for a file read after its byte-order mark (`read_bom.rs`).
+/// `,"bom":NAME` for a file read after its byte-order mark ([`read_bom`]).
 fn bom_field(bom: Option<Bom>) -> String {
     bom.map_or(String::new(), |b| format!(",\"bom\":\"{}\"", b.name()))
 }
@@ -40,9 +40,9 @@ fn bom_field(bom: Option<Bom>) -> String {
 /// A text read's answer from the file read by `pread` (`pread(2)`'s
 /// contract: 0 at the end): the file here, the downloaded bytes on the
 /// host's transfer path, so both answer with the very same line. With
-/// `next`'s `offset` and `check` trusted (`resume.rs`), the page is read
+/// `next`'s `offset` and `check` trusted ([`resume`]), the page is read
 /// from that offset; else from byte 0. A file that starts with a
-/// byte-order mark is read as its text after it (`read_bom.rs`).
+/// byte-order mark is read as its text after it ([`read_bom`]).
 pub fn text_answer(req: &Read, max_bytes: u64, pread: &mut Pread<'_>) -> Result<String, Failure> {
     let Some(bom) = read_bom::sniff(pread)? else {
         return text_of(req, max_bytes, None, pread);

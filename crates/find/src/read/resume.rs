@@ -5,7 +5,7 @@
 //! A truncated text page answers `"next":{"start":S,"offset":B,"check":C}`:
 //! B the byte offset where line S starts, C ([`check`]) a number derived
 //! from S, B and the (at most [`BEFORE`]) bytes before B. A request with
-//! `offset` and `check` (both or neither; `parse.rs`) is read from byte B,
+//! `offset` and `check` (both or neither; the wire crate's `tools/parse.rs`) is read from byte B,
 //! lines numbered from S, only after [`trust`] has re-read the bytes
 //! before B: they must end in an LF and give C again. Anything else — an
 //! `offset` or `start` changed by hand, B past the end, a file changed

@@ -26,7 +26,7 @@ pub use parse::{
 pub struct Request {
     /// What to do.
     pub op: Op,
-    /// The bound of the result line (`answer.rs`).
+    /// The bound of the result line ([`answer`]).
     pub max_bytes: u64,
     /// `--root`.
     pub root: Option<PathBuf>,
@@ -87,7 +87,7 @@ pub struct Read {
     /// Lines longer than this many characters are cut.
     pub max_columns: Option<u64>,
     /// `next`'s `offset` and `check`: where line `start` begins, if
-    /// trusted (`resume.rs`).
+    /// trusted (the find crate's `read/resume.rs`).
     pub resume: Option<(u64, u64)>,
 }
 

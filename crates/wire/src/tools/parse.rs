@@ -313,7 +313,7 @@ pub fn parse(json: &[u8], options: &EditOptions) -> Result<Request, Failure> {
                 None => None,
                 n => Some(bounded("max_columns", n, 1, MAX_NUMBER, 0)?),
             },
-            // A page's `next` (`resume.rs`): checked when read, ignored if wrong.
+            // A page's `next` (the find crate's `read/resume.rs`): checked when read, ignored if wrong.
             resume: match (raw.offset, raw.check) {
                 (None, None) => None,
                 (Some(o), Some(c)) => Some((
