@@ -36,7 +36,7 @@
 
 use std::process::ExitCode;
 
-use as_edit::host::{
+use as_edit_host::{
     Applied, EditError, EditRequest, Edited, Editor, FileOp, LocalShell, PatchOp, Sandbox, Via,
 };
 
@@ -220,7 +220,7 @@ fn main() -> ExitCode {
 
 #[cfg(feature = "docker")]
 fn docker(container: &str, args: &Args, job: &Job) -> ExitCode {
-    use as_edit::host::docker::Docker;
+    use as_edit_host::docker::Docker;
 
     let helper =
         std::env::var("AS_EDIT_HELPER").unwrap_or_else(|_| "/opt/as-edit/as-edit".to_owned());
@@ -251,7 +251,7 @@ fn docker(container: &str, args: &Args, job: &Job) -> ExitCode {
             let dir = std::path::Path::new(&helper)
                 .parent()
                 .unwrap_or("/".as_ref());
-            let mkdir = as_edit::host::command::join_quoted(&[
+            let mkdir = as_edit_host::command::join_quoted(&[
                 "mkdir".into(),
                 "-p".into(),
                 dir.as_os_str().to_owned(),

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use as_edit::host::{self, ExecOutput, LocalShell, Sandbox};
+use as_edit_host::{self as host, ExecOutput, LocalShell, Sandbox};
 
 struct Counting {
     inner: LocalShell,

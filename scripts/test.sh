@@ -29,6 +29,15 @@ cargo clippy --quiet --workspace --all-targets --all-features -- -D warnings
 step "docs: every crate's, no rustdoc warning (links, missing docs)"
 RUSTDOCFLAGS="-D warnings" cargo doc --quiet --workspace --all-features --no-deps
 
+step "the crate graph: the pure crates hold no system-call crate, the host crate not the helper"
+for pkg in as-edit-text as-edit-find as-edit-wire; do
+  tree=$(cargo tree --quiet --offline -e normal -p "$pkg")
+  ! grep -E '^[^a-z]*(rustix|libc|memmap2) v' <<<"$tree" || die "$pkg depends on a system-call crate"
+done
+tree=$(cargo tree --quiet --offline -e normal --all-features -p as-edit-host)
+! grep -E '^[^a-z]*as-edit v' <<<"$tree" || die "as-edit-host depends on the helper crate (as-edit)"
+echo "ok: the pure crates and the host crate"
+
 step "rooms: every file under src/ and crates/ at most 450 lines before its tests"
 # Lines before the test module: a `#[cfg(test)]` whose next line opens an
 # inline `mod … {` (one on another item mid-file, a thread_local counter or
@@ -46,13 +55,14 @@ step "the crates package: what a user needs, and they build"
 # package's list apart (paths are relative to its own directory); the
 # helper's and each member crate's licences, code and docs.
 pkg_files=0
-pkgs=(as-edit as-edit-text as-edit-find as-edit-wire)
+pkgs=(as-edit as-edit-text as-edit-find as-edit-wire as-edit-host)
 for pkg in "${pkgs[@]}"; do
   case "$pkg" in
     as-edit) need=(Cargo.toml README.md LICENSE-MIT LICENSE-APACHE src/lib.rs src/main.rs) ;;
     as-edit-text) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/engine/mod.rs src/hints/hints.md src/patch/passes.md) ;;
     as-edit-wire) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/protocol.rs src/strict_json.rs src/txn.rs) ;;
-    as-edit-find) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/glob.rs src/gitignore.rs src/grep.rs) ;;
+    as-edit-find) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/glob.rs src/gitignore.rs src/grep.rs src/read/lines.md) ;;
+    as-edit-host) need=(Cargo.toml LICENSE-MIT LICENSE-APACHE src/lib.rs src/install.md src/docker/docker.md src/docker/mod.rs) ;;
   esac
   pkg_list=$(cargo package -p "$pkg" --list --quiet --allow-dirty --locked --offline)
   pkg_bad=$(grep -E '^(dist|fuzz|scripts|crates|proptest-regressions|target|\.cargo|\.ci)/|^tests/scenarios(/|\.rs$)|\.proptest-regressions$|^cross\.toml$' <<<"$pkg_list" || true)

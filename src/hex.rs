@@ -1,6 +1,6 @@
 //! Lowercase hex (the wire crate's [`encode`] and [`decode_sha256`], under
-//! the path they always had here) and random names: temps here, install
-//! parts and boundaries in the host library. A random name needs the
+//! the path they always had here) and random names for temps (the host
+//! library has its own, for its install parts and boundaries). A random name needs the
 //! system's random source (and the clock should that fail), so it is made
 //! here, where I/O is allowed, not in the pure wire crate.
 

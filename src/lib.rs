@@ -23,18 +23,21 @@
 //! - [`txn`]: several files in one call, all or nothing (`{"files":[...]}`);
 //!   the request's types and its parser are the wire's (`as_edit_wire::txn`,
 //!   as the `--stdin` request is: `as_edit_wire::stdin`), re-exported there;
-//! - [`tools`]: the read-side ops of the toolset (`stat`, `list`, `read`),
-//!   the bounded answer writer and lossless names; what their `glob` and
-//!   `grep` match and search is the pure find layer, the crate
-//!   `as-edit-find` (`crates/find`, no I/O), re-exported there as
-//!   `tools::{pattern, glob, gitignore, grep, bom}`;
-//! - [`hex`]: lowercase hex (the wire's) and random names, shared by `fs`,
-//!   `args` and `host`;
+//! - [`tools`]: the read-side ops of the toolset (`stat`, `list`, `read`,
+//!   `glob`, `grep`): their I/O; their requests, parser and bounded answer
+//!   writer are the wire's (`as_edit_wire::tools`), the read's answer from
+//!   the bytes read and what `glob` and `grep` match and search the pure
+//!   find layer's, the crate `as-edit-find` (`crates/find`, no I/O), all
+//!   re-exported there (`tools::{pattern, glob, gitignore, grep, bom,
+//!   lines}`);
+//! - [`hex`]: lowercase hex (the wire's) and random names for temps;
 //! - `clock`: one clock read, for lock waits and random names;
 //! - [`toolset`]: `--toolset agent_toolset_20260401`, Anthropic's file
-//!   tools' texts (read, write, edit, glob, grep);
-//! - [`host`]: the host library (command building, parsing, the `Editor`,
-//!   fallback, install, backends).
+//!   tools' texts (read, write, edit, glob, grep).
+//!
+//! The host library (command building, parsing, the `Editor`, fallback,
+//! install, backends) is the crate `as-edit-host` (`crates/host`): it
+//! depends on the pure crates, never on this one.
 
 #![warn(missing_docs)]
 // The static release build (scripts/build-static.sh) passes --cfg
@@ -46,7 +49,6 @@ mod clock;
 pub mod dispatch;
 pub mod fs;
 pub mod hex;
-pub mod host;
 pub mod patch;
 pub mod tools;
 pub mod toolset;

@@ -8,8 +8,8 @@
 mod common;
 use common::*;
 
-use as_edit::host::agent_sandbox::AgentSandbox;
-use as_edit::host::{EditRequest, Editor, Sandbox};
+use as_edit_host::agent_sandbox::AgentSandbox;
+use as_edit_host::{EditRequest, Editor, Sandbox};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -298,7 +298,7 @@ fn the_file_api_is_confined_to_the_base_directory() {
 /// parents go through `/execute` (`rm`, `mkdir -p`, no shell).
 #[test]
 fn transactions_and_patches_run_natively_in_argv_and_by_transfer() {
-    use as_edit::host::{FileOp, TxnEdit, Via};
+    use as_edit_host::{FileOp, TxnEdit, Via};
     for native in [true, false] {
         let (_d, base, sb) = setup();
         let helper = base.join(if native { "as-edit" } else { "missing" });

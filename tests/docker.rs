@@ -11,9 +11,9 @@ use common::{native, transfer};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use as_edit::host::command::{argv, join_quoted};
-use as_edit::host::docker::Docker;
-use as_edit::host::{
+use as_edit_host::command::{argv, join_quoted};
+use as_edit_host::docker::Docker;
+use as_edit_host::{
     parse_output, EditError, EditRequest, Edited, Editor, HelperOutcome, Sandbox, Via,
 };
 
@@ -641,7 +641,7 @@ fn unreachable_sandboxes_are_distinct_backend_errors() {
 #[test]
 #[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
 fn transactions_and_patches_natively_by_transfer_and_without_rm() {
-    use as_edit::host::{FileOp, TxnEdit};
+    use as_edit_host::{FileOp, TxnEdit};
     let ops = || {
         vec![
             FileOp::Edit {
@@ -721,7 +721,7 @@ fn transactions_and_patches_natively_by_transfer_and_without_rm() {
 #[test]
 #[ignore = "needs a Docker engine and test images: run scripts/docker-test.sh"]
 fn the_toolset_natively_and_by_transfer() {
-    use as_edit::host::{
+    use as_edit_host::{
         EntryType, GlobRequest, GrepRequest, ListRequest, MkdirRequest, ReadRequest, StatRequest,
         TextPage, WriteRequest,
     };

@@ -5,10 +5,10 @@
 mod common;
 use common::*;
 
-use as_edit::host::{
-    self, EditError, EditRequest, Edited, HelperOutcome, LocalShell, Sandbox, Token, Via,
-};
 use as_edit::protocol::ErrorKind;
+use as_edit_host::{
+    self as host, EditError, EditRequest, Edited, HelperOutcome, LocalShell, Sandbox, Token, Via,
+};
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 

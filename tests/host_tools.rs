@@ -7,8 +7,8 @@
 mod common;
 use common::*;
 
-use as_edit::host::{
-    self, Applied, DeleteRequest, EditError, EntryType, FileChange, FileEntry, GlobRequest,
+use as_edit_host::{
+    self as host, Applied, DeleteRequest, EditError, EntryType, FileChange, FileEntry, GlobRequest,
     GrepFile, GrepLine, GrepOutput, GrepRequest, ListEntry, ListRequest, LocalShell, MkdirRequest,
     MoveRequest, Next, RawReadRequest, ReadRequest, Sort, StatRequest, TextPage, Via, WriteRequest,
 };

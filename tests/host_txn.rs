@@ -7,9 +7,9 @@
 mod common;
 use common::*;
 
-use as_edit::host::{
-    self, Applied, EditError, FileChange, FileOp, FileState, LocalShell, PatchOp, PatchOpKind,
-    Sandbox, State, TxnAt, TxnEdit, Via,
+use as_edit_host::{
+    self as host, Applied, EditError, FileChange, FileOp, FileState, LocalShell, PatchOp,
+    PatchOpKind, Sandbox, State, TxnAt, TxnEdit, Via,
 };
 use std::collections::BTreeMap;
 use std::io;

@@ -858,14 +858,14 @@ fn diffs_share_one_budget() {
 /// A backend around the local shell: no stdin, and the `fail_upload`-th
 /// upload fails.
 struct Limited {
-    inner: as_edit::host::LocalShell,
+    inner: as_edit_host::LocalShell,
     stdin: bool,
     uploads: usize,
     fail_upload: usize,
 }
 
-impl as_edit::host::Sandbox for Limited {
-    fn exec(&mut self, c: &[u8], s: Option<&[u8]>) -> std::io::Result<as_edit::host::ExecOutput> {
+impl as_edit_host::Sandbox for Limited {
+    fn exec(&mut self, c: &[u8], s: Option<&[u8]>) -> std::io::Result<as_edit_host::ExecOutput> {
         self.inner.exec(c, s)
     }
     fn download(&mut self, p: &Path) -> std::io::Result<Vec<u8>> {
@@ -886,18 +886,18 @@ impl as_edit::host::Sandbox for Limited {
     }
 }
 
-fn editor(helper: &str, stdin: bool, fail_upload: usize) -> as_edit::host::Editor<Limited> {
+fn editor(helper: &str, stdin: bool, fail_upload: usize) -> as_edit_host::Editor<Limited> {
     let sb = Limited {
-        inner: as_edit::host::LocalShell::new(),
+        inner: as_edit_host::LocalShell::new(),
         stdin,
         uploads: 0,
         fail_upload,
     };
-    as_edit::host::Editor::new(sb, helper)
+    as_edit_host::Editor::new(sb, helper)
 }
 
-fn host_request(d: &Path) -> Vec<as_edit::host::FileOp> {
-    use as_edit::host::{FileOp, TxnEdit};
+fn host_request(d: &Path) -> Vec<as_edit_host::FileOp> {
+    use as_edit_host::{FileOp, TxnEdit};
     write_file(d, "a.txt", b"alpha\n", 0o644);
     write_file(d, "b.txt", b"beta\n", 0o644);
     let p = |n: &str| d.join(n).to_string_lossy().into_owned();
@@ -921,7 +921,7 @@ fn host_request(d: &Path) -> Vec<as_edit::host::FileOp> {
     ]
 }
 
-fn done(a: as_edit::host::Applied) -> (u64, u64, as_edit::host::Via) {
+fn done(a: as_edit_host::Applied) -> (u64, u64, as_edit_host::Via) {
     (a.count, a.files, a.via)
 }
 
@@ -933,7 +933,7 @@ fn editor_transaction_runs_natively_by_stdin_or_request_b64() {
         let d = scratch();
         let req = host_request(d.path());
         let a = editor(BIN, stdin, 0).transaction(&req).unwrap();
-        assert_eq!(done(a), (1, 3, as_edit::host::Via::Native));
+        assert_eq!(done(a), (1, 3, as_edit_host::Via::Native));
         assert_eq!(std::fs::read(d.path().join("a.txt")).unwrap(), b"ALPHA\n");
         assert_eq!(
             std::fs::read(d.path().join("b.txt")).unwrap(),
@@ -948,13 +948,13 @@ fn editor_transaction_runs_natively_by_stdin_or_request_b64() {
 /// replaced and says so.
 #[test]
 fn editor_transaction_falls_back_through_transfer() {
-    use as_edit::host::{FileOp, TxnEdit};
+    use as_edit_host::{FileOp, TxnEdit};
     let d = scratch();
     let req = host_request(d.path());
     let a = editor("/nonexistent/as-edit", true, 0)
         .transaction(&req)
         .unwrap();
-    assert_eq!(done(a), (1, 3, as_edit::host::Via::Transfer));
+    assert_eq!(done(a), (1, 3, as_edit_host::Via::Transfer));
     assert_eq!(
         std::fs::read(d.path().join("b.txt")).unwrap(),
         b"top\nbeta\n"

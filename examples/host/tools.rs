@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use as_edit::host::{
+use as_edit_host::{
     DeleteRequest, EditError, Editor, GlobRequest, GrepRequest, ListRequest, MkdirRequest,
     MoveRequest, ReadRequest, Sandbox, StatRequest, WriteRequest,
 };

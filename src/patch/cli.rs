@@ -12,7 +12,7 @@
 //! argv by the dispatcher (`dispatch::argv`), the JSON forms by its key
 //! scan; this module runs them.
 
-use super::{compile::compile, parse, parse_create_diff, parse_update_diff, Hunk, Patch};
+use super::{compile, parse, parse_create_diff, parse_update_diff, Hunk, Patch};
 use crate::protocol::{failure_line, ErrorKind, Failure};
 use crate::request::EditOptions;
 

@@ -58,10 +58,11 @@
 
 pub mod cli;
 pub mod codex;
-mod compile;
 
 pub use as_edit_text::patch::{
     apply_tree, locate, parse, parse_create_diff, parse_update_diff, passes, stream, Change, Chunk,
     Grade, Hunk, Miss, ParseError, Patch, Placed, Refusal, Source, TreeError,
 };
-pub use compile::compile;
+/// A parsed patch as a transaction (the wire crate's: the host library
+/// compiles patches with it too).
+pub use as_edit_wire::patch::compile;

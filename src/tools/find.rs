@@ -30,10 +30,12 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 
 use super::glob::Glob;
-use super::walk::{self, Options};
+use super::walk;
 use crate::fs::resolve;
 use crate::fs::{FileKind, FsError, NotFoundKind};
 use crate::protocol::{ErrorKind, Failure};
+/// A `glob` request, parsed (the wire crate's).
+pub use as_edit_wire::tools::GlobRequest;
 
 /// Where a walk starts.
 pub enum Start {
@@ -183,23 +185,6 @@ pub fn refuse_skip(out: &walk::Outcome, base: Option<&[u8]>) -> Result<(), Failu
             s.why()
         ),
     ))
-}
-
-/// A `glob` request, parsed.
-#[derive(Clone, Debug)]
-pub struct GlobRequest {
-    /// `pattern`.
-    pub pattern: String,
-    /// `path` (or `path_b64`), as given.
-    pub path: Option<Vec<u8>>,
-    /// `sort: "mtime"` (else by path).
-    pub by_mtime: bool,
-    /// `offset`: entries to leave out first.
-    pub offset: u64,
-    /// `limit`: at most this many entries.
-    pub limit: u64,
-    /// What the walk skips.
-    pub walk: Options,
 }
 
 /// One file found.

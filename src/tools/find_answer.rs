@@ -1,5 +1,5 @@
 //! The result lines of `glob` (and the tail `grep_answer.rs` shares),
-//! within `max_bytes` (`answer.rs`).
+//! within `max_bytes` ([`answer`](super::answer)).
 //!
 //! An answer cut by `max_bytes` or by `limit` ends with `"truncated":true`
 //! and `"next":{"offset":K}`: `K` counts entries for `glob`. `truncated`

@@ -1,4 +1,4 @@
-//! The result line of `grep`, within `max_bytes` (`answer.rs`).
+//! The result line of `grep`, within `max_bytes` ([`answer`](super::answer)).
 //!
 //! An answer cut by `max_bytes` or by `limit` ends with `"truncated":true`
 //! and `"next":{"offset":K}`: `K` counts files for `files` and `count`,

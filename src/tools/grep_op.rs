@@ -12,9 +12,9 @@ use super::glob::Glob;
 use super::grep::Search;
 pub use super::grep_long::BLOCK;
 use super::grep_long::{self, columns, line_end, Owed, Tuning};
-pub use super::grep_types::{GrepRequest, Grepped, Line, LineRef, Output};
 use super::walk;
 use crate::protocol::{ErrorKind, Failure};
+pub use as_edit_wire::tools::{GrepRequest, Grepped, Line, LineRef, Output};
 
 /// A NUL byte in this many first bytes makes a file binary.
 pub const BINARY_PREFIX: usize = 8192;

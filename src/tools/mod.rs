@@ -14,7 +14,7 @@
 //! that are negative, fractional or out of the stated range are
 //! `invalid_argument` with a detail naming the field. Every op takes
 //! `max_bytes` (below). A path is `"path"` (a string) or `"path_b64"` (the
-//! base64 of its bytes, for names that are not UTF-8): `name.rs`.
+//! base64 of its bytes, for names that are not UTF-8): [`name`].
 //!
 //! | op | fields (default) |
 //! | --- | --- |
@@ -43,7 +43,7 @@
 //!   exact at any size (no cap but the walk's bound).
 //! - `read` (`read.rs`): `{"text","start","end","eof"}` plus `lines` and
 //!   `sha256` when the read reached the end, and `bom` for a file with a
-//!   byte-order mark (`read_bom.rs`); raw: `{"b64","offset","size","eof"}`.
+//!   byte-order mark (the find crate's `read/read_bom.rs`); raw: `{"b64","offset","size","eof"}`.
 //! - `glob` (`find.rs`): `{"entries":[{"path","size","mtime_ns"}],"total","truncated"}`;
 //!   the pattern: [`glob`] and [`pattern`]; the walk (shared with
 //!   `grep`: no symlinks followed, loops, VCS directories, `.gitignore`,
@@ -87,7 +87,7 @@
 //!
 //! No result line exceeds `max_bytes` (default 262,144; 1,024 to 8 MiB),
 //! measured on the line as written, `__RESULT__` and `\n` included
-//! (`answer.rs`). An answer that would is cut after a whole entry or line:
+//! ([`answer`]). An answer that would is cut after a whole entry or line:
 //! `"truncated":true` and `"next"`, the request fields that continue it
 //! (`offset` for `stat`, `list`, `glob` and `grep`, `start` with the
 //! byte hint `offset` and its `check` for a text read, `offset` for a raw
@@ -111,7 +111,7 @@
 //! 68.7 MiB for 300,000 such names); plus the
 //! answer, held once: the result line (at most `max_bytes`) is
 //! what each op writes into as it reads — a text read escapes its lines
-//! straight into it (`lines.rs`), a raw read encodes 64 KiB chunks into
+//! straight into it ([`lines`]), a raw read encodes 64 KiB chunks into
 //! it, `list` pushes each entry, `grep` renders each line as it finds it
 //! (`grep_answer.rs`; the search stops once the entries found cannot all
 //! fit the page: `grep_op.rs`) — and no copy of the page is kept beside
@@ -158,32 +158,28 @@
 //!
 //! # Adding an op
 //!
-//! Its fields in `parse.rs`'s `Raw`, its allowed fields and checks in
-//! [`parse()`], a variant of [`Op`], its arm in [`run`], and its own file.
+//! Its fields in the wire crate's `tools/parse.rs` (`Raw`), its allowed
+//! fields and checks in [`parse()`], a variant of [`Op`] (both the wire
+//! crate's, `as_edit_wire::tools`), its arm in [`run`], and its own file.
 
 use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 
-use crate::protocol::{failure_line, ErrorKind, Failure};
+use as_edit_find::read::line_and_code;
 
-pub mod answer;
+use crate::protocol::Failure;
+
 pub mod find;
 mod find_answer;
 mod grep_answer;
 pub mod grep_long;
 pub mod grep_op;
-mod grep_types;
 mod ignore_up;
 pub mod ignores;
-pub mod lines;
 mod list;
-pub mod name;
-mod parse;
 mod place;
 mod pseudo;
 mod read;
-mod read_bom;
-mod resume;
 mod stat;
 pub mod walk;
 mod walk_fd;
@@ -203,93 +199,21 @@ pub mod bom {
     pub type Source = as_edit_find::bom::Source<std::fs::File>;
 }
 
-pub(crate) use parse::OpName;
-pub use parse::{parse, probe, MAX_DEPTH, MAX_LIST_LIMIT, MAX_NUMBER, MAX_STAT_PATHS};
+/// The read pager (the find crate's), under the path it always had here.
+pub use as_edit_find::read::lines;
+/// Answers a `read` from bytes in memory (the find crate's).
+pub use as_edit_find::read::on_bytes as run_on_bytes;
 
-/// A toolset request, read and checked.
-#[derive(Debug)]
-pub struct Request {
-    /// What to do.
-    pub op: Op,
-    /// The bound of the result line (`answer.rs`).
-    pub max_bytes: u64,
-    /// `--root`.
-    pub root: Option<PathBuf>,
-}
+// The requests, their parser and the answer writer (crates/wire), under
+// the paths they always had here.
+pub(crate) use as_edit_wire::tools::OpName;
+pub use as_edit_wire::tools::{answer, name};
+pub use as_edit_wire::tools::{
+    parse, probe, List, Op, Raw64, Read, Request, MAX_DEPTH, MAX_LIST_LIMIT, MAX_NUMBER,
+    MAX_STAT_PATHS,
+};
 
-/// The ops.
-#[derive(Debug)]
-pub enum Op {
-    /// `stat`: the paths, and the first to answer (`offset`).
-    Stat {
-        /// The paths in request order.
-        paths: Vec<PathBuf>,
-        /// The first path answered.
-        offset: u64,
-    },
-    /// `list`.
-    List(List),
-    /// `read` as text.
-    Read(Read),
-    /// `read` with `raw:true`.
-    Raw(Raw64),
-    /// `glob` (`find.rs`).
-    Glob(find::GlobRequest),
-    /// `grep` (`grep_op.rs`).
-    Grep(grep_op::GrepRequest),
-}
-
-/// A `list` request.
-#[derive(Debug)]
-pub struct List {
-    /// The directory.
-    pub path: PathBuf,
-    /// Levels to descend (1: the directory's own entries).
-    pub depth: u64,
-    /// Whether names starting with `.` are listed.
-    pub hidden: bool,
-    /// Whether the walk enters `.git`, `.hg` and `.svn`.
-    pub vcs: bool,
-    /// Whether `.gitignore` rules leave entries out (as `glob`'s do).
-    pub gitignore: bool,
-    /// The first entry answered (in sorted order).
-    pub offset: u64,
-    /// The most entries answered.
-    pub limit: u64,
-}
-
-/// A text `read` request.
-#[derive(Debug)]
-pub struct Read {
-    /// The file.
-    pub path: PathBuf,
-    /// The first line (1-based).
-    pub start: u64,
-    /// The most lines.
-    pub limit: Option<u64>,
-    /// `cat -n` numbers.
-    pub numbers: bool,
-    /// Lines longer than this many characters are cut.
-    pub max_columns: Option<u64>,
-    /// `next`'s `offset` and `check`: where line `start` begins, if
-    /// trusted (`resume.rs`).
-    pub resume: Option<(u64, u64)>,
-}
-
-/// A raw `read` request.
-#[derive(Debug)]
-pub struct Raw64 {
-    /// The file.
-    pub path: PathBuf,
-    /// The first byte.
-    pub offset: u64,
-    /// The most bytes (as many as fit when absent).
-    pub length: Option<u64>,
-}
-
-pub(crate) fn invalid(detail: impl Into<String>) -> Failure {
-    Failure::new(ErrorKind::InvalidArgument, detail)
-}
+pub(crate) use as_edit_wire::tools::invalid;
 
 /// `--root`, opened once for the request.
 pub(crate) type Root = (PathBuf, OwnedFd);
@@ -317,40 +241,5 @@ fn answer(req: &Request) -> Result<String, Failure> {
         Op::Raw(r) => read::raw(r, root, req.max_bytes),
         Op::Glob(g) => find_answer::glob(g, req.root.as_deref(), req.max_bytes),
         Op::Grep(g) => grep_answer::grep(g, req.root.as_deref(), req.max_bytes),
-    }
-}
-
-fn line_and_code(answer: Result<String, Failure>) -> (String, i32) {
-    match answer {
-        Ok(line) => (line, crate::protocol::EXIT_EDITED),
-        Err(f) => (failure_line(&f, None), f.kind.exit_code()),
-    }
-}
-
-/// Answers a `read` (text or raw) from the file's bytes already in memory,
-/// with the code [`run`] uses on the file: the host library's transfer
-/// path, whose answers are thereby the helper's, line for line. None for
-/// the other ops (they need the file system).
-pub fn run_on_bytes(req: &Request, bytes: &[u8]) -> Option<(String, i32)> {
-    let answer = match &req.op {
-        Op::Read(r) => read::text_answer(r, req.max_bytes, &mut pread_bytes(bytes)),
-        Op::Raw(r) => read::raw_answer(
-            r,
-            bytes.len() as u64,
-            req.max_bytes,
-            &mut pread_bytes(bytes),
-        ),
-        _ => return None,
-    };
-    Some(line_and_code(answer))
-}
-
-/// `pread(2)` over bytes in memory.
-fn pread_bytes(bytes: &[u8]) -> impl FnMut(&mut [u8], u64) -> Result<usize, Failure> + '_ {
-    move |buf, at| {
-        let from = usize::try_from(at).map_or(bytes.len(), |a| a.min(bytes.len()));
-        let n = buf.len().min(bytes.len() - from);
-        buf[..n].copy_from_slice(&bytes[from..from + n]);
-        Ok(n)
     }
 }

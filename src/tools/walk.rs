@@ -59,6 +59,8 @@ use super::ignore_up;
 use super::ignores::{Ignores, Seen, Skip};
 pub use super::walk_fd::File;
 use super::walk_fd::{self, is_short, Frame};
+/// What to skip, and what to yield (a request's, so the wire crate's).
+pub use as_edit_wire::tools::Options;
 
 mod rules;
 
@@ -70,28 +72,6 @@ pub const MAX_DEPTH: usize = 256;
 /// sort key, of the directories on the walk's path): past it no more
 /// names are read (`truncated`).
 pub const MAX_PENDING: usize = 64 << 20;
-
-/// What to skip, and what to yield.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Options {
-    /// Enter `.git`, `.hg` and `.svn` (with `rg`, whenever their hidden
-    /// names are shown).
-    pub vcs: bool,
-    /// Yield and enter names starting with `.`.
-    pub hidden: bool,
-    /// Honour `.gitignore` files (and, in a repository, those above the
-    /// start and `.git/info/exclude`: `ignore_up`).
-    pub gitignore: bool,
-    /// Yield every entry, not only regular files (`list`): a directory
-    /// before what is under it; `.git`, `.hg`, `.svn` yielded but entered
-    /// only with `vcs`; a start on a pseudo file system listed, not entered.
-    pub all: bool,
-    /// Levels yielded, 1 being the start's own entries; 0: every level to
-    /// [`MAX_DEPTH`], past which the walk is cut (`truncated`).
-    pub depth: u64,
-    /// ripgrep's default filters (module docs; `gitignore` is then unused).
-    pub rg: bool,
-}
 
 /// Where a walk starts: the directory open for reading and, so that the
 /// `.gitignore` files above it can be read, its real path and `--root`.

@@ -15,7 +15,7 @@ mod writer;
 pub(crate) use nofile::failure;
 pub use undo::undo_on_exit;
 
-pub use insert::insert;
+pub use as_edit_wire::txn::insert::insert;
 
 use serde::Serialize;
 

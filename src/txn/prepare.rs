@@ -257,7 +257,7 @@ fn transformed<'a>(
             &mut |s| put_text(&mut w, opts.diff.then_some(&mut new), s);
         let t = match (&op.kind, change) {
             (OpKind::Insert { line, text }, _) => {
-                let t = super::insert::insert(&old, *line, text, &op.path)?;
+                let t = super::insert(&old, *line, text, &op.path)?;
                 sink(&t);
                 super::op::Transformed {
                     lines: vec![line + 1],

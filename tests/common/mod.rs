@@ -15,7 +15,7 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_as-edit");
 
 // Files the tests execute are written from a child process (the module doc
 // says why): the same helpers the unit tests use.
-#[path = "../../src/host/testing.rs"]
+#[path = "../../crates/host/src/testing.rs"]
 mod testing;
 #[allow(unused_imports)] // not every test binary runs what it writes
 pub use testing::{write_executable, write_from_child};
@@ -26,7 +26,7 @@ pub fn b64(s: &str) -> String {
 
 /// POSIX single-quote quoting, as the host library does it (its own tests
 /// check that a shlex-style split reverses it).
-pub use as_edit::host::command::sh_quote;
+pub use as_edit_host::command::sh_quote;
 
 /// The command line a host sends: `'BIN' -- 'PATH' 'OLD' 'NEW' 'ALL'`.
 pub fn host_command(bin: &str, args: &[&[u8]]) -> Vec<u8> {
@@ -56,18 +56,18 @@ impl From<Output> for Run {
 }
 
 /// An edit of `count` replacements the helper made in the sandbox.
-pub fn native(count: u64) -> as_edit::host::Edited {
-    as_edit::host::Edited {
+pub fn native(count: u64) -> as_edit_host::Edited {
+    as_edit_host::Edited {
         count,
-        via: as_edit::host::Via::Native,
+        via: as_edit_host::Via::Native,
     }
 }
 
 /// An edit of `count` replacements made through the transfer fallback.
-pub fn transfer(count: u64) -> as_edit::host::Edited {
-    as_edit::host::Edited {
+pub fn transfer(count: u64) -> as_edit_host::Edited {
+    as_edit_host::Edited {
         count,
-        via: as_edit::host::Via::Transfer,
+        via: as_edit_host::Via::Transfer,
     }
 }
 

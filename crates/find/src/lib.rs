@@ -14,21 +14,27 @@
 //!   regex (ripgrep's dialect), the regex run only on lines holding its
 //!   required literal (a `memmem` prefilter); each matching line is handed
 //!   to the caller's sink, a closure that may stop the search;
-//! - [`bom`]: byte-order marks and UTF-16, read as ripgrep reads them.
+//! - [`bom`]: byte-order marks and UTF-16, read as ripgrep reads them;
+//! - [`read`]: the `read` op's answer from bytes read for it (the line
+//!   pager, a page resumed at `next`'s offset, a file after its mark),
+//!   the helper's from the file and the host library's from downloaded
+//!   bytes alike.
 //!
 //! # What it may depend on
 //!
-//! `std`, `memchr` (the prefilter, the line ends) and `regex` (with the
-//! helper's features: no `perf`): no system-call crate (`rustix`, `libc`,
+//! `std`, `memchr` (the prefilter, the line ends), `regex` (with the
+//! helper's features: no `perf`), `sha2` (a read's `sha256`) and the wire
+//! crate (`as-edit-wire`: the read request and its result line, pure):
+//! no system-call crate (`rustix`, `libc`,
 //! `memmap2`), and `cargo tree -e normal -p as-edit-find` shows it. It
 //! opens nothing: the walk, the opening of ignore files and of searched
 //! files (descriptor-relative, `O_NOFOLLOW`) are the helper's, and what a
-//! refusal becomes on the result line (tokens, exit codes) is the
-//! helper's too, so errors here are plain text ([`pattern::PatternError`],
+//! refusal of the searches becomes on the result line (tokens, exit
+//! codes) is the helper's too, so their errors are plain text ([`pattern::PatternError`],
 //! [`grep::Search::new`]'s `String`) the helper wraps. The one reader,
 //! [`bom::Source`], reads an already open file handed to it (generic over
-//! `Read + Seek + FileExt`, so Unix only). Nothing here depends on the
-//! helper or on its wire format.
+//! `Read + Seek + FileExt`, so Unix only); [`read`] reads through a
+//! `pread`-like function it is handed. Nothing here depends on the helper.
 //!
 //! # Why written here, not taken from ripgrep's crates
 //!
@@ -190,3 +196,4 @@ pub mod gitignore;
 pub mod glob;
 pub mod grep;
 pub mod pattern;
+pub mod read;

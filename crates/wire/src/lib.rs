@@ -18,8 +18,14 @@
 //!   with the same texts;
 //! - [`hex`]: lowercase hex of digests (`--expect-sha256`, `sha256`);
 //! - [`txn`]: what a transaction asks for (its ops, in order, and the
-//!   options every file shares), built by the helper's `{"files"}` parser
-//!   and its V4A patch compiler and carried out by its machinery.
+//!   options every file shares), built by the `{"files"}` parser here and
+//!   the V4A patch compiler ([`patch`]), carried out by the helper's
+//!   machinery; and `insert` on a whole text;
+//! - [`patch`]: a parsed V4A patch compiled into a transaction whose
+//!   edits run the text crate's chunk locators;
+//! - [`tools`]: the read-side ops' requests (`stat`, `list`, `read`,
+//!   `glob`, `grep`), their strict parser, their path fields and the
+//!   bounded answer writer their result lines are built with.
 //!
 //! The result line's grammar, its tokens and exit codes as a host sees
 //! them are documented in as-edit's README (the `as_edit` crate's front
@@ -28,8 +34,9 @@
 //!
 //! # What it may depend on
 //!
-//! `std`, `serde` and `serde_json` (the line and the requests), and the
-//! pure text layer `as-edit-text` (a refusal's [`HintKeys`] and
+//! `std`, `serde` and `serde_json` (the line and the requests), `memchr`
+//! (a line's start in a patch's refusal), and the pure text layer
+//! `as-edit-text` (a refusal's [`HintKeys`] and
 //! [`Refusal`](as_edit_text::engine::Refusal), a request's
 //! [`Edit`](as_edit_text::engine::Edit)): no system-call crate (`rustix`,
 //! `libc`, `memmap2`), so nothing here does I/O, and
@@ -106,8 +113,10 @@
 
 pub mod b64;
 pub mod hex;
+pub mod patch;
 pub mod protocol;
 pub mod request;
 pub mod stdin;
 pub mod strict_json;
+pub mod tools;
 pub mod txn;

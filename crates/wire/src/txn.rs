@@ -4,9 +4,11 @@
 //! in words ([`detail_of`]). Building one does no I/O; the helper's
 //! transaction machinery (`as_edit::txn`) carries it out.
 
+pub mod insert;
 pub mod op;
 mod parse;
 
+pub use insert::insert;
 pub use op::{
     Change, NewModes, Op, OpKind, OpRefusal, Source, Transform, TransformFn, Transformed, Txn,
     MAX_OPS,
