@@ -22,8 +22,8 @@
 # prints the message). Relative relocations are packed (-z
 # pack-relative-relocs, DT_RELR, which the bundled musl's static-PIE
 # start-up applies since 1.2.4): smaller, still position-independent (the
-# aarch64 link with rust-lld has none to pack). The result: 1,399,280
-# bytes x86_64, 1,261,864 aarch64; what each flag saves, measured, is in
+# aarch64 link with rust-lld has none to pack). The result: 1,382,896
+# bytes x86_64, 1,254,192 aarch64; what each flag saves, measured, is in
 # scripts/bench/README.md ("Binary size"), what the workspace's crate
 # split costs in "The crates' cost".
 set -euo pipefail

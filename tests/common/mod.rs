@@ -15,10 +15,8 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_as-edit");
 
 // Files the tests execute are written from a child process (the module doc
 // says why): the same helpers the unit tests use.
-#[path = "../../crates/host/src/testing.rs"]
-mod testing;
 #[allow(unused_imports)] // not every test binary runs what it writes
-pub use testing::{write_executable, write_from_child};
+pub use as_edit_host::testing::{write_executable, write_from_child};
 
 pub fn b64(s: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(s.as_bytes())

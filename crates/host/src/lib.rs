@@ -132,9 +132,11 @@ pub mod parse;
 mod patch_transfer;
 mod random;
 mod run_txn;
-// Only the docker backend's unit tests execute files they write.
-#[cfg(all(test, feature = "docker"))]
-pub(crate) mod testing;
+// The docker backend's unit tests and, with the `testing` feature, the
+// helper's integration tests execute files they write.
+#[cfg(any(all(test, feature = "docker"), feature = "testing"))]
+#[doc(hidden)]
+pub mod testing;
 mod tools;
 mod tools_answer;
 mod tools_request;

@@ -1,6 +1,6 @@
 //! Test-only: writing a file that the test then executes (a fake container
 //! CLI, a stand-in helper, a sandbox's tool). Shared by the unit tests and,
-//! included by path, by `tests/common`.
+//! with the `testing` feature, by the helper's `tests/common`.
 //!
 //! Why a child process writes it: the kernel refuses to execute a file that
 //! any process holds open for writing (ETXTBSY, "Text file busy"). Had this

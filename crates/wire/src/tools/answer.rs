@@ -53,6 +53,9 @@ pub fn json<T: Serialize + ?Sized>(value: &T) -> String {
 /// Appends JSON text `text` with every non-ASCII character escaped (JSON's
 /// structure is ASCII, so what is not stands inside a string, where the
 /// escape means the same character).
+// The escapers below see every character of an answer (a grep's lines,
+// a read's text): built for speed in a crate built for size.
+#[cfg_attr(as_edit_small, optimize(speed))]
 pub(crate) fn ascii(out: &mut String, text: &str) {
     let mut rest = text;
     while let Some(i) = rest.find(|c: char| !c.is_ascii()) {
@@ -70,6 +73,7 @@ pub(crate) fn ascii(out: &mut String, text: &str) {
 /// The bytes `c` takes inside an ASCII JSON string literal: serde_json's
 /// escapes (`\"`, `\\`, `\n`, `\t`, `\r`, `\b`, `\f`, other controls as
 /// `\u00XX`), non-ASCII as one or two `\uXXXX`.
+#[cfg_attr(as_edit_small, optimize(speed))]
 pub fn char_len(c: char) -> usize {
     match c {
         '"' | '\\' | '\n' | '\t' | '\r' | '\u{8}' | '\u{c}' => 2,
@@ -80,6 +84,7 @@ pub fn char_len(c: char) -> usize {
 }
 
 /// The bytes `s` takes as an ASCII JSON string literal, quotes included.
+#[cfg_attr(as_edit_small, optimize(speed))]
 pub fn str_len(s: &str) -> usize {
     2 + s.chars().map(char_len).sum::<usize>()
 }
@@ -87,6 +92,7 @@ pub fn str_len(s: &str) -> usize {
 /// Appends `s` as an ASCII JSON string literal, escaped as serde_json
 /// escapes (non-ASCII as `\uXXXX`), straight into `out`: a read's 8 MiB
 /// text is not copied twice more on its way (peak RSS).
+#[cfg_attr(as_edit_small, optimize(speed))]
 pub fn push_str(out: &mut String, s: &str) {
     out.reserve(str_len(s));
     out.push('"');
@@ -103,6 +109,7 @@ pub fn push_str(out: &mut String, s: &str) {
 
 /// Appends `c` as it stands inside an ASCII JSON string literal
 /// ([`char_len`] bytes).
+#[cfg_attr(as_edit_small, optimize(speed))]
 pub fn push_char(out: &mut String, c: char) {
     match c {
         '"' => out.push_str("\\\""),
@@ -165,6 +172,7 @@ impl Page {
     }
 
     /// Whether an entry of `len` bytes fits with `reserve` bytes of tail.
+    #[cfg_attr(as_edit_small, optimize(speed))]
     pub fn fits(&self, len: usize, reserve: usize) -> bool {
         let comma = usize::from(self.kept > 0);
         self.line.len() + comma + len + CLOSE + reserve <= self.max
@@ -172,6 +180,7 @@ impl Page {
 
     /// Adds `entry` (rendered JSON) if it fits with `reserve` bytes of
     /// tail; `false`, and nothing added, if not.
+    #[cfg_attr(as_edit_small, optimize(speed))]
     pub fn push(&mut self, entry: &str, reserve: usize) -> bool {
         if !self.fits(entry.len(), reserve) {
             return false;
@@ -191,10 +200,12 @@ impl Page {
 
     /// The bytes an entry of `len` bytes would need, alone in a page
     /// with `reserve` bytes of tail: for the refusal of one that never fits.
+    #[cfg_attr(as_edit_small, optimize(speed))]
     pub fn needs(&self, len: usize, reserve: usize) -> usize {
         self.line.len() - self.kept_len() + len + CLOSE + reserve
     }
 
+    #[cfg_attr(as_edit_small, optimize(speed))]
     fn kept_len(&self) -> usize {
         // The entries start after the list's `[`.
         let open = self.line.find('[').map_or(self.line.len(), |i| i + 1);

@@ -24,6 +24,7 @@ use crate::b64;
 use crate::protocol::Failure;
 
 /// Appends `"key":"name"`, or `"key_b64":"…"` when `name` is not UTF-8.
+#[cfg_attr(as_edit_small, optimize(speed))]
 pub fn field(out: &mut String, key: &str, name: &[u8]) {
     out.push('"');
     out.push_str(key);
@@ -41,6 +42,7 @@ pub fn field(out: &mut String, key: &str, name: &[u8]) {
 }
 
 /// [`field`] of a path.
+#[cfg_attr(as_edit_small, optimize(speed))]
 pub fn path_field(out: &mut String, key: &str, path: &Path) {
     field(out, key, path.as_os_str().as_bytes());
 }
