@@ -113,6 +113,7 @@
 
 pub mod b64;
 pub mod hex;
+pub mod json;
 pub mod patch;
 pub mod protocol;
 pub mod request;

@@ -13,7 +13,6 @@
 //! new content. (The `apply_patch` mode exits 1 instead, as Codex does.)
 
 use serde::Serialize;
-use std::fmt::Write as _;
 
 pub use as_edit_text::hints::HintKeys;
 
@@ -287,30 +286,15 @@ fn render(line: &Line) -> String {
     render_json(line)
 }
 
-/// `__RESULT__` + `value` as ASCII-only JSON + `\n` (the transaction's
-/// lines have their own shape): every non-ASCII character escaped as
-/// `\uXXXX` (surrogate pairs above the BMP), so strict decoders in any
-/// runtime accept the line. JSON's structure is ASCII, so what is not
-/// stands inside a string, where the escape means the same character.
-/// (serde_json's `Serializer`, which could do this as it writes, needs its
-/// `std` feature, and that turns on memchr's runtime CPU detection: eight
-/// `cpuid`s, 13 to 18 µs each in this project's VM, before the first search.)
+/// `__RESULT__` + `value` as ASCII-only JSON ([`crate::json`]) + `\n`
+/// (the transaction's lines have their own shape).
 #[cfg_attr(as_edit_small, optimize(size))]
 pub fn render_json<T: Serialize>(line: &T) -> String {
     // Serializing plain strings and integers cannot fail.
     let json = serde_json::to_string(line).expect("result line serializes");
     let mut out = String::with_capacity(RESULT_PREFIX.len() + json.len() + 1);
     out.push_str(RESULT_PREFIX);
-    for ch in json.chars() {
-        if ch.is_ascii() {
-            out.push(ch);
-            continue;
-        }
-        let mut units = [0u16; 2];
-        for u in ch.encode_utf16(&mut units) {
-            let _ = write!(out, "\\u{:04x}", u);
-        }
-    }
+    crate::json::ascii(&mut out, &json);
     out.push('\n');
     out
 }
