@@ -12,6 +12,16 @@
 //! search.) These functions see every character of an answer (a grep's
 //! lines, a read's text): they are built for speed in a crate built for
 //! size.
+//!
+//! ```
+//! use as_edit_wire::json::{json, push_str, str_len};
+//!
+//! assert_eq!(json(&("é", 1)), r#"["\u00e9",1]"#);
+//! let mut line = String::new();
+//! push_str(&mut line, "a\"\t😀");
+//! assert_eq!(line, r#""a\"\t\ud83d\ude00""#);
+//! assert_eq!(str_len("a\"\t😀"), line.len());
+//! ```
 
 use serde::Serialize;
 use std::fmt::Write as _;
