@@ -1,4 +1,4 @@
-//! The host library's toolset (issue 34 item 9) through `LocalShell`: the
+//! The host library's toolset through `LocalShell`: the
 //! typed answers of `stat`, `list`, `read`, `glob`, `grep` over awkward
 //! names, `read`'s transfer fallback against the helper over the same
 //! files (identical answers), `read_all`, the writes natively and without

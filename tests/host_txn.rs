@@ -1120,8 +1120,8 @@ fn create(path: String, content: &str, mode: Option<u32>) -> FileOp {
 
 /// The transfer path's creates get their mode (0644 by default), less the
 /// umask, as the helper's do; a created file moved on keeps it; a file a
-/// create overwrites gets the mode the create gives (issue 33 item 10: it
-/// kept its own), and keeps its own when none is given. The upload's mode
+/// create overwrites gets the mode the create gives (it once kept its
+/// own), and keeps its own when none is given. The upload's mode
 /// was all they got (0644 whatever was asked).
 #[test]
 fn a_create_gets_its_mode_alike_natively_and_by_transfer() {
