@@ -191,6 +191,7 @@
 
 #![warn(missing_docs)]
 
+pub mod block;
 pub mod bom;
 pub mod gitignore;
 pub mod glob;
