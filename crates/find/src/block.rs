@@ -211,7 +211,10 @@ mod tests {
     /// The checks every cut of a text must pass, `size` bytes a read.
     fn check(text: &[u8], got: &[(Vec<u8>, u64, bool)], cap: Option<usize>, size: usize) {
         // The blocks are the text, in order.
-        assert_eq!(got.iter().flat_map(|g| g.0.clone()).collect::<Vec<_>>(), text);
+        assert_eq!(
+            got.iter().flat_map(|g| g.0.clone()).collect::<Vec<_>>(),
+            text
+        );
         let mut line = 1;
         for (i, (bytes, first, cut)) in got.iter().enumerate() {
             assert!(!bytes.is_empty());
@@ -246,7 +249,9 @@ mod tests {
                         - usize::from(text.ends_with(b"\n") || text.is_empty());
                     let numbered: usize = got
                         .iter()
-                        .map(|g| g.0.split(|&b| b == b'\n').count() - usize::from(g.0.ends_with(b"\n")))
+                        .map(|g| {
+                            g.0.split(|&b| b == b'\n').count() - usize::from(g.0.ends_with(b"\n"))
+                        })
                         .sum();
                     assert_eq!(numbered, lines, "{text:?} at {size}/{step}");
                 }
