@@ -8,6 +8,22 @@
 //! byte, as ripgrep reads it); a last line without `\n` ends at the
 //! file's end.
 //!
+//! ```
+//! use as_edit_find::block::Blocks;
+//!
+//! let text = &b"one\r\ntwo\nthree"[..];
+//! let mut buf = Vec::new();
+//! let mut blocks = Blocks::new(text, &mut buf, 8);
+//! let b = blocks.next_block()?.unwrap();
+//! assert_eq!((b.bytes, b.first_line, b.cut), (&b"one\r\n"[..], 1, false));
+//! let b = blocks.next_block()?.unwrap();
+//! assert_eq!((b.bytes, b.first_line), (&b"two\n"[..], 2));
+//! let b = blocks.next_block()?.unwrap();
+//! assert_eq!((b.bytes, b.first_line), (&b"three"[..], 3));
+//! assert!(blocks.next_block()?.is_none());
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
 //! # Reads and growth
 //!
 //! Each read asks for `size` bytes (the block size the caller gives)
