@@ -6,7 +6,8 @@
 //! - ROOT a directory: [`crate::tools::walk`] with `rg` set (ripgrep's
 //!   default filters, [`crate::tools::ignores`]; the parents' ignore files
 //!   read first), each regular file searched in 64 KiB blocks of whole
-//!   lines by [`crate::tools::grep::Search`], read through
+//!   lines ([`as_edit_find::block`], growing to the longest line as
+//!   rg's buffer does) by [`crate::tools::grep::Search`], read through
 //!   [`crate::tools::bom::Source`] (a BOM as rg reads it: a UTF-8 one
 //!   dropped, UTF-16 transcoded). Files come in bytewise path
 //!   order (rg's come in its threads' order, which no one can repeat). A
@@ -27,11 +28,11 @@
 //!   bytes ([`crate::tools::grep`]); a pattern rg 13 refuses is printed
 //!   as rg prints it ([`super::regex_error`]).
 
-use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use as_edit_find::block::Blocks;
 use rustix::fs::{self as rfs, Mode, OFlags};
 
 use super::path::resolve;
@@ -346,42 +347,20 @@ fn lines(s: &Search, buf: &[u8], first: u64, mut hit: impl FnMut(u64, &[u8])) {
     });
 }
 
-/// Feeds `f` the file in blocks of whole lines (a line longer than a block
-/// grows it), each with the number of its first line; stops at the first
-/// `Err` of `f`, which it returns inside `Ok`.
+/// Feeds `f` the file in blocks of whole lines (one 64 KiB read a
+/// refill, a line longer than that growing the block without bound:
+/// [`as_edit_find::block`]), each with the number of its first line;
+/// stops at the first `Err` of `f`, which it returns inside `Ok`.
 fn each_block<E>(
     file: &mut Source,
     buf: &mut Vec<u8>,
     mut f: impl FnMut(&[u8], u64) -> Result<(), E>,
 ) -> std::io::Result<Result<(), E>> {
-    buf.clear();
-    let mut line = 1u64;
-    loop {
-        let have = buf.len();
-        buf.resize(have + BLOCK, 0);
-        let n = loop {
-            match file.read(&mut buf[have..]) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                r => break r?,
-            }
-        };
-        buf.truncate(have + n);
-        let end = match n {
-            0 => buf.len(),
-            _ => match memchr::memrchr(b'\n', &buf[have..]) {
-                Some(i) => have + i + 1,
-                None => continue, // no whole line yet: read more
-            },
-        };
-        if end > 0 {
-            if let Err(e) = f(&buf[..end], line) {
-                return Ok(Err(e));
-            }
-            line += memchr::memchr_iter(b'\n', &buf[..end]).count() as u64;
+    let mut blocks = Blocks::new(file, buf, BLOCK);
+    while let Some(b) = blocks.next_block()? {
+        if let Err(e) = f(b.bytes, b.first_line) {
+            return Ok(Err(e));
         }
-        if n == 0 {
-            return Ok(Ok(()));
-        }
-        buf.drain(..end);
     }
+    Ok(Ok(()))
 }

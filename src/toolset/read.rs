@@ -7,6 +7,8 @@ use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use as_edit_find::block::Blocks;
+
 use super::input::Int;
 use super::path::{reason, resolve};
 
@@ -150,7 +152,7 @@ fn bounds(s: &Int, e: &Int, n: i128) -> (usize, usize) {
 }
 
 /// Lines `[S, E]` of a large file (`read_line_range`): read in 64 KiB
-/// blocks up to line E only, the selected bytes capped at
+/// blocks ([`as_edit_find::block`]) up to line E only, the selected bytes capped at
 /// [`MAX_READ_BYTES`]: `Err(Ok(text))` is the reference's refusal.
 fn lines_capped(
     mut f: File,
@@ -179,16 +181,14 @@ fn lines_capped(
             )
         })
     };
-    let mut line: i128 = 0;
-    let mut buf = vec![0; CHUNK];
-    loop {
-        let n = match f.read(&mut buf) {
-            Ok(0) => return Ok(out),
-            Ok(n) => n,
-            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(Err(err)),
-        };
-        let mut chunk = &buf[..n];
+    // Each 64 KiB read handed back at once (cap 0: its whole lines,
+    // then its unfinished line, cut), so memory is the read and `out`.
+    let mut buf = Vec::new();
+    let mut blocks = Blocks::new(&mut f, &mut buf, CHUNK).cap(0);
+    while let Some(b) = blocks.next_block().map_err(Err)? {
+        // Lines before this block's first: its line ends so far.
+        let mut line = i128::from(b.first_line) - 1;
+        let mut chunk = b.bytes;
         while !chunk.is_empty() && line < end {
             let nl = memchr::memchr(b'\n', chunk);
             let piece = &chunk[..nl.unwrap_or(chunk.len())];
@@ -209,6 +209,7 @@ fn lines_capped(
             return Ok(out);
         }
     }
+    Ok(out)
 }
 
 /// Standard base64 with padding (the helper links no base64 encoder).

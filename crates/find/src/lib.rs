@@ -14,6 +14,10 @@
 //!   regex (ripgrep's dialect), the regex run only on lines holding its
 //!   required literal (a `memmem` prefilter); each matching line is handed
 //!   to the caller's sink, a closure that may stop the search;
+//! - [`block`]: a reader's bytes in blocks of whole lines, each numbered
+//!   by its first line, growing to the longest line or cut at a cap (the
+//!   toolset's `grep` and `read`; why the `grep` and `read` ops keep
+//!   their own reading is said there);
 //! - [`bom`]: byte-order marks and UTF-16, read as ripgrep reads them;
 //! - [`read`]: the `read` op's answer from bytes read for it (the line
 //!   pager, a page resumed at `next`'s offset, a file after its mark),
@@ -31,9 +35,10 @@
 //! files (descriptor-relative, `O_NOFOLLOW`) are the helper's, and what a
 //! refusal of the searches becomes on the result line (tokens, exit
 //! codes) is the helper's too, so their errors are plain text ([`pattern::PatternError`],
-//! [`grep::Search::new`]'s `String`) the helper wraps. The one reader,
-//! [`bom::Source`], reads an already open file handed to it (generic over
-//! `Read + Seek + FileExt`, so Unix only); [`read`] reads through a
+//! [`grep::Search::new`]'s `String`) the helper wraps. Its readers read only
+//! what they are handed: [`bom::Source`] an already open file (generic over
+//! `Read + Seek + FileExt`, so Unix only); [`block::Blocks`] any
+//! `std::io::Read`; [`read`] a
 //! `pread`-like function it is handed. Nothing here depends on the helper.
 //!
 //! # Why written here, not taken from ripgrep's crates
@@ -191,6 +196,7 @@
 
 #![warn(missing_docs)]
 
+pub mod block;
 pub mod bom;
 pub mod gitignore;
 pub mod glob;
